@@ -1,0 +1,33 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// PushHub: a WebSocket push-update hub. No package dependencies: OpenSSL comes in as a
+/// system library, Linux's epoll/eventfd/signalfd headers through a module map.
+let package = Package(
+    name: "PushHub",
+    products: [
+        .library(name: "WSProtocol", targets: ["WSProtocol"]),
+        .library(name: "PushHub", targets: ["PushHub"]),
+        .executable(name: "pushhub", targets: ["pushhub"]),
+        .executable(name: "hubctl", targets: ["hubctl"]),
+        .executable(name: "ws-testee", targets: ["ws-testee"]),
+        .executable(name: "ws-bench", targets: ["ws-bench"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .systemLibrary(name: "CLinux"),
+        .target(name: "WSProtocol", dependencies: ["COpenSSL"]),
+        .target(name: "PushHub", dependencies: ["WSProtocol", "COpenSSL", "CLinux"]),
+        .executableTarget(name: "pushhub", dependencies: ["PushHub"]),
+        .executableTarget(name: "hubctl", dependencies: ["PushHub", "WSProtocol"]),
+        .executableTarget(name: "ws-testee", dependencies: ["PushHub", "WSProtocol"], path: "Tests/Conformance/ws-testee"),
+        .executableTarget(name: "ws-bench", dependencies: ["PushHub", "WSProtocol", "CLinux"], path: "bench/ws-bench"),
+        .testTarget(name: "WSProtocolTests", dependencies: ["WSProtocol"]),
+        .testTarget(name: "PushHubTests", dependencies: ["PushHub", "WSProtocol"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,65 @@
+import WSProtocol
+
+/// Everything a hub needs to start. Defaults are DESIGN §9/§10's.
+///
+/// Invariant: every duration is positive and `outboundLowWatermark < outboundHighWatermark <
+/// outboundHardLimit`.
+public struct HubConfig: Sendable {
+    public var listen = SocketAddress(host: "0.0.0.0", port: 8080)
+    public var admin = SocketAddress(host: "127.0.0.1", port: 8081)
+    public var dataDirectory = "./data"
+    /// Event loops (threads); default one per core.
+    public var loops = 0
+    /// Path of the echo endpoint; nil turns it off (DESIGN §10).
+    public var echoPath: String?
+    /// Development mode: anonymous clients allowed.
+    public var dev = false
+    public var allowAnonymous = false
+    public var maxConnections = 100_000
+    public var clientLimits = ProtocolLimits.default
+    public var echoLimits = ProtocolLimits.echo
+    /// A client that has not finished its upgrade request by then is answered 408 and closed.
+    public var handshakeTimeout: Duration = .seconds(10)
+    /// A `/v1/connect` client must say hello within this (DESIGN §3).
+    public var helloTimeout: Duration = .seconds(5)
+    /// A ping goes out after this long without traffic from the client.
+    public var pingInterval: Duration = .seconds(25)
+    /// A connection without any traffic for this long is closed.
+    public var idleTimeout: Duration = .seconds(60)
+    /// How long a close frame we sent waits for the peer's answer.
+    public var closeTimeout: Duration = .seconds(5)
+    /// How long SIGTERM waits for clients to answer their 1001 before exiting.
+    public var drainTimeout: Duration = .seconds(10)
+    /// Reading stops above the high watermark and resumes below the low one; past the hard
+    /// limit the connection is closed with 1008 (DESIGN §9).
+    public var outboundLowWatermark = 256 << 10
+    public var outboundHighWatermark = 1 << 20
+    public var outboundHardLimit = 64 << 20
+    /// Largest admin request body (DESIGN: 4 MiB).
+    public var maxAdminBodyBytes = 4 << 20
+
+    public init() {}
+
+    /// Loops to start: the configured count, or one per online core.
+    public var effectiveLoops: Int { loops > 0 ? loops : max(1, SystemInfo.onlineCores) }
+}
+
+/// A host and port to bind, as `HOST:PORT` on the command line.
+public struct SocketAddress: Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var port: UInt16
+
+    public init(host: String, port: UInt16) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `HOST:PORT` (or `:PORT`, meaning every interface).
+    public init?(parsing text: String) {
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else { return nil }
+        let host = String(text[..<colon])
+        self.init(host: host.isEmpty ? "0.0.0.0" : host, port: port)
+    }
+
+    public var description: String { "\(host):\(port)" }
+}

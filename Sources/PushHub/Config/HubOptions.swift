@@ -1,0 +1,107 @@
+/// The `pushhub` command line and environment (DESIGN §10): flags win over `PUSHHUB_*`
+/// environment variables, which win over the defaults.
+///
+/// Invariant: `parse` either returns a complete config or throws a `UsageError` naming the
+/// flag or variable at fault.
+public enum HubOptions {
+    public struct UsageError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public static let usage = """
+        USAGE: pushhub [--config FILE] [--listen HOST:PORT] [--admin HOST:PORT] [--data DIR] [--loops N]
+                       [--echo-path PATH] [--dev] [--log-level debug|info|warning|error]
+
+        OPTIONS:
+          --listen HOST:PORT   client WebSocket listener (env PUSHHUB_LISTEN; default 0.0.0.0:8080)
+          --admin HOST:PORT    admin HTTP listener (env PUSHHUB_ADMIN; default 127.0.0.1:8081)
+          --data DIR           data directory (env PUSHHUB_DATA; default ./data)
+          --loops N            event loops, one thread each (env PUSHHUB_LOOPS; default: one per core)
+          --echo-path PATH     add an echo endpoint at PATH (env PUSHHUB_ECHO_PATH; off by default)
+          --dev                development mode: anonymous clients allowed (env PUSHHUB_DEV=1)
+          --log-level LEVEL    env PUSHHUB_LOG_LEVEL; default info
+          -h, --help           show this help
+        Port 0 binds a free port; the "listening" log line says which.
+        """
+
+    /// Builds the config from `arguments` (without the program name) and `environment`.
+    public static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError)
+        -> (config: HubConfig, logLevel: Log.Level, help: Bool)
+    {
+        var values: [String: String] = [:]
+        for (flag, variable) in variables {
+            if let value = environment[variable] { values[flag] = value }
+        }
+        var help = false
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "-h" || argument == "--help" {
+                help = true
+                continue
+            }
+            if argument == "--dev" {
+                values["--dev"] = "1"
+                continue
+            }
+            let (flag, inline) = splitInline(argument)
+            guard variables.keys.contains(flag) || flag == "--config" || flag == "--tls-cert" || flag == "--tls-key" else {
+                throw UsageError(description: "unknown option '\(argument)'")
+            }
+            if let inline {
+                values[flag] = inline
+            } else {
+                guard index < arguments.count else { throw UsageError(description: "missing value for '\(flag)'") }
+                values[flag] = arguments[index]
+                index += 1
+            }
+        }
+        for flag in ["--config", "--tls-cert", "--tls-key"] where values[flag] != nil {
+            throw UsageError(description: "\(flag) is not supported yet (config files and TLS come with production hardening)")
+        }
+        var config = HubConfig()
+        if let text = values["--listen"] {
+            guard let address = SocketAddress(parsing: text) else { throw UsageError(description: "--listen wants HOST:PORT, not '\(text)'") }
+            config.listen = address
+        }
+        if let text = values["--admin"] {
+            guard let address = SocketAddress(parsing: text) else { throw UsageError(description: "--admin wants HOST:PORT, not '\(text)'") }
+            config.admin = address
+        }
+        if let text = values["--data"] { config.dataDirectory = text }
+        if let text = values["--loops"] {
+            guard let loops = Int(text), loops > 0, loops <= 256 else { throw UsageError(description: "--loops wants 1...256, not '\(text)'") }
+            config.loops = loops
+        }
+        if let text = values["--echo-path"] {
+            guard text.hasPrefix("/"), text != "/v1/connect" else {
+                throw UsageError(description: "--echo-path wants a path starting with / other than /v1/connect, not '\(text)'")
+            }
+            config.echoPath = text
+        }
+        if let text = values["--dev"], ["1", "true", "yes", "on"].contains(text.lowercased()) {
+            config.dev = true
+            config.allowAnonymous = true
+        }
+        var level = Log.Level.info
+        if let text = values["--log-level"] {
+            guard let parsed = [Log.Level.debug, .info, .warning, .error].first(where: { "\($0)" == text }) else {
+                throw UsageError(description: "--log-level wants debug, info, warning or error, not '\(text)'")
+            }
+            level = parsed
+        }
+        return (config, level, help)
+    }
+
+    static let variables: [String: String] = [
+        "--listen": "PUSHHUB_LISTEN", "--admin": "PUSHHUB_ADMIN", "--data": "PUSHHUB_DATA", "--loops": "PUSHHUB_LOOPS",
+        "--echo-path": "PUSHHUB_ECHO_PATH", "--dev": "PUSHHUB_DEV", "--log-level": "PUSHHUB_LOG_LEVEL",
+    ]
+
+    /// `--flag=value` → ("--flag", "value").
+    static func splitInline(_ argument: String) -> (String, String?) {
+        guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
+        return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
+    }
+}

@@ -1,0 +1,409 @@
+import Glibc
+import WSProtocol
+
+/// One accepted TCP connection on a loop: it owns the socket, the outbound queue and the
+/// protocol state, and performs what the state machines decide.
+///
+/// Lifecycle: `readingHead` → (`readingBody` →) `webSocket` or an HTTP answer → `closing` →
+/// reaped by the loop at the end of a tick (`requestClose`), never in the middle of one.
+/// Invariants: the socket is open until `reap()`; `phase == .webSocket` exactly when `reader`
+/// is non-nil (outside a decoding pass); only the owning loop's thread touches a connection.
+final class Connection {
+    enum Phase: Equatable {
+        /// Reading an HTTP request head; answered 408 after the deadline.
+        case readingHead(deadline: UInt64)
+        /// Reading an admin request body of `remaining` bytes.
+        case readingBody(deadline: UInt64)
+        case webSocket
+        /// Writing what is queued, then half-closing and waiting for the peer's end of stream
+        /// until `deadline`, so that our last bytes are not lost to a reset.
+        case closing(deadline: UInt64)
+    }
+
+    let token: UInt64
+    let kind: ListenerKind
+    unowned let loop: EventLoop
+    private(set) var socket: Socket
+    private(set) var phase: Phase
+    var outbound = OutboundQueue()
+
+    // HTTP state
+    private var parser = RequestParser()
+    private var pendingRequest: RequestHead?
+    private var body: [UInt8] = []
+    private var bodyExpected = 0
+
+    // WebSocket state
+    private(set) var endpoint: Endpoint?
+    private var reader: MessageReader?
+    private var closeHandshake = CloseHandshake()
+    private var helloDeadline: UInt64?
+    private var lastReadAt: UInt64
+    private var lastPingAt: UInt64
+
+    // Loop bookkeeping
+    var isFlushPending = false
+    var isCloseRequested = false
+    var isWritableArmed = false
+    var isReadPaused = false
+    var hasShutDownWrite = false
+    var scheduledDeadline: UInt64?
+
+    init(token: UInt64, socket: Socket, kind: ListenerKind, loop: EventLoop) {
+        self.token = token
+        self.socket = socket
+        self.kind = kind
+        self.loop = loop
+        lastReadAt = loop.now
+        lastPingAt = loop.now
+        phase = .readingHead(deadline: loop.now + loop.config.handshakeTimeout.nanoseconds)
+    }
+
+    deinit {
+        assert(!socket.isOpen, "a connection is reaped (socket closed) before it is released")
+    }
+
+    /// True from the 101 until the connection starts closing; counted in the gauge meanwhile.
+    private(set) var isWebSocket = false
+
+    // MARK: - Input
+
+    /// The socket is readable: read into the loop's buffer and process, a bounded number of times.
+    func readable() {
+        for _ in 0..<4 where !isCloseRequested && !isReadPaused {
+            let buffer = loop.readBuffer
+            let count: Int
+            do {
+                switch try socket.read(into: buffer) {
+                case .wouldBlock: return
+                case .processed(let n): count = n
+                }
+            } catch {
+                Log.debug("read failed", [("error", "\(error)")])
+                requestClose()
+                return
+            }
+            if count == 0 {
+                peerEndedStream()
+                return
+            }
+            lastReadAt = loop.now
+            process(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
+            if count < buffer.count { return }
+        }
+    }
+
+    private func peerEndedStream() {
+        // A peer that ends its stream mid-request or without a close frame is simply gone.
+        requestClose()
+    }
+
+    private func process(_ bytes: UnsafeMutableRawBufferPointer) {
+        switch phase {
+        case .readingHead:
+            readHead(bytes)
+        case .readingBody:
+            readBody(bytes)
+        case .webSocket:
+            readFrames(bytes)
+        case .closing:
+            break  // draining: what the peer still sends is discarded
+        }
+    }
+
+    private func readHead(_ bytes: UnsafeMutableRawBufferPointer) {
+        let step: RequestParser.Step
+        do {
+            step = try parser.feed(UnsafeRawBufferPointer(bytes))
+        } catch {
+            loop.metrics.handshakesRejected.add(1, ordering: .relaxed)
+            respondAndClose(.plain(error.status, error.reason))
+            return
+        }
+        guard case .head(let head, let leftover) = step else { return }
+        let rest = UnsafeMutableRawBufferPointer(rebasing: bytes[(bytes.count - leftover)...])
+        switch kind {
+        case .client: upgrade(head, rest: rest)
+        case .admin: adminRequestStarted(head, rest: rest)
+        }
+    }
+
+    // MARK: - WebSocket upgrade (client listener)
+
+    private func upgrade(_ head: RequestHead, rest: UnsafeMutableRawBufferPointer) {
+        guard let endpoint = Endpoint.route(head.path, config: loop.config) else {
+            loop.metrics.handshakesRejected.add(1, ordering: .relaxed)
+            respondAndClose(.plain(404, "no WebSocket endpoint at \(head.path); connect to \(Endpoint.clientPath)"))
+            return
+        }
+        let accepted: ServerHandshake.Accepted
+        do {
+            accepted = try ServerHandshake.accept(method: head.method, httpVersion: head.version, headers: head.headers,
+                                                  subprotocols: endpoint == .client ? Endpoint.subprotocols : [])
+        } catch {
+            loop.metrics.handshakesRejected.add(1, ordering: .relaxed)
+            respondAndClose(.plain(error.status, error.reason, headers: error.headers))
+            return
+        }
+        outbound.append(Array(accepted.responseHead.utf8))
+        loop.flushSoon(self)
+        self.endpoint = endpoint
+        reader = MessageReader(role: .server, limits: endpoint.limits(loop.config))
+        isWebSocket = true
+        phase = .webSocket
+        lastPingAt = loop.now
+        if endpoint == .client { helloDeadline = loop.now + loop.config.helloTimeout.nanoseconds }
+        loop.metrics.webSocketConnections.add(1, ordering: .relaxed)
+        if rest.count > 0 { readFrames(rest) }
+    }
+
+    private func readFrames(_ bytes: UnsafeMutableRawBufferPointer) {
+        // Take the reader out while decoding so that its buffers stay uniquely referenced
+        // (no copy-on-write); put it back unless the connection left the WebSocket phase.
+        guard var reader = self.reader else { return }
+        self.reader = nil
+        defer { if phase == .webSocket { self.reader = reader } }
+        var offset = 0
+        while !isCloseRequested, phase == .webSocket {
+            let event: MessageReader.Event
+            do {
+                event = try reader.next(in: bytes, offset: &offset)
+            } catch {
+                loop.metrics.protocolCloses.add(1, ordering: .relaxed)
+                Log.debug("protocol violation", [("error", error.description), ("code", Int(error.closeCode.rawValue))])
+                perform(closeHandshake.protocolViolated(error))
+                return
+            }
+            switch event {
+            case .needMoreBytes:
+                return
+            case .message(let opcode, let payload):
+                loop.metrics.messagesIn.add(1, ordering: .relaxed)
+                guard closeHandshake.isOpen else { continue }  // after our close, data is discarded (§7.1.4)
+                reader.withBytes(of: payload, input: bytes) { data in messageReceived(opcode, data) }
+            case .ping(let payload):
+                guard closeHandshake.isOpen else { continue }
+                reader.withBytes(of: payload, input: bytes) { data in
+                    outbound.append { FrameEncoder.appendFrame(opcode: .pong, payload: data, to: &$0) }
+                }
+                loop.flushSoon(self)
+            case .pong:
+                break
+            case .close(let close):
+                perform(closeHandshake.peerSentClose(close))
+                return
+            }
+        }
+    }
+
+    /// A whole message arrived; `data` is valid only during the call.
+    private func messageReceived(_ opcode: Opcode, _ data: UnsafeRawBufferPointer) {
+        switch endpoint {
+        case .echo:
+            outbound.append { FrameEncoder.appendFrame(opcode: opcode, payload: data, to: &$0) }
+            loop.metrics.messagesOut.add(1, ordering: .relaxed)
+            loop.flushSoon(self)
+            if outbound.pendingBytes > loop.config.outboundHighWatermark { pauseReading() }
+        case .client:
+            // The v1 session (hello → welcome, subscriptions) is the screens issue's; for now
+            // any message counts as the hello the timeout waits for.
+            helloDeadline = nil
+        case nil:
+            break
+        }
+    }
+
+    /// Sends a close we decided on (shutdown, policy) and waits for the answer.
+    func close(_ code: CloseCode, reason: String) {
+        guard isWebSocket else {
+            requestClose()
+            return
+        }
+        perform(closeHandshake.localClose(ClosePayload(code: code, reason: reason),
+                                          deadline: loop.now + loop.config.closeTimeout.nanoseconds))
+    }
+
+    private func perform(_ action: CloseHandshake.Action) {
+        switch action {
+        case .sendClose(let payload):
+            outbound.append { FrameEncoder.appendClose(payload, to: &$0) }
+            loop.flushSoon(self)
+        case .sendCloseAndShutdown(let payload):
+            outbound.append { FrameEncoder.appendClose(payload, to: &$0) }
+            closeAfterFlush()
+        case .shutdown:
+            closeAfterFlush()
+        case .none:
+            break
+        }
+    }
+
+    // MARK: - Admin HTTP (admin listener)
+
+    private func adminRequestStarted(_ head: RequestHead, rest: UnsafeMutableRawBufferPointer) {
+        if head.headers["Transfer-Encoding"] != nil {
+            respondAndClose(.error(411, code: "length_required", message: "send the body with Content-Length, not chunked"))
+            return
+        }
+        let length = head.headers["Content-Length"].map { Int($0) ?? -1 } ?? 0
+        guard length >= 0 else {
+            respondAndClose(.error(400, code: "bad_request", message: "Content-Length is not a number"))
+            return
+        }
+        guard length <= loop.config.maxAdminBodyBytes else {
+            respondAndClose(.error(413, code: "too_large",
+                                   message: "the body is \(length) bytes; the admin API accepts at most \(loop.config.maxAdminBodyBytes)"))
+            return
+        }
+        pendingRequest = head
+        body = []
+        body.reserveCapacity(length)
+        bodyExpected = length
+        phase = .readingBody(deadline: loop.now + loop.config.handshakeTimeout.nanoseconds)
+        readBody(rest)
+    }
+
+    private func readBody(_ bytes: UnsafeMutableRawBufferPointer) {
+        let take = min(bytes.count, bodyExpected - body.count)
+        body.append(contentsOf: bytes[0..<take])
+        guard body.count == bodyExpected, let head = pendingRequest else { return }
+        pendingRequest = nil
+        let response = loop.admin.handle(head, body: body)
+        body = []
+        if head.isKeepAlive {
+            outbound.append(response.serialized(keepAlive: true))
+            loop.flushSoon(self)
+            parser = RequestParser()
+            phase = .readingHead(deadline: loop.now + loop.config.idleTimeout.nanoseconds)
+            if take < bytes.count { readHead(UnsafeMutableRawBufferPointer(rebasing: bytes[take...])) }
+        } else {
+            respondAndClose(response)
+        }
+    }
+
+    // MARK: - Output and closing
+
+    /// Writes the response with `Connection: close`, then closes.
+    private func respondAndClose(_ response: Response) {
+        outbound.append(response.serialized(keepAlive: false))
+        closeAfterFlush()
+    }
+
+    private func closeAfterFlush() {
+        if case .closing = phase { return }
+        leaveWebSocket()
+        phase = .closing(deadline: loop.now + loop.config.closeTimeout.nanoseconds)
+        resumeReading()  // to see the peer's end of stream
+        loop.flushSoon(self)
+    }
+
+    /// Writes what is queued. Called by the loop at the end of a tick and on EPOLLOUT.
+    func flush() {
+        guard !isCloseRequested else { return }
+        if !outbound.isEmpty {
+            do {
+                switch try outbound.write(to: socket) {
+                case .processed(let n): loop.metrics.bytesOut.add(n, ordering: .relaxed)
+                case .wouldBlock: break
+                }
+            } catch {
+                Log.debug("write failed", [("error", "\(error)")])
+                requestClose()
+                return
+            }
+        }
+        if outbound.isEmpty {
+            if case .closing = phase, !hasShutDownWrite {
+                socket.shutdownWrite()
+                hasShutDownWrite = true
+            }
+            if isReadPaused && phase == .webSocket { resumeReading() }
+        } else if isReadPaused == false && outbound.pendingBytes > loop.config.outboundHardLimit {
+            loop.metrics.slowConsumerCloses.add(1, ordering: .relaxed)
+            requestClose()
+            return
+        }
+        if isReadPaused && outbound.pendingBytes < loop.config.outboundLowWatermark { resumeReading() }
+        loop.updateInterest(self, writable: !outbound.isEmpty)
+    }
+
+    private func pauseReading() {
+        guard !isReadPaused else { return }
+        isReadPaused = true
+        loop.updateInterest(self, writable: true)
+    }
+
+    private func resumeReading() {
+        guard isReadPaused else { return }
+        isReadPaused = false
+        loop.updateInterest(self, writable: !outbound.isEmpty)
+    }
+
+    /// Marks the connection for reaping at the end of the tick.
+    func requestClose() {
+        guard !isCloseRequested else { return }
+        isCloseRequested = true
+        loop.reapSoon(self)
+    }
+
+    /// Closes the socket; called by the loop only, after the tick's work.
+    func reap() {
+        leaveWebSocket()
+        socket.close()
+    }
+
+    private func leaveWebSocket() {
+        guard isWebSocket else { return }
+        isWebSocket = false
+        reader = nil
+        loop.metrics.webSocketConnections.subtract(1, ordering: .relaxed)
+    }
+
+    // MARK: - Timers
+
+    /// The earliest instant something must be checked.
+    var nextDeadline: UInt64? {
+        switch phase {
+        case .readingHead(let deadline), .readingBody(let deadline), .closing(let deadline):
+            return deadline
+        case .webSocket:
+            var next = max(lastReadAt, lastPingAt) + loop.config.pingInterval.nanoseconds
+            next = min(next, lastReadAt + loop.config.idleTimeout.nanoseconds)
+            if let helloDeadline { next = min(next, helloDeadline) }
+            if case .closeSent(let deadline) = closeHandshake.state { next = min(next, deadline) }
+            return next
+        }
+    }
+
+    func timerFired(now: UInt64) {
+        switch phase {
+        case .readingHead(let deadline), .readingBody(let deadline):
+            guard now >= deadline else { return }
+            loop.metrics.timeoutCloses.add(1, ordering: .relaxed)
+            if kind == .admin && parserIsIdle {
+                requestClose()  // an idle keep-alive connection: nothing to answer
+            } else {
+                respondAndClose(.plain(408, "the request did not arrive within \(loop.config.handshakeTimeout)"))
+            }
+        case .closing(let deadline):
+            if now >= deadline { requestClose() }
+        case .webSocket:
+            perform(closeHandshake.timerFired(now: now))
+            guard closeHandshake.isOpen else { return }
+            if now >= lastReadAt + loop.config.idleTimeout.nanoseconds {
+                loop.metrics.timeoutCloses.add(1, ordering: .relaxed)
+                requestClose()  // the peer is gone: no traffic, no pong
+            } else if let helloDeadline, now >= helloDeadline {
+                self.helloDeadline = nil
+                loop.metrics.timeoutCloses.add(1, ordering: .relaxed)
+                close(.policyViolation, reason: "hello timeout")
+            } else if now >= max(lastReadAt, lastPingAt) + loop.config.pingInterval.nanoseconds {
+                lastPingAt = now
+                outbound.append { FrameEncoder.appendFrame(opcode: .ping, payload: [], to: &$0) }
+                loop.flushSoon(self)
+            }
+        }
+    }
+
+    private var parserIsIdle: Bool { pendingRequest == nil && parser.isEmpty }
+}

@@ -1,0 +1,93 @@
+import CLinux
+import Glibc
+
+/// Bytes waiting to be written to one connection, written with `writev`.
+///
+/// Frames are encoded straight into the tail chunk; a chunk is started only when the tail
+/// grows past `chunkBytes`, so steady small traffic reuses one allocation.
+/// Invariants: `pendingBytes` is the sum of unwritten bytes; only the head chunk is partially
+/// written (from `headOffset`); no chunk is empty except a lone reusable tail.
+struct OutboundQueue {
+    static let chunkBytes = 256 << 10
+
+    private var chunks: [[UInt8]] = [[]]
+    private var headOffset = 0
+    private(set) var pendingBytes = 0
+
+    var isEmpty: Bool { pendingBytes == 0 }
+
+    /// Lets `body` append bytes to the tail.
+    mutating func append(_ body: (inout [UInt8]) -> Void) {
+        if chunks[chunks.count - 1].count >= Self.chunkBytes { chunks.append([]) }
+        let last = chunks.count - 1
+        let before = chunks[last].count
+        body(&chunks[last])
+        pendingBytes += chunks[last].count - before
+    }
+
+    mutating func append(_ bytes: [UInt8]) {
+        append { $0.append(contentsOf: bytes) }
+    }
+
+    /// Writes as much as the socket takes.
+    /// - Returns: bytes written; `.wouldBlock` if the socket took nothing.
+    mutating func write(to socket: Socket) throws(SystemError) -> IOResult<Int> {
+        var written = 0
+        while pendingBytes > 0 {
+            let result: IOResult<Int> = try withIovecs { iovecs throws(SystemError) in try socket.writev(iovecs) }
+            switch result {
+            case .wouldBlock:
+                return written == 0 ? .wouldBlock : .processed(written)
+            case .processed(let count):
+                written += count
+                consume(count)
+            }
+        }
+        return .processed(written)
+    }
+
+    private func withIovecs<R>(_ body: (UnsafeBufferPointer<iovec>) throws(SystemError) -> R) throws(SystemError) -> R {
+        // A chunk's storage is stable while `self` is not mutated; the iovecs live only for the call.
+        var iovecs = (iovec(), iovec(), iovec(), iovec(), iovec(), iovec(), iovec(), iovec())
+        return try withUnsafeMutableBytes(of: &iovecs) { raw throws(SystemError) -> R in
+            let vectors = raw.bindMemory(to: iovec.self)
+            var count = 0
+            for (index, chunk) in chunks.enumerated() where count < vectors.count {
+                let start = index == 0 ? headOffset : 0
+                guard chunk.count > start else { continue }
+                chunk.withUnsafeBytes { bytes in
+                    vectors[count] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress! + start),
+                                           iov_len: bytes.count - start)
+                }
+                count += 1
+            }
+            return try body(UnsafeBufferPointer(rebasing: vectors[..<count]))
+        }
+    }
+
+    private mutating func consume(_ count: Int) {
+        pendingBytes -= count
+        var left = count
+        while left > 0 {
+            let available = chunks[0].count - headOffset
+            if left < available {
+                headOffset += left
+                return
+            }
+            left -= available
+            headOffset = 0
+            if chunks.count > 1 { chunks.removeFirst() } else { releaseTail() }
+        }
+        if pendingBytes == 0 { releaseTail() }
+    }
+
+    /// Empties the lone tail, keeping its storage unless it grew large.
+    private mutating func releaseTail() {
+        if chunks.count == 1 && chunks[0].capacity > Self.chunkBytes * 2 {
+            chunks[0] = []
+        } else if chunks.count == 1 {
+            chunks[0].removeAll(keepingCapacity: true)
+        }
+        headOffset = 0
+    }
+}

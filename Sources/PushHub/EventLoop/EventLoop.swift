@@ -1,0 +1,231 @@
+import CLinux
+import Glibc
+
+/// One epoll loop on its own thread (STYLE §7). It owns its epoll fd, eventfd, timers, read
+/// buffer, listeners and connections, and touches nothing else.
+///
+/// A tick: wait → dispatch readiness → drain the mailbox → fire timers → flush pending output
+/// → reap closed connections. Output is written at the end of the tick, so a burst of messages
+/// costs one `writev` per connection; EPOLLOUT is armed only for what the socket did not take.
+/// Invariants: every connection in `connections` has an open socket registered under its
+/// token; a reaped connection is gone from `connections` before the next tick.
+final class EventLoop {
+    static let wakeToken: UInt64 = 0
+    static let firstConnectionToken: UInt64 = 16
+
+    let index: Int
+    let config: HubConfig
+    let metrics: Metrics
+    let admin: AdminAPI
+    private let epoll: Epoll
+    private let wakeFD: Int32
+    private let mailbox: Mailbox
+    private var listeners: [(listener: Listener, kind: ListenerKind)]
+    private var connections: [UInt64: Connection] = [:]
+    private var nextToken = EventLoop.firstConnectionToken
+    private var timers = Timers()
+    private var pendingFlush: [Connection] = []
+    private var pendingReap: [Connection] = []
+    private var shutdownDeadline: UInt64?
+    /// The time of the current tick (monotonic nanoseconds), read once per wake-up.
+    private(set) var now: UInt64
+    /// One read buffer for every connection of the loop; a handler must not keep slices of it.
+    let readBuffer: UnsafeMutableRawBufferPointer
+
+    init(index: Int, config: HubConfig, metrics: Metrics, admin: AdminAPI, mailbox: Mailbox, wakeFD: Int32,
+         listeners: [(Listener, ListenerKind)]) throws(SystemError) {
+        self.index = index
+        self.config = config
+        self.metrics = metrics
+        self.admin = admin
+        self.mailbox = mailbox
+        self.wakeFD = wakeFD
+        self.listeners = listeners.map { (listener: $0.0, kind: $0.1) }
+        epoll = try Epoll()
+        now = MonotonicClock.now()
+        readBuffer = .allocate(byteCount: 256 << 10, alignment: 16)
+        try epoll.add(fd: wakeFD, token: Self.wakeToken)
+        for (i, entry) in self.listeners.enumerated() {
+            try epoll.add(fd: entry.listener.socket.fd, token: UInt64(i + 1))
+        }
+    }
+
+    deinit {
+        readBuffer.deallocate()
+    }
+
+    /// Runs ticks until a shutdown has drained.
+    func run() {
+        while true {
+            let timeout = waitTimeoutMilliseconds()
+            do {
+                try epoll.wait(timeoutMilliseconds: timeout) { event in dispatch(event) }
+            } catch {
+                Log.error("event loop wait failed", [("loop", index), ("error", "\(error)")])
+            }
+            now = MonotonicClock.now()
+            for command in mailbox.drain() { perform(command) }
+            fireTimers()
+            flushPending()
+            reapPending()
+            if let deadline = shutdownDeadline, connections.isEmpty || now >= deadline { break }
+        }
+        for connection in connections.values { connection.reap() }
+        connections.removeAll()
+    }
+
+    private func waitTimeoutMilliseconds() -> Int32 {
+        if !pendingFlush.isEmpty || !pendingReap.isEmpty { return 0 }
+        var deadline = timers.nextDeadline
+        if let shutdownDeadline { deadline = min(deadline ?? shutdownDeadline, shutdownDeadline) }
+        guard let deadline else { return -1 }
+        let current = MonotonicClock.now()
+        if deadline <= current { return 0 }
+        return Int32(min((deadline - current + 999_999) / 1_000_000, 60_000))
+    }
+
+    private func dispatch(_ event: Epoll.Event) {
+        switch event.token {
+        case Self.wakeToken:
+            var value: UInt64 = 0
+            _ = Glibc.read(wakeFD, &value, 8)
+        case 1..<Self.firstConnectionToken:
+            acceptAll(listenerIndex: Int(event.token) - 1)
+        default:
+            guard let connection = connections[event.token], !connection.isCloseRequested else { return }
+            if event.isReadable || event.isHangup { connection.readable() }
+            if event.isWritable && !connection.isCloseRequested { connection.flush() }
+            if event.isHangup && !event.isReadable { connection.requestClose() }
+            schedule(connection)
+        }
+    }
+
+    private func acceptAll(listenerIndex: Int) {
+        guard listenerIndex < listeners.count, shutdownDeadline == nil else { return }
+        let (listener, kind) = listeners[listenerIndex]
+        for _ in 0..<64 {
+            let socket: Socket
+            do {
+                switch try listener.accept() {
+                case .wouldBlock: return
+                case .processed(let accepted): socket = accepted
+                }
+            } catch {
+                // EMFILE, ENFILE, ENOBUFS: log and let the next wake-up try again.
+                Log.warning("accept failed", [("error", "\(error)")])
+                return
+            }
+            var owned = socket
+            if metrics.openConnections.load(ordering: .relaxed) >= config.maxConnections {
+                owned.close()
+                continue
+            }
+            owned.setNoDelay()
+            let token = nextToken
+            nextToken += 1
+            do {
+                try epoll.add(fd: owned.fd, token: token)
+            } catch {
+                Log.warning("epoll registration failed", [("error", "\(error)")])
+                owned.close()
+                continue
+            }
+            let connection = Connection(token: token, socket: owned, kind: kind, loop: self)
+            connections[token] = connection
+            metrics.openConnections.add(1, ordering: .relaxed)
+            metrics.acceptedTotal.add(1, ordering: .relaxed)
+            schedule(connection)
+        }
+    }
+
+    private func perform(_ command: LoopCommand) {
+        switch command {
+        case .shutdown(let deadline):
+            shutdownDeadline = deadline
+            for index in listeners.indices {
+                epoll.remove(fd: listeners[index].listener.socket.fd)
+                listeners[index].listener.close()
+            }
+            listeners.removeAll()
+            for connection in connections.values {
+                connection.close(.goingAway, reason: "hub shutting down")
+                schedule(connection)
+            }
+        case .run(let body):
+            body()
+        }
+    }
+
+    // MARK: - Services for connections
+
+    /// Queues `connection` for a write at the end of this tick.
+    func flushSoon(_ connection: Connection) {
+        guard !connection.isFlushPending else { return }
+        connection.isFlushPending = true
+        pendingFlush.append(connection)
+    }
+
+    /// Queues `connection` to be closed at the end of this tick.
+    func reapSoon(_ connection: Connection) {
+        pendingReap.append(connection)
+    }
+
+    /// Sets what epoll reports for `connection`: readable unless it paused reading, writable
+    /// when asked.
+    func updateInterest(_ connection: Connection, writable: Bool) {
+        guard !connection.isCloseRequested else { return }
+        let readable = !connection.isReadPaused
+        do {
+            try epoll.modify(fd: connection.socket.fd, token: connection.token, readable: readable, writable: writable)
+            connection.isWritableArmed = writable
+        } catch {
+            connection.requestClose()
+        }
+    }
+
+    /// Makes sure a timer is set for the connection's next deadline.
+    func schedule(_ connection: Connection) {
+        guard !connection.isCloseRequested, let deadline = connection.nextDeadline else { return }
+        if let scheduled = connection.scheduledDeadline, scheduled <= deadline { return }
+        connection.scheduledDeadline = deadline
+        timers.schedule(connection.token, at: deadline)
+    }
+
+    private func fireTimers() {
+        while let entry = timers.popDue(now: now) {
+            guard let connection = connections[entry.token], connection.scheduledDeadline == entry.deadline else { continue }
+            connection.scheduledDeadline = nil
+            connection.timerFired(now: now)
+            schedule(connection)
+        }
+    }
+
+    private func flushPending() {
+        var index = 0
+        // A flush may queue more work (e.g. resume reading); iterate by index over a growing list.
+        while index < pendingFlush.count {
+            let connection = pendingFlush[index]
+            connection.isFlushPending = false
+            connection.flush()
+            schedule(connection)
+            index += 1
+        }
+        pendingFlush.removeAll(keepingCapacity: true)
+    }
+
+    private func reapPending() {
+        for connection in pendingReap {
+            guard connections.removeValue(forKey: connection.token) != nil else { continue }
+            epoll.remove(fd: connection.socket.fd)
+            connection.reap()
+            metrics.openConnections.subtract(1, ordering: .relaxed)
+        }
+        pendingReap.removeAll(keepingCapacity: true)
+    }
+}
+
+@available(*, unavailable)
+extension EventLoop: Sendable {}
+
+@available(*, unavailable)
+extension Connection: Sendable {}

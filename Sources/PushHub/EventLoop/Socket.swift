@@ -1,0 +1,50 @@
+import CLinux
+import Glibc
+
+/// A non-blocking stream socket. The `Connection` or `Listener` that holds it is its only
+/// owner and the only one to close it.
+///
+/// Invariant: `fd` is -1 once closed; every call on a closed socket is a bug (precondition).
+public struct Socket: Sendable {
+    public private(set) var fd: Int32
+
+    public init(fd: Int32) { self.fd = fd }
+
+    public var isOpen: Bool { fd >= 0 }
+
+    /// Reads into `buffer`. `.processed(0)` is end of stream.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> IOResult<Int> {
+        precondition(fd >= 0, "read on a closed socket")
+        return try systemCall("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+    }
+
+    /// Writes what `iovecs` point at, in order.
+    public func writev(_ iovecs: UnsafeBufferPointer<iovec>) throws(SystemError) -> IOResult<Int> {
+        precondition(fd >= 0, "writev on a closed socket")
+        return try systemCall("writev") { Glibc.writev(fd, iovecs.baseAddress, Int32(iovecs.count)) }
+    }
+
+    /// Writes `bytes`; a short write is possible.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(SystemError) -> IOResult<Int> {
+        precondition(fd >= 0, "write on a closed socket")
+        return try systemCall("write") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Half-closes: no more writes from us; the peer reads end of stream.
+    public func shutdownWrite() {
+        precondition(fd >= 0, "shutdown on a closed socket")
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+    }
+
+    public mutating func close() {
+        precondition(fd >= 0, "a socket is closed once")
+        _ = Glibc.close(fd)
+        fd = -1
+    }
+
+    /// Turns Nagle off: frames are small and latency matters more than packet count.
+    public func setNoDelay() {
+        var on: Int32 = 1
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+    }
+}

@@ -1,0 +1,67 @@
+import Glibc
+
+/// The outcome of a non-blocking system call: done (with a value), or it would block.
+/// EAGAIN is not an error; it is how a non-blocking socket says "not now".
+public enum IOResult<Value> {
+    case processed(Value)
+    case wouldBlock
+}
+
+/// A system call the OS refused, naming the call and the errno.
+///
+/// Invariant: never EINTR (retried) or EAGAIN (`IOResult.wouldBlock`).
+public struct SystemError: Error, CustomStringConvertible, Sendable {
+    public var call: String
+    public var errno: Int32
+
+    public init(call: String, errno: Int32) {
+        self.call = call
+        self.errno = errno
+    }
+
+    public var description: String { "\(call) failed: \(String(cString: strerror(errno))) (errno \(errno))" }
+}
+
+/// Runs a system call that returns -1 and sets errno on failure, retrying EINTR.
+/// EBADF and EFAULT mean we broke an invariant (a closed or bogus descriptor): they crash.
+@inline(__always)
+func systemCall<T: BinaryInteger>(_ name: String, _ body: () -> T) throws(SystemError) -> IOResult<T> {
+    while true {
+        let result = body()
+        if result >= 0 { return .processed(result) }
+        let error = Glibc.errno
+        switch error {
+        case EINTR: continue
+        case EAGAIN: return .wouldBlock
+        case EBADF, EFAULT: preconditionFailure("\(name) on an invalid descriptor or buffer: errno \(error)")
+        default: throw SystemError(call: name, errno: error)
+        }
+    }
+}
+
+/// Like `systemCall`, for calls that never legitimately block (bind, listen, epoll_ctl).
+@inline(__always)
+@discardableResult
+func blockingSystemCall<T: BinaryInteger>(_ name: String, _ body: () -> T) throws(SystemError) -> T {
+    switch try systemCall(name, body) {
+    case .processed(let value): return value
+    case .wouldBlock: throw SystemError(call: name, errno: EAGAIN)
+    }
+}
+
+/// Nanoseconds on the monotonic clock: what every deadline in PushHub is measured in.
+public enum MonotonicClock {
+    public static func now() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds, for arithmetic on `MonotonicClock` instants.
+    public var nanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        return UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+    }
+}

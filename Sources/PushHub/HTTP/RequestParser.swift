@@ -1,0 +1,105 @@
+import WSProtocol
+
+/// Why a request head was refused, as the status to answer and one sentence.
+public struct HTTPError: Error, Equatable, Sendable {
+    public var status: Int
+    public var reason: String
+    public init(status: Int, reason: String) {
+        self.status = status
+        self.reason = reason
+    }
+}
+
+/// A bounded, incremental HTTP/1.1 request-head parser (RFC 9112 §2–§5).
+///
+/// Feed it bytes as they arrive; it answers once the blank line ending the head is in, and
+/// refuses a head over `maxHeadBytes` (431) or a malformed one (400) as soon as it can tell.
+/// Invariants: it buffers at most `maxHeadBytes`; `scanned` never exceeds the buffer.
+public struct RequestParser: Sendable {
+    public enum Step: Sendable, Equatable {
+        case needMoreBytes
+        /// A complete head; `leftover` is how many of the bytes fed last came after it.
+        case head(RequestHead, leftover: Int)
+    }
+
+    public static let defaultMaxHeadBytes = 8 << 10
+    public let maxHeadBytes: Int
+    private var buffer: [UInt8] = []
+    private var scanned = 0
+
+    public init(maxHeadBytes: Int = RequestParser.defaultMaxHeadBytes) { self.maxHeadBytes = maxHeadBytes }
+
+    /// True when no byte of a next request has arrived.
+    public var isEmpty: Bool { buffer.isEmpty }
+
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(HTTPError) -> Step {
+        // Leading empty lines before a request line are allowed (RFC 9112 §2.2).
+        var input = bytes[...]
+        if buffer.isEmpty { while let first = input.first, first == 13 || first == 10 { input = input.dropFirst() } }
+        let before = buffer.count
+        let room = maxHeadBytes - before
+        buffer.append(contentsOf: input.prefix(room))
+        guard let end = findHeadEnd() else {
+            if buffer.count >= maxHeadBytes {
+                throw HTTPError(status: 431, reason: "the request head exceeds \(maxHeadBytes) bytes")
+            }
+            return .needMoreBytes
+        }
+        let head = try parse(buffer[..<end])
+        let consumedFromInput = (end + 4) - before
+        let leftover = input.count - consumedFromInput
+        buffer = []
+        scanned = 0
+        return .head(head, leftover: leftover)
+    }
+
+    private mutating func findHeadEnd() -> Int? {
+        var i = max(0, scanned - 3)
+        while i + 3 < buffer.count {
+            if buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 { return i }
+            i += 1
+        }
+        scanned = buffer.count
+        return nil
+    }
+
+    private func parse(_ bytes: ArraySlice<UInt8>) throws(HTTPError) -> RequestHead {
+        guard !bytes.contains(0) else { throw HTTPError(status: 400, reason: "the request head contains a NUL byte") }
+        let text = String(decoding: bytes, as: UTF8.self)
+        var lines = text.split(separator: "\r\n", omittingEmptySubsequences: false)[...]
+        let requestLine = lines.removeFirst().split(separator: " ", omittingEmptySubsequences: false)
+        guard requestLine.count == 3, !requestLine[0].isEmpty, requestLine[0].allSatisfy(Self.isTokenCharacter) else {
+            throw HTTPError(status: 400, reason: "the request line must be METHOD TARGET HTTP/1.1")
+        }
+        let version = String(requestLine[2])
+        guard version.hasPrefix("HTTP/"), version.count == 8 else {
+            throw HTTPError(status: 400, reason: "the request line names no HTTP version")
+        }
+        guard requestLine[1].hasPrefix("/") else {
+            throw HTTPError(status: 400, reason: "the request target must be a path starting with /")
+        }
+        var headers = HeaderFields()
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":"), colon != line.startIndex,
+                  line[..<colon].allSatisfy(Self.isTokenCharacter) else {
+                throw HTTPError(status: 400, reason: "a header line is not NAME: VALUE")
+            }
+            headers.append(name: String(line[..<colon]), value: line[line.index(after: colon)...].trimmingHTTPWhitespace())
+        }
+        if version == "HTTP/1.1" && headers["Host"] == nil {
+            throw HTTPError(status: 400, reason: "an HTTP/1.1 request needs a Host header")
+        }
+        return RequestHead(method: String(requestLine[0]), target: String(requestLine[1]), version: version, headers: headers)
+    }
+
+    /// tchar (RFC 9110 §5.6.2).
+    static func isTokenCharacter(_ c: Character) -> Bool {
+        guard let ascii = c.asciiValue else { return false }
+        switch ascii {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(ascii)
+        }
+    }
+}

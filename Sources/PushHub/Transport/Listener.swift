@@ -1,0 +1,65 @@
+import CLinux
+import Glibc
+
+/// A non-blocking listening TCP socket with SO_REUSEPORT, so that every loop can have its
+/// own on the same port and the kernel spreads connections over them (DESIGN §9).
+///
+/// Invariant: `socket` is listening on `address` (whose port is the bound one, never 0).
+public struct Listener: Sendable {
+    public private(set) var socket: Socket
+    public let address: SocketAddress
+
+    /// Binds and listens. Port 0 binds a free port; `address.port` tells which.
+    public init(binding requested: SocketAddress, backlog: Int32 = 4096) throws(SystemError) {
+        let fd = try blockingSystemCall("socket") {
+            Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
+        var socket = Socket(fd: fd)
+        do {
+            var on: Int32 = 1
+            let size = socklen_t(MemoryLayout<Int32>.size)
+            try blockingSystemCall("setsockopt(SO_REUSEADDR)") { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, size) }
+            try blockingSystemCall("setsockopt(SO_REUSEPORT)") { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, size) }
+            var address = try Self.ipv4Address(requested)
+            try blockingSystemCall("bind \(requested)") {
+                withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                }
+            }
+            try blockingSystemCall("listen") { Glibc.listen(fd, backlog) }
+            var bound = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            try blockingSystemCall("getsockname") {
+                withUnsafeMutablePointer(to: &bound) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+                }
+            }
+            self.socket = socket
+            self.address = SocketAddress(host: requested.host, port: UInt16(bigEndian: bound.sin_port))
+        } catch {
+            socket.close()
+            throw error
+        }
+    }
+
+    static func ipv4Address(_ address: SocketAddress) throws(SystemError) -> sockaddr_in {
+        var result = sockaddr_in()
+        result.sin_family = sa_family_t(AF_INET)
+        result.sin_port = address.port.bigEndian
+        let host = address.host == "localhost" ? "127.0.0.1" : address.host
+        guard inet_pton(AF_INET, host, &result.sin_addr) == 1 else {
+            throw SystemError(call: "inet_pton(\(address.host)) [an IPv4 address is expected]", errno: EINVAL)
+        }
+        return result
+    }
+
+    /// Accepts one pending connection as a non-blocking socket.
+    public func accept() throws(SystemError) -> IOResult<Socket> {
+        switch try systemCall("accept4", { accept4(socket.fd, nil, nil, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)) }) {
+        case .processed(let fd): return .processed(Socket(fd: fd))
+        case .wouldBlock: return .wouldBlock
+        }
+    }
+
+    public mutating func close() { socket.close() }
+}

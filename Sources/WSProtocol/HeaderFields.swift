@@ -1,0 +1,56 @@
+/// HTTP header fields in arrival order, looked up case-insensitively (RFC 9110 §5.1).
+///
+/// Invariant: names and values are stored as received, without surrounding whitespace.
+public struct HeaderFields: Sendable, Equatable, Sequence {
+    public struct Field: Sendable, Equatable {
+        public var name: String
+        public var value: String
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    public private(set) var fields: [Field] = []
+
+    public init() {}
+    public init(_ pairs: [(String, String)]) { fields = pairs.map { Field(name: $0.0, value: $0.1) } }
+
+    public mutating func append(name: String, value: String) { fields.append(Field(name: name, value: value)) }
+
+    public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
+
+    /// The first value of `name`.
+    public subscript(name: String) -> String? {
+        fields.first { $0.name.caseInsensitiveEquals(name) }?.value
+    }
+
+    /// Every value of `name`, comma-separated lists split into their elements (RFC 9110 §5.3).
+    public func elements(_ name: String) -> [String] {
+        fields.filter { $0.name.caseInsensitiveEquals(name) }.flatMap { field in
+            field.value.split(separator: ",").map { $0.trimmingHTTPWhitespace() }.filter { !$0.isEmpty }
+        }
+    }
+
+    /// Whether `name` lists `token`, case-insensitively (`Connection: keep-alive, Upgrade`).
+    public func containsToken(_ token: String, in name: String) -> Bool {
+        elements(name).contains { $0.caseInsensitiveEquals(token) }
+    }
+}
+
+extension StringProtocol {
+    /// ASCII case-insensitive equality, as header names and tokens compare.
+    public func caseInsensitiveEquals(_ other: some StringProtocol) -> Bool {
+        let a = utf8, b = other.utf8
+        guard a.count == b.count else { return false }
+        return zip(a, b).allSatisfy { x, y in x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A) }
+    }
+
+    /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
+    public func trimmingHTTPWhitespace() -> String {
+        var scalars = Substring(self)
+        while let first = scalars.first, first == " " || first == "\t" { scalars.removeFirst() }
+        while let last = scalars.last, last == " " || last == "\t" { scalars.removeLast() }
+        return String(scalars)
+    }
+}

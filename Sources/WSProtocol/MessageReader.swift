@@ -1,0 +1,50 @@
+/// A `FrameDecoder` and a `MessageAssembler` together: bytes in, whole messages and control
+/// frames out. This is what a connection drives.
+///
+/// Invariant: an event's `.input` payload points into the buffer passed to the same `next`
+/// call and is valid until the caller reuses that buffer.
+public struct MessageReader: Sendable {
+    public enum Event: Equatable, Sendable {
+        case needMoreBytes
+        case message(Opcode, MessageAssembler.Payload)
+        case ping(MessageAssembler.Payload)
+        case pong(MessageAssembler.Payload)
+        case close(ClosePayload)
+    }
+
+    public var decoder: FrameDecoder
+    public var assembler: MessageAssembler
+
+    public init(role: FrameDecoder.Role, limits: ProtocolLimits) {
+        decoder = FrameDecoder(role: role, maxFrameBytes: min(limits.maxFrameBytes, limits.maxMessageBytes))
+        assembler = MessageAssembler(limits: limits)
+    }
+
+    /// Decodes from `buffer[offset...]` until a message or control frame is complete or the
+    /// input is used up. Unmasks in place.
+    public mutating func next(in buffer: UnsafeMutableRawBufferPointer, offset: inout Int) throws(ProtocolError) -> Event {
+        while true {
+            switch try decoder.next(in: buffer, offset: &offset) {
+            case .needMoreBytes:
+                return .needMoreBytes
+            case .header(let header):
+                try assembler.frameStarted(header)
+            case .payload(let range, let isFrameEnd):
+                guard let event = try assembler.payloadReceived(UnsafeRawBufferPointer(buffer), range: range, isFrameEnd: isFrameEnd)
+                else { continue }
+                switch event {
+                case .message(let opcode, let payload): return .message(opcode, payload)
+                case .ping(let payload): return .ping(payload)
+                case .pong(let payload): return .pong(payload)
+                case .close(let close): return .close(close)
+                }
+            }
+        }
+    }
+
+    /// Calls `body` with the bytes of an event's payload.
+    public func withBytes<R>(of payload: MessageAssembler.Payload, input: UnsafeMutableRawBufferPointer,
+                             _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try assembler.withBytes(of: payload, input: UnsafeRawBufferPointer(input), body)
+    }
+}

@@ -1,0 +1,63 @@
+import CLinux
+import Foundation
+import Glibc
+import PushHub
+
+// pushhub: read flags and env, start the hub, wait for signals. Nothing else lives here.
+
+let parsed: (config: HubConfig, logLevel: Log.Level, help: Bool)
+do {
+    parsed = try HubOptions.parse(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+} catch {
+    FileHandle.standardError.write(Data("Error: \(error)\n\n\(HubOptions.usage)\n".utf8))
+    exit(2)
+}
+if parsed.help {
+    print(HubOptions.usage)
+    exit(0)
+}
+Log.setLevel(parsed.logLevel)
+
+// Signals are taken synchronously through a signalfd on this thread: block them before any
+// loop thread starts so that every thread inherits the mask. SIGPIPE is ignored: a peer that
+// went away is an EPIPE from writev, handled per connection.
+signal(SIGPIPE, SIG_IGN)
+var signals = sigset_t()
+sigemptyset(&signals)
+for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&signals, signal) }
+pthread_sigmask(SIG_BLOCK, &signals, nil)
+let signalFD = signalfd(-1, &signals, Int32(SFD_CLOEXEC))
+
+let hub: Hub
+do {
+    hub = try Hub(config: parsed.config)
+} catch {
+    Log.error("cannot start", [("error", "\(error)")])
+    exit(1)
+}
+for name in hub.secrets.generated {
+    let value = name == "admin.token" ? hub.secrets.adminToken : hub.secrets.jwtSecret
+    Log.info("generated \(name) (shown once; it is in the data dir)", [("file", name), ("value", value)])
+}
+Log.info("listening", [
+    ("client", hub.clientAddress.description), ("admin", hub.adminAddress.description),
+    ("loops", parsed.config.effectiveLoops), ("data", parsed.config.dataDirectory),
+    ("echo_path", parsed.config.echoPath ?? ""), ("dev", parsed.config.dev),
+])
+
+var info = signalfd_siginfo()
+while true {
+    let count = read(signalFD, &info, MemoryLayout<signalfd_siginfo>.size)
+    if count < 0 && errno == EINTR { continue }
+    guard count == MemoryLayout<signalfd_siginfo>.size else { break }
+    if Int32(info.ssi_signo) == SIGHUP {
+        Log.info("SIGHUP: nothing to reload yet (config files and TLS come with production hardening)")
+        continue
+    }
+    Log.info("shutting down", [("signal", Int(info.ssi_signo)), ("drain_s", Int(parsed.config.drainTimeout.components.seconds))])
+    break
+}
+hub.shutdown(drain: parsed.config.drainTimeout)
+hub.join()
+Log.info("stopped")
+exit(0)
