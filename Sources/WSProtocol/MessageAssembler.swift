@@ -28,6 +28,7 @@ public struct MessageAssembler: Sendable {
     var current: FrameHeader?
     var chunksInFrame = 0
     var messageOpcode: Opcode?
+    /// Frames of the current message so far, the first included.
     var fragments = 0
     var messageBytes: UInt64 = 0
     var utf8 = UTF8Validator()
@@ -62,7 +63,7 @@ public struct MessageAssembler: Sendable {
             }
         }
         fragments += 1
-        if fragments > limits.maxFragments { throw .tooManyFragments(limit: limits.maxFragments) }
+        if fragments - 1 > limits.maxFragments { throw .tooManyFragments(limit: limits.maxFragments) }
         messageBytes += header.payloadLength
         if messageBytes > UInt64(limits.maxMessageBytes) {
             throw .messageTooBig(length: messageBytes, limit: limits.maxMessageBytes)

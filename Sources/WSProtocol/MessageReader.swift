@@ -1,8 +1,9 @@
 /// A `FrameDecoder` and a `MessageAssembler` together: bytes in, whole messages and control
 /// frames out. This is what a connection drives.
 ///
-/// Invariant: an event's `.input` payload points into the buffer passed to the same `next`
-/// call and is valid until the caller reuses that buffer.
+/// Invariants: an event's `.input` payload points into the buffer passed to the same `next`
+/// call and is valid until the caller reuses that buffer; after a `ProtocolError` the stream
+/// cannot be parsed any further, so every later call throws that error again.
 public struct MessageReader: Sendable {
     public enum Event: Equatable, Sendable {
         case needMoreBytes
@@ -14,6 +15,7 @@ public struct MessageReader: Sendable {
 
     public var decoder: FrameDecoder
     public var assembler: MessageAssembler
+    public private(set) var failure: ProtocolError?
 
     public init(role: FrameDecoder.Role, limits: ProtocolLimits) {
         decoder = FrameDecoder(role: role, maxFrameBytes: min(limits.maxFrameBytes, limits.maxMessageBytes))
@@ -23,6 +25,16 @@ public struct MessageReader: Sendable {
     /// Decodes from `buffer[offset...]` until a message or control frame is complete or the
     /// input is used up. Unmasks in place.
     public mutating func next(in buffer: UnsafeMutableRawBufferPointer, offset: inout Int) throws(ProtocolError) -> Event {
+        if let failure { throw failure }
+        do {
+            return try decode(buffer, offset: &offset)
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    private mutating func decode(_ buffer: UnsafeMutableRawBufferPointer, offset: inout Int) throws(ProtocolError) -> Event {
         while true {
             switch try decoder.next(in: buffer, offset: &offset) {
             case .needMoreBytes:

@@ -7,7 +7,8 @@ public struct ProtocolLimits: Equatable, Sendable {
     public var maxFrameBytes: Int
     /// Largest message, all fragments together.
     public var maxMessageBytes: Int
-    /// Most frames one message may be split into.
+    /// Most continuation frames one message may have after its first frame (the Autobahn
+    /// suite's 9.3.1 sends a 4 MiB message as 65,536 continuations of 64 bytes after the first).
     public var maxFragments: Int
 
     public init(maxFrameBytes: Int, maxMessageBytes: Int, maxFragments: Int) {

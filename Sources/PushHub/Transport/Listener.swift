@@ -42,7 +42,7 @@ public struct Listener: Sendable {
         }
     }
 
-    static func ipv4Address(_ address: SocketAddress) throws(SystemError) -> sockaddr_in {
+    public static func ipv4Address(_ address: SocketAddress) throws(SystemError) -> sockaddr_in {
         var result = sockaddr_in()
         result.sin_family = sa_family_t(AF_INET)
         result.sin_port = address.port.bigEndian

@@ -1,0 +1,99 @@
+import WSProtocol
+
+/// A blocking WebSocket client on WSProtocol's client side: `hubctl watch`, the Autobahn
+/// client testee and the benchmarks use it.
+///
+/// Invariant: after `init` the handshake has succeeded; frames it sends are masked with a fresh
+/// key each; frames it receives are decoded by a client-role `MessageReader`.
+public final class WebSocketClient {
+    public enum Message: Equatable {
+        case text(String)
+        case binary([UInt8])
+        case ping([UInt8])
+        case pong([UInt8])
+        case close(ClosePayload)
+    }
+
+    public let socket: BlockingSocket
+    public let subprotocol: String?
+    private var reader: MessageReader
+    private var pending: [UInt8]
+
+    public init(address: SocketAddress, path: String, subprotocols: [String] = [], headers: HeaderFields = HeaderFields(),
+                limits: ProtocolLimits = .echo, source: String? = nil, timeout: Duration = .seconds(10)) throws {
+        socket = try BlockingSocket(connectingTo: address, from: source, timeout: timeout)
+        let handshake = ClientHandshake(host: address.description, path: path, subprotocols: subprotocols, extraHeaders: headers)
+        try socket.write(handshake.request)
+        var received: [UInt8] = []
+        while true {
+            let chunk = try socket.read()
+            if chunk.isEmpty { throw HandshakeError(status: 0, reason: "the server closed the connection during the handshake") }
+            received += chunk
+            if let response = try ClientHandshake.parseResponse(received) {
+                subprotocol = try handshake.verify(response)
+                pending = Array(received[response.headLength...])
+                break
+            }
+        }
+        reader = MessageReader(role: .client, limits: limits)
+    }
+
+    /// Sends one message as a single masked frame (or `fragmentSize`-byte fragments).
+    public func send(_ opcode: Opcode, _ payload: [UInt8], fragmentSize: Int? = nil) throws {
+        var out: [UInt8] = []
+        if let fragmentSize, fragmentSize > 0, payload.count > fragmentSize {
+            var start = 0
+            while start < payload.count {
+                let end = min(start + fragmentSize, payload.count)
+                FrameEncoder.appendFrame(opcode: start == 0 ? opcode : .continuation, fin: end == payload.count,
+                                         payload: Array(payload[start..<end]), maskingKey: .random(), to: &out)
+                start = end
+            }
+        } else {
+            FrameEncoder.appendFrame(opcode: opcode, payload: payload, maskingKey: .random(), to: &out)
+        }
+        try socket.write(out)
+    }
+
+    public func sendText(_ text: String) throws { try send(.text, Array(text.utf8)) }
+
+    public func sendClose(_ code: CloseCode = .normal, reason: String = "") throws {
+        var out: [UInt8] = []
+        FrameEncoder.appendClose(ClosePayload(code: code, reason: reason), maskingKey: .random(), to: &out)
+        try socket.write(out)
+    }
+
+    /// Reads and discards until the server closes TCP (or the read timeout passes): what a
+    /// client does after its close frame, so that the server closes first (RFC 6455 §7.1.1).
+    public func waitUntilClosed() {
+        while let chunk = try? socket.read(), !chunk.isEmpty {}
+    }
+
+    /// Waits for the next message or control frame; nil at end of stream.
+    public func receive() throws -> Message? {
+        while true {
+            if !pending.isEmpty, let message = try decodePending() { return message }
+            let chunk = try socket.read()
+            if chunk.isEmpty { return nil }
+            pending += chunk
+        }
+    }
+
+    private func decodePending() throws -> Message? {
+        var offset = 0
+        let message: Message? = try pending.withUnsafeMutableBytes { buffer in
+            let event = try reader.next(in: buffer, offset: &offset)
+            switch event {
+            case .needMoreBytes: return nil
+            case .message(let opcode, let payload):
+                let bytes = reader.withBytes(of: payload, input: buffer) { Array($0) }
+                return opcode == .text ? .text(String(decoding: bytes, as: UTF8.self)) : .binary(bytes)
+            case .ping(let payload): return .ping(reader.withBytes(of: payload, input: buffer) { Array($0) })
+            case .pong(let payload): return .pong(reader.withBytes(of: payload, input: buffer) { Array($0) })
+            case .close(let close): return .close(close)
+            }
+        }
+        pending.removeFirst(offset)
+        return message
+    }
+}
