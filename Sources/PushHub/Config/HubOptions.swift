@@ -11,6 +11,8 @@ public enum HubOptions {
     public static let usage = """
         USAGE: pushhub [--config FILE] [--listen HOST:PORT] [--admin HOST:PORT] [--data DIR] [--loops N]
                        [--echo-path PATH] [--dev] [--log-level debug|info|warning|error]
+                       [--handshake-timeout D] [--hello-timeout D] [--ping-interval D] [--idle-timeout D]
+                       [--drain-timeout D]
 
         OPTIONS:
           --listen HOST:PORT   client WebSocket listener (env PUSHHUB_LISTEN; default 0.0.0.0:8080)
@@ -19,6 +21,12 @@ public enum HubOptions {
           --loops N            event loops, one thread each (env PUSHHUB_LOOPS; default: one per core)
           --echo-path PATH     add an echo endpoint at PATH (env PUSHHUB_ECHO_PATH; off by default)
           --dev                development mode: anonymous clients allowed (env PUSHHUB_DEV=1)
+          --handshake-timeout D   upgrade/admin request must arrive within D (default 10s)
+          --hello-timeout D       a /v1/connect client must say hello within D (default 5s)
+          --ping-interval D       ping after D without client traffic (default 25s)
+          --idle-timeout D        close after D without client traffic (default 60s)
+          --drain-timeout D       SIGTERM waits up to D for clients to close (default 10s)
+                               (D is a number with ms, s, m or h, e.g. 500ms, 25s)
           --log-level LEVEL    env PUSHHUB_LOG_LEVEL; default info
           -h, --help           show this help
         Port 0 binds a free port; the "listening" log line says which.
@@ -84,6 +92,13 @@ public enum HubOptions {
             config.dev = true
             config.allowAnonymous = true
         }
+        for (flag, keyPath) in durations {
+            guard let text = values[flag] else { continue }
+            guard let duration = Self.duration(text), duration > .zero else {
+                throw UsageError(description: "\(flag) wants a duration such as 500ms, 25s or 1m, not '\(text)'")
+            }
+            config[keyPath: keyPath] = duration
+        }
         var level = Log.Level.info
         if let text = values["--log-level"] {
             guard let parsed = [Log.Level.debug, .info, .warning, .error].first(where: { "\($0)" == text }) else {
@@ -94,7 +109,27 @@ public enum HubOptions {
         return (config, level, help)
     }
 
+    static var durations: [(String, WritableKeyPath<HubConfig, Duration>)] {
+        [
+            ("--handshake-timeout", \.handshakeTimeout), ("--hello-timeout", \.helloTimeout),
+            ("--ping-interval", \.pingInterval), ("--idle-timeout", \.idleTimeout), ("--drain-timeout", \.drainTimeout),
+        ]
+    }
+
+    /// Parses `500ms`, `25s`, `2m`, `1h`.
+    public static func duration(_ text: String) -> Duration? {
+        let units: [(String, Int64)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000)]
+        for (suffix, millis) in units where text.hasSuffix(suffix) {
+            guard let value = Int64(text.dropLast(suffix.count)), value >= 0 else { return nil }
+            return .milliseconds(value * millis)
+        }
+        return nil
+    }
+
     static let variables: [String: String] = [
+        "--handshake-timeout": "PUSHHUB_HANDSHAKE_TIMEOUT", "--hello-timeout": "PUSHHUB_HELLO_TIMEOUT",
+        "--ping-interval": "PUSHHUB_PING_INTERVAL", "--idle-timeout": "PUSHHUB_IDLE_TIMEOUT",
+        "--drain-timeout": "PUSHHUB_DRAIN_TIMEOUT",
         "--listen": "PUSHHUB_LISTEN", "--admin": "PUSHHUB_ADMIN", "--data": "PUSHHUB_DATA", "--loops": "PUSHHUB_LOOPS",
         "--echo-path": "PUSHHUB_ECHO_PATH", "--dev": "PUSHHUB_DEV", "--log-level": "PUSHHUB_LOG_LEVEL",
     ]

@@ -1,0 +1,42 @@
+# PushHub — `make run` starts a hub on its embedded defaults; `make test` runs every test.
+# Both install what they need on a fresh Debian machine (libssl-dev, a Python venv in .venv/,
+# the Autobahn|Testsuite in .autobahn/).
+
+SWIFT ?= swift
+BIN_DEBUG := .build/debug
+BIN_RELEASE := .build/release
+
+.PHONY: run test build release deps venv unit e2e conformance bench clean
+
+deps:
+	@pkg-config --exists openssl 2>/dev/null || { \
+	  echo "installing libssl-dev"; apt-get update -qq && apt-get install -y -qq libssl-dev pkg-config; }
+
+venv:
+	@bash scripts/ensure-python-venv.sh
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+run: release
+	$(BIN_RELEASE)/pushhub --dev --echo-path /v1/echo
+
+unit: build
+	$(SWIFT) test
+
+e2e: build venv
+	.venv/bin/python -m pytest -q Tests/EndToEnd
+
+conformance: build
+	bash Tests/Conformance/run-autobahn.sh $(BIN_DEBUG) both
+
+test: unit e2e conformance
+
+bench: release
+	$(BIN_RELEASE)/ws-bench
+
+clean:
+	rm -rf .build .venv .autobahn

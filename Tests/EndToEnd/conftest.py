@@ -1,0 +1,87 @@
+"""Starts real pushhub processes on loopback for the end-to-end tests."""
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = os.environ.get("PUSHHUB_BIN_DIR", os.path.join(ROOT, ".build", "debug"))
+
+
+class Hub:
+    """A pushhub process; `port`/`admin_port` are its bound ports, `token` its admin token."""
+
+    def __init__(self, *flags):
+        self.data = tempfile.mkdtemp(prefix="pushhub-e2e-")
+        self.log_path = os.path.join(self.data, "hub.log")
+        self.log = open(self.log_path, "w")
+        self.process = subprocess.Popen(
+            [os.path.join(BIN, "pushhub"), "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0",
+             "--data", os.path.join(self.data, "data"), "--echo-path", "/echo", *flags],
+            stderr=self.log)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            for line in open(self.log_path):
+                entry = json.loads(line)
+                if entry.get("msg") == "listening":
+                    self.port = int(entry["client"].rsplit(":", 1)[1])
+                    self.admin_port = int(entry["admin"].rsplit(":", 1)[1])
+                    self.token = open(os.path.join(self.data, "data", "admin.token")).read().strip()
+                    return
+            assert self.process.poll() is None, "pushhub exited: " + open(self.log_path).read()
+            time.sleep(0.05)
+        raise AssertionError("pushhub did not log 'listening' within 10 s")
+
+    @property
+    def url(self):
+        return "ws://127.0.0.1:%d" % self.port
+
+    def stats(self):
+        request = urllib.request.Request("http://127.0.0.1:%d/v1/stats" % self.admin_port,
+                                         headers={"Authorization": "Bearer " + self.token})
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return json.load(response)
+
+    def wait_for_connections(self, expected, timeout=5.0):
+        """Waits until the hub counts `expected` open connections besides the stats request."""
+        deadline = time.time() + timeout
+        while True:
+            stats = self.stats()
+            # The stats request's own connection is open while it is answered.
+            if stats["connections"] - 1 == expected:
+                return stats
+            if time.time() > deadline:
+                raise AssertionError("expected %d connections, hub reports %r" % (expected, stats))
+            time.sleep(0.05)
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            return self.process.wait(timeout=15)
+        return self.process.returncode
+
+
+@pytest.fixture
+def hub_factory():
+    hubs = []
+
+    def start(*flags):
+        hub = Hub(*flags)
+        hubs.append(hub)
+        return hub
+
+    yield start
+    for hub in hubs:
+        if hub.process.poll() is None:
+            hub.process.kill()
+            hub.process.wait()
+
+
+@pytest.fixture
+def hub(hub_factory):
+    return hub_factory("--handshake-timeout", "700ms", "--hello-timeout", "700ms")

@@ -1,0 +1,181 @@
+"""Raw sockets against pushhub: malformed upgrades get an HTTP answer and a closed socket,
+protocol violations get their close code, slow senders time out, nothing leaks, and the hub
+keeps serving everyone else throughout."""
+import base64
+import os
+import socket
+import struct
+import time
+
+from websockets.sync.client import connect
+
+GOOD_KEY = base64.b64encode(b"0123456789abcdef").decode()
+
+
+def raw(hub):
+    s = socket.create_connection(("127.0.0.1", hub.port), timeout=5)
+    return s
+
+
+def read_all(s):
+    """Reads until the hub closes the socket."""
+    chunks = []
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def upgrade_request(path="/echo", method="GET", version="HTTP/1.1", key=GOOD_KEY, ws_version="13", extra=""):
+    return ("%s %s %s\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: %s\r\n%s\r\n"
+            % (method, path, version, key, ws_version, extra)).encode()
+
+
+def status_of(response):
+    return int(response.split(b" ", 2)[1])
+
+
+def masked_frame(opcode, payload, fin=True, mask=True, rsv=0):
+    first = (0x80 if fin else 0) | rsv << 4 | opcode
+    key = os.urandom(4)
+    length = len(payload)
+    if length < 126:
+        head = struct.pack("!BB", first, (0x80 if mask else 0) | length)
+    elif length < 65536:
+        head = struct.pack("!BBH", first, (0x80 if mask else 0) | 126, length)
+    else:
+        head = struct.pack("!BBQ", first, (0x80 if mask else 0) | 127, length)
+    if not mask:
+        return head + payload
+    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+
+
+def open_raw_websocket(hub, path="/echo"):
+    s = raw(hub)
+    s.sendall(upgrade_request(path))
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += s.recv(1)
+    assert status_of(head) == 101
+    return s
+
+
+def read_close_code(s):
+    """Reads frames until a close frame; returns its code."""
+    data = read_all(s)
+    while data:
+        opcode, length = data[0] & 0x0F, data[1] & 0x7F
+        start = 2
+        if length == 126:
+            length, start = struct.unpack("!H", data[2:4])[0], 4
+        if opcode == 0x8:
+            return struct.unpack("!H", data[start:start + 2])[0]
+        data = data[start + length:]
+    raise AssertionError("no close frame before the socket closed")
+
+
+def test_refused_upgrades_get_status_and_reason_then_close(hub):
+    cases = [
+        (b"\x16\x03\x01\x02\x00garbage that is not HTTP\r\n\r\n", 400),
+        (upgrade_request(path="/nowhere"), 404),
+        (upgrade_request(method="POST"), 405),
+        (upgrade_request(version="HTTP/1.0"), 400),
+        (upgrade_request(ws_version="8"), 426),
+        (upgrade_request(key=base64.b64encode(b"fifteen bytes!!").decode()), 400),
+        (b"GET /echo HTTP/1.1\r\nHost: x\r\n\r\n", 426),
+        (b"GET /echo HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n", 431),
+    ]
+    for request, expected in cases:
+        s = raw(hub)
+        s.sendall(request)
+        response = read_all(s)  # returns only once the hub closed the socket
+        assert status_of(response) == expected, (request[:60], response[:200])
+        body = response.split(b"\r\n\r\n", 1)[1]
+        assert body.strip(), "a refusal carries a one-line reason"
+        if expected == 426 and b"Sec-WebSocket-Version: 8" in request:
+            assert b"Sec-WebSocket-Version: 13" in response
+        s.close()
+    hub.wait_for_connections(0)
+
+
+def test_half_finished_handshake_times_out_while_others_are_served(hub):
+    slow = raw(hub)
+    slow.sendall(b"GET /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: webso")
+    with connect(hub.url + "/echo") as ws:  # the hub still serves everyone else
+        ws.send("ping me")
+        assert ws.recv(timeout=5) == "ping me"
+    started = time.time()
+    response = read_all(slow)
+    assert status_of(response) == 408
+    assert time.time() - started < 5
+    hub.wait_for_connections(0)
+
+
+def test_silent_connection_is_closed_after_the_handshake_timeout(hub):
+    s = raw(hub)
+    response = read_all(s)
+    assert status_of(response) == 408
+
+
+def test_unmasked_frame_is_a_protocol_error_1002(hub):
+    s = open_raw_websocket(hub)
+    s.sendall(masked_frame(0x1, b"hello", mask=False))
+    assert read_close_code(s) == 1002
+
+
+def test_reserved_bits_and_opcodes_are_protocol_errors(hub):
+    for frame in [masked_frame(0x1, b"x", rsv=0b100), masked_frame(0x3, b"x"), masked_frame(0x9, b"p", fin=False)]:
+        s = open_raw_websocket(hub)
+        s.sendall(frame)
+        assert read_close_code(s) == 1002
+
+
+def test_invalid_utf8_text_is_closed_with_1007(hub):
+    s = open_raw_websocket(hub)
+    s.sendall(masked_frame(0x1, b"\xce\xba\xe1\xbd\xb9\xcf\x83\xce\xbc\xce\xb5\xed\xa0\x80"))
+    assert read_close_code(s) == 1007
+
+
+def test_garbage_after_upgrade_does_not_crash_the_hub(hub):
+    for seed in range(20):
+        s = open_raw_websocket(hub)
+        s.sendall(os.urandom(64 + seed * 13))
+        s.settimeout(5)
+        try:
+            read_all(s)
+        except (ConnectionResetError, socket.timeout):
+            pass
+        s.close()
+    with connect(hub.url + "/echo") as ws:
+        ws.send("alive")
+        assert ws.recv(timeout=5) == "alive"
+    assert hub.process.poll() is None
+
+
+def test_no_connection_leaks_after_abuse(hub):
+    sockets = []
+    for i in range(30):
+        s = raw(hub)
+        s.sendall([b"GET / HTTP/1.1\r\n", upgrade_request(), b"\x00\xff" * 10][i % 3])
+        sockets.append(s)
+    for s in sockets[::2]:
+        s.close()  # vanish mid-request
+    for s in sockets[1::2]:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        s.close()  # reset
+    stats = hub.wait_for_connections(0)
+    assert stats["websocket_connections"] == 0
+
+
+def test_server_pings_idle_clients_and_drops_dead_ones(hub_factory):
+    hub = hub_factory("--ping-interval", "300ms", "--idle-timeout", "1s")
+    s = open_raw_websocket(hub)
+    s.settimeout(5)
+    first = s.recv(2)
+    assert first[0] == 0x89, "an unmasked ping frame from the server"
+    started = time.time()
+    read_all(s)  # we never answer: the hub closes after the idle timeout
+    assert time.time() - started < 3
+    hub.wait_for_connections(0)
