@@ -70,8 +70,8 @@ final class EventLoop {
             reapPending()
             if let deadline = shutdownDeadline, connections.isEmpty || now >= deadline { break }
         }
-        for connection in connections.values { connection.reap() }
-        connections.removeAll()
+        for connection in connections.values { connection.requestClose() }
+        reapPending()
     }
 
     private func waitTimeoutMilliseconds() -> Int32 {

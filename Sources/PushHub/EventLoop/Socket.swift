@@ -18,10 +18,14 @@ public struct Socket: Sendable {
         return try systemCall("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
 
-    /// Writes what `iovecs` point at, in order.
+    /// Writes what `iovecs` point at, in order: `writev` through `sendmsg`, so that a peer that
+    /// went away is an EPIPE for this connection rather than a SIGPIPE for the process.
     public func writev(_ iovecs: UnsafeBufferPointer<iovec>) throws(SystemError) -> IOResult<Int> {
         precondition(fd >= 0, "writev on a closed socket")
-        return try systemCall("writev") { Glibc.writev(fd, iovecs.baseAddress, Int32(iovecs.count)) }
+        var message = msghdr()
+        message.msg_iov = UnsafeMutablePointer(mutating: iovecs.baseAddress)
+        message.msg_iovlen = iovecs.count
+        return try systemCall("sendmsg") { Glibc.sendmsg(fd, &message, Int32(MSG_NOSIGNAL)) }
     }
 
     /// Writes `bytes`; a short write is possible.

