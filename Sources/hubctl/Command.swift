@@ -1,0 +1,31 @@
+/// One hubctl command: its name, a one-line abstract, its usage and how it runs.
+///
+/// Invariant: `run` returns the process exit code (DESIGN §8: 0 success, 1 the hub refused,
+/// 2 usage, 3 cannot reach the hub).
+protocol Command {
+    static var name: String { get }
+    static var abstract: String { get }
+    static var usage: String { get }
+    static var options: [(String, String)] { get }
+    static func run(_ arguments: Arguments, client: AdminClient, output: Output) -> Int32
+}
+
+extension Command {
+    static var help: String {
+        var text = "OVERVIEW: \(abstract)\n\nUSAGE: \(usage)\n\nOPTIONS:\n"
+        let rows = options + [("--url URL", "admin API address (env HUBCTL_URL; default http://127.0.0.1:8081)"),
+                              ("--token TOKEN", "admin token (env HUBCTL_TOKEN; default: ./data/admin.token if readable)"),
+                              ("--json", "print JSON"), ("-h, --help", "show this help")]
+        let width = rows.map(\.0.count).max() ?? 0
+        for (name, text_) in rows { text += "  " + name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + text_ + "\n" }
+        return text
+    }
+}
+
+/// Exit codes (DESIGN §8).
+enum ExitCode {
+    static let success: Int32 = 0
+    static let refused: Int32 = 1
+    static let usage: Int32 = 2
+    static let unreachable: Int32 = 3
+}

@@ -1,0 +1,16 @@
+import Foundation
+
+/// Where results and errors go: results on stdout (aligned columns or `--json`), errors on stderr.
+struct Output {
+    let json: Bool
+
+    func print(_ text: String) { Swift.print(text) }
+
+    func error(_ text: String) { FileHandle.standardError.write(Data("Error: \(text)\n".utf8)) }
+
+    /// `key: value` rows with the values aligned.
+    func table(_ rows: [(String, String)]) {
+        let width = rows.map(\.0.count).max() ?? 0
+        for (key, value) in rows { Swift.print((key + ":").padding(toLength: width + 2, withPad: " ", startingAt: 0) + value) }
+    }
+}
