@@ -39,7 +39,7 @@ for name in hub.secrets.generated {
     let value = name == "admin.token" ? hub.secrets.adminToken : hub.secrets.jwtSecret
     Log.info("generated \(name) (shown once; it is in the data dir)", [("file", name), ("value", value)])
 }
-Log.info("listening", [
+Log.always("listening", [
     ("client", hub.clientAddress.description), ("admin", hub.adminAddress.description),
     ("loops", parsed.config.effectiveLoops), ("data", parsed.config.dataDirectory),
     ("echo_path", parsed.config.echoPath ?? ""), ("dev", parsed.config.dev),
@@ -59,5 +59,5 @@ while true {
 }
 hub.shutdown(drain: parsed.config.drainTimeout)
 hub.join()
-Log.info("stopped")
+Log.always("stopped")
 exit(0)

@@ -1,1 +1,61 @@
-print("todo")
+import Foundation
+import Glibc
+import PushHub
+
+// ws-bench: starts pushhub processes on loopback and prints the foundation's figures:
+// echo messages/s and latency with 100 connections of 32-byte messages, handshakes/s, and
+// RSS per idle connection with 10,000 idle connections. Results go into bench/README.md.
+//
+//   ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--only echo|handshake|idle]
+
+var options: [String: String] = [:]
+var argumentIterator = CommandLine.arguments.dropFirst().makeIterator()
+while let flag = argumentIterator.next() {
+    guard flag.hasPrefix("--"), let value = argumentIterator.next() else {
+        FileHandle.standardError.write(Data("usage: ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--only echo|handshake|idle]\n".utf8))
+        exit(2)
+    }
+    options[String(flag.dropFirst(2))] = value
+}
+let loops = Int(options["loops"] ?? "") ?? SystemInfo.onlineCores
+let seconds = Int(options["seconds"] ?? "") ?? 5
+let connections = Int(options["connections"] ?? "") ?? 100
+let idleCount = Int(options["idle"] ?? "") ?? 10_000
+let only = options["only"]
+
+// The load generator needs a descriptor per connection.
+var limit = rlimit()
+getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+limit.rlim_cur = limit.rlim_max
+setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+
+print("ws-bench: hub with \(loops) loop(s), \(SystemInfo.onlineCores) cores, load generator on 1 thread")
+do {
+    if only == nil || only == "echo" {
+        let hub = try HubProcess(loops: loops)
+        let result = try EchoLoad.run(server: hub.client, connections: connections, messageBytes: 32, warmup: .seconds(1),
+                                      duration: .seconds(seconds))
+        hub.stop()
+        print(String(format: "echo: %d connections x 32-byte messages: %.0f messages/s, p50 %.0f µs, p99 %.0f µs (%d messages in %.1f s)",
+                     connections, Double(result.messages) / result.seconds, result.latencies.percentile(0.5),
+                     result.latencies.percentile(0.99), result.messages, result.seconds))
+    }
+    if only == nil || only == "handshake" {
+        let hub = try HubProcess(loops: loops)
+        let result = try HandshakeLoad.run(server: hub.client, concurrency: 50, duration: .seconds(seconds))
+        hub.stop()
+        print(String(format: "handshakes: %.0f per second (50 in flight, %d in %.1f s)",
+                     Double(result.count) / result.seconds, result.count, result.seconds))
+    }
+    if only == nil || only == "idle" {
+        let hub = try HubProcess(loops: loops)
+        let result = try IdleMemory.run(hub: hub, count: idleCount)
+        hub.stop()
+        print(String(format: "idle: %d connections: RSS %.1f MiB -> %.1f MiB, %.2f KiB per connection",
+                     result.opened, Double(result.before) / 1_048_576, Double(result.after) / 1_048_576,
+                     Double(result.after - result.before) / 1024 / Double(result.opened)))
+    }
+} catch {
+    FileHandle.standardError.write(Data("ws-bench: \(error)\n".utf8))
+    exit(1)
+}

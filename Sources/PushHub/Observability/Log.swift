@@ -26,8 +26,8 @@ public enum Log {
 
     /// Logs `message` with `fields` (values are written as JSON strings, or raw numbers for Int).
     public static func write(_ level: Level, _ message: @autoclosure () -> String,
-                             _ fields: @autoclosure () -> [(String, any Sendable)] = []) {
-        guard isEnabled(level) else { return }
+                             _ fields: @autoclosure () -> [(String, any Sendable)] = [], force: Bool = false) {
+        guard force || isEnabled(level) else { return }
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         let millis = Int(spec.tv_sec) * 1000 + Int(spec.tv_nsec) / 1_000_000
@@ -43,6 +43,11 @@ public enum Log {
         line += "}\n"
         var bytes = Array(line.utf8)
         _ = bytes.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+    }
+
+    /// Logs at info whatever the level: the lines tools wait for (`listening`, `stopped`).
+    public static func always(_ message: String, _ fields: [(String, any Sendable)] = []) {
+        write(.info, message, fields, force: true)
     }
 
     public static func info(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, any Sendable)] = []) {
