@@ -7,11 +7,13 @@ final class HubProcess {
     let client: SocketAddress
     let admin: SocketAddress
     let data: String
+    let logPath: String
 
     init(loops: Int, environment extra: [String: String] = [:]) throws {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pushhub").path
         data = NSTemporaryDirectory() + "pushhub-bench-\(UUID().uuidString)"
         let log = data + ".log"
+        logPath = log
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data", data, "--echo-path", "/echo",
@@ -43,6 +45,7 @@ final class HubProcess {
         return (Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) * 1024
     }
 
+    /// SIGTERM, then wait for the exit (the hub drains and exits 0).
     func stop() {
         process.terminate()
         process.waitUntilExit()

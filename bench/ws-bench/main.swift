@@ -6,13 +6,13 @@ import PushHub
 // echo messages/s and latency with 100 connections of 32-byte messages, handshakes/s, and
 // RSS per idle connection with 10,000 idle connections. Results go into bench/README.md.
 //
-//   ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--only echo|handshake|idle]
+//   ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--only echo|handshake|alloc|idle]
 
 var options: [String: String] = [:]
 var argumentIterator = CommandLine.arguments.dropFirst().makeIterator()
 while let flag = argumentIterator.next() {
     guard flag.hasPrefix("--"), let value = argumentIterator.next() else {
-        FileHandle.standardError.write(Data("usage: ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--only echo|handshake|idle]\n".utf8))
+        FileHandle.standardError.write(Data("usage: ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--only echo|handshake|alloc|idle]\n".utf8))
         exit(2)
     }
     options[String(flag.dropFirst(2))] = value
@@ -46,6 +46,11 @@ do {
         hub.stop()
         print(String(format: "handshakes: %.0f per second (50 in flight, %d in %.1f s)",
                      Double(result.count) / result.seconds, result.count, result.seconds))
+    }
+    if only == nil || only == "alloc" {
+        let result = try Allocations.perMessage(loops: 1, connections: connections, messages: 200_000)
+        print(String(format: "allocations: %.3f heap allocations per echoed 32-byte message (hub totals: %d for 200k messages, %d for 400k)",
+                     max(0, result.perMessage), result.one, result.two))
     }
     if only == nil || only == "idle" {
         let hub = try HubProcess(loops: loops)
