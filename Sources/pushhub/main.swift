@@ -28,6 +28,8 @@ for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&signals, signal) }
 pthread_sigmask(SIG_BLOCK, &signals, nil)
 let signalFD = signalfd(-1, &signals, Int32(SFD_CLOEXEC))
 
+let descriptorLimit = SystemInfo.raiseDescriptorLimit()
+
 let hub: Hub
 do {
     hub = try Hub(config: parsed.config)
@@ -42,7 +44,7 @@ for name in hub.secrets.generated {
 Log.always("listening", [
     ("client", hub.clientAddress.description), ("admin", hub.adminAddress.description),
     ("loops", parsed.config.effectiveLoops), ("data", parsed.config.dataDirectory),
-    ("echo_path", parsed.config.echoPath ?? ""), ("dev", parsed.config.dev),
+    ("echo_path", parsed.config.echoPath ?? ""), ("dev", parsed.config.dev), ("max_fds", descriptorLimit),
 ])
 
 var info = signalfd_siginfo()

@@ -1,6 +1,7 @@
 """Starts real pushhub processes on loopback for the end-to-end tests."""
 import json
 import os
+import resource
 import signal
 import subprocess
 import tempfile
@@ -16,14 +17,15 @@ BIN = os.environ.get("PUSHHUB_BIN_DIR", os.path.join(ROOT, ".build", "debug"))
 class Hub:
     """A pushhub process; `port`/`admin_port` are its bound ports, `token` its admin token."""
 
-    def __init__(self, *flags):
+    def __init__(self, *flags, max_fds=None):
         self.data = tempfile.mkdtemp(prefix="pushhub-e2e-")
         self.log_path = os.path.join(self.data, "hub.log")
         self.log = open(self.log_path, "w")
         self.process = subprocess.Popen(
             [os.path.join(BIN, "pushhub"), "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0",
              "--data", os.path.join(self.data, "data"), "--echo-path", "/echo", *flags],
-            stderr=self.log)
+            stderr=self.log,
+            preexec_fn=(lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (max_fds, max_fds))) if max_fds else None)
         deadline = time.time() + 10
         while time.time() < deadline:
             for line in open(self.log_path):
@@ -59,6 +61,10 @@ class Hub:
                 raise AssertionError("expected %d connections, hub reports %r" % (expected, stats))
             time.sleep(0.05)
 
+    def cpu_seconds(self):
+        fields = open("/proc/%d/stat" % self.process.pid).read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self):
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
@@ -70,8 +76,8 @@ class Hub:
 def hub_factory():
     hubs = []
 
-    def start(*flags):
-        hub = Hub(*flags)
+    def start(*flags, **options):
+        hub = Hub(*flags, **options)
         hubs.append(hub)
         return hub
 

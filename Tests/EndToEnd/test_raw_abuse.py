@@ -179,3 +179,29 @@ def test_server_pings_idle_clients_and_drops_dead_ones(hub_factory):
     read_all(s)  # we never answer: the hub closes after the idle timeout
     assert time.time() - started < 3
     hub.wait_for_connections(0)
+
+
+def test_running_out_of_descriptors_pauses_accepts_without_spinning(hub_factory):
+    hub = hub_factory("--loops", "1", max_fds=48)
+    flood = []
+    for _ in range(80):  # more connections than the hub has descriptors for
+        try:
+            flood.append(socket.create_connection(("127.0.0.1", hub.port), timeout=2))
+        except OSError:
+            break
+    before = hub.cpu_seconds()
+    time.sleep(1.0)
+    assert hub.cpu_seconds() - before < 0.5, "the hub spun on its listener instead of pausing accepts"
+    for s in flood:
+        s.close()
+    deadline = time.time() + 10
+    while True:  # once descriptors are free again, the hub accepts and serves
+        try:
+            with connect(hub.url + "/echo", open_timeout=2) as ws:
+                ws.send("back")
+                assert ws.recv(timeout=5) == "back"
+                break
+        except (OSError, TimeoutError):
+            assert time.time() < deadline
+            time.sleep(0.2)
+    assert hub.process.poll() is None

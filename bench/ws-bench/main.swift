@@ -24,10 +24,7 @@ let idleCount = Int(options["idle"] ?? "") ?? 10_000
 let only = options["only"]
 
 // The load generator needs a descriptor per connection.
-var limit = rlimit()
-getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-limit.rlim_cur = limit.rlim_max
-setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+SystemInfo.raiseDescriptorLimit()
 
 print("ws-bench: hub with \(loops) loop(s), \(SystemInfo.onlineCores) cores, load generator on 1 thread")
 do {

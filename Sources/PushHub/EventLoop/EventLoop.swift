@@ -27,6 +27,9 @@ final class EventLoop {
     private var pendingFlush: [Connection] = []
     private var pendingReap: [Connection] = []
     private var shutdownDeadline: UInt64?
+    /// Set when accept failed for lack of descriptors: the listeners leave epoll until then,
+    /// since a level-triggered listener with a pending connection would wake the loop forever.
+    private var acceptPausedUntil: UInt64?
     /// The time of the current tick (monotonic nanoseconds), read once per wake-up.
     private(set) var now: UInt64
     /// One read buffer for every connection of the loop; a handler must not keep slices of it.
@@ -66,6 +69,7 @@ final class EventLoop {
             now = MonotonicClock.now()
             for command in mailbox.drain() { perform(command) }
             fireTimers()
+            resumeAcceptingIfDue()
             flushPending()
             reapPending()
             if let deadline = shutdownDeadline, connections.isEmpty || now >= deadline { break }
@@ -77,6 +81,7 @@ final class EventLoop {
     private func waitTimeoutMilliseconds() -> Int32 {
         if !pendingFlush.isEmpty || !pendingReap.isEmpty { return 0 }
         var deadline = timers.nextDeadline
+        if let acceptPausedUntil { deadline = min(deadline ?? acceptPausedUntil, acceptPausedUntil) }
         if let shutdownDeadline { deadline = min(deadline ?? shutdownDeadline, shutdownDeadline) }
         guard let deadline else { return -1 }
         let current = MonotonicClock.now()
@@ -111,8 +116,9 @@ final class EventLoop {
                 case .processed(let accepted): socket = accepted
                 }
             } catch {
-                // EMFILE, ENFILE, ENOBUFS: log and let the next wake-up try again.
-                Log.warning("accept failed", [("error", "\(error)")])
+                // EMFILE, ENFILE, ENOBUFS: stop accepting for a moment instead of spinning.
+                Log.warning("accept failed; pausing accepts for 100 ms", [("error", "\(error)")])
+                pauseAccepting()
                 return
             }
             var owned = socket
@@ -138,10 +144,29 @@ final class EventLoop {
         }
     }
 
+    private func pauseAccepting() {
+        guard acceptPausedUntil == nil else { return }
+        acceptPausedUntil = now + 100_000_000
+        for entry in listeners { epoll.remove(fd: entry.listener.socket.fd) }
+    }
+
+    private func resumeAcceptingIfDue() {
+        guard let until = acceptPausedUntil, now >= until else { return }
+        acceptPausedUntil = nil
+        for (i, entry) in listeners.enumerated() {
+            do {
+                try epoll.add(fd: entry.listener.socket.fd, token: UInt64(i + 1))
+            } catch {
+                Log.error("cannot resume accepting", [("error", "\(error)")])
+            }
+        }
+    }
+
     private func perform(_ command: LoopCommand) {
         switch command {
         case .shutdown(let deadline):
             shutdownDeadline = deadline
+            acceptPausedUntil = nil
             for index in listeners.indices {
                 epoll.remove(fd: listeners[index].listener.socket.fd)
                 listeners[index].listener.close()
