@@ -12,7 +12,7 @@ final class Connection {
     enum Phase: Equatable {
         /// Reading an HTTP request head; answered 408 after the deadline.
         case readingHead(deadline: UInt64)
-        /// Reading an admin request body of `remaining` bytes.
+        /// Reading an admin request body (`bodyExpected` bytes); answered 408 after the deadline.
         case readingBody(deadline: UInt64)
         case webSocket
         /// Writing what is queued, then half-closing and waiting for the peer's end of stream
@@ -44,7 +44,12 @@ final class Connection {
     // Loop bookkeeping
     var isFlushPending = false
     var isCloseRequested = false
-    var isWritableArmed = false
+    /// What epoll reports for this socket now (registration starts readable only).
+    struct Interest: Equatable {
+        var readable: Bool
+        var writable: Bool
+    }
+    var registeredInterest = Interest(readable: true, writable: false)
     var isReadPaused = false
     var hasShutDownWrite = false
     var scheduledDeadline: UInt64?

@@ -196,13 +196,14 @@ final class EventLoop {
     }
 
     /// Sets what epoll reports for `connection`: readable unless it paused reading, writable
-    /// when asked.
+    /// when asked. Skips the system call when nothing changed (the common case per flush).
     func updateInterest(_ connection: Connection, writable: Bool) {
         guard !connection.isCloseRequested else { return }
-        let readable = !connection.isReadPaused
+        let interest = Connection.Interest(readable: !connection.isReadPaused, writable: writable)
+        guard interest != connection.registeredInterest else { return }
         do {
-            try epoll.modify(fd: connection.socket.fd, token: connection.token, readable: readable, writable: writable)
-            connection.isWritableArmed = writable
+            try epoll.modify(fd: connection.socket.fd, token: connection.token, readable: interest.readable, writable: interest.writable)
+            connection.registeredInterest = interest
         } catch {
             connection.requestClose()
         }
