@@ -205,3 +205,23 @@ def test_running_out_of_descriptors_pauses_accepts_without_spinning(hub_factory)
             assert time.time() < deadline
             time.sleep(0.2)
     assert hub.process.poll() is None
+
+
+def test_client_that_never_reads_is_paused_then_timed_out(hub_factory):
+    hub = hub_factory("--idle-timeout", "1500ms", "--ping-interval", "10s", "--loops", "1")
+    s = open_raw_websocket(hub)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    frame = masked_frame(0x2, b"x" * 60000)
+    s.settimeout(0.2)
+    sent = 0
+    started = time.time()
+    try:
+        while time.time() - started < 5:
+            s.sendall(frame)  # blocks once the hub stops reading from us
+            sent += 1
+    except (socket.timeout, BlockingIOError):
+        pass
+    assert sent < 2000, "the hub kept reading from a client that never reads its echoes"
+    rss_kib = int([l for l in open("/proc/%d/status" % hub.process.pid) if l.startswith("VmRSS:")][0].split()[1])
+    assert rss_kib < 200 * 1024, "outbound data for one client must stay bounded"
+    hub.wait_for_connections(0, timeout=10)  # closed by the idle timeout, no reads from us since the pause
