@@ -24,7 +24,8 @@ let package = Package(
         .target(name: "PushHub", dependencies: ["WSProtocol", "COpenSSL", "CLinux"]),
         .executableTarget(name: "pushhub", dependencies: ["PushHub"]),
         .executableTarget(name: "hubctl", dependencies: ["PushHub", "WSProtocol"]),
-        .executableTarget(name: "ws-testee", dependencies: ["PushHub", "WSProtocol"], path: "Tests/Conformance/ws-testee"),
+        .executableTarget(
+            name: "ws-testee", dependencies: ["PushHub", "WSProtocol"], path: "Tests/Conformance/ws-testee"),
         .executableTarget(name: "ws-bench", dependencies: ["PushHub", "WSProtocol", "CLinux"], path: "bench/ws-bench"),
         .testTarget(name: "WSProtocolTests", dependencies: ["WSProtocol"]),
         .testTarget(name: "PushHubTests", dependencies: ["PushHub", "WSProtocol"]),

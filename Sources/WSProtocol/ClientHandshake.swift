@@ -10,8 +10,10 @@ public struct ClientHandshake: Sendable {
     public let subprotocols: [String]
     public let extraHeaders: HeaderFields
 
-    public init(host: String, path: String, subprotocols: [String] = [], extraHeaders: HeaderFields = HeaderFields(),
-                key: String = AcceptKey.randomClientKey()) {
+    public init(
+        host: String, path: String, subprotocols: [String] = [], extraHeaders: HeaderFields = HeaderFields(),
+        key: String = AcceptKey.randomClientKey()
+    ) {
         self.key = key
         self.host = host
         self.path = path
@@ -54,14 +56,16 @@ public struct ClientHandshake: Sendable {
             guard let colon = line.firstIndex(of: ":") else {
                 throw HandshakeError(status: 0, reason: "a response header line has no colon")
             }
-            headers.append(name: String(line[..<colon]), value: line[line.index(after: colon)...].trimmingHTTPWhitespace())
+            headers.append(
+                name: String(line[..<colon]), value: line[line.index(after: colon)...].trimmingHTTPWhitespace())
         }
         return Response(status: status, headers: headers, headLength: end + 4)
     }
 
     static func headEnd(_ bytes: [UInt8]) -> Int? {
         guard bytes.count >= 4 else { return nil }
-        for i in 0...(bytes.count - 4) where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
+        for i in 0...(bytes.count - 4)
+        where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
             return i
         }
         return nil
@@ -71,10 +75,12 @@ public struct ClientHandshake: Sendable {
     /// - Returns: the subprotocol the server chose, if any.
     public func verify(_ response: Response) throws(HandshakeError) -> String? {
         guard response.status == 101 else {
-            throw HandshakeError(status: 0, reason: "the server answered \(response.status), not 101 Switching Protocols")
+            throw HandshakeError(
+                status: 0, reason: "the server answered \(response.status), not 101 Switching Protocols")
         }
         guard response.headers.containsToken("websocket", in: "Upgrade"),
-              response.headers.containsToken("upgrade", in: "Connection") else {
+            response.headers.containsToken("upgrade", in: "Connection")
+        else {
             throw HandshakeError(status: 0, reason: "the 101 answer lacks Upgrade: websocket or Connection: Upgrade")
         }
         guard response.headers["Sec-WebSocket-Accept"] == AcceptKey.compute(for: key) else {

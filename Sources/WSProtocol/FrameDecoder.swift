@@ -38,7 +38,8 @@ public struct FrameDecoder: Sendable {
     }
 
     /// Decodes the next step from `buffer[offset...]`, advancing `offset` past what it consumed.
-    public mutating func next(in buffer: UnsafeMutableRawBufferPointer, offset: inout Int) throws(ProtocolError) -> Step {
+    public mutating func next(in buffer: UnsafeMutableRawBufferPointer, offset: inout Int) throws(ProtocolError) -> Step
+    {
         switch state {
         case .header:
             return try nextHeader(in: UnsafeRawBufferPointer(buffer), offset: &offset)
@@ -58,7 +59,8 @@ public struct FrameDecoder: Sendable {
         }
     }
 
-    private mutating func nextHeader(in buffer: UnsafeRawBufferPointer, offset: inout Int) throws(ProtocolError) -> Step {
+    private mutating func nextHeader(in buffer: UnsafeRawBufferPointer, offset: inout Int) throws(ProtocolError) -> Step
+    {
         if partialHeader.isEmpty {
             // Fast path: the whole header is in this input.
             let available = buffer.count - offset
@@ -76,7 +78,9 @@ public struct FrameDecoder: Sendable {
             partialHeader.append(buffer[offset])
             offset += 1
             if partialHeader.count >= 2 && partialHeader.count == Self.headerSize(partialHeader[0], partialHeader[1]) {
-                let header = try partialHeader.withUnsafeBytes { bytes in Result { () throws(ProtocolError) in try decodeHeader(bytes) } }.get()
+                let header = try partialHeader.withUnsafeBytes { bytes in
+                    Result { () throws(ProtocolError) in try decodeHeader(bytes) }
+                }.get()
                 partialHeader.removeAll(keepingCapacity: true)
                 return accept(header)
             }

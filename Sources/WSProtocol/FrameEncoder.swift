@@ -27,9 +27,12 @@ public enum FrameEncoder {
     }
 
     /// Appends one whole frame carrying `payload`, masked when `maskingKey` is given.
-    public static func appendFrame(opcode: Opcode, fin: Bool = true, rsv: UInt8 = 0, payload: UnsafeRawBufferPointer,
-                                   maskingKey: MaskingKey? = nil, to out: inout [UInt8]) {
-        let header = FrameHeader(fin: fin, rsv: rsv, opcode: opcode, maskingKey: maskingKey, payloadLength: UInt64(payload.count))
+    public static func appendFrame(
+        opcode: Opcode, fin: Bool = true, rsv: UInt8 = 0, payload: UnsafeRawBufferPointer,
+        maskingKey: MaskingKey? = nil, to out: inout [UInt8]
+    ) {
+        let header = FrameHeader(
+            fin: fin, rsv: rsv, opcode: opcode, maskingKey: maskingKey, payloadLength: UInt64(payload.count))
         appendHeader(header, to: &out)
         let start = out.count
         out.append(contentsOf: payload)
@@ -41,8 +44,10 @@ public enum FrameEncoder {
     }
 
     /// Appends a frame whose payload is `payload`'s bytes.
-    public static func appendFrame(opcode: Opcode, fin: Bool = true, payload: [UInt8], maskingKey: MaskingKey? = nil,
-                                   to out: inout [UInt8]) {
+    public static func appendFrame(
+        opcode: Opcode, fin: Bool = true, payload: [UInt8], maskingKey: MaskingKey? = nil,
+        to out: inout [UInt8]
+    ) {
         payload.withUnsafeBytes { appendFrame(opcode: opcode, fin: fin, payload: $0, maskingKey: maskingKey, to: &out) }
     }
 

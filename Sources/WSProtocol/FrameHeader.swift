@@ -23,7 +23,8 @@ public struct FrameHeader: Equatable, Sendable {
     public var maskingKey: MaskingKey?
     public var payloadLength: UInt64
 
-    public init(fin: Bool = true, rsv: UInt8 = 0, opcode: Opcode, maskingKey: MaskingKey? = nil, payloadLength: UInt64) {
+    public init(fin: Bool = true, rsv: UInt8 = 0, opcode: Opcode, maskingKey: MaskingKey? = nil, payloadLength: UInt64)
+    {
         precondition(rsv < 8, "rsv holds three bits")
         self.fin = fin
         self.rsv = rsv

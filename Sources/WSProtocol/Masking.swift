@@ -10,8 +10,9 @@ public struct MaskingKey: Equatable, Sendable {
     public static func random() -> MaskingKey {
         var rng = SystemRandomNumberGenerator()
         let value = rng.next() as UInt32
-        return MaskingKey(UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8),
-                          UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 24))
+        return MaskingKey(
+            UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8),
+            UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 24))
     }
 
     public static func == (a: MaskingKey, b: MaskingKey) -> Bool {

@@ -58,7 +58,9 @@ public struct MessageAssembler: Sendable {
             fragments = 0
             messageBytes = 0
             utf8.reset()
-            if assembledMessage.capacity > Self.retainedCapacity { assembledMessage = [] } else {
+            if assembledMessage.capacity > Self.retainedCapacity {
+                assembledMessage = []
+            } else {
                 assembledMessage.removeAll(keepingCapacity: true)
             }
         }
@@ -89,7 +91,10 @@ public struct MessageAssembler: Sendable {
             case .pong: return .pong(payload)
             default:
                 if isWholeFrameInInput { return .close(try ClosePayload(parsing: chunk)) }
-                return .close(try assembledControl.withUnsafeBytes { b in Result { () throws(ProtocolError) in try ClosePayload(parsing: b) } }.get())
+                return .close(
+                    try assembledControl.withUnsafeBytes { b in
+                        Result { () throws(ProtocolError) in try ClosePayload(parsing: b) }
+                    }.get())
             }
         }
         guard let opcode = messageOpcode else { preconditionFailure("data payload only inside a message") }
@@ -107,8 +112,10 @@ public struct MessageAssembler: Sendable {
     }
 
     /// Calls `body` with the bytes of `payload`; they are valid only during the call.
-    public func withBytes<R>(of payload: Payload, input: UnsafeRawBufferPointer,
-                             _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    public func withBytes<R>(
+        of payload: Payload, input: UnsafeRawBufferPointer,
+        _ body: (UnsafeRawBufferPointer) throws -> R
+    ) rethrows -> R {
         switch payload {
         case .input(let range): try body(UnsafeRawBufferPointer(rebasing: input[range]))
         case .assembledMessage: try assembledMessage.withUnsafeBytes(body)

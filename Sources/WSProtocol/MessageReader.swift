@@ -24,7 +24,9 @@ public struct MessageReader: Sendable {
 
     /// Decodes from `buffer[offset...]` until a message or control frame is complete or the
     /// input is used up. Unmasks in place.
-    public mutating func next(in buffer: UnsafeMutableRawBufferPointer, offset: inout Int) throws(ProtocolError) -> Event {
+    public mutating func next(in buffer: UnsafeMutableRawBufferPointer, offset: inout Int) throws(ProtocolError)
+        -> Event
+    {
         if let failure { throw failure }
         do {
             return try decode(buffer, offset: &offset)
@@ -34,7 +36,9 @@ public struct MessageReader: Sendable {
         }
     }
 
-    private mutating func decode(_ buffer: UnsafeMutableRawBufferPointer, offset: inout Int) throws(ProtocolError) -> Event {
+    private mutating func decode(_ buffer: UnsafeMutableRawBufferPointer, offset: inout Int) throws(ProtocolError)
+        -> Event
+    {
         while true {
             switch try decoder.next(in: buffer, offset: &offset) {
             case .needMoreBytes:
@@ -42,7 +46,9 @@ public struct MessageReader: Sendable {
             case .header(let header):
                 try assembler.frameStarted(header)
             case .payload(let range, let isFrameEnd):
-                guard let event = try assembler.payloadReceived(UnsafeRawBufferPointer(buffer), range: range, isFrameEnd: isFrameEnd)
+                guard
+                    let event = try assembler.payloadReceived(
+                        UnsafeRawBufferPointer(buffer), range: range, isFrameEnd: isFrameEnd)
                 else { continue }
                 switch event {
                 case .message(let opcode, let payload): return .message(opcode, payload)
@@ -55,8 +61,10 @@ public struct MessageReader: Sendable {
     }
 
     /// Calls `body` with the bytes of an event's payload.
-    public func withBytes<R>(of payload: MessageAssembler.Payload, input: UnsafeMutableRawBufferPointer,
-                             _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    public func withBytes<R>(
+        of payload: MessageAssembler.Payload, input: UnsafeMutableRawBufferPointer,
+        _ body: (UnsafeRawBufferPointer) throws -> R
+    ) rethrows -> R {
         try assembler.withBytes(of: payload, input: UnsafeRawBufferPointer(input), body)
     }
 }

@@ -54,7 +54,8 @@ public enum ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
         case .tooManyFragments(let limit): "a message had more than \(limit) continuation frames"
         case .invalidUTF8(let offset): "text was not valid UTF-8 at byte \(offset) of the message"
         case .closePayloadOfOneByte: "a close frame carried one byte; a code takes two (RFC 6455 §5.5.1)"
-        case .invalidCloseCode(let code): "a close frame carried code \(code), which is not allowed on the wire (RFC 6455 §7.4)"
+        case .invalidCloseCode(let code):
+            "a close frame carried code \(code), which is not allowed on the wire (RFC 6455 §7.4)"
         }
     }
 }

@@ -23,8 +23,10 @@ public enum ServerHandshake {
     ///   - httpVersion: as on the request line, e.g. `HTTP/1.1`.
     ///   - subprotocols: the ones this endpoint speaks, in preference order; the first the
     ///     client also offers is chosen.
-    public static func accept(method: String, httpVersion: String, headers: HeaderFields,
-                              subprotocols: [String] = []) throws(HandshakeError) -> Accepted {
+    public static func accept(
+        method: String, httpVersion: String, headers: HeaderFields,
+        subprotocols: [String] = []
+    ) throws(HandshakeError) -> Accepted {
         guard method == "GET" else {
             var allow = HeaderFields()
             allow.append(name: "Allow", value: "GET")
@@ -39,7 +41,8 @@ public enum ServerHandshake {
         guard headers.containsToken("websocket", in: "Upgrade") else {
             var upgrade = HeaderFields()
             upgrade.append(name: "Upgrade", value: "websocket")
-            throw HandshakeError(status: 426, reason: "this endpoint speaks WebSocket only: send Upgrade: websocket", headers: upgrade)
+            throw HandshakeError(
+                status: 426, reason: "this endpoint speaks WebSocket only: send Upgrade: websocket", headers: upgrade)
         }
         guard headers.containsToken("upgrade", in: "Connection") else {
             throw HandshakeError(status: 400, reason: "the Connection header must contain the upgrade token")
@@ -50,7 +53,8 @@ public enum ServerHandshake {
         guard version == "13" else {
             var supported = HeaderFields()
             supported.append(name: "Sec-WebSocket-Version", value: "13")
-            throw HandshakeError(status: 426, reason: "WebSocket version \(version) is not supported; use 13", headers: supported)
+            throw HandshakeError(
+                status: 426, reason: "WebSocket version \(version) is not supported; use 13", headers: supported)
         }
         guard let key = headers["Sec-WebSocket-Key"] else {
             throw HandshakeError(status: 400, reason: "the request has no Sec-WebSocket-Key header")

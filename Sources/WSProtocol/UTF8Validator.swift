@@ -10,13 +10,13 @@ public struct UTF8Validator: Sendable {
     /// What the next byte must be.
     @usableFromInline enum State: UInt8, Sendable {
         case accept
-        case continuation1          // one 80...BF byte ends the character
-        case continuation2          // two 80...BF bytes
-        case continuation3          // three 80...BF bytes
-        case afterE0                // A0...BF, then one more (no overlong 3-byte form)
-        case afterED                // 80...9F, then one more (no surrogates)
-        case afterF0                // 90...BF, then two more (no overlong 4-byte form)
-        case afterF4                // 80...8F, then two more (nothing above U+10FFFF)
+        case continuation1  // one 80...BF byte ends the character
+        case continuation2  // two 80...BF bytes
+        case continuation3  // three 80...BF bytes
+        case afterE0  // A0...BF, then one more (no overlong 3-byte form)
+        case afterED  // 80...9F, then one more (no surrogates)
+        case afterF0  // 90...BF, then two more (no overlong 4-byte form)
+        case afterF4  // 80...8F, then two more (nothing above U+10FFFF)
         case reject
     }
 
@@ -49,7 +49,8 @@ public struct UTF8Validator: Sendable {
             if state == .accept {
                 // ASCII fast path: eight bytes at a time while none has its high bit set.
                 while index + 8 <= count,
-                      base.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                    base.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0
+                {
                     index += 8
                 }
                 if index == count { break }
@@ -81,7 +82,7 @@ public struct UTF8Validator: Sendable {
             case 0xF0: return .afterF0
             case 0xF1...0xF3: return .continuation3
             case 0xF4: return .afterF4
-            default: return .reject       // 80...C1 and F5...FF never start a character
+            default: return .reject  // 80...C1 and F5...FF never start a character
             }
         case .continuation1: return isContinuation ? .accept : .reject
         case .continuation2: return isContinuation ? .continuation1 : .reject

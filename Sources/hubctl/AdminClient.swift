@@ -19,7 +19,8 @@ struct AdminClient {
         /// The hub's `{"error":{"message":…}}`, or the raw body.
         var errorMessage: String {
             if let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-               let error = object["error"] as? [String: Any], let message = error["message"] as? String {
+                let error = object["error"] as? [String: Any], let message = error["message"] as? String
+            {
                 return message
             }
             return text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -35,7 +36,9 @@ struct AdminClient {
         var hostPort = String(url.dropFirst("http://".count))
         while hostPort.hasSuffix("/") { hostPort.removeLast() }
         if !hostPort.contains(":") { hostPort += ":80" }
-        guard let address = SocketAddress(parsing: hostPort) else { throw UsageError("--url wants http://HOST:PORT, not '\(url)'") }
+        guard let address = SocketAddress(parsing: hostPort) else {
+            throw UsageError("--url wants http://HOST:PORT, not '\(url)'")
+        }
         self.address = address
         self.url = url
         self.token = token
@@ -44,7 +47,8 @@ struct AdminClient {
     func send(_ method: String, _ path: String, body: [UInt8] = []) throws(Unreachable) -> Answer {
         do {
             let socket = try BlockingSocket(connectingTo: address, timeout: .seconds(10))
-            var head = "\(method) \(path) HTTP/1.1\r\nHost: \(address)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
+            var head =
+                "\(method) \(path) HTTP/1.1\r\nHost: \(address)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
             if let token { head += "Authorization: Bearer \(token)\r\n" }
             if !body.isEmpty { head += "Content-Type: application/json\r\n" }
             try socket.write(Array((head + "\r\n").utf8) + body)

@@ -13,11 +13,16 @@ protocol Command {
 extension Command {
     static var help: String {
         var text = "OVERVIEW: \(abstract)\n\nUSAGE: \(usage)\n\nOPTIONS:\n"
-        let rows = options + [("--url URL", "admin API address (env HUBCTL_URL; default http://127.0.0.1:8081)"),
-                              ("--token TOKEN", "admin token (env HUBCTL_TOKEN; default: ./data/admin.token if readable)"),
-                              ("--json", "print JSON"), ("-h, --help", "show this help")]
+        let rows =
+            options + [
+                ("--url URL", "admin API address (env HUBCTL_URL; default http://127.0.0.1:8081)"),
+                ("--token TOKEN", "admin token (env HUBCTL_TOKEN; default: ./data/admin.token if readable)"),
+                ("--json", "print JSON"), ("-h, --help", "show this help"),
+            ]
         let width = rows.map(\.0.count).max() ?? 0
-        for (name, text_) in rows { text += "  " + name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + text_ + "\n" }
+        for (name, text_) in rows {
+            text += "  " + name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + text_ + "\n"
+        }
         return text
     }
 }

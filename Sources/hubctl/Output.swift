@@ -11,6 +11,8 @@ struct Output {
     /// `key: value` rows with the values aligned.
     func table(_ rows: [(String, String)]) {
         let width = rows.map(\.0.count).max() ?? 0
-        for (key, value) in rows { Swift.print((key + ":").padding(toLength: width + 2, withPad: " ", startingAt: 0) + value) }
+        for (key, value) in rows {
+            Swift.print((key + ":").padding(toLength: width + 2, withPad: " ", startingAt: 0) + value)
+        }
     }
 }

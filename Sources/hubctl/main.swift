@@ -22,7 +22,8 @@ let overview = """
     """
 
 func usageFailure(_ message: String, usage: String) -> Never {
-    FileHandle.standardError.write(Data("Error: \(message)\nUsage: \(usage)\n  See 'hubctl --help' for more information.\n".utf8))
+    FileHandle.standardError.write(
+        Data("Error: \(message)\nUsage: \(usage)\n  See 'hubctl --help' for more information.\n".utf8))
     exit(ExitCode.usage)
 }
 
@@ -47,8 +48,10 @@ if arguments.help {
     exit(ExitCode.success)
 }
 let environment = ProcessInfo.processInfo.environment
-let token = arguments.token ?? environment["HUBCTL_TOKEN"]
-    ?? (try? String(contentsOfFile: "data/admin.token", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+let token =
+    arguments.token ?? environment["HUBCTL_TOKEN"]
+    ?? (try? String(contentsOfFile: "data/admin.token", encoding: .utf8))?.trimmingCharacters(
+        in: .whitespacesAndNewlines)
 let client: AdminClient
 do {
     client = try AdminClient(url: arguments.url ?? environment["HUBCTL_URL"] ?? "http://127.0.0.1:8081", token: token)

@@ -7,7 +7,8 @@ import PushHub
 
 let parsed: (config: HubConfig, logLevel: Log.Level, help: Bool)
 do {
-    parsed = try HubOptions.parse(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+    parsed = try HubOptions.parse(
+        Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
 } catch {
     FileHandle.standardError.write(Data("Error: \(error)\n\n\(HubOptions.usage)\n".utf8))
     exit(2)
@@ -41,11 +42,13 @@ for name in hub.secrets.generated {
     let value = name == "admin.token" ? hub.secrets.adminToken : hub.secrets.jwtSecret
     Log.info("generated \(name) (shown once; it is in the data dir)", [("file", name), ("value", value)])
 }
-Log.always("listening", [
-    ("client", hub.clientAddress.description), ("admin", hub.adminAddress.description),
-    ("loops", parsed.config.effectiveLoops), ("data", parsed.config.dataDirectory),
-    ("echo_path", parsed.config.echoPath ?? ""), ("dev", parsed.config.dev), ("max_fds", descriptorLimit),
-])
+Log.always(
+    "listening",
+    [
+        ("client", hub.clientAddress.description), ("admin", hub.adminAddress.description),
+        ("loops", parsed.config.effectiveLoops), ("data", parsed.config.dataDirectory),
+        ("echo_path", parsed.config.echoPath ?? ""), ("dev", parsed.config.dev), ("max_fds", descriptorLimit),
+    ])
 
 var info = signalfd_siginfo()
 while true {
@@ -56,7 +59,9 @@ while true {
         Log.info("SIGHUP: nothing to reload yet (config files and TLS come with production hardening)")
         continue
     }
-    Log.info("shutting down", [("signal", Int(info.ssi_signo)), ("drain_s", Int(parsed.config.drainTimeout.components.seconds))])
+    Log.info(
+        "shutting down",
+        [("signal", Int(info.ssi_signo)), ("drain_s", Int(parsed.config.drainTimeout.components.seconds))])
     break
 }
 hub.shutdown(drain: parsed.config.drainTimeout)

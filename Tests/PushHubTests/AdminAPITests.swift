@@ -1,5 +1,6 @@
 import Testing
 import WSProtocol
+
 @testable import PushHub
 
 @Suite struct AdminAPITests {

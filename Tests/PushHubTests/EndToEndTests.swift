@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WSProtocol
+
 @testable import PushHub
 
 /// An in-process hub on loopback, spoken to by WSProtocol's own client side.

@@ -1,12 +1,16 @@
 import Testing
+
 @testable import PushHub
 
 @Suite struct HubOptionsTests {
     @Test("flags win over the environment, which wins over defaults")
     func precedence() throws {
-        let parsed = try HubOptions.parse(["--listen", "127.0.0.1:9000", "--echo-path=/echo", "--hello-timeout", "500ms"],
-                                          environment: ["PUSHHUB_LISTEN": "0.0.0.0:1", "PUSHHUB_ADMIN": "127.0.0.1:9001",
-                                                        "PUSHHUB_DEV": "1"])
+        let parsed = try HubOptions.parse(
+            ["--listen", "127.0.0.1:9000", "--echo-path=/echo", "--hello-timeout", "500ms"],
+            environment: [
+                "PUSHHUB_LISTEN": "0.0.0.0:1", "PUSHHUB_ADMIN": "127.0.0.1:9001",
+                "PUSHHUB_DEV": "1",
+            ])
         #expect(parsed.config.listen == SocketAddress(host: "127.0.0.1", port: 9000))
         #expect(parsed.config.admin == SocketAddress(host: "127.0.0.1", port: 9001))
         #expect(parsed.config.echoPath == "/echo")
@@ -17,8 +21,10 @@ import Testing
 
     @Test("usage errors name the flag at fault")
     func errors() {
-        for arguments in [["--listen"], ["--listen", "nowhere"], ["--loops", "0"], ["--bogus"], ["--echo-path", "echo"],
-                          ["--idle-timeout", "5"], ["--config", "hub.json"]] {
+        for arguments in [
+            ["--listen"], ["--listen", "nowhere"], ["--loops", "0"], ["--bogus"], ["--echo-path", "echo"],
+            ["--idle-timeout", "5"], ["--config", "hub.json"],
+        ] {
             #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse(arguments, environment: [:]) }
         }
     }

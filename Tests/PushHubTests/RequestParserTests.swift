@@ -1,11 +1,14 @@
 import Testing
+
 @testable import PushHub
 
 @Suite struct RequestParserTests {
-    static let request = Array(("GET /v1/connect?token=a%20b&x=1 HTTP/1.1\r\nHost: hub\r\nUpgrade: websocket\r\n"
-        + "Connection: keep-alive, Upgrade\r\n\r\nAFTER").utf8)
+    static let request = Array(
+        ("GET /v1/connect?token=a%20b&x=1 HTTP/1.1\r\nHost: hub\r\nUpgrade: websocket\r\n"
+            + "Connection: keep-alive, Upgrade\r\n\r\nAFTER").utf8)
 
-    static func feed(_ parser: inout RequestParser, _ bytes: ArraySlice<UInt8>) throws(HTTPError) -> RequestParser.Step {
+    static func feed(_ parser: inout RequestParser, _ bytes: ArraySlice<UInt8>) throws(HTTPError) -> RequestParser.Step
+    {
         try Array(bytes).withUnsafeBytes { raw in Result { () throws(HTTPError) in try parser.feed(raw) } }.get()
     }
 
@@ -30,9 +33,14 @@ import Testing
     func refusals() {
         var parser = RequestParser()
         let big = Array(("GET / HTTP/1.1\r\nX: " + String(repeating: "a", count: 9000)).utf8)
-        #expect(throws: HTTPError(status: 431, reason: "the request head exceeds 8192 bytes")) { try Self.feed(&parser, big[...]) }
-        for bad in ["GET /\r\n\r\n", "GET / HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n", "GET nopath HTTP/1.1\r\nHost: x\r\n\r\n",
-                    "GET / HTTP/1.1\r\n\r\n", "G(T / HTTP/1.1\r\nHost: x\r\n\r\n"] {
+        #expect(throws: HTTPError(status: 431, reason: "the request head exceeds 8192 bytes")) {
+            try Self.feed(&parser, big[...])
+        }
+        for bad in [
+            "GET /\r\n\r\n", "GET / HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n",
+            "GET nopath HTTP/1.1\r\nHost: x\r\n\r\n",
+            "GET / HTTP/1.1\r\n\r\n", "G(T / HTTP/1.1\r\nHost: x\r\n\r\n",
+        ] {
             var parser = RequestParser()
             #expect(throws: HTTPError.self) { try Self.feed(&parser, Array(bad.utf8)[...]) }
         }
@@ -41,7 +49,10 @@ import Testing
     @Test("keep-alive follows the version and the Connection header")
     func keepAlive() throws {
         var parser = RequestParser()
-        guard case .head(let head, _) = try Self.feed(&parser, Array("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)[...]) else {
+        guard
+            case .head(let head, _) = try Self.feed(
+                &parser, Array("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)[...])
+        else {
             Issue.record("no head")
             return
         }

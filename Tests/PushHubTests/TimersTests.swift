@@ -1,4 +1,5 @@
 import Testing
+
 @testable import PushHub
 
 @Suite struct TimersTests {

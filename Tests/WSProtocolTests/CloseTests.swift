@@ -1,10 +1,13 @@
 import Testing
+
 @testable import WSProtocol
 
 @Suite struct CloseTests {
     @Test("valid wire codes: defined, registered and application ranges only")
     func wireCodes() {
-        let valid: [UInt16] = [1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 3000, 3999, 4000, 4999]
+        let valid: [UInt16] = [
+            1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 3000, 3999, 4000, 4999,
+        ]
         let invalid: [UInt16] = [0, 999, 1004, 1005, 1006, 1015, 1016, 1100, 2000, 2999, 5000, 65535]
         #expect(valid.allSatisfy { CloseCode($0).isValidOnWire })
         #expect(invalid.allSatisfy { !CloseCode($0).isValidOnWire })
@@ -22,7 +25,9 @@ import Testing
     @Test("the peer's close is echoed with its code, then shutdown; ours waits for the answer")
     func handshakeStates() {
         var peerFirst = CloseHandshake()
-        #expect(peerFirst.peerSentClose(ClosePayload(code: CloseCode(4000))) == .sendCloseAndShutdown(ClosePayload(code: CloseCode(4000))))
+        #expect(
+            peerFirst.peerSentClose(ClosePayload(code: CloseCode(4000)))
+                == .sendCloseAndShutdown(ClosePayload(code: CloseCode(4000))))
         #expect(peerFirst.state == .closed)
         #expect(peerFirst.localClose(ClosePayload(code: .goingAway), deadline: 5) == .none)
 
@@ -30,7 +35,9 @@ import Testing
         #expect(noCode.peerSentClose(ClosePayload(code: nil)) == .sendCloseAndShutdown(ClosePayload(code: .normal)))
 
         var ourFirst = CloseHandshake()
-        #expect(ourFirst.localClose(ClosePayload(code: .goingAway), deadline: 100) == .sendClose(ClosePayload(code: .goingAway)))
+        #expect(
+            ourFirst.localClose(ClosePayload(code: .goingAway), deadline: 100)
+                == .sendClose(ClosePayload(code: .goingAway)))
         #expect(ourFirst.timerFired(now: 99) == .none)
         #expect(ourFirst.peerSentClose(ClosePayload(code: .goingAway)) == .shutdown)
 
@@ -40,6 +47,8 @@ import Testing
         #expect(unanswered.state == .closed)
 
         var violated = CloseHandshake()
-        #expect(violated.protocolViolated(.invalidUTF8(byteOffset: 3)) == .sendCloseAndShutdown(ClosePayload(code: .invalidPayload)))
+        #expect(
+            violated.protocolViolated(.invalidUTF8(byteOffset: 3))
+                == .sendCloseAndShutdown(ClosePayload(code: .invalidPayload)))
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import WSProtocol
 
 @Suite struct FrameEncoderTests {
@@ -24,9 +25,12 @@ import Testing
     func roundTrip() throws {
         for length in [0, 1, 125, 126, 127, 65535, 65536, 70000] {
             let payload = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-            #expect(try CollectingReader.outputs(clientFrame(.binary, payload, key: .random()), split: length / 2).get() == [.binary(payload)])
-            #expect(FrameHeader(opcode: .binary, payloadLength: UInt64(length)).encodedSize
-                == (length < 126 ? 2 : length <= 65535 ? 4 : 10))
+            #expect(
+                try CollectingReader.outputs(clientFrame(.binary, payload, key: .random()), split: length / 2).get()
+                    == [.binary(payload)])
+            #expect(
+                FrameHeader(opcode: .binary, payloadLength: UInt64(length)).encodedSize
+                    == (length < 126 ? 2 : length <= 65535 ? 4 : 10))
         }
     }
 }

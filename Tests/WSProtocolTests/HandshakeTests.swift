@@ -1,4 +1,5 @@
 import Testing
+
 @testable import WSProtocol
 
 @Suite struct HandshakeTests {
@@ -26,7 +27,8 @@ import Testing
     func accepted() throws {
         var headers = Self.replacing("Connection", with: "keep-alive, Upgrade")
         headers.append(name: "Sec-WebSocket-Protocol", value: "chat, pushhub.v1")
-        let accepted = try ServerHandshake.accept(method: "GET", httpVersion: "HTTP/1.1", headers: headers, subprotocols: ["pushhub.v1"])
+        let accepted = try ServerHandshake.accept(
+            method: "GET", httpVersion: "HTTP/1.1", headers: headers, subprotocols: ["pushhub.v1"])
         #expect(accepted.acceptKey == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
         #expect(accepted.subprotocol == "pushhub.v1")
         #expect(accepted.responseHead.hasPrefix("HTTP/1.1 101 Switching Protocols\r\n"))
@@ -52,14 +54,19 @@ import Testing
         Refusal(description: "version 8", headers: replacing("Sec-WebSocket-Version", with: "8"), status: 426),
         Refusal(description: "no version", headers: replacing("Sec-WebSocket-Version", with: nil), status: 400),
         Refusal(description: "no key", headers: replacing("Sec-WebSocket-Key", with: nil), status: 400),
-        Refusal(description: "15-byte key", headers: replacing("Sec-WebSocket-Key", with: "MDEyMzQ1Njc4OWFiY2Rl"), status: 400),
-        Refusal(description: "not base64", headers: replacing("Sec-WebSocket-Key", with: "!!!!!!!!!!!!!!!!!!!!!!=="), status: 400),
+        Refusal(
+            description: "15-byte key", headers: replacing("Sec-WebSocket-Key", with: "MDEyMzQ1Njc4OWFiY2Rl"),
+            status: 400),
+        Refusal(
+            description: "not base64", headers: replacing("Sec-WebSocket-Key", with: "!!!!!!!!!!!!!!!!!!!!!!=="),
+            status: 400),
     ]
 
     @Test("refused requests carry their status and a reason", arguments: refusals)
     func refused(_ refusal: Refusal) {
         #expect {
-            _ = try ServerHandshake.accept(method: refusal.method, httpVersion: refusal.version, headers: refusal.headers)
+            _ = try ServerHandshake.accept(
+                method: refusal.method, httpVersion: refusal.version, headers: refusal.headers)
         } throws: { error in
             guard let error = error as? HandshakeError else { return false }
             return error.status == refusal.status && !error.reason.isEmpty
@@ -69,7 +76,8 @@ import Testing
     @Test("version 8 is answered with Sec-WebSocket-Version: 13")
     func versionHeader() throws {
         do {
-            _ = try ServerHandshake.accept(method: "GET", httpVersion: "HTTP/1.1", headers: Self.replacing("Sec-WebSocket-Version", with: "8"))
+            _ = try ServerHandshake.accept(
+                method: "GET", httpVersion: "HTTP/1.1", headers: Self.replacing("Sec-WebSocket-Version", with: "8"))
             Issue.record("version 8 was accepted")
         } catch {
             #expect(error.headers["Sec-WebSocket-Version"] == "13")
@@ -82,12 +90,15 @@ import Testing
         let text = String(decoding: client.request, as: UTF8.self)
         var lines = text.split(separator: "\r\n")
         #expect(lines.removeFirst() == "GET /v1/connect HTTP/1.1")
-        let headers = HeaderFields(lines.map { line in
-            let colon = line.firstIndex(of: ":")!
-            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingHTTPWhitespace())
-        })
-        let accepted = try ServerHandshake.accept(method: "GET", httpVersion: "HTTP/1.1", headers: headers, subprotocols: ["pushhub.v1"])
-        let response = try #require(try ClientHandshake.parseResponse(Array(accepted.responseHead.utf8) + [0x81, 0x00]))
+        let headers = HeaderFields(
+            lines.map { line in
+                let colon = line.firstIndex(of: ":")!
+                return (String(line[..<colon]), line[line.index(after: colon)...].trimmingHTTPWhitespace())
+            })
+        let accepted = try ServerHandshake.accept(
+            method: "GET", httpVersion: "HTTP/1.1", headers: headers, subprotocols: ["pushhub.v1"])
+        let response = try #require(
+            try ClientHandshake.parseResponse(Array(accepted.responseHead.utf8) + [0x81, 0x00]))
         #expect(response.headLength == accepted.responseHead.utf8.count)
         #expect(try client.verify(response) == "pushhub.v1")
     }
@@ -95,8 +106,11 @@ import Testing
     @Test("the client refuses a wrong accept key and a non-101")
     func clientRefusals() throws {
         let client = ClientHandshake(host: "h", path: "/")
-        let wrong = try #require(try ClientHandshake.parseResponse(Array(
-            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: AAAA\r\n\r\n".utf8)))
+        let wrong = try #require(
+            try ClientHandshake.parseResponse(
+                Array(
+                    "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: AAAA\r\n\r\n"
+                        .utf8)))
         #expect(throws: HandshakeError.self) { try client.verify(wrong) }
         let notFound = try #require(try ClientHandshake.parseResponse(Array("HTTP/1.1 404 Not Found\r\n\r\n".utf8)))
         #expect(throws: HandshakeError.self) { try client.verify(notFound) }

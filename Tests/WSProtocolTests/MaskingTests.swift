@@ -1,4 +1,5 @@
 import Testing
+
 @testable import WSProtocol
 
 /// The word-at-a-time masking against a byte-at-a-time reference.
@@ -17,8 +18,12 @@ import Testing
             for phase in 0..<4 {
                 var fast = bytes
                 let split = length / 3
-                var next = fast.withUnsafeMutableBytes { key.apply(to: UnsafeMutableRawBufferPointer(rebasing: $0[..<split]), phase: phase) }
-                next = fast.withUnsafeMutableBytes { key.apply(to: UnsafeMutableRawBufferPointer(rebasing: $0[split...]), phase: next) }
+                var next = fast.withUnsafeMutableBytes {
+                    key.apply(to: UnsafeMutableRawBufferPointer(rebasing: $0[..<split]), phase: phase)
+                }
+                next = fast.withUnsafeMutableBytes {
+                    key.apply(to: UnsafeMutableRawBufferPointer(rebasing: $0[split...]), phase: next)
+                }
                 #expect(fast == Self.naive(bytes, key: keyBytes, phase: phase))
                 #expect(next == (phase + length) % 4)
             }

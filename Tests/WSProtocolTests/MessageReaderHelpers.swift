@@ -30,8 +30,10 @@ struct CollectingReader {
                     case .message(let opcode, let payload):
                         let data = reader.withBytes(of: payload, input: buffer) { Array($0) }
                         outputs.append(opcode == .text ? .text(String(decoding: data, as: UTF8.self)) : .binary(data))
-                    case .ping(let payload): outputs.append(.ping(reader.withBytes(of: payload, input: buffer) { Array($0) }))
-                    case .pong(let payload): outputs.append(.pong(reader.withBytes(of: payload, input: buffer) { Array($0) }))
+                    case .ping(let payload):
+                        outputs.append(.ping(reader.withBytes(of: payload, input: buffer) { Array($0) }))
+                    case .pong(let payload):
+                        outputs.append(.pong(reader.withBytes(of: payload, input: buffer) { Array($0) }))
                     case .close(let close): outputs.append(.close(close))
                     }
                 }
@@ -44,8 +46,10 @@ struct CollectingReader {
     }
 
     /// Feeds `bytes` split at `split`, then returns the outputs of both halves or the error.
-    static func outputs(_ bytes: [UInt8], split: Int, role: FrameDecoder.Role = .server,
-                        limits: ProtocolLimits = .echo) -> Result<[Output], ProtocolError> {
+    static func outputs(
+        _ bytes: [UInt8], split: Int, role: FrameDecoder.Role = .server,
+        limits: ProtocolLimits = .echo
+    ) -> Result<[Output], ProtocolError> {
         var reader = CollectingReader(role: role, limits: limits)
         return Result { () throws(ProtocolError) in
             try reader.feed(bytes[..<split]) + reader.feed(bytes[split...])
@@ -53,8 +57,10 @@ struct CollectingReader {
     }
 
     /// Feeds one byte at a time.
-    static func outputsBytewise(_ bytes: [UInt8], role: FrameDecoder.Role = .server,
-                                limits: ProtocolLimits = .echo) -> Result<[Output], ProtocolError> {
+    static func outputsBytewise(
+        _ bytes: [UInt8], role: FrameDecoder.Role = .server,
+        limits: ProtocolLimits = .echo
+    ) -> Result<[Output], ProtocolError> {
         var reader = CollectingReader(role: role, limits: limits)
         return Result { () throws(ProtocolError) in
             var all: [Output] = []
@@ -65,7 +71,9 @@ struct CollectingReader {
 }
 
 /// Masks `payload` into a client frame.
-func clientFrame(_ opcode: Opcode, _ payload: [UInt8], fin: Bool = true, key: MaskingKey = MaskingKey(0x37, 0xFA, 0x21, 0x3D)) -> [UInt8] {
+func clientFrame(
+    _ opcode: Opcode, _ payload: [UInt8], fin: Bool = true, key: MaskingKey = MaskingKey(0x37, 0xFA, 0x21, 0x3D)
+) -> [UInt8] {
     var out: [UInt8] = []
     FrameEncoder.appendFrame(opcode: opcode, fin: fin, payload: payload, maskingKey: key, to: &out)
     return out

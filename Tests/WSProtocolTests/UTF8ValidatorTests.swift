@@ -1,4 +1,5 @@
 import Testing
+
 @testable import WSProtocol
 
 /// The streaming validator against Swift's own UTF-8 decoding on seeded random input.
@@ -35,8 +36,10 @@ import Testing
     @Test("agrees with the standard library on 20,000 seeded random byte strings, in any chunking")
     func randomAgreement() {
         var rng = SeededGenerator(state: 6455)
-        let pieces: [[UInt8]] = [[0x41], [0xC3, 0xA9], [0xE2, 0x82, 0xAC], [0xF0, 0x9F, 0x98, 0x80], [0xED, 0xA0, 0x80],
-                                 [0xC0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0x80], [0xFF], [0xE0, 0x80], [0x7F]]
+        let pieces: [[UInt8]] = [
+            [0x41], [0xC3, 0xA9], [0xE2, 0x82, 0xAC], [0xF0, 0x9F, 0x98, 0x80], [0xED, 0xA0, 0x80],
+            [0xC0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0x80], [0xFF], [0xE0, 0x80], [0x7F],
+        ]
         for _ in 0..<20_000 {
             var bytes: [UInt8] = []
             for _ in 0..<Int.random(in: 0...12, using: &rng) {

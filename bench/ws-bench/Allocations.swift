@@ -6,7 +6,9 @@ import PushHub
 /// two runs echo `messages` and `2 × messages` over the same connections, and the difference
 /// of their totals divided by `messages` is what each extra message cost.
 enum Allocations {
-    static func perMessage(loops: Int, connections: Int, messages: Int) throws -> (perMessage: Double, one: Int, two: Int) {
+    static func perMessage(loops: Int, connections: Int, messages: Int) throws -> (
+        perMessage: Double, one: Int, two: Int
+    ) {
         let library = try build()
         let one = try count(library: library, loops: loops, connections: connections, messages: messages)
         let two = try count(library: library, loops: loops, connections: connections, messages: 2 * messages)
@@ -28,12 +30,14 @@ enum Allocations {
 
     static func count(library: String, loops: Int, connections: Int, messages: Int) throws -> Int {
         let hub = try HubProcess(loops: loops, environment: ["LD_PRELOAD": library])
-        _ = try EchoLoad.run(server: hub.client, connections: connections, messageBytes: 32, warmup: .zero,
-                             duration: .seconds(60), maxMessages: messages)
+        _ = try EchoLoad.run(
+            server: hub.client, connections: connections, messageBytes: 32, warmup: .zero,
+            duration: .seconds(60), maxMessages: messages)
         hub.stop()
         let log = (try? String(contentsOfFile: hub.logPath, encoding: .utf8)) ?? ""
         guard let line = log.split(separator: "\n").last(where: { $0.hasPrefix("malloc-count: ") }),
-              let total = Int(line.dropFirst("malloc-count: ".count)) else {
+            let total = Int(line.dropFirst("malloc-count: ".count))
+        else {
             throw BenchError("the hub printed no malloc count")
         }
         return total

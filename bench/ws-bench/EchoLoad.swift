@@ -12,12 +12,15 @@ enum EchoLoad {
         var latencies: Latencies
     }
 
-    static func run(server: SocketAddress, connections: Int, messageBytes: Int, warmup: Duration, duration: Duration,
-                    maxMessages: Int? = nil) throws -> Result {
+    static func run(
+        server: SocketAddress, connections: Int, messageBytes: Int, warmup: Duration, duration: Duration,
+        maxMessages: Int? = nil
+    ) throws -> Result {
         let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         defer { close(epoll) }
         var frame: [UInt8] = []
-        FrameEncoder.appendFrame(opcode: .binary, payload: [UInt8](repeating: 0x2A, count: messageBytes), maskingKey: .random(), to: &frame)
+        FrameEncoder.appendFrame(
+            opcode: .binary, payload: [UInt8](repeating: 0x2A, count: messageBytes), maskingKey: .random(), to: &frame)
         let echoedFrameBytes = 2 + messageBytes  // unmasked, short length
         var fds: [Int32] = []
         var sentAt = [UInt64](repeating: 0, count: connections)

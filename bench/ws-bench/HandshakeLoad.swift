@@ -6,7 +6,8 @@ import WSProtocol
 /// Handshakes per second: `concurrency` connections in flight, each connect → upgrade request →
 /// 101 → reset, then a new one, driven from one epoll thread.
 enum HandshakeLoad {
-    static func run(server: SocketAddress, concurrency: Int, duration: Duration) throws -> (count: Int, seconds: Double) {
+    static func run(server: SocketAddress, concurrency: Int, duration: Duration) throws -> (count: Int, seconds: Double)
+    {
         let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         defer { close(epoll) }
         let request = ClientHandshake(host: server.description, path: "/echo").request
@@ -41,7 +42,9 @@ enum HandshakeLoad {
                     continue
                 }
                 let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-                if n > 12 && buffer[9] == UInt8(ascii: "1") && buffer[10] == UInt8(ascii: "0") && buffer[11] == UInt8(ascii: "1") {
+                if n > 12 && buffer[9] == UInt8(ascii: "1") && buffer[10] == UInt8(ascii: "0")
+                    && buffer[11] == UInt8(ascii: "1")
+                {
                     completed += 1
                 } else if n < 0 && errno == EAGAIN {
                     continue

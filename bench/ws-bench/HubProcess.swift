@@ -10,14 +10,18 @@ final class HubProcess {
     let logPath: String
 
     init(loops: Int, environment extra: [String: String] = [:]) throws {
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pushhub").path
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+            "pushhub"
+        ).path
         data = NSTemporaryDirectory() + "pushhub-bench-\(UUID().uuidString)"
         let log = data + ".log"
         logPath = log
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data", data, "--echo-path", "/echo",
-                             "--loops", String(loops), "--log-level", "warning", "--idle-timeout", "10m", "--ping-interval", "10m"]
+        process.arguments = [
+            "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data", data, "--echo-path", "/echo",
+            "--loops", String(loops), "--log-level", "warning", "--idle-timeout", "10m", "--ping-interval", "10m",
+        ]
         process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
         process.standardError = FileHandle(forWritingAtPath: log)
         try process.run()
@@ -25,9 +29,10 @@ final class HubProcess {
         while Date() < deadline {
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             if let line = text.split(separator: "\n").first(where: { $0.contains("\"listening\"") }),
-               let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-               let client = (object["client"] as? String).flatMap(SocketAddress.init(parsing:)),
-               let admin = (object["admin"] as? String).flatMap(SocketAddress.init(parsing:)) {
+                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let client = (object["client"] as? String).flatMap(SocketAddress.init(parsing:)),
+                let admin = (object["admin"] as? String).flatMap(SocketAddress.init(parsing:))
+            {
                 self.client = client
                 self.admin = admin
                 return

@@ -10,7 +10,9 @@ enum IdleMemory {
         var fds: [Int32] = []
         fds.reserveCapacity(count)
         defer { for fd in fds { close(fd) } }
-        for i in 0..<count { fds.append(try RawConnection.openWebSocket(to: hub.client, from: RawConnection.source(i))) }
+        for i in 0..<count {
+            fds.append(try RawConnection.openWebSocket(to: hub.client, from: RawConnection.source(i)))
+        }
         usleep(500_000)
         return (before, hub.residentBytes, fds.count)
     }

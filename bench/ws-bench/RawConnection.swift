@@ -31,7 +31,9 @@ enum RawConnection {
     }
 
     static func connect(to server: SocketAddress, from source: String, nonBlocking: Bool) throws -> Int32 {
-        let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | (nonBlocking ? Int32(SOCK_NONBLOCK.rawValue) : 0)
+        let flags =
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+            | (nonBlocking ? Int32(SOCK_NONBLOCK.rawValue) : 0)
         let fd = socket(AF_INET, flags, 0)
         guard fd >= 0 else { throw BenchError("socket: errno \(errno)") }
         var on: Int32 = 1
@@ -42,11 +44,16 @@ enum RawConnection {
         var local = try Listener.ipv4Address(SocketAddress(host: source, port: 0))
         var remote = try Listener.ipv4Address(server)
         let size = socklen_t(MemoryLayout<sockaddr_in>.size)
-        guard withUnsafePointer(to: &local, { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) } }) == 0 else {
+        guard
+            withUnsafePointer(
+                to: &local, { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) } }) == 0
+        else {
             close(fd)
             throw BenchError("bind \(source): errno \(errno)")
         }
-        let status = withUnsafePointer(to: &remote) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, size) } }
+        let status = withUnsafePointer(to: &remote) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, size) }
+        }
         guard status == 0 || (nonBlocking && errno == EINPROGRESS) else {
             close(fd)
             throw BenchError("connect: errno \(errno)")

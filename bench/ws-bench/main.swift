@@ -12,7 +12,10 @@ var options: [String: String] = [:]
 var argumentIterator = CommandLine.arguments.dropFirst().makeIterator()
 while let flag = argumentIterator.next() {
     guard flag.hasPrefix("--"), let value = argumentIterator.next() else {
-        FileHandle.standardError.write(Data("usage: ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--only echo|handshake|alloc|idle]\n".utf8))
+        FileHandle.standardError.write(
+            Data(
+                "usage: ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--only echo|handshake|alloc|idle]\n"
+                    .utf8))
         exit(2)
     }
     options[String(flag.dropFirst(2))] = value
@@ -30,32 +33,43 @@ print("ws-bench: hub with \(loops) loop(s), \(SystemInfo.onlineCores) cores, loa
 do {
     if only == nil || only == "echo" {
         let hub = try HubProcess(loops: loops)
-        let result = try EchoLoad.run(server: hub.client, connections: connections, messageBytes: 32, warmup: .seconds(1),
-                                      duration: .seconds(seconds))
+        let result = try EchoLoad.run(
+            server: hub.client, connections: connections, messageBytes: 32, warmup: .seconds(1),
+            duration: .seconds(seconds))
         hub.stop()
-        print(String(format: "echo: %d connections x 32-byte messages: %.0f messages/s, p50 %.0f µs, p99 %.0f µs (%d messages in %.1f s)",
-                     connections, Double(result.messages) / result.seconds, result.latencies.percentile(0.5),
-                     result.latencies.percentile(0.99), result.messages, result.seconds))
+        print(
+            String(
+                format:
+                    "echo: %d connections x 32-byte messages: %.0f messages/s, p50 %.0f µs, p99 %.0f µs (%d messages in %.1f s)",
+                connections, Double(result.messages) / result.seconds, result.latencies.percentile(0.5),
+                result.latencies.percentile(0.99), result.messages, result.seconds))
     }
     if only == nil || only == "handshake" {
         let hub = try HubProcess(loops: loops)
         let result = try HandshakeLoad.run(server: hub.client, concurrency: 50, duration: .seconds(seconds))
         hub.stop()
-        print(String(format: "handshakes: %.0f per second (50 in flight, %d in %.1f s)",
-                     Double(result.count) / result.seconds, result.count, result.seconds))
+        print(
+            String(
+                format: "handshakes: %.0f per second (50 in flight, %d in %.1f s)",
+                Double(result.count) / result.seconds, result.count, result.seconds))
     }
     if only == nil || only == "alloc" {
         let result = try Allocations.perMessage(loops: 1, connections: connections, messages: 200_000)
-        print(String(format: "allocations: %.3f heap allocations per echoed 32-byte message (hub totals: %d for 200k messages, %d for 400k)",
-                     max(0, result.perMessage), result.one, result.two))
+        print(
+            String(
+                format:
+                    "allocations: %.3f heap allocations per echoed 32-byte message (hub totals: %d for 200k messages, %d for 400k)",
+                max(0, result.perMessage), result.one, result.two))
     }
     if only == nil || only == "idle" {
         let hub = try HubProcess(loops: loops)
         let result = try IdleMemory.run(hub: hub, count: idleCount)
         hub.stop()
-        print(String(format: "idle: %d connections: RSS %.1f MiB -> %.1f MiB, %.2f KiB per connection",
-                     result.opened, Double(result.before) / 1_048_576, Double(result.after) / 1_048_576,
-                     Double(result.after - result.before) / 1024 / Double(result.opened)))
+        print(
+            String(
+                format: "idle: %d connections: RSS %.1f MiB -> %.1f MiB, %.2f KiB per connection",
+                result.opened, Double(result.before) / 1_048_576, Double(result.after) / 1_048_576,
+                Double(result.after - result.before) / 1024 / Double(result.opened)))
     }
 } catch {
     FileHandle.standardError.write(Data("ws-bench: \(error)\n".utf8))

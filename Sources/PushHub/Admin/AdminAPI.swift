@@ -21,8 +21,9 @@ public struct AdminAPI: Sendable {
             return .json(200, #"{"status":"ok"}"#)
         }
         guard isAuthorized(head) else {
-            var response = Response.error(401, code: "unauthorized",
-                                          message: "send Authorization: Bearer <token>; the token is in admin.token in the data dir")
+            var response = Response.error(
+                401, code: "unauthorized",
+                message: "send Authorization: Bearer <token>; the token is in admin.token in the data dir")
             response.headers.append(name: "WWW-Authenticate", value: "Bearer")
             return response
         }
@@ -45,11 +46,13 @@ public struct AdminAPI: Sendable {
         let webSockets = metrics.webSocketConnections.load(ordering: .relaxed)
         let messagesIn = metrics.messagesIn.load(ordering: .relaxed)
         let messagesOut = metrics.messagesOut.load(ordering: .relaxed)
-        return #"{"connections":\#(connections),"websocket_connections":\#(webSockets),"messages_in":\#(messagesIn),"messages_out":\#(messagesOut)}"#
+        return
+            #"{"connections":\#(connections),"websocket_connections":\#(webSockets),"messages_in":\#(messagesIn),"messages_out":\#(messagesOut)}"#
     }
 
     private func methodNotAllowed(_ head: RequestHead, allowed: String) -> Response {
-        var response = Response.error(405, code: "method_not_allowed", message: "\(head.path) accepts \(allowed), not \(head.method)")
+        var response = Response.error(
+            405, code: "method_not_allowed", message: "\(head.path) accepts \(allowed), not \(head.method)")
         response.headers.append(name: "Allow", value: allowed)
         return response
     }

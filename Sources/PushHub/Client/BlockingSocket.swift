@@ -9,14 +9,18 @@ public final class BlockingSocket {
     private var fd: Int32
 
     /// Connects to `address` (IPv4), optionally from `source` (to spread over 127.0.0.x).
-    public init(connectingTo address: SocketAddress, from source: String? = nil, timeout: Duration = .seconds(5)) throws(SystemError) {
+    public init(connectingTo address: SocketAddress, from source: String? = nil, timeout: Duration = .seconds(5))
+        throws(SystemError)
+    {
         fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw SystemError(call: "socket", errno: errno) }
         do throws(SystemError) {
             if let source {
                 var local = try Listener.ipv4Address(SocketAddress(host: source, port: 0))
                 let status = withUnsafePointer(to: &local) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
                 }
                 guard status == 0 else { throw SystemError(call: "bind \(source)", errno: errno) }
             }
@@ -25,7 +29,9 @@ public final class BlockingSocket {
             _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
             var remote = try Listener.ipv4Address(address)
             let status = withUnsafePointer(to: &remote) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
             guard status == 0 else { throw SystemError(call: "connect \(address)", errno: errno) }
         } catch {
@@ -49,7 +55,9 @@ public final class BlockingSocket {
     public func write(_ bytes: [UInt8]) throws(SystemError) {
         var sent = 0
         while sent < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            let n = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL))
+            }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw SystemError(call: "send", errno: errno)

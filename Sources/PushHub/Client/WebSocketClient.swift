@@ -19,15 +19,20 @@ public final class WebSocketClient {
     private var reader: MessageReader
     private var pending: [UInt8]
 
-    public init(address: SocketAddress, path: String, subprotocols: [String] = [], headers: HeaderFields = HeaderFields(),
-                limits: ProtocolLimits = .echo, source: String? = nil, timeout: Duration = .seconds(10)) throws {
+    public init(
+        address: SocketAddress, path: String, subprotocols: [String] = [], headers: HeaderFields = HeaderFields(),
+        limits: ProtocolLimits = .echo, source: String? = nil, timeout: Duration = .seconds(10)
+    ) throws {
         socket = try BlockingSocket(connectingTo: address, from: source, timeout: timeout)
-        let handshake = ClientHandshake(host: address.description, path: path, subprotocols: subprotocols, extraHeaders: headers)
+        let handshake = ClientHandshake(
+            host: address.description, path: path, subprotocols: subprotocols, extraHeaders: headers)
         try socket.write(handshake.request)
         var received: [UInt8] = []
         while true {
             let chunk = try socket.read()
-            if chunk.isEmpty { throw HandshakeError(status: 0, reason: "the server closed the connection during the handshake") }
+            if chunk.isEmpty {
+                throw HandshakeError(status: 0, reason: "the server closed the connection during the handshake")
+            }
             received += chunk
             if let response = try ClientHandshake.parseResponse(received) {
                 subprotocol = try handshake.verify(response)
@@ -45,8 +50,9 @@ public final class WebSocketClient {
             var start = 0
             while start < payload.count {
                 let end = min(start + fragmentSize, payload.count)
-                FrameEncoder.appendFrame(opcode: start == 0 ? opcode : .continuation, fin: end == payload.count,
-                                         payload: Array(payload[start..<end]), maskingKey: .random(), to: &out)
+                FrameEncoder.appendFrame(
+                    opcode: start == 0 ? opcode : .continuation, fin: end == payload.count,
+                    payload: Array(payload[start..<end]), maskingKey: .random(), to: &out)
                 start = end
             }
         } else {

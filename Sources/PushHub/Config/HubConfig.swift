@@ -56,7 +56,9 @@ public struct SocketAddress: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses `HOST:PORT` (or `:PORT`, meaning every interface).
     public init?(parsing text: String) {
-        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else { return nil }
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
+            return nil
+        }
         let host = String(text[..<colon])
         self.init(host: host.isEmpty ? "0.0.0.0" : host, port: port)
     }

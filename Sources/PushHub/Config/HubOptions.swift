@@ -54,7 +54,8 @@ public enum HubOptions {
                 continue
             }
             let (flag, inline) = splitInline(argument)
-            guard variables.keys.contains(flag) || flag == "--config" || flag == "--tls-cert" || flag == "--tls-key" else {
+            guard variables.keys.contains(flag) || flag == "--config" || flag == "--tls-cert" || flag == "--tls-key"
+            else {
                 throw UsageError(description: "unknown option '\(argument)'")
             }
             if let inline {
@@ -66,25 +67,33 @@ public enum HubOptions {
             }
         }
         for flag in ["--config", "--tls-cert", "--tls-key"] where values[flag] != nil {
-            throw UsageError(description: "\(flag) is not supported yet (config files and TLS come with production hardening)")
+            throw UsageError(
+                description: "\(flag) is not supported yet (config files and TLS come with production hardening)")
         }
         var config = HubConfig()
         if let text = values["--listen"] {
-            guard let address = SocketAddress(parsing: text) else { throw UsageError(description: "--listen wants HOST:PORT, not '\(text)'") }
+            guard let address = SocketAddress(parsing: text) else {
+                throw UsageError(description: "--listen wants HOST:PORT, not '\(text)'")
+            }
             config.listen = address
         }
         if let text = values["--admin"] {
-            guard let address = SocketAddress(parsing: text) else { throw UsageError(description: "--admin wants HOST:PORT, not '\(text)'") }
+            guard let address = SocketAddress(parsing: text) else {
+                throw UsageError(description: "--admin wants HOST:PORT, not '\(text)'")
+            }
             config.admin = address
         }
         if let text = values["--data"] { config.dataDirectory = text }
         if let text = values["--loops"] {
-            guard let loops = Int(text), loops > 0, loops <= 256 else { throw UsageError(description: "--loops wants 1...256, not '\(text)'") }
+            guard let loops = Int(text), loops > 0, loops <= 256 else {
+                throw UsageError(description: "--loops wants 1...256, not '\(text)'")
+            }
             config.loops = loops
         }
         if let text = values["--echo-path"] {
             guard text.hasPrefix("/"), text != "/v1/connect" else {
-                throw UsageError(description: "--echo-path wants a path starting with / other than /v1/connect, not '\(text)'")
+                throw UsageError(
+                    description: "--echo-path wants a path starting with / other than /v1/connect, not '\(text)'")
             }
             config.echoPath = text
         }

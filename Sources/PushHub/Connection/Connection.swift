@@ -143,8 +143,9 @@ final class Connection {
         }
         let accepted: ServerHandshake.Accepted
         do {
-            accepted = try ServerHandshake.accept(method: head.method, httpVersion: head.version, headers: head.headers,
-                                                  subprotocols: endpoint == .client ? Endpoint.subprotocols : [])
+            accepted = try ServerHandshake.accept(
+                method: head.method, httpVersion: head.version, headers: head.headers,
+                subprotocols: endpoint == .client ? Endpoint.subprotocols : [])
         } catch {
             loop.metrics.handshakesRejected.add(1, ordering: .relaxed)
             respondAndClose(.plain(error.status, error.reason, headers: error.headers))
@@ -175,7 +176,8 @@ final class Connection {
                 event = try reader.next(in: bytes, offset: &offset)
             } catch {
                 loop.metrics.protocolCloses.add(1, ordering: .relaxed)
-                Log.debug("protocol violation", [("error", error.description), ("code", Int(error.closeCode.rawValue))])
+                Log.debug(
+                    "protocol violation", [("error", error.description), ("code", Int(error.closeCode.rawValue))])
                 perform(closeHandshake.protocolViolated(error))
                 return
             }
@@ -224,8 +226,10 @@ final class Connection {
             requestClose()
             return
         }
-        perform(closeHandshake.localClose(ClosePayload(code: code, reason: reason),
-                                          deadline: loop.now + loop.config.closeTimeout.nanoseconds))
+        perform(
+            closeHandshake.localClose(
+                ClosePayload(code: code, reason: reason),
+                deadline: loop.now + loop.config.closeTimeout.nanoseconds))
     }
 
     private func perform(_ action: CloseHandshake.Action) {
@@ -247,7 +251,8 @@ final class Connection {
 
     private func adminRequestStarted(_ head: RequestHead, rest: UnsafeMutableRawBufferPointer) {
         if head.headers["Transfer-Encoding"] != nil {
-            respondAndClose(.error(411, code: "length_required", message: "send the body with Content-Length, not chunked"))
+            respondAndClose(
+                .error(411, code: "length_required", message: "send the body with Content-Length, not chunked"))
             return
         }
         let length = head.headers["Content-Length"].map { Int($0) ?? -1 } ?? 0
@@ -256,8 +261,11 @@ final class Connection {
             return
         }
         guard length <= loop.config.maxAdminBodyBytes else {
-            respondAndClose(.error(413, code: "too_large",
-                                   message: "the body is \(length) bytes; the admin API accepts at most \(loop.config.maxAdminBodyBytes)"))
+            respondAndClose(
+                .error(
+                    413, code: "too_large",
+                    message:
+                        "the body is \(length) bytes; the admin API accepts at most \(loop.config.maxAdminBodyBytes)"))
             return
         }
         pendingRequest = head

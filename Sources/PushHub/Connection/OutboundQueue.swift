@@ -56,8 +56,9 @@ struct OutboundQueue {
                 let start = index == 0 ? headOffset : 0
                 guard chunk.count > start else { continue }
                 chunk.withUnsafeBytes { bytes in
-                    vectors[count] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress! + start),
-                                           iov_len: bytes.count - start)
+                    vectors[count] = iovec(
+                        iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress! + start),
+                        iov_len: bytes.count - start)
                 }
                 count += 1
             }

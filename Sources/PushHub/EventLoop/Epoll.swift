@@ -26,7 +26,9 @@ final class Epoll {
         _ = Glibc.close(fd)
     }
 
-    private func control(_ operation: Int32, fd target: Int32, token: UInt64, readable: Bool, writable: Bool) throws(SystemError) {
+    private func control(_ operation: Int32, fd target: Int32, token: UInt64, readable: Bool, writable: Bool)
+        throws(SystemError)
+    {
         // Readiness to read includes the peer's half-close; a paused reader asks for neither,
         // or a level-triggered RDHUP would wake the loop forever.
         var mask: UInt32 = 0
@@ -52,17 +54,21 @@ final class Epoll {
     /// Waits up to `timeoutMilliseconds` (-1: forever) and calls `body` for each ready event.
     func wait(timeoutMilliseconds: Int32, _ body: (Event) -> Void) throws(SystemError) {
         let count: Int32
-        switch try systemCall("epoll_wait", { epoll_wait(fd, events.baseAddress, Int32(events.count), timeoutMilliseconds) }) {
+        switch try systemCall(
+            "epoll_wait", { epoll_wait(fd, events.baseAddress, Int32(events.count), timeoutMilliseconds) })
+        {
         case .processed(let n): count = n
         case .wouldBlock: return
         }
         for i in 0..<Int(count) {
             let raw = events[i]
             let mask = raw.events
-            body(Event(token: raw.data.u64,
-                       isReadable: mask & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0,
-                       isWritable: mask & EPOLLOUT.rawValue != 0,
-                       isHangup: mask & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0))
+            body(
+                Event(
+                    token: raw.data.u64,
+                    isReadable: mask & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0,
+                    isWritable: mask & EPOLLOUT.rawValue != 0,
+                    isHangup: mask & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0))
         }
     }
 }

@@ -35,8 +35,10 @@ final class EventLoop {
     /// One read buffer for every connection of the loop; a handler must not keep slices of it.
     let readBuffer: UnsafeMutableRawBufferPointer
 
-    init(index: Int, config: HubConfig, metrics: Metrics, admin: AdminAPI, mailbox: Mailbox, wakeFD: Int32,
-         listeners: [(Listener, ListenerKind)]) throws(SystemError) {
+    init(
+        index: Int, config: HubConfig, metrics: Metrics, admin: AdminAPI, mailbox: Mailbox, wakeFD: Int32,
+        listeners: [(Listener, ListenerKind)]
+    ) throws(SystemError) {
         self.index = index
         self.config = config
         self.metrics = metrics
@@ -202,7 +204,9 @@ final class EventLoop {
         let interest = Connection.Interest(readable: !connection.isReadPaused, writable: writable)
         guard interest != connection.registeredInterest else { return }
         do {
-            try epoll.modify(fd: connection.socket.fd, token: connection.token, readable: interest.readable, writable: interest.writable)
+            try epoll.modify(
+                fd: connection.socket.fd, token: connection.token, readable: interest.readable,
+                writable: interest.writable)
             connection.registeredInterest = interest
         } catch {
             connection.requestClose()
@@ -219,7 +223,9 @@ final class EventLoop {
 
     private func fireTimers() {
         while let entry = timers.popDue(now: now) {
-            guard let connection = connections[entry.token], connection.scheduledDeadline == entry.deadline else { continue }
+            guard let connection = connections[entry.token], connection.scheduledDeadline == entry.deadline else {
+                continue
+            }
             connection.scheduledDeadline = nil
             connection.timerFired(now: now)
             schedule(connection)

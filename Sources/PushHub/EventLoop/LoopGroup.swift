@@ -9,8 +9,10 @@ public final class LoopGroup: Sendable {
     private let threads: [pthread_t]
 
     /// Starts `count` loops serving the given listener sockets (one set per loop).
-    init(count: Int, config: HubConfig, metrics: Metrics, admin: AdminAPI,
-         listenersPerLoop: [[(Listener, ListenerKind)]]) throws(SystemError) {
+    init(
+        count: Int, config: HubConfig, metrics: Metrics, admin: AdminAPI,
+        listenersPerLoop: [[(Listener, ListenerKind)]]
+    ) throws(SystemError) {
         var mailboxes: [Mailbox] = []
         var threads: [pthread_t] = []
         for index in 0..<count {
@@ -22,8 +24,9 @@ public final class LoopGroup: Sendable {
             let listeners = listenersPerLoop[index]
             let started = LoopStart(body: {
                 do {
-                    let loop = try EventLoop(index: index, config: config, metrics: metrics, admin: admin,
-                                             mailbox: mailbox, wakeFD: wakeFD, listeners: listeners)
+                    let loop = try EventLoop(
+                        index: index, config: config, metrics: metrics, admin: admin,
+                        mailbox: mailbox, wakeFD: wakeFD, listeners: listeners)
                     loop.run()
                 } catch {
                     Log.error("event loop failed to start", [("loop", index), ("error", "\(error)")])
@@ -32,11 +35,13 @@ public final class LoopGroup: Sendable {
             })
             var thread = pthread_t()
             let box = Unmanaged.passRetained(started).toOpaque()
-            let result = pthread_create(&thread, nil, { argument in
-                let start = Unmanaged<LoopStart>.fromOpaque(argument!).takeRetainedValue()
-                start.body()
-                return nil
-            }, box)
+            let result = pthread_create(
+                &thread, nil,
+                { argument in
+                    let start = Unmanaged<LoopStart>.fromOpaque(argument!).takeRetainedValue()
+                    start.body()
+                    return nil
+                }, box)
             guard result == 0 else { throw SystemError(call: "pthread_create", errno: result) }
             mailboxes.append(mailbox)
             threads.append(thread)

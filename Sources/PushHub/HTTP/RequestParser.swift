@@ -81,22 +81,26 @@ public struct RequestParser: Sendable {
         var headers = HeaderFields()
         for line in lines {
             guard let colon = line.firstIndex(of: ":"), colon != line.startIndex,
-                  line[..<colon].allSatisfy(Self.isTokenCharacter) else {
+                line[..<colon].allSatisfy(Self.isTokenCharacter)
+            else {
                 throw HTTPError(status: 400, reason: "a header line is not NAME: VALUE")
             }
-            headers.append(name: String(line[..<colon]), value: line[line.index(after: colon)...].trimmingHTTPWhitespace())
+            headers.append(
+                name: String(line[..<colon]), value: line[line.index(after: colon)...].trimmingHTTPWhitespace())
         }
         if version == "HTTP/1.1" && headers["Host"] == nil {
             throw HTTPError(status: 400, reason: "an HTTP/1.1 request needs a Host header")
         }
-        return RequestHead(method: String(requestLine[0]), target: String(requestLine[1]), version: version, headers: headers)
+        return RequestHead(
+            method: String(requestLine[0]), target: String(requestLine[1]), version: version, headers: headers)
     }
 
     /// tchar (RFC 9110 §5.6.2).
     static func isTokenCharacter(_ c: Character) -> Bool {
         guard let ascii = c.asciiValue else { return false }
         switch ascii {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
         default:
             return "!#$%&'*+-.^_`|~".utf8.contains(ascii)

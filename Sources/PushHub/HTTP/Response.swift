@@ -28,7 +28,8 @@ public struct Response: Sendable {
     }
 
     /// A plain-text refusal with a one-line reason, for the client port.
-    public static func plain(_ status: Int, _ reason: String, headers extra: HeaderFields = HeaderFields()) -> Response {
+    public static func plain(_ status: Int, _ reason: String, headers extra: HeaderFields = HeaderFields()) -> Response
+    {
         var headers = extra
         headers.append(name: "Content-Type", value: "text/plain; charset=utf-8")
         return Response(status: status, headers: headers, body: Array((reason + "\n").utf8))

@@ -25,8 +25,10 @@ public enum Log {
     public static func isEnabled(_ level: Level) -> Bool { level.rawValue >= minimum.load(ordering: .relaxed) }
 
     /// Logs `message` with `fields` (values are written as JSON strings, or raw numbers for Int).
-    public static func write(_ level: Level, _ message: @autoclosure () -> String,
-                             _ fields: @autoclosure () -> [(String, any Sendable)] = [], force: Bool = false) {
+    public static func write(
+        _ level: Level, _ message: @autoclosure () -> String,
+        _ fields: @autoclosure () -> [(String, any Sendable)] = [], force: Bool = false
+    ) {
         guard force || isEnabled(level) else { return }
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
@@ -50,19 +52,27 @@ public enum Log {
         write(.info, message, fields, force: true)
     }
 
-    public static func info(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, any Sendable)] = []) {
+    public static func info(
+        _ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, any Sendable)] = []
+    ) {
         write(.info, message(), fields())
     }
 
-    public static func warning(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, any Sendable)] = []) {
+    public static func warning(
+        _ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, any Sendable)] = []
+    ) {
         write(.warning, message(), fields())
     }
 
-    public static func error(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, any Sendable)] = []) {
+    public static func error(
+        _ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, any Sendable)] = []
+    ) {
         write(.error, message(), fields())
     }
 
-    public static func debug(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, any Sendable)] = []) {
+    public static func debug(
+        _ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, any Sendable)] = []
+    ) {
         write(.debug, message(), fields())
     }
 }

@@ -23,16 +23,37 @@ public final class Metrics: Sendable {
     /// The counters as Prometheus text exposition format (version 0.0.4).
     public func prometheusText() -> String {
         let rows: [(String, String, String, Int)] = [
-            ("pushhub_connections", "gauge", "Open TCP connections on both listeners.", openConnections.load(ordering: .relaxed)),
-            ("pushhub_websocket_connections", "gauge", "Open WebSocket connections.", webSocketConnections.load(ordering: .relaxed)),
+            (
+                "pushhub_connections", "gauge", "Open TCP connections on both listeners.",
+                openConnections.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_websocket_connections", "gauge", "Open WebSocket connections.",
+                webSocketConnections.load(ordering: .relaxed)
+            ),
             ("pushhub_accepted_total", "counter", "Accepted TCP connections.", acceptedTotal.load(ordering: .relaxed)),
-            ("pushhub_handshakes_rejected_total", "counter", "Upgrade requests answered with 4xx.", handshakesRejected.load(ordering: .relaxed)),
-            ("pushhub_messages_in_total", "counter", "WebSocket messages received.", messagesIn.load(ordering: .relaxed)),
+            (
+                "pushhub_handshakes_rejected_total", "counter", "Upgrade requests answered with 4xx.",
+                handshakesRejected.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_messages_in_total", "counter", "WebSocket messages received.",
+                messagesIn.load(ordering: .relaxed)
+            ),
             ("pushhub_messages_out_total", "counter", "WebSocket messages sent.", messagesOut.load(ordering: .relaxed)),
             ("pushhub_bytes_out_total", "counter", "Bytes written to sockets.", bytesOut.load(ordering: .relaxed)),
-            ("pushhub_protocol_closes_total", "counter", "Connections failed for RFC 6455 violations or limits.", protocolCloses.load(ordering: .relaxed)),
-            ("pushhub_timeout_closes_total", "counter", "Connections closed by a handshake, hello or idle timeout.", timeoutCloses.load(ordering: .relaxed)),
-            ("pushhub_slow_consumer_closes_total", "counter", "Connections closed at the outbound hard limit.", slowConsumerCloses.load(ordering: .relaxed)),
+            (
+                "pushhub_protocol_closes_total", "counter", "Connections failed for RFC 6455 violations or limits.",
+                protocolCloses.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_timeout_closes_total", "counter", "Connections closed by a handshake, hello or idle timeout.",
+                timeoutCloses.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_slow_consumer_closes_total", "counter", "Connections closed at the outbound hard limit.",
+                slowConsumerCloses.load(ordering: .relaxed)
+            ),
         ]
         return rows.map { "# HELP \($0.0) \($0.2)\n# TYPE \($0.0) \($0.1)\n\($0.0) \($0.3)\n" }.joined()
     }

@@ -12,7 +12,8 @@ public struct Listener: Sendable {
     /// Binds and listens. Port 0 binds a free port; `address.port` tells which.
     public init(binding requested: SocketAddress, backlog: Int32 = 4096) throws(SystemError) {
         let fd = try blockingSystemCall("socket") {
-            Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            Glibc.socket(
+                AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
         var socket = Socket(fd: fd)
         do {
@@ -23,7 +24,9 @@ public struct Listener: Sendable {
             var address = try Self.ipv4Address(requested)
             try blockingSystemCall("bind \(requested)") {
                 withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
                 }
             }
             try blockingSystemCall("listen") { Glibc.listen(fd, backlog) }
@@ -55,7 +58,9 @@ public struct Listener: Sendable {
 
     /// Accepts one pending connection as a non-blocking socket.
     public func accept() throws(SystemError) -> IOResult<Socket> {
-        switch try systemCall("accept4", { accept4(socket.fd, nil, nil, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)) }) {
+        switch try systemCall(
+            "accept4", { accept4(socket.fd, nil, nil, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)) })
+        {
         case .processed(let fd): return .processed(Socket(fd: fd))
         case .wouldBlock: return .wouldBlock
         }

@@ -40,7 +40,9 @@ enum Status: Command {
             output.print(String(decoding: data, as: UTF8.self))
         } else {
             var rows = [("hub", "ok"), ("url", client.url)]
-            for key in stats.keys.sorted() { rows.append((key.replacingOccurrences(of: "_", with: " "), "\(stats[key]!)")) }
+            for key in stats.keys.sorted() {
+                rows.append((key.replacingOccurrences(of: "_", with: " "), "\(stats[key]!)"))
+            }
             output.table(rows)
         }
         return ExitCode.success
