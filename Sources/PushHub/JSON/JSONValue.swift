@@ -1,0 +1,55 @@
+/// A JSON value (RFC 8259). Numbers are IEEE 754 doubles, as RFC 8785 (JCS) and I-JSON
+/// (RFC 7493) have them; objects are unordered (their written form sorts keys, see `JSONWriter`).
+///
+/// Invariants: numbers are finite; strings hold Unicode scalars only (no lone surrogates).
+public enum JSONValue: Equatable, Sendable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    public subscript(key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members[key]
+    }
+
+    public var stringValue: String? {
+        guard case .string(let text) = self else { return nil }
+        return text
+    }
+
+    public var numberValue: Double? {
+        guard case .number(let number) = self else { return nil }
+        return number
+    }
+
+    /// The value as an Int when it is a number with no fraction in Int's range.
+    public var intValue: Int? {
+        guard case .number(let number) = self, number.rounded() == number, abs(number) < 9.0e15 else { return nil }
+        return Int(number)
+    }
+
+    public var objectValue: [String: JSONValue]? {
+        guard case .object(let members) = self else { return nil }
+        return members
+    }
+
+    public var arrayValue: [JSONValue]? {
+        guard case .array(let elements) = self else { return nil }
+        return elements
+    }
+
+    /// The JSON type name, for error messages.
+    public var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "boolean"
+        case .number: "number"
+        case .string: "string"
+        case .array: "array"
+        case .object: "object"
+        }
+    }
+}
