@@ -4,62 +4,75 @@ import WSProtocol
 ///
 /// Invariants: every route but `/healthz` requires `Authorization: Bearer <admin token>`
 /// (compared in constant time); every error is `{"error":{"code","message"}}` with its status.
-/// Handlers run on the loop that read the request and must not block.
+/// Handlers run on the loop that read the request; mutations are durable before they answer.
 public struct AdminAPI: Sendable {
-    let adminToken: String
-    let metrics: Metrics
+    let services: HubServices
 
-    public init(adminToken: String, metrics: Metrics) {
-        self.adminToken = adminToken
-        self.metrics = metrics
-    }
+    public init(services: HubServices) { self.services = services }
 
     public func handle(_ head: RequestHead, body: [UInt8]) -> Response {
-        let path = head.path
+        do {
+            return try route(head, body: body)
+        } catch {
+            return error.response
+        }
+    }
+
+    private func route(_ head: RequestHead, body: [UInt8]) throws(AdminError) -> Response {
+        let path = String(head.path)
         if path == "/healthz" {
-            guard head.method == "GET" || head.method == "HEAD" else { return methodNotAllowed(head, allowed: "GET") }
+            try allow(head, "GET", "HEAD")
             return .json(200, #"{"status":"ok"}"#)
         }
         guard isAuthorized(head) else {
-            var response = Response.error(
-                401, code: "unauthorized",
-                message: "send Authorization: Bearer <token>; the token is in admin.token in the data dir")
+            var response = Response.error(401, code: "unauthorized",
+                                          message: "send Authorization: Bearer <token>; the token is in admin.token in the data dir")
             response.headers.append(name: "WWW-Authenticate", value: "Bearer")
             return response
         }
         switch path {
         case "/v1/stats":
-            guard head.method == "GET" else { return methodNotAllowed(head, allowed: "GET") }
+            try allow(head, "GET")
             return .json(200, statsJSON())
         case "/metrics":
-            guard head.method == "GET" else { return methodNotAllowed(head, allowed: "GET") }
+            try allow(head, "GET")
             var headers = HeaderFields()
             headers.append(name: "Content-Type", value: "text/plain; version=0.0.4")
-            return Response(status: 200, headers: headers, body: Array(metrics.prometheusText().utf8))
+            return Response(status: 200, headers: headers, body: Array(services.metrics.prometheusText().utf8))
+        case "/v1/screens":
+            try allow(head, "GET")
+            return ScreenRoutes(services: services).list()
         default:
-            return .error(404, code: "not_found", message: "no admin route \(head.method) \(path)")
+            if path.hasPrefix("/v1/screens/") {
+                return try ScreenRoutes(services: services).handle(head, name: RequestHead.percentDecoded(path.dropFirst("/v1/screens/".count)), body: body)
+            }
+            throw AdminError.notFound("no admin route \(head.method) \(path)")
         }
     }
 
     func statsJSON() -> String {
-        let connections = metrics.openConnections.load(ordering: .relaxed)
-        let webSockets = metrics.webSocketConnections.load(ordering: .relaxed)
-        let messagesIn = metrics.messagesIn.load(ordering: .relaxed)
-        let messagesOut = metrics.messagesOut.load(ordering: .relaxed)
-        return
-            #"{"connections":\#(connections),"websocket_connections":\#(webSockets),"messages_in":\#(messagesIn),"messages_out":\#(messagesOut)}"#
+        let metrics = services.metrics
+        let values: [(String, JSONValue)] = [
+            ("connections", .number(Double(metrics.openConnections.load(ordering: .relaxed)))),
+            ("websocket_connections", .number(Double(metrics.webSocketConnections.load(ordering: .relaxed)))),
+            ("messages_in", .number(Double(metrics.messagesIn.load(ordering: .relaxed)))),
+            ("messages_out", .number(Double(metrics.messagesOut.load(ordering: .relaxed)))),
+            ("screens", .number(Double(services.screens.list().count))),
+            ("client_listen", .string(services.config.listen.description)),
+        ]
+        return JSONWriter.string(.object(Dictionary(uniqueKeysWithValues: values)))
     }
 
-    private func methodNotAllowed(_ head: RequestHead, allowed: String) -> Response {
-        var response = Response.error(
-            405, code: "method_not_allowed", message: "\(head.path) accepts \(allowed), not \(head.method)")
-        response.headers.append(name: "Allow", value: allowed)
-        return response
+    /// Refuses other methods with 405 and `Allow`.
+    func allow(_ head: RequestHead, _ methods: String...) throws(AdminError) {
+        guard methods.contains(head.method) else {
+            throw AdminError(405, "method_not_allowed", "\(head.path) accepts \(methods.joined(separator: ", ")), not \(head.method)")
+        }
     }
 
     private func isAuthorized(_ head: RequestHead) -> Bool {
         guard let value = head.headers["Authorization"], value.hasPrefix("Bearer ") else { return false }
-        return Self.constantTimeEquals(Array(value.utf8.dropFirst(7)), Array(adminToken.utf8))
+        return Self.constantTimeEquals(Array(value.utf8.dropFirst(7)), Array(services.adminToken.utf8))
     }
 
     /// Compares without an early exit, so timing does not reveal how much of a token matched.

@@ -35,6 +35,8 @@ public struct HubConfig: Sendable {
     public var outboundLowWatermark = 256 << 10
     public var outboundHighWatermark = 1 << 20
     public var outboundHardLimit = 64 << 20
+    /// Versions of each screen kept for resumption by patch (DESIGN §4).
+    public var keepVersions = 16
     /// Largest admin request body (DESIGN: 4 MiB).
     public var maxAdminBodyBytes = 4 << 20
 

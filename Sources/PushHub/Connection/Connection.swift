@@ -37,7 +37,8 @@ final class Connection {
     private(set) var endpoint: Endpoint?
     private var reader: MessageReader?
     private var closeHandshake = CloseHandshake()
-    private var helloDeadline: UInt64?
+    var helloDeadline: UInt64?
+    var session = Session()
     private var lastReadAt: UInt64
     private var lastPingAt: UInt64
 
@@ -212,9 +213,7 @@ final class Connection {
             loop.flushSoon(self)
             if outbound.pendingBytes > loop.config.outboundHighWatermark { pauseReading() }
         case .client:
-            // The v1 session (hello → welcome, subscriptions) is the screens issue's; for now
-            // any message counts as the hello the timeout waits for.
-            helloDeadline = nil
+            clientMessageReceived(opcode, data)
         case nil:
             break
         }
@@ -364,6 +363,8 @@ final class Connection {
         leaveWebSocket()
         socket.close()
     }
+
+    var closeHandshakeIsOpen: Bool { closeHandshake.isOpen && !isCloseRequested }
 
     private func leaveWebSocket() {
         guard isWebSocket else { return }

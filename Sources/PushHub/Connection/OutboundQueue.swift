@@ -4,13 +4,19 @@ import Glibc
 /// Bytes waiting to be written to one connection, written with `writev`.
 ///
 /// Frames are encoded straight into the tail chunk; a chunk is started only when the tail
-/// grows past `chunkBytes`, so steady small traffic reuses one allocation.
+/// grows past `chunkBytes`, so steady small traffic reuses one allocation. A frame shared by
+/// many connections (a fan-out) is queued as its own chunk by reference, never copied.
 /// Invariants: `pendingBytes` is the sum of unwritten bytes; only the head chunk is partially
-/// written (from `headOffset`); no chunk is empty except a lone reusable tail.
+/// written (from `headOffset`); nothing is ever appended to a shared chunk.
 struct OutboundQueue {
     static let chunkBytes = 256 << 10
 
-    private var chunks: [[UInt8]] = [[]]
+    struct Chunk {
+        var bytes: [UInt8]
+        var isShared: Bool
+    }
+
+    private var chunks: [Chunk] = [Chunk(bytes: [], isShared: false)]
     private var headOffset = 0
     private(set) var pendingBytes = 0
 
@@ -18,11 +24,26 @@ struct OutboundQueue {
 
     /// Lets `body` append bytes to the tail.
     mutating func append(_ body: (inout [UInt8]) -> Void) {
-        if chunks[chunks.count - 1].count >= Self.chunkBytes { chunks.append([]) }
+        // Read the tail's fields without copying the chunk: a copy would make its storage
+        // non-unique and turn the append below into a full copy.
+        if chunks[chunks.count - 1].isShared || chunks[chunks.count - 1].bytes.count >= Self.chunkBytes {
+            chunks.append(Chunk(bytes: [], isShared: false))
+        }
         let last = chunks.count - 1
-        let before = chunks[last].count
-        body(&chunks[last])
-        pendingBytes += chunks[last].count - before
+        let before = chunks[last].bytes.count
+        body(&chunks[last].bytes)
+        pendingBytes += chunks[last].bytes.count - before
+    }
+
+    /// Queues `bytes` by reference: the storage is shared with every other queue holding it.
+    mutating func appendShared(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        if chunks.count == 1 && chunks[0].bytes.isEmpty {
+            chunks[0] = Chunk(bytes: bytes, isShared: true)
+        } else {
+            chunks.append(Chunk(bytes: bytes, isShared: true))
+        }
+        pendingBytes += bytes.count
     }
 
     mutating func append(_ bytes: [UInt8]) {
@@ -54,8 +75,8 @@ struct OutboundQueue {
             var count = 0
             for (index, chunk) in chunks.enumerated() where count < vectors.count {
                 let start = index == 0 ? headOffset : 0
-                guard chunk.count > start else { continue }
-                chunk.withUnsafeBytes { bytes in
+                guard chunk.bytes.count > start else { continue }
+                chunk.bytes.withUnsafeBytes { bytes in
                     vectors[count] = iovec(
                         iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress! + start),
                         iov_len: bytes.count - start)
@@ -70,7 +91,7 @@ struct OutboundQueue {
         pendingBytes -= count
         var left = count
         while left > 0 {
-            let available = chunks[0].count - headOffset
+            let available = chunks[0].bytes.count - headOffset
             if left < available {
                 headOffset += left
                 return
@@ -84,10 +105,10 @@ struct OutboundQueue {
 
     /// Empties the lone tail, keeping its storage unless it grew large.
     private mutating func releaseTail() {
-        if chunks.count == 1 && chunks[0].capacity > Self.chunkBytes * 2 {
-            chunks[0] = []
+        if chunks.count == 1 && (chunks[0].isShared || chunks[0].bytes.capacity > Self.chunkBytes * 2) {
+            chunks[0] = Chunk(bytes: [], isShared: false)
         } else if chunks.count == 1 {
-            chunks[0].removeAll(keepingCapacity: true)
+            chunks[0].bytes.removeAll(keepingCapacity: true)
         }
         headOffset = 0
     }

@@ -14,9 +14,12 @@ final class EventLoop {
     static let firstConnectionToken: UInt64 = 16
 
     let index: Int
+    let services: HubServices
     let config: HubConfig
     let metrics: Metrics
     let admin: AdminAPI
+    /// Who on this loop is subscribed to which screen.
+    var subscriptions = Subscriptions()
     private let epoll: Epoll
     private let wakeFD: Int32
     private let mailbox: Mailbox
@@ -35,14 +38,14 @@ final class EventLoop {
     /// One read buffer for every connection of the loop; a handler must not keep slices of it.
     let readBuffer: UnsafeMutableRawBufferPointer
 
-    init(
-        index: Int, config: HubConfig, metrics: Metrics, admin: AdminAPI, mailbox: Mailbox, wakeFD: Int32,
-        listeners: [(Listener, ListenerKind)]
-    ) throws(SystemError) {
+    init(index: Int, services: HubServices, mailbox: Mailbox, wakeFD: Int32, listeners: [(Listener, ListenerKind)])
+        throws(SystemError)
+    {
         self.index = index
-        self.config = config
-        self.metrics = metrics
-        self.admin = admin
+        self.services = services
+        config = services.config
+        metrics = services.metrics
+        admin = AdminAPI(services: services)
         self.mailbox = mailbox
         self.wakeFD = wakeFD
         self.listeners = listeners.map { (listener: $0.0, kind: $0.1) }
@@ -180,6 +183,14 @@ final class EventLoop {
             }
         case .run(let body):
             body()
+        case .screenPublished(let version):
+            for token in subscriptions.subscribers(of: version.name) {
+                connections[token]?.screenPublished(version)
+            }
+        case .screenDeleted(let name):
+            for token in subscriptions.removeScreen(name) {
+                connections[token]?.screenDeleted(name)
+            }
         }
     }
 
@@ -249,6 +260,7 @@ final class EventLoop {
         for connection in pendingReap {
             guard connections.removeValue(forKey: connection.token) != nil else { continue }
             epoll.remove(fd: connection.socket.fd)
+            connection.unsubscribeAll()
             connection.reap()
             metrics.openConnections.subtract(1, ordering: .relaxed)
         }

@@ -9,24 +9,27 @@ public final class LoopGroup: Sendable {
     private let threads: [pthread_t]
 
     /// Starts `count` loops serving the given listener sockets (one set per loop).
-    init(
-        count: Int, config: HubConfig, metrics: Metrics, admin: AdminAPI,
-        listenersPerLoop: [[(Listener, ListenerKind)]]
-    ) throws(SystemError) {
+    init(count: Int, services: HubServices, listenersPerLoop: [[(Listener, ListenerKind)]]) throws(SystemError) {
         var mailboxes: [Mailbox] = []
-        var threads: [pthread_t] = []
-        for index in 0..<count {
+        var wakeFDs: [Int32] = []
+        for _ in 0..<count {
             let wakeFD = try blockingSystemCall("eventfd") { eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC)) }
-            let mailbox = Mailbox(wake: {
+            mailboxes.append(Mailbox(wake: {
                 var one: UInt64 = 1
                 _ = Glibc.write(wakeFD, &one, 8)
-            })
+            }))
+            wakeFDs.append(wakeFD)
+        }
+        services.setMailboxes(mailboxes)
+        var threads: [pthread_t] = []
+        for index in 0..<count {
+            let mailbox = mailboxes[index]
+            let wakeFD = wakeFDs[index]
             let listeners = listenersPerLoop[index]
             let started = LoopStart(body: {
                 do {
                     let loop = try EventLoop(
-                        index: index, config: config, metrics: metrics, admin: admin,
-                        mailbox: mailbox, wakeFD: wakeFD, listeners: listeners)
+                        index: index, services: services, mailbox: mailbox, wakeFD: wakeFD, listeners: listeners)
                     loop.run()
                 } catch {
                     Log.error("event loop failed to start", [("loop", index), ("error", "\(error)")])
@@ -43,7 +46,6 @@ public final class LoopGroup: Sendable {
                     return nil
                 }, box)
             guard result == 0 else { throw SystemError(call: "pthread_create", errno: result) }
-            mailboxes.append(mailbox)
             threads.append(thread)
         }
         self.mailboxes = mailboxes

@@ -7,6 +7,10 @@ public enum LoopCommand: Sendable {
     case shutdown(deadline: UInt64)
     /// Run `body` on the loop's thread (admin scatter-gather, tests).
     case run(@Sendable () -> Void)
+    /// A screen has a new version: bring this loop's subscribers to it.
+    case screenPublished(ScreenVersion)
+    /// A screen was deleted: tell this loop's subscribers it is `gone`.
+    case screenDeleted(String)
 }
 
 /// The only lock in PushHub: taken once per post and once per tick, never per message.

@@ -8,6 +8,7 @@ public final class Hub: Sendable {
     public let adminAddress: SocketAddress
     public let metrics: Metrics
     public let secrets: DataDirectory.Secrets
+    public let services: HubServices
     private let loops: LoopGroup
 
     /// Prepares the data dir, binds both listeners (one socket per loop with SO_REUSEPORT)
@@ -17,6 +18,8 @@ public final class Hub: Sendable {
         secrets = try DataDirectory(path: config.dataDirectory).prepare()
         let metrics = Metrics()
         self.metrics = metrics
+        let screens = try ScreenStore(dataDirectory: config.dataDirectory, keepVersions: config.keepVersions)
+        services = HubServices(config: config, metrics: metrics, screens: screens, adminToken: secrets.adminToken)
         let loopCount = config.effectiveLoops
         var perLoop: [[(Listener, ListenerKind)]] = []
         var client = config.listen
@@ -31,8 +34,7 @@ public final class Hub: Sendable {
         }
         clientAddress = client
         adminAddress = admin
-        let api = AdminAPI(adminToken: secrets.adminToken, metrics: metrics)
-        loops = try LoopGroup(count: loopCount, config: config, metrics: metrics, admin: api, listenersPerLoop: perLoop)
+        loops = try LoopGroup(count: loopCount, services: services, listenersPerLoop: perLoop)
     }
 
     /// Closes every client with 1001 and stops the loops once drained (or after `drain`).

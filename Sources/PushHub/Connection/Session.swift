@@ -1,0 +1,164 @@
+import WSProtocol
+
+/// The v1 client session on `/v1/connect` (DESIGN §3): `hello` first, then subscriptions.
+///
+/// Invariants: `target` and `device` are set exactly when `state == .ready`; messages other
+/// than `hello` before it are answered `hello_first`.
+struct Session {
+    enum State: Equatable { case awaitingHello, ready }
+
+    var state = State.awaitingHello
+    var id = ""
+    var device: String?
+    var platform: String?
+    var target = RenderTarget.latest
+}
+
+extension Connection {
+    /// A text or binary message arrived on `/v1/connect`.
+    func clientMessageReceived(_ opcode: Opcode, _ data: UnsafeRawBufferPointer) {
+        guard opcode == .text else {
+            send(error: WireError(code: "bad_message", message: "protocol v1 messages are JSON text, not binary", ref: nil))
+            return
+        }
+        let message: ClientMessage
+        do {
+            message = try ClientMessage.parse(data)
+        } catch {
+            send(error: error)
+            return
+        }
+        switch (session.state, message) {
+        case (.awaitingHello, .hello(let hello)):
+            helloReceived(hello)
+        case (.awaitingHello, _):
+            send(error: WireError(code: "hello_first", message: "say hello before anything else", ref: message.typeName))
+        case (.ready, .hello):
+            send(error: WireError(code: "already_hello", message: "this session already said hello", ref: "hello"))
+        case (.ready, .subscribe(let screen, let have)):
+            subscribe(screen, have: have)
+        case (.ready, .unsubscribe(let screen)):
+            if loop.subscriptions.remove(token, from: screen) {
+                loop.services.subscriberCounts.remove(screen, session.target)
+            } else {
+                send(error: WireError(code: "not_subscribed", message: "not subscribed to \(screen)", ref: "unsubscribe"))
+            }
+        case (.ready, .ack), (.ready, .rendered):
+            break  // receipts and exposures come with the sync and experiment issues
+        }
+    }
+
+    private func helloReceived(_ hello: ClientMessage.Hello) {
+        guard hello.protocolVersion == 1 else {
+            send(error: WireError(code: "unsupported_protocol", message: "this hub speaks protocol 1, not \(hello.protocolVersion)", ref: "hello"))
+            close(.policyViolation, reason: "unsupported protocol")
+            return
+        }
+        if hello.token != nil {
+            send(error: WireError(code: "unauthorized", message: "token sign-in is not available yet; connect anonymously (--dev)", ref: "hello"))
+            close(.policyViolation, reason: "unauthorized")
+            return
+        }
+        guard loop.config.allowAnonymous else {
+            send(error: WireError(code: "unauthorized", message: "this hub requires a token", ref: "hello"))
+            close(.policyViolation, reason: "unauthorized")
+            return
+        }
+        guard let device = hello.device, !device.isEmpty else {
+            send(error: WireError(code: "bad_message", message: "an anonymous hello needs \"device\" (the unit id)", ref: "hello"))
+            return
+        }
+        var target = RenderTarget.latest
+        if let text = hello.appVersion {
+            guard let version = SemanticVersion(text) else {
+                send(error: WireError(code: "bad_message", message: "app.version \"\(text)\" is not a semantic version", ref: "hello"))
+                return
+            }
+            target.appVersion = version
+        }
+        session = Session(state: .ready, id: Self.newSessionID(), device: device, platform: hello.platform, target: target)
+        helloDeadline = nil
+        queue(ServerMessage.welcome(session: session.id, user: nil,
+                                    heartbeatSeconds: Int(loop.config.pingInterval.components.seconds), syncSeq: 0))
+    }
+
+    private func subscribe(_ screen: String, have: ClientMessage.Have?) {
+        if let problem = ScreenName.validationError(screen) {
+            send(error: WireError(code: "invalid_screen_name", message: problem, ref: "subscribe"))
+            return
+        }
+        guard let current = loop.services.screens.current(screen) else {
+            send(error: WireError(code: "unknown_screen", message: "no screen named \(screen)", ref: "subscribe"))
+            return
+        }
+        let rendered = current.rendered(for: session.target)
+        if let hash = have?.hash, hash == rendered.hash {
+            queue(ServerMessage.unchanged(screen: screen, version: current.version, hash: hash))
+        } else if let version = have?.version, let old = loop.services.screens.version(screen, version),
+                  have?.hash == nil || old.rendered(for: session.target).hash == have?.hash {
+            queueShared(Fanout.update(from: old, to: current, for: session.target)
+                ?? ServerMessage.unchanged(screen: screen, version: current.version, hash: rendered.hash))
+        } else {
+            queueShared(Fanout.snapshot(current, for: session.target))
+        }
+        if loop.subscriptions.version(of: token, for: screen) == nil { loop.services.subscriberCounts.add(screen, session.target) }
+        loop.subscriptions.set(token, current)
+    }
+
+    /// The loop learned of a new version of a screen this connection subscribes to.
+    func screenPublished(_ version: ScreenVersion) {
+        guard let had = loop.subscriptions.version(of: token, for: version.name), had.version < version.version else { return }
+        loop.subscriptions.set(token, version)
+        if let frame = Fanout.update(from: had, to: version, for: session.target) {
+            queueShared(frame)
+            loop.metrics.messagesOut.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// The loop learned that a subscribed screen was deleted (already unsubscribed).
+    func screenDeleted(_ name: String) {
+        loop.services.subscriberCounts.remove(name, session.target)
+        queueShared(ServerMessage.gone(screen: name))
+    }
+
+    /// Drops this connection's subscriptions (it is going away).
+    func unsubscribeAll() {
+        for screen in loop.subscriptions.removeAll(token) { loop.services.subscriberCounts.remove(screen, session.target) }
+    }
+
+    private func send(error: WireError) { queue(ServerMessage.error(error)) }
+
+    private func queue(_ frame: [UInt8]) {
+        guard closeHandshakeIsOpen else { return }
+        outbound.append { $0.append(contentsOf: frame) }
+        loop.flushSoon(self)
+    }
+
+    private func queueShared(_ frame: [UInt8]) {
+        guard closeHandshakeIsOpen else { return }
+        outbound.appendShared(frame)
+        loop.flushSoon(self)
+        if outbound.pendingBytes > loop.config.outboundHardLimit {
+            loop.metrics.slowConsumerCloses.add(1, ordering: .relaxed)
+            requestClose()
+        }
+    }
+
+    static func newSessionID() -> String {
+        var rng = SystemRandomNumberGenerator()
+        let value = (rng.next() as UInt64, rng.next() as UInt64)
+        return "s-" + String(value.0, radix: 16) + String(value.1, radix: 16)
+    }
+}
+
+extension ClientMessage {
+    var typeName: String {
+        switch self {
+        case .hello: "hello"
+        case .subscribe: "subscribe"
+        case .unsubscribe: "unsubscribe"
+        case .ack: "ack"
+        case .rendered: "rendered"
+        }
+    }
+}

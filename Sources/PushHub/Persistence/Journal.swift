@@ -1,0 +1,146 @@
+import Glibc
+
+/// An append-only file of checksummed records, fsynced on every append (DESIGN §9).
+///
+/// Record layout (little-endian):
+/// ```
+/// +----------------+----------------+---------------------------+
+/// | length (u32)   | CRC-32 (u32)   | payload (length bytes)    |
+/// +----------------+----------------+---------------------------+
+/// ```
+/// Invariant: after `append` returns, the record is on stable storage; `read` returns every
+/// complete record and tells a torn tail (dropped) from corruption before the tail (fatal).
+public final class Journal {
+    public let path: String
+    private var fd: Int32
+    public private(set) var size: Int
+    public static let maxRecordBytes = 64 << 20
+
+    public struct Corruption: Error, CustomStringConvertible {
+        public var path: String
+        public var offset: Int
+        public var reason: String
+        public var description: String {
+            "\(path) is corrupt at byte \(offset) (\(reason)); records after it cannot be trusted. "
+                + "Restore the data dir from a backup, or move the file away to start without its records."
+        }
+    }
+
+    /// Opens (creating) the journal for appending at its end.
+    public init(path: String) throws(SystemError) {
+        self.path = path
+        fd = try blockingSystemCall("open \(path)") { open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o600) }
+        size = Int(lseek(fd, 0, SEEK_END))
+    }
+
+    deinit { close(fd) }
+
+    /// Appends one record and fsyncs it.
+    public func append(_ payload: [UInt8]) throws(SystemError) {
+        var record: [UInt8] = []
+        record.reserveCapacity(8 + payload.count)
+        Self.appendLittleEndian(UInt32(payload.count), to: &record)
+        Self.appendLittleEndian(CRC32.checksum(payload), to: &record)
+        record += payload
+        var written = 0
+        while written < record.count {
+            let n = try blockingSystemCall("write \(path)") {
+                record.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+            }
+            written += n
+        }
+        try blockingSystemCall("fsync \(path)") { fsync(fd) }
+        size += record.count
+    }
+
+    /// Empties the journal (after a snapshot made its records redundant).
+    public func truncate() throws(SystemError) {
+        try blockingSystemCall("ftruncate \(path)") { ftruncate(fd, 0) }
+        try blockingSystemCall("fsync \(path)") { fsync(fd) }
+        size = 0
+    }
+
+    static func appendLittleEndian(_ value: UInt32, to out: inout [UInt8]) {
+        for shift in stride(from: 0, to: 32, by: 8) { out.append(UInt8((value >> UInt32(shift)) & 0xFF)) }
+    }
+
+    static func littleEndian(_ bytes: [UInt8], at offset: Int) -> UInt32 {
+        (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[offset + $1]) << UInt32(8 * $1) }
+    }
+
+    /// Reads every record of the file at `path`.
+    /// - Returns: the payloads, and the offset of a torn tail that was dropped (if any).
+    /// - Throws: `Corruption` when a bad record is followed by more data.
+    public static func read(path: String) throws -> (records: [[UInt8]], tornAt: Int?) {
+        guard let bytes = try FileBytes.read(path) else { return ([], nil) }
+        var records: [[UInt8]] = []
+        var offset = 0
+        while offset < bytes.count {
+            let remaining = bytes.count - offset
+            guard remaining >= 8 else { return (records, offset) }  // torn header
+            let length = Int(littleEndian(bytes, at: offset))
+            let checksum = littleEndian(bytes, at: offset + 4)
+            if length > maxRecordBytes {
+                if isZeroTail(bytes, from: offset) { return (records, offset) }
+                throw Corruption(path: path, offset: offset, reason: "record length \(length) is impossible")
+            }
+            guard remaining >= 8 + length else { return (records, offset) }  // torn payload
+            let payload = Array(bytes[(offset + 8)..<(offset + 8 + length)])
+            guard CRC32.checksum(payload) == checksum else {
+                if offset + 8 + length == bytes.count || isZeroTail(bytes, from: offset) { return (records, offset) }
+                throw Corruption(path: path, offset: offset, reason: "checksum mismatch")
+            }
+            records.append(payload)
+            offset += 8 + length
+        }
+        return (records, nil)
+    }
+
+    /// A crash can leave zeros where a record was being written.
+    static func isZeroTail(_ bytes: [UInt8], from offset: Int) -> Bool { bytes[offset...].allSatisfy { $0 == 0 } }
+
+    /// Cuts a torn tail off the file so that new records follow the last good one.
+    public static func truncate(path: String, to offset: Int) throws(SystemError) {
+        try blockingSystemCall("truncate \(path)") { Glibc.truncate(path, off_t(offset)) }
+    }
+}
+
+/// Whole-file reads and atomic whole-file writes (write a temporary, fsync, rename, fsync dir).
+public enum FileBytes {
+    public static func read(_ path: String) throws(SystemError) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw SystemError(call: "open \(path)", errno: errno)
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = try blockingSystemCall("read \(path)") { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
+            if n == 0 { return bytes }
+            bytes += chunk[0..<n]
+        }
+    }
+
+    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(SystemError) {
+        let temporary = path + ".tmp"
+        let fd = try blockingSystemCall("open \(temporary)") { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) }
+        defer { close(fd) }
+        var written = 0
+        while written < bytes.count {
+            let n = try blockingSystemCall("write \(temporary)") {
+                bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+            }
+            written += n
+        }
+        try blockingSystemCall("fsync \(temporary)") { fsync(fd) }
+        try blockingSystemCall("rename \(temporary)") { rename(temporary, path) }
+        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        let dirFD = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dirFD >= 0 {
+            _ = fsync(dirFD)
+            close(dirFD)
+        }
+    }
+}

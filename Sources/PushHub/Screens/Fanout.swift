@@ -1,0 +1,32 @@
+/// What a client is sent to bring it from the version it has to the current one (DESIGN §4):
+/// nothing when its rendered tree did not change, a `patch` when that is smaller, else a
+/// `snapshot`. Frames are made once per (from, to) rendition pair and cached in the target
+/// version, so every subscriber of a rendition gets the same bytes.
+public enum Fanout {
+    /// The frame for a client of `target` going from `old` (nil: it has nothing) to `new`.
+    /// - Returns: nil when the client's rendered tree is unchanged.
+    public static func update(from old: ScreenVersion?, to new: ScreenVersion, for target: RenderTarget) -> [UInt8]? {
+        let rendered = new.rendered(for: target)
+        let key = new.renditionKey(for: target)
+        guard let old else { return snapshot(new, rendition: key, rendered: rendered) }
+        let before = old.rendered(for: target)
+        if before.hash == rendered.hash { return nil }
+        let oldKey = old.renditionKey(for: target)
+        return new.message(.patch(fromVersion: old.version, fromRendition: oldKey, rendition: key)) {
+            let ops = JSONPatchDiff.diff(before.tree, rendered.tree)
+            let patch = ServerMessage.patch(screen: new.name, from: old.version, version: new.version, hash: rendered.hash, ops: ops)
+            let full = snapshot(new, rendition: key, rendered: rendered)
+            return patch.count < full.count ? patch : full
+        }
+    }
+
+    public static func snapshot(_ version: ScreenVersion, for target: RenderTarget) -> [UInt8] {
+        snapshot(version, rendition: version.renditionKey(for: target), rendered: version.rendered(for: target))
+    }
+
+    static func snapshot(_ version: ScreenVersion, rendition: Int, rendered: RenderedTree) -> [UInt8] {
+        version.message(.snapshot(rendition: rendition)) {
+            ServerMessage.snapshot(screen: version.name, version: version.version, rendered: rendered)
+        }
+    }
+}

@@ -1,0 +1,77 @@
+/// Who a tree is rendered for: the client attributes rendering depends on. Experiments add
+/// their variant assignments here (one more input, see `Rendition.render`).
+///
+/// Invariant: `appVersion == nil` means "an up-to-date client": every capability is met.
+public struct RenderTarget: Hashable, Sendable {
+    public var appVersion: SemanticVersion?
+
+    public init(appVersion: SemanticVersion? = nil) { self.appVersion = appVersion }
+
+    public static let latest = RenderTarget()
+}
+
+/// DESIGN §4 renditions: what one client sees of a screen version. Today: the capability
+/// filter — a node object carrying `"min_app_version"` is replaced, for clients below that
+/// version, by its `"fallback"` (or removed when it has none); clients at or above it get the
+/// node without those two keys.
+///
+/// Invariant: clients whose `key` is equal see byte-identical trees; the key only names the
+/// capability thresholds of this tree the client meets, so there are at most thresholds+1
+/// renditions per version.
+public enum Rendition {
+    /// The distinct `min_app_version` values in `tree` (valid ones), sorted.
+    public static func thresholds(in tree: JSONValue) -> [SemanticVersion] {
+        var found = Set<SemanticVersion>()
+        collect(tree, into: &found)
+        return found.sorted()
+    }
+
+    private static func collect(_ value: JSONValue, into found: inout Set<SemanticVersion>) {
+        switch value {
+        case .object(let members):
+            if let text = members["min_app_version"]?.stringValue, let version = SemanticVersion(text) { found.insert(version) }
+            for member in members.values { collect(member, into: &found) }
+        case .array(let elements):
+            for element in elements { collect(element, into: &found) }
+        default:
+            break
+        }
+    }
+
+    /// The rendition key of `target` for a tree with these thresholds: how many it meets
+    /// (thresholds are sorted, so meeting one means meeting every lower one).
+    public static func key(for target: RenderTarget, thresholds: [SemanticVersion]) -> Int {
+        guard let version = target.appVersion else { return thresholds.count }
+        return thresholds.prefix { $0 <= version }.count
+    }
+
+    /// Renders `tree` for `target`. A root that is itself removed renders as `null`.
+    public static func render(_ tree: JSONValue, for target: RenderTarget) -> JSONValue {
+        filter(tree, for: target) ?? .null
+    }
+
+    /// nil: the node is removed.
+    private static func filter(_ value: JSONValue, for target: RenderTarget) -> JSONValue? {
+        switch value {
+        case .object(var members):
+            if let text = members["min_app_version"]?.stringValue, let required = SemanticVersion(text) {
+                let isMet = target.appVersion.map { required <= $0 } ?? true
+                if !isMet {
+                    guard let fallback = members["fallback"] else { return nil }
+                    return filter(fallback, for: target)
+                }
+                members["min_app_version"] = nil
+                members["fallback"] = nil
+            }
+            var result: [String: JSONValue] = [:]
+            for (key, member) in members {
+                if let kept = filter(member, for: target) { result[key] = kept }
+            }
+            return .object(result)
+        case .array(let elements):
+            return .array(elements.compactMap { filter($0, for: target) })
+        default:
+            return value
+        }
+    }
+}

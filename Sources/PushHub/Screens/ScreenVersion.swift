@@ -1,0 +1,74 @@
+import Synchronization
+
+/// A tree rendered for one rendition: its canonical bytes and hash, computed once.
+///
+/// Invariant: `hash == ScreenHash.of(canonical: canonical)` and `canonical` is `tree` in RFC 8785 form.
+public final class RenderedTree: Sendable {
+    public let tree: JSONValue
+    public let canonical: [UInt8]
+    public let hash: String
+
+    public init(_ tree: JSONValue) {
+        self.tree = tree
+        canonical = JSONWriter.write(tree)
+        hash = ScreenHash.of(canonical: canonical)
+    }
+}
+
+/// One published version of a screen, immutable, with caches of what was derived from it:
+/// its renditions and the encoded messages that lead to them (DESIGN §4: render, diff and
+/// encode once per rendition).
+///
+/// Invariant: the caches only ever hold values that are pure functions of this version (and,
+/// for patches, of the immutable version they start from), so a cache hit equals a recompute.
+public final class ScreenVersion: Sendable {
+    public let name: String
+    public let version: Int
+    public let tree: JSONValue
+    /// Milliseconds since the Unix epoch.
+    public let publishedAt: Int
+    public let thresholds: [SemanticVersion]
+
+    private let renditions = Mutex<[Int: RenderedTree]>([:])      // guarded by itself
+    private let messages = Mutex<[MessageKey: [UInt8]]>([:])       // guarded by itself
+
+    /// The outgoing messages that end at this version, as complete WebSocket frames.
+    enum MessageKey: Hashable {
+        case snapshot(rendition: Int)
+        case patch(fromVersion: Int, fromRendition: Int, rendition: Int)
+    }
+
+    public init(name: String, version: Int, tree: JSONValue, publishedAt: Int) {
+        self.name = name
+        self.version = version
+        self.tree = tree
+        self.publishedAt = publishedAt
+        thresholds = Rendition.thresholds(in: tree)
+    }
+
+    /// The rendition key of `target` for this version.
+    public func renditionKey(for target: RenderTarget) -> Int { Rendition.key(for: target, thresholds: thresholds) }
+
+    /// The tree `target` sees, rendered once per rendition.
+    public func rendered(for target: RenderTarget) -> RenderedTree {
+        let key = renditionKey(for: target)
+        if let cached = renditions.withLock({ $0[key] }) { return cached }
+        let rendered = RenderedTree(Rendition.render(tree, for: target))
+        return renditions.withLock { cache in
+            if let raced = cache[key] { return raced }
+            cache[key] = rendered
+            return rendered
+        }
+    }
+
+    /// A cached message frame, or `make()`'s result stored for the next subscriber.
+    func message(_ key: MessageKey, make: () -> [UInt8]) -> [UInt8] {
+        if let cached = messages.withLock({ $0[key] }) { return cached }
+        let made = make()
+        messages.withLock { $0[key] = made }
+        return made
+    }
+
+    /// The base tree's hash as an up-to-date client sees it (what the admin API reports).
+    public var latestHash: String { rendered(for: .latest).hash }
+}

@@ -1,0 +1,99 @@
+/// A message a client sends (DESIGN §3, protocol v1). Unknown fields are ignored.
+///
+/// Invariant: a parsed message has every field its type requires, of the right JSON type.
+public enum ClientMessage: Equatable, Sendable {
+    public struct Hello: Equatable, Sendable {
+        public var protocolVersion: Int
+        public var token: String?
+        public var device: String?
+        public var platform: String?
+        public var appVersion: String?
+        public var lastSync: Int?
+    }
+
+    public struct Have: Equatable, Sendable {
+        public var version: Int?
+        public var hash: String?
+    }
+
+    case hello(Hello)
+    case subscribe(screen: String, have: Have?)
+    case unsubscribe(screen: String)
+    case ack(sync: String)
+    case rendered(screen: String, version: Int)
+
+    /// Parses one text message.
+    public static func parse(_ bytes: UnsafeRawBufferPointer) throws(WireError) -> ClientMessage {
+        let json: JSONValue
+        do {
+            json = try JSONReader.parse(bytes, maxDepth: 64)
+        } catch {
+            throw WireError(code: "bad_json", message: error.description, ref: nil)
+        }
+        guard case .object = json else { throw WireError(code: "bad_message", message: "a message is a JSON object", ref: nil) }
+        guard let type = json["type"]?.stringValue else {
+            throw WireError(code: "bad_message", message: "a message needs a string \"type\"", ref: nil)
+        }
+        func string(_ field: String) throws(WireError) -> String {
+            guard let value = json[field]?.stringValue else {
+                throw WireError(code: "bad_message", message: "\(type) needs a string \"\(field)\"", ref: type)
+            }
+            return value
+        }
+        func optionalString(_ value: JSONValue?, _ field: String) throws(WireError) -> String? {
+            guard let value, value != .null else { return nil }
+            guard let text = value.stringValue else {
+                throw WireError(code: "bad_message", message: "\"\(field)\" must be a string", ref: type)
+            }
+            return text
+        }
+        func optionalInt(_ value: JSONValue?, _ field: String) throws(WireError) -> Int? {
+            guard let value, value != .null else { return nil }
+            guard let number = value.intValue else {
+                throw WireError(code: "bad_message", message: "\"\(field)\" must be an integer", ref: type)
+            }
+            return number
+        }
+        switch type {
+        case "hello":
+            guard let version = json["protocol"]?.intValue else {
+                throw WireError(code: "bad_message", message: "hello needs an integer \"protocol\" (1)", ref: type)
+            }
+            let app = json["app"]
+            if let app, app != .null, app.objectValue == nil {
+                throw WireError(code: "bad_message", message: "\"app\" must be an object", ref: type)
+            }
+            return .hello(Hello(protocolVersion: version, token: try optionalString(json["token"], "token"),
+                                device: try optionalString(json["device"], "device"),
+                                platform: try optionalString(app?["platform"], "app.platform"),
+                                appVersion: try optionalString(app?["version"], "app.version"),
+                                lastSync: try optionalInt(json["last_sync"], "last_sync")))
+        case "subscribe":
+            let screen = try string("screen")
+            var have: Have?
+            if let value = json["have"], value != .null {
+                guard value.objectValue != nil else { throw WireError(code: "bad_message", message: "\"have\" must be an object", ref: type) }
+                have = Have(version: try optionalInt(value["version"], "have.version"), hash: try optionalString(value["hash"], "have.hash"))
+            }
+            return .subscribe(screen: screen, have: have)
+        case "unsubscribe":
+            return .unsubscribe(screen: try string("screen"))
+        case "ack":
+            return .ack(sync: try string("sync"))
+        case "rendered":
+            guard let version = json["version"]?.intValue else {
+                throw WireError(code: "bad_message", message: "rendered needs an integer \"version\"", ref: type)
+            }
+            return .rendered(screen: try string("screen"), version: version)
+        default:
+            throw WireError(code: "unknown_type", message: "no message type \"\(type)\" in protocol v1", ref: type)
+        }
+    }
+}
+
+/// A v1 message the hub could not act on: answered with an `error` message, the client stays.
+public struct WireError: Error, Equatable, Sendable {
+    public var code: String
+    public var message: String
+    public var ref: String?
+}

@@ -1,0 +1,61 @@
+import WSProtocol
+
+/// Messages the hub sends (DESIGN §3), encoded straight to complete WebSocket text frames so
+/// that one encoding can be written to many sockets.
+///
+/// Invariant: every result is one unmasked, final text frame holding one JSON object.
+public enum ServerMessage {
+    static func frame(_ json: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(json.count + 10)
+        FrameEncoder.appendFrame(opcode: .text, payload: json, to: &out)
+        return out
+    }
+
+    static func object(_ members: [(String, JSONValue)], raw: (String, [UInt8])? = nil) -> [UInt8] {
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        for (i, (key, value)) in members.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(key, to: &out)
+            out.append(UInt8(ascii: ":"))
+            JSONWriter.write(value, to: &out)
+        }
+        if let (key, bytes) = raw {
+            out.append(UInt8(ascii: ","))
+            JSONWriter.writeString(key, to: &out)
+            out.append(UInt8(ascii: ":"))
+            out += bytes
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    public static func welcome(session: String, user: String?, heartbeatSeconds: Int, syncSeq: Int) -> [UInt8] {
+        frame(object([("type", .string("welcome")), ("session", .string(session)), ("user", user.map(JSONValue.string) ?? .null),
+                      ("heartbeat_s", .number(Double(heartbeatSeconds))), ("sync_seq", .number(Double(syncSeq)))]))
+    }
+
+    public static func snapshot(screen: String, version: Int, rendered: RenderedTree) -> [UInt8] {
+        frame(object([("type", .string("snapshot")), ("screen", .string(screen)), ("version", .number(Double(version))),
+                      ("hash", .string(rendered.hash))], raw: ("tree", rendered.canonical)))
+    }
+
+    public static func patch(screen: String, from: Int, version: Int, hash: String, ops: JSONPatch) -> [UInt8] {
+        frame(object([("type", .string("patch")), ("screen", .string(screen)), ("from", .number(Double(from))),
+                      ("version", .number(Double(version))), ("hash", .string(hash))], raw: ("ops", JSONWriter.write(ops.json))))
+    }
+
+    public static func unchanged(screen: String, version: Int, hash: String) -> [UInt8] {
+        frame(object([("type", .string("unchanged")), ("screen", .string(screen)), ("version", .number(Double(version))),
+                      ("hash", .string(hash))]))
+    }
+
+    public static func gone(screen: String) -> [UInt8] {
+        frame(object([("type", .string("gone")), ("screen", .string(screen))]))
+    }
+
+    public static func error(_ error: WireError) -> [UInt8] {
+        frame(object([("type", .string("error")), ("code", .string(error.code)), ("message", .string(error.message)),
+                      ("ref", error.ref.map(JSONValue.string) ?? .null)]))
+    }
+}

@@ -1,0 +1,28 @@
+"""A tiny admin API client for the end-to-end tests."""
+import json
+import urllib.error
+import urllib.request
+
+
+def call(hub, method, path, body=None, token=None, raw=None):
+    """Returns (status, parsed JSON or text)."""
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    request = urllib.request.Request("http://127.0.0.1:%d%s" % (hub.admin_port, path), data=data, method=method,
+                                     headers={"Authorization": "Bearer " + (token or hub.token)})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            payload = response.read()
+            status = response.status
+    except urllib.error.HTTPError as error:
+        payload = error.read()
+        status = error.code
+    try:
+        return status, json.loads(payload)
+    except ValueError:
+        return status, payload.decode()
+
+
+def publish(hub, name, tree):
+    status, answer = call(hub, "PUT", "/v1/screens/" + name, tree)
+    assert status == 200, answer
+    return answer
