@@ -17,9 +17,10 @@ BIN = os.environ.get("PUSHHUB_BIN_DIR", os.path.join(ROOT, ".build", "debug"))
 class Hub:
     """A pushhub process; `port`/`admin_port` are its bound ports, `token` its admin token."""
 
-    def __init__(self, *flags, max_fds=None):
-        self.data = tempfile.mkdtemp(prefix="pushhub-e2e-")
-        self.log_path = os.path.join(self.data, "hub.log")
+    def __init__(self, *flags, max_fds=None, data=None):
+        """Starts a hub; `data` reuses another hub's directory (a restart)."""
+        self.data = data or tempfile.mkdtemp(prefix="pushhub-e2e-")
+        self.log_path = os.path.join(self.data, "hub-%d.log" % time.monotonic_ns())
         self.log = open(self.log_path, "w")
         self.process = subprocess.Popen(
             [os.path.join(BIN, "pushhub"), "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0",
