@@ -7,10 +7,14 @@ protocol Command {
     static var abstract: String { get }
     static var usage: String { get }
     static var options: [(String, String)] { get }
+    /// For commands with subcommands: their names and abstracts (printed under SUBCOMMANDS:).
+    static var subcommands: [(String, String)] { get }
     static func run(_ arguments: Arguments, client: AdminClient, output: Output) -> Int32
 }
 
 extension Command {
+    static var subcommands: [(String, String)] { [] }
+
     static var help: String {
         var text = "OVERVIEW: \(abstract)\n\nUSAGE: \(usage)\n\nOPTIONS:\n"
         let rows =
@@ -22,6 +26,13 @@ extension Command {
         let width = rows.map(\.0.count).max() ?? 0
         for (name, text_) in rows {
             text += "  " + name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + text_ + "\n"
+        }
+        if !subcommands.isEmpty {
+            text += "\nSUBCOMMANDS:\n"
+            let width = subcommands.map(\.0.count).max() ?? 0
+            for (name, abstract) in subcommands {
+                text += "  " + name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + abstract + "\n"
+            }
         }
         return text
     }

@@ -8,6 +8,16 @@ struct Output {
 
     func error(_ text: String) { FileHandle.standardError.write(Data("Error: \(text)\n".utf8)) }
 
+    /// Rows of cells in aligned columns.
+    func columns(_ rows: [[String]]) {
+        guard let width = rows.map(\.count).max() else { return }
+        let widths = (0..<width).map { column in rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
+        for row in rows {
+            Swift.print(row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
+                .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+        }
+    }
+
     /// `key: value` rows with the values aligned.
     func table(_ rows: [(String, String)]) {
         let width = rows.map(\.0.count).max() ?? 0

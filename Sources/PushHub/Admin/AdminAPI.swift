@@ -58,7 +58,7 @@ public struct AdminAPI: Sendable {
             ("messages_in", .number(Double(metrics.messagesIn.load(ordering: .relaxed)))),
             ("messages_out", .number(Double(metrics.messagesOut.load(ordering: .relaxed)))),
             ("screens", .number(Double(services.screens.list().count))),
-            ("client_listen", .string(services.config.listen.description)),
+            ("client_listen", .string(services.clientAddress.description)),
         ]
         return JSONWriter.string(.object(Dictionary(uniqueKeysWithValues: values)))
     }

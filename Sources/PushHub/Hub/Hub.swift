@@ -19,7 +19,6 @@ public final class Hub: Sendable {
         let metrics = Metrics()
         self.metrics = metrics
         let screens = try ScreenStore(dataDirectory: config.dataDirectory, keepVersions: config.keepVersions)
-        services = HubServices(config: config, metrics: metrics, screens: screens, adminToken: secrets.adminToken)
         let loopCount = config.effectiveLoops
         var perLoop: [[(Listener, ListenerKind)]] = []
         var client = config.listen
@@ -34,6 +33,8 @@ public final class Hub: Sendable {
         }
         clientAddress = client
         adminAddress = admin
+        services = HubServices(config: config, metrics: metrics, screens: screens, adminToken: secrets.adminToken,
+                               clientAddress: client)
         loops = try LoopGroup(count: loopCount, services: services, listenersPerLoop: perLoop)
     }
 

@@ -11,9 +11,13 @@ public final class HubServices: Sendable {
     public let screens: ScreenStore
     public let subscriberCounts = SubscriberCounts()
     public let adminToken: String
+    /// The bound client listener (its real port when configured with 0).
+    public let clientAddress: SocketAddress
     private let mailboxes = Mutex<[Mailbox]>([])  // guarded by itself; set once by LoopGroup
 
-    public init(config: HubConfig, metrics: Metrics, screens: ScreenStore, adminToken: String) {
+    public init(config: HubConfig, metrics: Metrics, screens: ScreenStore, adminToken: String,
+                clientAddress: SocketAddress? = nil) {
+        self.clientAddress = clientAddress ?? config.listen
         self.config = config
         self.metrics = metrics
         self.screens = screens

@@ -1,0 +1,134 @@
+import Foundation
+import PushHub
+
+/// `hubctl screen publish | get | list | delete | diff | history | rollback` (DESIGN §8).
+enum Screen: Command {
+    static let name = "screen"
+    static let abstract = "Publish, read, list, delete, diff (dry run), list history of, and roll back screens."
+    static let usage = """
+        hubctl screen publish NAME FILE | get NAME [--app-version V] | list | delete NAME
+                      | diff NAME FILE | history NAME | rollback NAME [--to VERSION]
+        """
+    static let options: [(String, String)] = [
+        ("--app-version V", "get: the tree as a client of app version V sees it"),
+        ("--to VERSION", "rollback: the version to republish (default: the previous one)"),
+    ]
+    static let subcommands: [(String, String)] = [
+        ("publish", "Publish FILE (a JSON tree) as the next version of NAME."),
+        ("get", "Print the current tree of NAME as a client sees it."),
+        ("list", "List the screens with their versions and subscribers."),
+        ("delete", "Delete NAME; subscribers get `gone`."),
+        ("diff", "Dry run: the patch FILE would produce and how many subscribers would get it."),
+        ("history", "List the kept versions of NAME."),
+        ("rollback", "Republish an earlier version of NAME as a new version."),
+    ]
+
+    static func run(_ arguments: Arguments, client: AdminClient, output: Output) -> Int32 {
+        let words = Array(arguments.words.dropFirst())
+        guard let action = words.first else { return usageError("Missing a screen subcommand.") }
+        let rest = Array(words.dropFirst())
+        switch action {
+        case "list":
+            return request(client, output, "GET", "/v1/screens") { answer in
+                guard let screens = answer["screens"]?.arrayValue else { return }
+                if screens.isEmpty { output.print("no screens") }
+                let rows = screens.map { screen in
+                    [screen["name"]?.stringValue ?? "", "v\(screen["version"]?.intValue ?? 0)", "\(screen["subscribers"]?.intValue ?? 0) subscribers",
+                     String((screen["hash"]?.stringValue ?? "").prefix(12))]
+                }
+                output.columns(rows)
+            }
+        case "publish", "diff":
+            guard rest.count == 2 else { return usageError("'screen \(action)' takes NAME FILE.") }
+            guard let body = FileManager.default.contents(atPath: rest[1]) else {
+                output.error("cannot read \(rest[1])")
+                return ExitCode.usage
+            }
+            let path = "/v1/screens/\(encode(rest[0]))" + (action == "diff" ? "?dry_run=true" : "")
+            return request(client, output, "PUT", path, body: Array(body)) { answer in
+                if action == "publish" {
+                    output.table([("screen", rest[0]), ("version", "\(answer["version"]?.intValue ?? 0)"), ("hash", answer["hash"]?.stringValue ?? ""),
+                                  ("renditions", "\(answer["renditions"]?.intValue ?? 0)"), ("sent", "\(answer["sent"]?.intValue ?? 0)")])
+                } else {
+                    let from = answer["from"]?.intValue.map { "v\($0)" } ?? "nothing"
+                    output.table([("screen", rest[0]), ("change", "\(from) -> v\(answer["version"]?.intValue ?? 0)"),
+                                  ("would send to", "\(answer["would_send"]?.intValue ?? 0) of \(answer["subscribers"]?.intValue ?? 0) subscribers"),
+                                  ("renditions", "\(answer["renditions"]?.intValue ?? 0)")])
+                    output.print(JSONWriter.string(answer["ops"] ?? .array([])))
+                }
+            }
+        case "get":
+            guard rest.count == 1 else { return usageError("'screen get' takes NAME.") }
+            var path = "/v1/screens/\(encode(rest[0]))"
+            if let version = arguments.options["--app-version"]?.last { path += "?app_version=\(encode(version))" }
+            return request(client, output, "GET", path) { answer in
+                output.table([("screen", rest[0]), ("version", "\(answer["version"]?.intValue ?? 0)"), ("hash", answer["hash"]?.stringValue ?? "")])
+                output.print(JSONWriter.string(answer["tree"] ?? .null))
+            }
+        case "delete":
+            guard rest.count == 1 else { return usageError("'screen delete' takes NAME.") }
+            return request(client, output, "DELETE", "/v1/screens/\(encode(rest[0]))") { answer in
+                output.table([("deleted", rest[0]), ("last version", "\(answer["last_version"]?.intValue ?? 0)"),
+                              ("sent gone", "\(answer["sent"]?.intValue ?? 0)")])
+            }
+        case "history":
+            guard rest.count == 1 else { return usageError("'screen history' takes NAME.") }
+            return request(client, output, "GET", "/v1/screens/\(encode(rest[0]))/history") { answer in
+                output.columns((answer["versions"]?.arrayValue ?? []).map { entry in
+                    ["v\(entry["version"]?.intValue ?? 0)", Self.time(entry["published_at"]?.intValue ?? 0),
+                     String((entry["hash"]?.stringValue ?? "").prefix(12))]
+                })
+            }
+        case "rollback":
+            guard rest.count == 1 else { return usageError("'screen rollback' takes NAME [--to VERSION].") }
+            var body: JSONValue = .object([:])
+            if let text = arguments.options["--to"]?.last {
+                guard let version = Int(text) else { return usageError("--to wants a version number, not '\(text)'.") }
+                body = .object(["to": .number(Double(version))])
+            }
+            return request(client, output, "POST", "/v1/screens/\(encode(rest[0]))/rollback", body: JSONWriter.write(body)) { answer in
+                output.table([("screen", rest[0]), ("version", "\(answer["version"]?.intValue ?? 0)"), ("hash", answer["hash"]?.stringValue ?? ""),
+                              ("sent", "\(answer["sent"]?.intValue ?? 0)")])
+            }
+        default:
+            return usageError("Unknown screen subcommand '\(action)'.")
+        }
+    }
+
+    static func usageError(_ message: String) -> Int32 {
+        FileHandle.standardError.write(Data("Error: \(message)\nUsage: \(usage)\n  See 'hubctl screen --help' for more information.\n".utf8))
+        return ExitCode.usage
+    }
+
+    static func encode(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "?&=#+"))) ?? text
+    }
+
+    static func time(_ milliseconds: Int) -> String {
+        let formatter = ISO8601DateFormatter()
+        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+    }
+}
+
+/// Sends a request; prints the answer with `present` (or as JSON with --json); maps failures
+/// to exit codes.
+func request(_ client: AdminClient, _ output: Output, _ method: String, _ path: String, body: [UInt8] = [],
+             present: (JSONValue) -> Void) -> Int32 {
+    let answer: AdminClient.Answer
+    do {
+        answer = try client.send(method, path, body: body)
+    } catch {
+        output.error(error.description)
+        return ExitCode.unreachable
+    }
+    guard (200..<300).contains(answer.status) else {
+        output.error("the hub refused (\(answer.status)): \(answer.errorMessage)")
+        return ExitCode.refused
+    }
+    guard let json = try? JSONReader.parse(answer.body) else {
+        output.error("the hub answered something that is not JSON")
+        return ExitCode.refused
+    }
+    if output.json { output.print(JSONWriter.string(json)) } else { present(json) }
+    return ExitCode.success
+}
