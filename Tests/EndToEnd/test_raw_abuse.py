@@ -110,6 +110,7 @@ def test_half_finished_handshake_times_out_while_others_are_served(hub):
     response = read_all(slow)
     assert status_of(response) == 408
     assert time.time() - started < 5
+    slow.close()
     hub.wait_for_connections(0)
 
 

@@ -51,15 +51,17 @@ final class Epoll {
         _ = epoll_ctl(fd, EPOLL_CTL_DEL, target, &event)
     }
 
-    /// Waits up to `timeoutMilliseconds` (-1: forever) and calls `body` for each ready event.
-    func wait(timeoutMilliseconds: Int32, _ body: (Event) -> Void) throws(SystemError) {
+    /// Waits up to `timeoutMilliseconds` (-1: forever), calls `woke` once, then `body` for each
+    /// ready event.
+    func wait(timeoutMilliseconds: Int32, woke: () -> Void, _ body: (Event) -> Void) throws(SystemError) {
         let count: Int32
         switch try systemCall(
             "epoll_wait", { epoll_wait(fd, events.baseAddress, Int32(events.count), timeoutMilliseconds) })
         {
         case .processed(let n): count = n
-        case .wouldBlock: return
+        case .wouldBlock: count = 0
         }
+        woke()
         for i in 0..<Int(count) {
             let raw = events[i]
             let mask = raw.events

@@ -67,11 +67,12 @@ final class EventLoop {
         while true {
             let timeout = waitTimeoutMilliseconds()
             do {
-                try epoll.wait(timeoutMilliseconds: timeout) { event in dispatch(event) }
+                // The tick's time is read right after the wait, before any event is handled:
+                // deadlines and activity stamps set while dispatching use it.
+                try epoll.wait(timeoutMilliseconds: timeout, woke: { now = MonotonicClock.now() }) { event in dispatch(event) }
             } catch {
                 Log.error("event loop wait failed", [("loop", index), ("error", "\(error)")])
             }
-            now = MonotonicClock.now()
             for command in mailbox.drain() { perform(command) }
             fireTimers()
             resumeAcceptingIfDue()
