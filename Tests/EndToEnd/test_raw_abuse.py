@@ -226,3 +226,20 @@ def test_client_that_never_reads_is_paused_then_timed_out(hub_factory):
     rss_kib = int([l for l in open("/proc/%d/status" % hub.process.pid) if l.startswith("VmRSS:")][0].split()[1])
     assert rss_kib < 200 * 1024, "outbound data for one client must stay bounded"
     hub.wait_for_connections(0, timeout=10)  # closed by the idle timeout, no reads from us since the pause
+
+
+def test_a_refused_hello_whose_close_is_never_answered_does_not_spin(hub):
+    # Regression: the hello deadline passing while our close frame waited for its answer made
+    # the loop re-fire the same timer forever.
+    s = open_raw_websocket(hub, "/v1/connect")
+    s.sendall(masked_frame(0x1, b'{"type":"hello","protocol":1,"device":"d"}'))  # anonymous: refused
+    s.settimeout(5)
+    first = s.recv(2)
+    assert first[0] == 0x81  # the error message comes first
+    before = hub.cpu_seconds()
+    time.sleep(1.5)  # past the 700 ms hello timeout; we never answer the close
+    assert hub.cpu_seconds() - before < 0.5, "the loop spun"
+    with connect(hub.url + "/echo") as ws:
+        ws.send("still serving")
+        assert ws.recv(timeout=5) == "still serving"
+    hub.wait_for_connections(0, timeout=15)

@@ -81,7 +81,7 @@ import Testing
             if depth == 0 || int(0...3) == 0 { return leaf() }
             switch int(0...2) {
             case 0:
-                var members: [String: JSONValue] = [:]
+                var members = JSONObject()
                 for _ in 0..<int(0...4) { members["k\(int(0...6))"] = tree(depth: depth - 1) }
                 return .object(members)
             case 1:

@@ -96,19 +96,3 @@ import Testing
     }
 }
 
-@Suite struct SubscriptionsTests {
-    @Test("indexed both ways, and no empty sets remain")
-    func bothWays() {
-        var subscriptions = Subscriptions()
-        let v1 = ScreenVersion(name: "a", version: 1, tree: .null, publishedAt: 0)
-        let b1 = ScreenVersion(name: "b", version: 1, tree: .null, publishedAt: 0)
-        subscriptions.set(1, v1)
-        subscriptions.set(2, v1)
-        subscriptions.set(1, b1)
-        #expect(subscriptions.subscribers(of: "a") == [1, 2])
-        #expect(Set(subscriptions.removeAll(1)) == ["a", "b"])
-        #expect(subscriptions.byScreen.keys.sorted() == ["a"])
-        #expect(subscriptions.removeScreen("a") == [2])
-        #expect(subscriptions.byScreen.isEmpty && subscriptions.count == 0)
-    }
-}

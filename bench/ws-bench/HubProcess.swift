@@ -9,7 +9,7 @@ final class HubProcess {
     let data: String
     let logPath: String
 
-    init(loops: Int, environment extra: [String: String] = [:]) throws {
+    init(loops: Int, environment extra: [String: String] = [:], extraArguments: [String] = []) throws {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
             "pushhub"
         ).path
@@ -21,7 +21,8 @@ final class HubProcess {
         process.arguments = [
             "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data", data, "--echo-path", "/echo",
             "--loops", String(loops), "--log-level", "warning", "--idle-timeout", "10m", "--ping-interval", "10m",
-        ]
+            "--hello-timeout", "10m",
+        ] + extraArguments
         process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
         process.standardError = FileHandle(forWritingAtPath: log)
         try process.run()

@@ -6,7 +6,7 @@ import PushHub
 // echo messages/s and latency with 100 connections of 32-byte messages, handshakes/s, and
 // RSS per idle connection with 10,000 idle connections. Results go into bench/README.md.
 //
-//   ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--only echo|handshake|alloc|idle]
+//   ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--only echo|handshake|alloc|diff|fanout|idle]
 
 var options: [String: String] = [:]
 var argumentIterator = CommandLine.arguments.dropFirst().makeIterator()
@@ -14,7 +14,7 @@ while let flag = argumentIterator.next() {
     guard flag.hasPrefix("--"), let value = argumentIterator.next() else {
         FileHandle.standardError.write(
             Data(
-                "usage: ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--only echo|handshake|alloc|idle]\n"
+                "usage: ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--only echo|handshake|alloc|diff|fanout|idle]\n"
                     .utf8))
         exit(2)
     }
@@ -24,6 +24,7 @@ let loops = Int(options["loops"] ?? "") ?? SystemInfo.onlineCores
 let seconds = Int(options["seconds"] ?? "") ?? 5
 let connections = Int(options["connections"] ?? "") ?? 100
 let idleCount = Int(options["idle"] ?? "") ?? 10_000
+let subscriberCount = Int(options["subscribers"] ?? "") ?? 10_000
 let only = options["only"]
 
 // The load generator needs a descriptor per connection.
@@ -60,6 +61,23 @@ do {
                 format:
                     "allocations: %.3f heap allocations per echoed 32-byte message (hub totals: %d for 200k messages, %d for 400k)",
                 max(0, result.perMessage), result.one, result.two))
+    }
+    if only == nil || only == "diff" {
+        for (stage, micros) in DiffTiming.stages(iterations: 30) { print(String(format: "  %@: %.0f µs", stage, micros)) }
+        let result = DiffTiming.run(iterations: 50)
+        print(String(format: "diff: %d-node screen, one changed leaf: render+diff+encode median %.0f µs, p99 %.0f µs; patch %d bytes = %.3f%% of the %d-byte snapshot",
+                     result.nodes, result.medianMicros, result.p99Micros, result.patchBytes,
+                     100 * Double(result.patchBytes) / Double(result.snapshotBytes), result.snapshotBytes))
+    }
+    if only == nil || only == "fanout" {
+        let hub = try HubProcess(loops: loops, extraArguments: ["--dev"])
+        let result = try ScreenLoad.run(hub: hub, count: subscriberCount, publishes: 5)
+        hub.stop()
+        print(String(format: "fanout: publish -> %d subscribers (%d-byte patch frames): %.0f deliveries/s, p50 %.1f ms, p99 %.1f ms",
+                     result.subscribers, result.frameBytes, result.deliveriesPerSecond, result.p50Millis, result.p99Millis))
+        print(String(format: "subscribed: %d connections with one subscription each: RSS %.1f MiB -> %.1f MiB, %.2f KiB per connection",
+                     result.subscribers, Double(result.rssBefore) / 1_048_576, Double(result.rssAfter) / 1_048_576,
+                     Double(result.rssAfter - result.rssBefore) / 1024 / Double(result.subscribers)))
     }
     if only == nil || only == "idle" {
         let hub = try HubProcess(loops: loops)

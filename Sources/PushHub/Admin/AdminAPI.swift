@@ -60,7 +60,7 @@ public struct AdminAPI: Sendable {
             ("screens", .number(Double(services.screens.list().count))),
             ("client_listen", .string(services.clientAddress.description)),
         ]
-        return JSONWriter.string(.object(Dictionary(uniqueKeysWithValues: values)))
+        return JSONWriter.string(.object(JSONObject(Dictionary(uniqueKeysWithValues: values))))
     }
 
     /// Refuses other methods with 405 and `Allow`.

@@ -381,10 +381,11 @@ final class Connection {
         case .readingHead(let deadline), .readingBody(let deadline), .closing(let deadline):
             return deadline
         case .webSocket:
+            // Only what `timerFired` acts on in this state: after our close frame, just its deadline.
+            if case .closeSent(let deadline) = closeHandshake.state { return deadline }
             var next = max(lastReadAt, lastPingAt) + loop.config.pingInterval.nanoseconds
             next = min(next, lastReadAt + loop.config.idleTimeout.nanoseconds)
             if let helloDeadline { next = min(next, helloDeadline) }
-            if case .closeSent(let deadline) = closeHandshake.state { next = min(next, deadline) }
             return next
         }
     }

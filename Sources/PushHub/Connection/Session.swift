@@ -101,18 +101,8 @@ extension Connection {
         } else {
             queueShared(Fanout.snapshot(current, for: session.target))
         }
-        if loop.subscriptions.version(of: token, for: screen) == nil { loop.services.subscriberCounts.add(screen, session.target) }
-        loop.subscriptions.set(token, current)
-    }
-
-    /// The loop learned of a new version of a screen this connection subscribes to.
-    func screenPublished(_ version: ScreenVersion) {
-        guard let had = loop.subscriptions.version(of: token, for: version.name), had.version < version.version else { return }
-        loop.subscriptions.set(token, version)
-        if let frame = Fanout.update(from: had, to: version, for: session.target) {
-            queueShared(frame)
-            loop.metrics.messagesOut.add(1, ordering: .relaxed)
-        }
+        if loop.subscriptions.subscriber(token, of: screen) == nil { loop.services.subscriberCounts.add(screen, session.target) }
+        loop.subscriptions.set(self, current)
     }
 
     /// The loop learned that a subscribed screen was deleted (already unsubscribed).
@@ -134,7 +124,8 @@ extension Connection {
         loop.flushSoon(self)
     }
 
-    private func queueShared(_ frame: [UInt8]) {
+    /// Queues a frame shared with other connections (by reference, no copy).
+    func queueShared(_ frame: [UInt8]) {
         guard closeHandshakeIsOpen else { return }
         outbound.appendShared(frame)
         loop.flushSoon(self)

@@ -185,14 +185,37 @@ final class EventLoop {
         case .run(let body):
             body()
         case .screenPublished(let version):
-            for token in subscriptions.subscribers(of: version.name) {
-                connections[token]?.screenPublished(version)
-            }
+            fanOut(version)
         case .screenDeleted(let name):
-            for token in subscriptions.removeScreen(name) {
-                connections[token]?.screenDeleted(name)
+            for connection in subscriptions.removeScreen(name) { connection.screenDeleted(name) }
+        }
+    }
+
+    /// Brings every subscriber of `version.name` on this loop to `version`. The frame for a
+    /// run of subscribers with the same starting version and target is looked up once; the
+    /// frames themselves are shared by all loops (`ScreenVersion`'s cache).
+    private func fanOut(_ version: ScreenVersion) {
+        guard let subscribers = subscriptions.subscribers(of: version.name) else { return }
+        var memoFrom: ScreenVersion?
+        var memoTarget = RenderTarget.latest
+        var memoFrame: [UInt8]?
+        var sent = 0
+        for subscriber in subscribers {
+            let had = subscriber.version
+            guard had.version < version.version else { continue }
+            let target = subscriber.connection.session.target
+            if had !== memoFrom || target != memoTarget {
+                memoFrame = Fanout.update(from: had, to: version, for: target)
+                memoFrom = had
+                memoTarget = target
+            }
+            subscriber.version = version
+            if let frame = memoFrame {
+                subscriber.connection.queueShared(frame)
+                sent += 1
             }
         }
+        metrics.messagesOut.add(sent, ordering: .relaxed)
     }
 
     // MARK: - Services for connections
@@ -227,7 +250,10 @@ final class EventLoop {
 
     /// Makes sure a timer is set for the connection's next deadline.
     func schedule(_ connection: Connection) {
-        guard !connection.isCloseRequested, let deadline = connection.nextDeadline else { return }
+        guard !connection.isCloseRequested, let due = connection.nextDeadline else { return }
+        // Never due before the next tick: a deadline that is already past would otherwise be
+        // popped again in the same `fireTimers` pass, forever, if its owner has nothing to do.
+        let deadline = max(due, now + 1_000_000)
         if let scheduled = connection.scheduledDeadline, scheduled <= deadline { return }
         connection.scheduledDeadline = deadline
         timers.schedule(connection.token, at: deadline)

@@ -84,11 +84,12 @@ public struct JSONReader {
     private mutating func parseObject(depth: Int) throws(JSONError) -> JSONValue {
         guard depth <= maxDepth else { throw error("nesting is deeper than \(maxDepth) levels") }
         index += 1
-        var members: [String: JSONValue] = [:]
+        var members: [JSONObject.Member] = []
+        var offsets: [Int] = []
         skipWhitespace()
         if current == UInt8(ascii: "}") {
             index += 1
-            return .object(members)
+            return .object(JSONObject())
         }
         while true {
             skipWhitespace()
@@ -100,18 +101,37 @@ public struct JSONReader {
             index += 1
             skipWhitespace()
             let value = try parseValue(depth: depth)
-            guard members.updateValue(value, forKey: key) == nil else {
-                throw JSONError(offset: keyOffset, message: "duplicate member name \"\(key)\"")
-            }
+            members.append((key: key, value: value))
+            offsets.append(keyOffset)
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): index += 1
             case UInt8(ascii: "}"):
                 index += 1
-                return .object(members)
+                return .object(try Self.sorted(members, offsets: offsets))
             default: throw error("expected ',' or '}' in the object")
             }
         }
+    }
+
+    /// Members in canonical order; a repeated name is refused where it appears the second time.
+    private static func sorted(_ members: [JSONObject.Member], offsets: [Int]) throws(JSONError) -> JSONObject {
+        var order = Array(members.indices)
+        var isSorted = true
+        for i in 1..<max(members.count, 1) where !JSONWriter.precedes(members[i - 1].key, members[i].key) {
+            isSorted = false
+            break
+        }
+        if !isSorted {
+            order.sort { a, b in
+                members[a].key == members[b].key ? a < b : JSONWriter.precedes(members[a].key, members[b].key)
+            }
+            for i in 1..<order.count where members[order[i - 1]].key == members[order[i]].key {
+                throw JSONError(offset: offsets[order[i]], message: "duplicate member name \"\(members[order[i]].key)\"")
+            }
+            return JSONObject(sortedMembers: order.map { members[$0] })
+        }
+        return JSONObject(sortedMembers: members)
     }
 
     private mutating func parseArray(depth: Int) throws(JSONError) -> JSONValue {

@@ -1,5 +1,5 @@
 /// A JSON value (RFC 8259). Numbers are IEEE 754 doubles, as RFC 8785 (JCS) and I-JSON
-/// (RFC 7493) have them; objects are unordered (their written form sorts keys, see `JSONWriter`).
+/// (RFC 7493) have them; objects keep their members in canonical order (`JSONObject`).
 ///
 /// Invariants: numbers are finite; strings hold Unicode scalars only (no lone surrogates).
 public enum JSONValue: Equatable, Sendable {
@@ -8,7 +8,7 @@ public enum JSONValue: Equatable, Sendable {
     case number(Double)
     case string(String)
     case array([JSONValue])
-    case object([String: JSONValue])
+    case object(JSONObject)
 
     public subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
@@ -31,7 +31,7 @@ public enum JSONValue: Equatable, Sendable {
         return Int(number)
     }
 
-    public var objectValue: [String: JSONValue]? {
+    public var objectValue: JSONObject? {
         guard case .object(let members) = self else { return nil }
         return members
     }

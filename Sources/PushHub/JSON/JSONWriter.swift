@@ -16,7 +16,12 @@ public enum JSONWriter {
         switch value {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let flag): out.append(contentsOf: (flag ? "true" : "false").utf8)
-        case .number(let number): out.append(contentsOf: formatNumber(number).utf8)
+        case .number(let number):
+            if number.rounded(.towardZero) == number && abs(number) < 9_007_199_254_740_992 {
+                appendInteger(Int64(number), to: &out)
+            } else {
+                out.append(contentsOf: formatNumber(number).utf8)
+            }
         case .string(let text): writeString(text, to: &out)
         case .array(let elements):
             out.append(UInt8(ascii: "["))
@@ -27,24 +32,59 @@ public enum JSONWriter {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            for (i, key) in sortedKeys(members).enumerated() {
+            for (i, member) in members.members.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                writeString(key, to: &out)
+                writeString(member.key, to: &out)
                 out.append(UInt8(ascii: ":"))
-                write(members[key]!, to: &out)
+                write(member.value, to: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
     }
 
-    /// Member names in RFC 8785 §3.2.3 order: by UTF-16 code units.
-    public static func sortedKeys(_ members: [String: JSONValue]) -> [String] {
-        members.keys.sorted { a, b in a.utf16.lexicographicallyPrecedes(b.utf16) }
+    /// Member names in RFC 8785 §3.2.3 order: UTF-16 code unit order. UTF-8 byte order agrees with it unless both strings have a
+    /// non-ASCII character at their first difference, so compare bytes and fall back only then.
+    public static func precedes(_ a: String, _ b: String) -> Bool {
+        // 0: a first, 1: b first or equal, 2: undecided (both non-ASCII at the first difference).
+        let fast: Int?? = a.utf8.withContiguousStorageIfAvailable { x -> Int? in
+            b.utf8.withContiguousStorageIfAvailable { y -> Int in
+                let count = min(x.count, y.count)
+                var i = 0
+                while i < count && x[i] == y[i] { i += 1 }
+                if i == count { return x.count < y.count ? 0 : 1 }
+                if x[i] < 0x80 || y[i] < 0x80 { return x[i] < y[i] ? 0 : 1 }
+                return 2
+            }
+        }
+        if let decided = fast ?? nil, decided != 2 { return decided == 0 }
+        var x = a.utf8.makeIterator()
+        var y = b.utf8.makeIterator()
+        while true {
+            switch (x.next(), y.next()) {
+            case (nil, nil): return false
+            case (nil, _): return true
+            case (_, nil): return false
+            case (let p?, let q?):
+                if p == q { continue }
+                if p < 0x80 || q < 0x80 { return p < q }
+                return a.utf16.lexicographicallyPrecedes(b.utf16)
+            }
+        }
     }
 
     /// RFC 8785 §3.2.2.2: `"` and `\` escaped, control characters as \b \t \n \f \r or \u00xx.
     public static func writeString(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Fast path: nothing to escape, copy the bytes at once.
+        let copied: Bool? = text.utf8.withContiguousStorageIfAvailable { bytes in
+            guard !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if copied == true {
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
@@ -63,10 +103,30 @@ public enum JSONWriter {
         out.append(UInt8(ascii: "\""))
     }
 
+    /// Appends the decimal digits of `value`.
+    static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[19 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            out.append(contentsOf: buffer[(20 - count)...])
+        }
+    }
+
     /// ECMAScript's Number::toString (ECMA-262 §6.1.6.1.20) from the shortest round-trip digits.
     public static func formatNumber(_ value: Double) -> String {
         precondition(value.isFinite, "JSON numbers are finite")
         if value == 0 { return "0" }
+        // Integers below 2^53 print as themselves (the common case: counts, ids, versions).
+        if value.rounded(.towardZero) == value && abs(value) < 9_007_199_254_740_992 { return String(Int64(value)) }
         if value < 0 { return "-" + formatNumber(-value) }
         // Swift's description gives the shortest digits that round-trip, e.g. "1.5e-07", "123.0".
         var text = Substring(value.description)

@@ -12,79 +12,146 @@
 /// Invariant: `JSONPatch(diff(a, b)).apply(to: a) == b` for all `a`, `b` (property-tested).
 public enum JSONPatchDiff {
     public static func diff(_ old: JSONValue, _ new: JSONValue) -> JSONPatch {
-        var operations: [JSONPatch.Operation] = []
-        diff(old, new, at: JSONPointer(), into: &operations)
-        return JSONPatch(operations)
+        var walk = Walk()
+        walk.diff(old, new)
+        return JSONPatch(walk.operations)
     }
 
-    static func diff(_ old: JSONValue, _ new: JSONValue, at path: JSONPointer, into operations: inout [JSONPatch.Operation]) {
-        if old == new { return }
-        switch (old, new) {
-        case (.object(let a), .object(let b)):
-            for key in JSONWriter.sortedKeys(a) where b[key] == nil { operations.append(.remove(path.appending(key))) }
-            for key in JSONWriter.sortedKeys(b) {
-                if let before = a[key] {
-                    diff(before, b[key]!, at: path.appending(key), into: &operations)
+    /// One walk over both trees. The path is a stack of tokens, turned into a pointer only
+    /// when an operation is emitted; containers are compared member by member, never with a
+    /// deep equality check first (which would walk equal subtrees once per level).
+    struct Walk {
+        var operations: [JSONPatch.Operation] = []
+        var path: [String] = []
+
+        var pointer: JSONPointer { JSONPointer(path) }
+
+        func pointer(_ last: String) -> JSONPointer { JSONPointer(path + [last]) }
+
+        mutating func diff(_ old: JSONValue, _ new: JSONValue) {
+            switch (old, new) {
+            case (.object(let a), .object(let b)):
+                diffObjects(a, b)
+            case (.array(let a), .array(let b)):
+                if a.count == b.count && Self.haveSameIDs(a, b) {
+                    diffPairwise(a, b, count: a.count)  // the same keyed children in the same order: the common case
+                } else if let oldIDs = ids(a), let newIDs = ids(b), Set(oldIDs).count == oldIDs.count,
+                          Set(newIDs).count == newIDs.count {
+                    diffKeyed(a, oldIDs, b, newIDs)
                 } else {
-                    operations.append(.add(path.appending(key), b[key]!))
+                    diffPositional(a, b)
+                }
+            default:
+                if old != new { operations.append(.replace(pointer, new)) }
+            }
+        }
+
+        /// A merge of two member lists in canonical order: removed, added and common members,
+        /// in name order (so a patch is deterministic).
+        mutating func diffObjects(_ a: JSONObject, _ b: JSONObject) {
+            let x = a.members, y = b.members
+            var i = 0, j = 0
+            while i < x.count || j < y.count {
+                if i < x.count && j < y.count && x[i].key == y[j].key {
+                    path.append(x[i].key)
+                    diff(x[i].value, y[j].value)
+                    path.removeLast()
+                    i += 1
+                    j += 1
+                } else if j == y.count || (i < x.count && JSONWriter.precedes(x[i].key, y[j].key)) {
+                    operations.append(.remove(pointer(x[i].key)))
+                    i += 1
+                } else {
+                    operations.append(.add(pointer(y[j].key), y[j].value))
+                    j += 1
                 }
             }
-        case (.array(let a), .array(let b)):
-            if let oldIDs = keys(a), let newIDs = keys(b) {
-                diffKeyed(a, oldIDs, b, newIDs, at: path, into: &operations)
-            } else {
-                diffPositional(a, b, at: path, into: &operations)
+        }
+
+        mutating func diffPairwise(_ a: [JSONValue], _ b: [JSONValue], count: Int, offset: Int = 0) {
+            for i in 0..<count {
+                path.append(String(offset + i))
+                diff(a[offset + i], b[offset + i])
+                path.removeLast()
             }
-        default:
-            operations.append(.replace(path, new))
+        }
+
+        /// Whether element i of both arrays is an object with the same string id, for every i.
+        static func haveSameIDs(_ a: [JSONValue], _ b: [JSONValue]) -> Bool {
+            for i in a.indices {
+                guard case .object(let x) = a[i], case .object(let y) = b[i], case .string(let p)? = x["id"],
+                      case .string(let q)? = y["id"], p == q else { return false }
+            }
+            return !a.isEmpty
+        }
+
+        /// The `"id"` of every element, if all are objects with a string id.
+        func ids(_ elements: [JSONValue]) -> [String]? {
+            var ids: [String] = []
+            ids.reserveCapacity(elements.count)
+            for element in elements {
+                guard case .object(let members) = element, case .string(let id)? = members["id"] else { return nil }
+                ids.append(id)
+            }
+            return ids
+        }
+
+        mutating func diffKeyed(_ a: [JSONValue], _ oldIDs: [String], _ b: [JSONValue], _ newIDs: [String]) {
+            let newIndex = Dictionary(uniqueKeysWithValues: newIDs.enumerated().map { ($1, $0) })
+            let oldIndex = Dictionary(uniqueKeysWithValues: oldIDs.enumerated().map { ($1, $0) })
+            // 1. Remove what is gone, from the end so that earlier indices stay valid.
+            for i in stride(from: oldIDs.count - 1, through: 0, by: -1) where newIndex[oldIDs[i]] == nil {
+                operations.append(.remove(pointer(String(i))))
+            }
+            var current = oldIDs.filter { newIndex[$0] != nil }
+            // 2. The elements that keep their relative order stay; the others move.
+            let stable = Set(longestIncreasingRun(current.map { newIndex[$0]! }).map { newIDs[$0] })
+            // 3. In target order, put each moved or new element right after its predecessor.
+            for (target, id) in newIDs.enumerated() where !stable.contains(id) {
+                let predecessor = target == 0 ? -1 : current.firstIndex(of: newIDs[target - 1])!
+                if let from = current.firstIndex(of: id) {
+                    let to = from < predecessor ? predecessor : predecessor + 1
+                    if to == from { continue }
+                    current.remove(at: from)
+                    current.insert(id, at: to)
+                    operations.append(.move(from: pointer(String(from)), to: pointer(String(to))))
+                } else {
+                    current.insert(id, at: predecessor + 1)
+                    operations.append(.add(pointer(String(predecessor + 1)), b[target]))
+                }
+            }
+            // 4. Diff each kept element in place, at its final index.
+            for (target, id) in newIDs.enumerated() {
+                guard let old = oldIndex[id] else { continue }
+                path.append(String(target))
+                diff(a[old], b[target])
+                path.removeLast()
+            }
+        }
+
+        mutating func diffPositional(_ a: [JSONValue], _ b: [JSONValue]) {
+            var prefix = 0
+            while prefix < a.count && prefix < b.count && a[prefix] == b[prefix] { prefix += 1 }
+            var suffix = 0
+            while suffix < a.count - prefix && suffix < b.count - prefix && a[a.count - 1 - suffix] == b[b.count - 1 - suffix] {
+                suffix += 1
+            }
+            let oldMiddle = a.count - prefix - suffix
+            let newMiddle = b.count - prefix - suffix
+            let common = min(oldMiddle, newMiddle)
+            diffPairwise(a, b, count: common, offset: prefix)
+            if oldMiddle > newMiddle {
+                for i in stride(from: prefix + oldMiddle - 1, through: prefix + common, by: -1) { operations.append(.remove(pointer(String(i)))) }
+            } else {
+                for i in common..<newMiddle { operations.append(.add(pointer(String(prefix + i)), b[prefix + i])) }
+            }
         }
     }
 
-    /// The `"id"` of every element, if all are objects with unique string ids.
+    /// The `"id"` of every element, if all are objects with unique string ids (keyed children).
     static func keys(_ elements: [JSONValue]) -> [String]? {
-        var ids: [String] = []
-        ids.reserveCapacity(elements.count)
-        var seen = Set<String>()
-        for element in elements {
-            guard case .object(let members) = element, case .string(let id)? = members["id"], seen.insert(id).inserted else {
-                return nil
-            }
-            ids.append(id)
-        }
+        guard let ids = Walk().ids(elements), Set(ids).count == ids.count else { return nil }
         return ids
-    }
-
-    static func diffKeyed(_ a: [JSONValue], _ oldIDs: [String], _ b: [JSONValue], _ newIDs: [String], at path: JSONPointer,
-                          into operations: inout [JSONPatch.Operation]) {
-        let newIndex = Dictionary(uniqueKeysWithValues: newIDs.enumerated().map { ($1, $0) })
-        let oldIndex = Dictionary(uniqueKeysWithValues: oldIDs.enumerated().map { ($1, $0) })
-        // 1. Remove what is gone, from the end so that earlier indices stay valid.
-        var current: [String] = []
-        for i in stride(from: oldIDs.count - 1, through: 0, by: -1) where newIndex[oldIDs[i]] == nil {
-            operations.append(.remove(path.appending(i)))
-        }
-        current = oldIDs.filter { newIndex[$0] != nil }
-        // 2. The elements that keep their relative order stay; the others move.
-        let stable = longestIncreasingRun(current.map { newIndex[$0]! })
-        let stableIDs = Set(stable.map { newIDs[$0] })
-        // 3. In target order, put each moved or new element right after its predecessor.
-        for (target, id) in newIDs.enumerated() where !stableIDs.contains(id) {
-            let predecessor = target == 0 ? -1 : current.firstIndex(of: newIDs[target - 1])!
-            if let from = current.firstIndex(of: id) {
-                let to = from < predecessor ? predecessor : predecessor + 1
-                if to == from { continue }
-                current.remove(at: from)
-                current.insert(id, at: to)
-                operations.append(.move(from: path.appending(from), to: path.appending(to)))
-            } else {
-                current.insert(id, at: predecessor + 1)
-                operations.append(.add(path.appending(predecessor + 1), b[target]))
-            }
-        }
-        // 4. Diff each kept element in place, at its final index.
-        for (target, id) in newIDs.enumerated() {
-            if let old = oldIndex[id] { diff(a[old], b[target], at: path.appending(target), into: &operations) }
-        }
     }
 
     /// Indices (into `sequence`'s values) of a longest strictly increasing subsequence,
@@ -110,21 +177,4 @@ public enum JSONPatchDiff {
         return run.reversed()
     }
 
-    static func diffPositional(_ a: [JSONValue], _ b: [JSONValue], at path: JSONPointer, into operations: inout [JSONPatch.Operation]) {
-        var prefix = 0
-        while prefix < a.count && prefix < b.count && a[prefix] == b[prefix] { prefix += 1 }
-        var suffix = 0
-        while suffix < a.count - prefix && suffix < b.count - prefix && a[a.count - 1 - suffix] == b[b.count - 1 - suffix] {
-            suffix += 1
-        }
-        let oldMiddle = a.count - prefix - suffix
-        let newMiddle = b.count - prefix - suffix
-        let common = min(oldMiddle, newMiddle)
-        for i in 0..<common { diff(a[prefix + i], b[prefix + i], at: path.appending(prefix + i), into: &operations) }
-        if oldMiddle > newMiddle {
-            for i in stride(from: prefix + oldMiddle - 1, through: prefix + common, by: -1) { operations.append(.remove(path.appending(i))) }
-        } else {
-            for i in common..<newMiddle { operations.append(.add(path.appending(prefix + i), b[prefix + i])) }
-        }
-    }
 }

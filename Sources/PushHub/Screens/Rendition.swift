@@ -63,11 +63,12 @@ public enum Rendition {
                 members["min_app_version"] = nil
                 members["fallback"] = nil
             }
-            var result: [String: JSONValue] = [:]
+            var kept: [JSONObject.Member] = []
+            kept.reserveCapacity(members.count)
             for (key, member) in members {
-                if let kept = filter(member, for: target) { result[key] = kept }
+                if let value = filter(member, for: target) { kept.append((key: key, value: value)) }
             }
-            return .object(result)
+            return .object(JSONObject(sortedMembers: kept))
         case .array(let elements):
             return .array(elements.compactMap { filter($0, for: target) })
         default:

@@ -53,7 +53,8 @@ public final class ScreenVersion: Sendable {
     public func rendered(for target: RenderTarget) -> RenderedTree {
         let key = renditionKey(for: target)
         if let cached = renditions.withLock({ $0[key] }) { return cached }
-        let rendered = RenderedTree(Rendition.render(tree, for: target))
+        // Without capability nodes every client sees the tree as published.
+        let rendered = RenderedTree(thresholds.isEmpty ? tree : Rendition.render(tree, for: target))
         return renditions.withLock { cache in
             if let raced = cache[key] { return raced }
             cache[key] = rendered

@@ -40,6 +40,13 @@ public enum ServerMessage {
                       ("hash", .string(rendered.hash))], raw: ("tree", rendered.canonical)))
     }
 
+    /// The size of `snapshot(...)`'s frame, without building it.
+    public static func snapshotSize(screen: String, version: Int, rendered: RenderedTree) -> Int {
+        let json = object([("type", .string("snapshot")), ("screen", .string(screen)), ("version", .number(Double(version))),
+                           ("hash", .string(rendered.hash))], raw: ("tree", [])).count + rendered.canonical.count
+        return json + FrameHeader(opcode: .text, payloadLength: UInt64(json)).encodedSize
+    }
+
     public static func patch(screen: String, from: Int, version: Int, hash: String, ops: JSONPatch) -> [UInt8] {
         frame(object([("type", .string("patch")), ("screen", .string(screen)), ("from", .number(Double(from))),
                       ("version", .number(Double(version))), ("hash", .string(hash))], raw: ("ops", JSONWriter.write(ops.json))))

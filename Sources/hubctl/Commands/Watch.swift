@@ -36,7 +36,7 @@ enum Watch: Command {
             if let version = arguments.options["--app-version"]?.last {
                 hello["app"] = .object(["platform": .string("hubctl"), "version": .string(version)])
             }
-            try socket.sendText(JSONWriter.string(.object(hello)))
+            try socket.sendText(JSONWriter.string(.object(JSONObject(hello))))
             try socket.sendText(JSONWriter.string(.object(["type": .string("subscribe"), "screen": .string(screen)])))
         } catch {
             output.error("cannot connect to ws://\(server)/v1/connect: \(error)")

@@ -1,0 +1,148 @@
+import CLinux
+import Foundation
+import Glibc
+import PushHub
+import WSProtocol
+
+/// Publish → every subscriber: `count` clients on /v1/connect subscribe to one screen; each
+/// publish changes one leaf; the generator stamps each delivery against the moment the PUT was
+/// sent. Also the hub's RSS per subscribed connection.
+enum ScreenLoad {
+    struct Result {
+        var subscribers: Int
+        var rssBefore: Int
+        var rssAfter: Int
+        var deliveriesPerSecond: Double
+        var p50Millis: Double
+        var p99Millis: Double
+        var frameBytes: Int
+    }
+
+    /// Counts complete server frames per connection (unmasked, any length).
+    struct FrameCounter {
+        var pending: [UInt8] = []
+
+        mutating func feed(_ bytes: UnsafeRawBufferPointer) -> (frames: Int, lastLength: Int) {
+            pending.append(contentsOf: bytes)
+            var frames = 0, last = 0, offset = 0
+            while pending.count - offset >= 2 {
+                var length = Int(pending[offset + 1] & 0x7F)
+                var header = 2
+                if length == 126 {
+                    guard pending.count - offset >= 4 else { break }
+                    length = Int(pending[offset + 2]) << 8 | Int(pending[offset + 3])
+                    header = 4
+                } else if length == 127 {
+                    guard pending.count - offset >= 10 else { break }
+                    length = (2..<10).reduce(0) { $0 << 8 | Int(pending[offset + $1]) }
+                    header = 10
+                }
+                guard pending.count - offset >= header + length else { break }
+                offset += header + length
+                frames += 1
+                last = header + length
+            }
+            pending.removeFirst(offset)
+            return (frames, last)
+        }
+    }
+
+    static func run(hub: HubProcess, count: Int, publishes: Int) throws -> Result {
+        let admin = try AdminClientLite(address: hub.admin, token: try String(contentsOfFile: hub.data + "/admin.token", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines))
+        var version = 0
+        func tree(_ n: Int) -> [UInt8] {
+            let rows = (0..<8).map { #"{"id":"r\#($0)","type":"row","text":"row number \#($0)"}"# }.joined(separator: ",")
+            return Array(#"{"type":"screen","title":"t\#(n)","children":[\#(rows)]}"#.utf8)
+        }
+        version += 1
+        try admin.put("/v1/screens/bench/live", tree(version))
+        usleep(200_000)
+        let rssBefore = hub.residentBytes
+        let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        defer { close(epoll) }
+        var fds: [Int32] = []
+        fds.reserveCapacity(count)
+        defer { for fd in fds { close(fd) } }
+        var hello: [UInt8] = []
+        FrameEncoder.appendFrame(opcode: .text, payload: Array(#"{"type":"hello","protocol":1,"device":"bench"}"#.utf8), maskingKey: .random(), to: &hello)
+        FrameEncoder.appendFrame(opcode: .text, payload: Array(#"{"type":"subscribe","screen":"bench/live"}"#.utf8), maskingKey: .random(), to: &hello)
+        var counters = [FrameCounter](repeating: FrameCounter(), count: count)
+        for i in 0..<count {
+            let fd = try RawConnection.openWebSocket(to: hub.client, from: RawConnection.source(i), path: "/v1/connect")
+            try RawConnection.writeAll(fd, hello)
+            var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: UInt64(i)))
+            epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event)
+            fds.append(fd)
+        }
+        var events = [epoll_event](repeating: epoll_event(), count: 1024)
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        /// Reads until `expected` frames arrived in all; returns per-frame arrival times.
+        func collect(_ expected: Int, deadline: UInt64) -> (arrivals: [UInt64], lastFrame: Int) {
+            var arrivals: [UInt64] = []
+            arrivals.reserveCapacity(expected)
+            var lastFrame = 0
+            while arrivals.count < expected && MonotonicClock.now() < deadline {
+                let ready = events.withUnsafeMutableBufferPointer { epoll_wait(epoll, $0.baseAddress, 1024, 100) }
+                let now = MonotonicClock.now()
+                guard ready > 0 else { continue }
+                for e in 0..<Int(ready) {
+                    let i = Int(events[e].data.u64)
+                    let n = buffer.withUnsafeMutableBytes { recv(fds[i], $0.baseAddress, $0.count, 0) }
+                    guard n > 0 else { continue }
+                    let (frames, last) = buffer.withUnsafeBytes { counters[i].feed(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                    for _ in 0..<frames { arrivals.append(now) }
+                    if frames > 0 { lastFrame = last }
+                }
+            }
+            return (arrivals, lastFrame)
+        }
+        // welcome + snapshot for everyone
+        let setup = collect(2 * count, deadline: MonotonicClock.now() + 60_000_000_000)
+        guard setup.arrivals.count == 2 * count else { throw BenchError("only \(setup.arrivals.count / 2) of \(count) subscribed") }
+        usleep(300_000)
+        let rssAfter = hub.residentBytes
+        var latencies = Latencies()
+        var deliveryNanos: UInt64 = 0
+        var frameBytes = 0
+        for _ in 0..<publishes {
+            version += 1
+            let start = MonotonicClock.now()
+            try admin.put("/v1/screens/bench/live", tree(version))
+            let (arrivals, last) = collect(count, deadline: start + 30_000_000_000)
+            guard arrivals.count == count else { throw BenchError("only \(arrivals.count) of \(count) got publish \(version)") }
+            for arrival in arrivals { latencies.add(arrival - start) }
+            deliveryNanos += arrivals.max()! - start
+            frameBytes = last
+        }
+        return Result(subscribers: count, rssBefore: rssBefore, rssAfter: rssAfter,
+                      deliveriesPerSecond: Double(count * publishes) / (Double(deliveryNanos) / 1e9),
+                      p50Millis: latencies.percentile(0.5) / 1000, p99Millis: latencies.percentile(0.99) / 1000, frameBytes: frameBytes)
+    }
+}
+
+/// A minimal blocking admin client for the benchmark (PUT with the bearer token).
+struct AdminClientLite {
+    let address: SocketAddress
+    let token: String
+
+    init(address: SocketAddress, token: String) throws {
+        self.address = address
+        self.token = token
+    }
+
+    func put(_ path: String, _ body: [UInt8]) throws {
+        let socket = try BlockingSocket(connectingTo: address)
+        let head = "PUT \(path) HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer \(token)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        try socket.write(Array(head.utf8) + body)
+        var answer: [UInt8] = []
+        while true {
+            let chunk = try socket.read()
+            if chunk.isEmpty { break }
+            answer += chunk
+        }
+        guard answer.starts(with: Array("HTTP/1.1 200".utf8)) else {
+            throw BenchError("publish failed: \(String(decoding: answer.prefix(200), as: UTF8.self))")
+        }
+    }
+}
