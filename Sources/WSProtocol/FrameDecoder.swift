@@ -28,13 +28,12 @@ public struct FrameDecoder: Sendable {
     /// RSV bits a negotiated extension gave meaning to (RSV1 = 0b100 for permessage-deflate).
     public var allowedReservedBits: UInt8 = 0
     var state: State = .header
-    /// The bytes of a header that arrived split over several inputs.
-    var partialHeader: [UInt8] = []
+    /// The bytes of a header that arrived split over several inputs (inline: no allocation).
+    var partialHeader = PartialHeader()
 
     public init(role: Role, maxFrameBytes: Int) {
         self.role = role
         self.maxFrameBytes = maxFrameBytes
-        partialHeader.reserveCapacity(FrameHeader.maxEncodedSize)
     }
 
     /// Decodes the next step from `buffer[offset...]`, advancing `offset` past what it consumed.
@@ -81,7 +80,7 @@ public struct FrameDecoder: Sendable {
                 let header = try partialHeader.withUnsafeBytes { bytes in
                     Result { () throws(ProtocolError) in try decodeHeader(bytes) }
                 }.get()
-                partialHeader.removeAll(keepingCapacity: true)
+                partialHeader.removeAll()
                 return accept(header)
             }
         }
@@ -132,5 +131,30 @@ public struct FrameDecoder: Sendable {
         if length > UInt64(maxFrameBytes) { throw .frameTooBig(length: length, limit: maxFrameBytes) }
         let maskingKey = masked ? MaskingKey(bytes[index], bytes[index + 1], bytes[index + 2], bytes[index + 3]) : nil
         return FrameHeader(fin: fin, rsv: rsv, opcode: opcode, maskingKey: maskingKey, payloadLength: length)
+    }
+}
+
+/// Up to 14 header bytes held inline (a frame header is at most `FrameHeader.maxEncodedSize`).
+struct PartialHeader: Sendable {
+    private var storage: (UInt64, UInt64) = (0, 0)
+    private(set) var count = 0
+
+    var isEmpty: Bool { count == 0 }
+
+    subscript(index: Int) -> UInt8 {
+        Swift.withUnsafeBytes(of: storage) { $0[index] }
+    }
+
+    mutating func append(_ byte: UInt8) {
+        precondition(count < FrameHeader.maxEncodedSize, "a header is at most 14 bytes")
+        let index = count
+        withUnsafeMutableBytes(of: &storage) { $0[index] = byte }
+        count += 1
+    }
+
+    mutating func removeAll() { count = 0 }
+
+    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try Swift.withUnsafeBytes(of: storage) { try body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
     }
 }

@@ -27,11 +27,16 @@ final class Connection {
     private(set) var phase: Phase
     var outbound = OutboundQueue()
 
-    // HTTP state
-    private var parser = RequestParser()
-    private var pendingRequest: RequestHead?
-    private var body: [UInt8] = []
-    private var bodyExpected = 0
+    /// HTTP request state, boxed: a WebSocket connection drops it at the upgrade, so idle
+    /// connections do not carry it.
+    final class HTTPExchange {
+        var parser = RequestParser()
+        var pendingRequest: RequestHead?
+        var body: [UInt8] = []
+        var bodyExpected = 0
+    }
+
+    private var http: HTTPExchange? = HTTPExchange()
 
     // WebSocket state
     private(set) var endpoint: Endpoint?
@@ -54,6 +59,11 @@ final class Connection {
     var isReadPaused = false
     var hasShutDownWrite = false
     var scheduledDeadline: UInt64?
+    /// Set after the 101: once it is written, the outbound buffer is freed, so that an idle
+    /// connection holds no buffer (the first frame it sends allocates one and keeps it).
+    private var releaseOutboundWhenFlushed = false
+    /// This connection's subscriptions (the loop's `Subscriptions` indexes them by screen).
+    var subscribed: [Subscriber] = []
 
     init(token: UInt64, socket: Socket, kind: ListenerKind, loop: EventLoop) {
         self.token = token
@@ -120,7 +130,8 @@ final class Connection {
     private func readHead(_ bytes: UnsafeMutableRawBufferPointer) {
         let step: RequestParser.Step
         do {
-            step = try parser.feed(UnsafeRawBufferPointer(bytes))
+            guard let http else { return }
+            step = try http.parser.feed(UnsafeRawBufferPointer(bytes))
         } catch {
             loop.metrics.handshakesRejected.add(1, ordering: .relaxed)
             respondAndClose(.plain(error.status, error.reason))
@@ -152,7 +163,9 @@ final class Connection {
             respondAndClose(.plain(error.status, error.reason, headers: error.headers))
             return
         }
+        http = nil
         outbound.append(Array(accepted.responseHead.utf8))
+        releaseOutboundWhenFlushed = true
         loop.flushSoon(self)
         self.endpoint = endpoint
         reader = MessageReader(role: .server, limits: endpoint.limits(loop.config))
@@ -267,25 +280,27 @@ final class Connection {
                         "the body is \(length) bytes; the admin API accepts at most \(loop.config.maxAdminBodyBytes)"))
             return
         }
-        pendingRequest = head
-        body = []
-        body.reserveCapacity(length)
-        bodyExpected = length
+        guard let http else { return }
+        http.pendingRequest = head
+        http.body = []
+        http.body.reserveCapacity(length)
+        http.bodyExpected = length
         phase = .readingBody(deadline: loop.now + loop.config.handshakeTimeout.nanoseconds)
         readBody(rest)
     }
 
     private func readBody(_ bytes: UnsafeMutableRawBufferPointer) {
-        let take = min(bytes.count, bodyExpected - body.count)
-        body.append(contentsOf: bytes[0..<take])
-        guard body.count == bodyExpected, let head = pendingRequest else { return }
-        pendingRequest = nil
-        let response = loop.admin.handle(head, body: body)
-        body = []
+        guard let http else { return }
+        let take = min(bytes.count, http.bodyExpected - http.body.count)
+        http.body.append(contentsOf: bytes[0..<take])
+        guard http.body.count == http.bodyExpected, let head = http.pendingRequest else { return }
+        http.pendingRequest = nil
+        let response = loop.admin.handle(head, body: http.body)
+        http.body = []
         if head.isKeepAlive {
             outbound.append(response.serialized(keepAlive: true))
             loop.flushSoon(self)
-            parser = RequestParser()
+            http.parser = RequestParser()
             phase = .readingHead(deadline: loop.now + loop.config.idleTimeout.nanoseconds)
             if take < bytes.count { readHead(UnsafeMutableRawBufferPointer(rebasing: bytes[take...])) }
         } else {
@@ -325,6 +340,10 @@ final class Connection {
             }
         }
         if outbound.isEmpty {
+            if releaseOutboundWhenFlushed {
+                outbound = OutboundQueue()
+                releaseOutboundWhenFlushed = false
+            }
             if case .closing = phase, !hasShutDownWrite {
                 socket.shutdownWrite()
                 hasShutDownWrite = true
@@ -420,5 +439,5 @@ final class Connection {
         }
     }
 
-    private var parserIsIdle: Bool { pendingRequest == nil && parser.isEmpty }
+    private var parserIsIdle: Bool { http.map { $0.pendingRequest == nil && $0.parser.isEmpty } ?? true }
 }

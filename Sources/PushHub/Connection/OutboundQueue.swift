@@ -16,7 +16,8 @@ struct OutboundQueue {
         var isShared: Bool
     }
 
-    private var chunks: [Chunk] = [Chunk(bytes: [], isShared: false)]
+    /// Empty until the first append (an idle connection allocates nothing here).
+    private var chunks: [Chunk] = []
     private var headOffset = 0
     private(set) var pendingBytes = 0
 
@@ -26,7 +27,7 @@ struct OutboundQueue {
     mutating func append(_ body: (inout [UInt8]) -> Void) {
         // Read the tail's fields without copying the chunk: a copy would make its storage
         // non-unique and turn the append below into a full copy.
-        if chunks[chunks.count - 1].isShared || chunks[chunks.count - 1].bytes.count >= Self.chunkBytes {
+        if chunks.isEmpty || chunks[chunks.count - 1].isShared || chunks[chunks.count - 1].bytes.count >= Self.chunkBytes {
             chunks.append(Chunk(bytes: [], isShared: false))
         }
         let last = chunks.count - 1
@@ -40,6 +41,8 @@ struct OutboundQueue {
         guard !bytes.isEmpty else { return }
         if chunks.count == 1 && chunks[0].bytes.isEmpty {
             chunks[0] = Chunk(bytes: bytes, isShared: true)
+        } else if chunks.isEmpty {
+            chunks = [Chunk(bytes: bytes, isShared: true)]
         } else {
             chunks.append(Chunk(bytes: bytes, isShared: true))
         }

@@ -38,7 +38,7 @@ extension Connection {
         case (.ready, .subscribe(let screen, let have)):
             subscribe(screen, have: have)
         case (.ready, .unsubscribe(let screen)):
-            if loop.subscriptions.remove(token, from: screen) {
+            if loop.subscriptions.remove(self, from: screen) {
                 loop.services.subscriberCounts.remove(screen, session.target)
             } else {
                 send(error: WireError(code: "not_subscribed", message: "not subscribed to \(screen)", ref: "unsubscribe"))
@@ -101,8 +101,7 @@ extension Connection {
         } else {
             queueShared(Fanout.snapshot(current, for: session.target))
         }
-        if loop.subscriptions.subscriber(token, of: screen) == nil { loop.services.subscriberCounts.add(screen, session.target) }
-        loop.subscriptions.set(self, current)
+        if loop.subscriptions.set(self, current) { loop.services.subscriberCounts.add(screen, session.target) }
     }
 
     /// The loop learned that a subscribed screen was deleted (already unsubscribed).
@@ -113,7 +112,7 @@ extension Connection {
 
     /// Drops this connection's subscriptions (it is going away).
     func unsubscribeAll() {
-        for screen in loop.subscriptions.removeAll(token) { loop.services.subscriberCounts.remove(screen, session.target) }
+        for screen in loop.subscriptions.removeAll(self) { loop.services.subscriberCounts.remove(screen, session.target) }
     }
 
     private func send(error: WireError) { queue(ServerMessage.error(error)) }
@@ -135,10 +134,13 @@ extension Connection {
         }
     }
 
+    /// "s-" and 13 base-62 characters (77 random bits): 15 bytes, which Swift stores inline.
     static func newSessionID() -> String {
+        let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
         var rng = SystemRandomNumberGenerator()
-        let value = (rng.next() as UInt64, rng.next() as UInt64)
-        return "s-" + String(value.0, radix: 16) + String(value.1, radix: 16)
+        var id: [UInt8] = Array("s-".utf8)
+        for _ in 0..<13 { id.append(alphabet[Int.random(in: 0..<62, using: &rng)]) }
+        return String(decoding: id, as: UTF8.self)
     }
 }
 

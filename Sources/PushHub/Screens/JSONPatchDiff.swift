@@ -21,12 +21,24 @@ public enum JSONPatchDiff {
     /// when an operation is emitted; containers are compared member by member, never with a
     /// deep equality check first (which would walk equal subtrees once per level).
     struct Walk {
+        /// A path step, turned into a pointer token only when an operation is emitted.
+        enum Step {
+            case key(String)
+            case index(Int)
+            var token: String {
+                switch self {
+                case .key(let key): key
+                case .index(let index): String(index)
+                }
+            }
+        }
+
         var operations: [JSONPatch.Operation] = []
-        var path: [String] = []
+        var path: [Step] = []
 
-        var pointer: JSONPointer { JSONPointer(path) }
+        var pointer: JSONPointer { JSONPointer(path.map(\.token)) }
 
-        func pointer(_ last: String) -> JSONPointer { JSONPointer(path + [last]) }
+        func pointer(_ last: String) -> JSONPointer { JSONPointer(path.map(\.token) + [last]) }
 
         mutating func diff(_ old: JSONValue, _ new: JSONValue) {
             switch (old, new) {
@@ -53,7 +65,7 @@ public enum JSONPatchDiff {
             var i = 0, j = 0
             while i < x.count || j < y.count {
                 if i < x.count && j < y.count && x[i].key == y[j].key {
-                    path.append(x[i].key)
+                    path.append(.key(x[i].key))
                     diff(x[i].value, y[j].value)
                     path.removeLast()
                     i += 1
@@ -70,7 +82,7 @@ public enum JSONPatchDiff {
 
         mutating func diffPairwise(_ a: [JSONValue], _ b: [JSONValue], count: Int, offset: Int = 0) {
             for i in 0..<count {
-                path.append(String(offset + i))
+                path.append(.index(offset + i))
                 diff(a[offset + i], b[offset + i])
                 path.removeLast()
             }
@@ -123,7 +135,7 @@ public enum JSONPatchDiff {
             // 4. Diff each kept element in place, at its final index.
             for (target, id) in newIDs.enumerated() {
                 guard let old = oldIndex[id] else { continue }
-                path.append(String(target))
+                path.append(.index(target))
                 diff(a[old], b[target])
                 path.removeLast()
             }

@@ -30,7 +30,7 @@ public enum Rendition {
         switch value {
         case .object(let members):
             if let text = members["min_app_version"]?.stringValue, let version = SemanticVersion(text) { found.insert(version) }
-            for member in members.values { collect(member, into: &found) }
+            for (_, member) in members { collect(member, into: &found) }
         case .array(let elements):
             for element in elements { collect(element, into: &found) }
         default:
