@@ -16,6 +16,10 @@ enum ScreenLoad {
         var p50Millis: Double
         var p99Millis: Double
         var frameBytes: Int
+        /// Median time from sending the PUT to the first delivery (HTTP + fsync + wake-up).
+        var firstDeliveryMillis: Double
+        /// Median time from the first to the last delivery of a publish (the fan-out itself).
+        var spreadMillis: Double
     }
 
     /// Counts complete server frames per connection (unmasked, any length).
@@ -105,6 +109,7 @@ enum ScreenLoad {
         var latencies = Latencies()
         var deliveryNanos: UInt64 = 0
         var frameBytes = 0
+        var firsts = Latencies(), spreads = Latencies()
         for _ in 0..<publishes {
             version += 1
             let start = MonotonicClock.now()
@@ -113,11 +118,14 @@ enum ScreenLoad {
             guard arrivals.count == count else { throw BenchError("only \(arrivals.count) of \(count) got publish \(version)") }
             for arrival in arrivals { latencies.add(arrival - start) }
             deliveryNanos += arrivals.max()! - start
+            firsts.add(arrivals.min()! - start)
+            spreads.add(arrivals.max()! - arrivals.min()!)
             frameBytes = last
         }
         return Result(subscribers: count, rssBefore: rssBefore, rssAfter: rssAfter,
                       deliveriesPerSecond: Double(count * publishes) / (Double(deliveryNanos) / 1e9),
-                      p50Millis: latencies.percentile(0.5) / 1000, p99Millis: latencies.percentile(0.99) / 1000, frameBytes: frameBytes)
+                      p50Millis: latencies.percentile(0.5) / 1000, p99Millis: latencies.percentile(0.99) / 1000, frameBytes: frameBytes,
+                      firstDeliveryMillis: firsts.percentile(0.5) / 1000, spreadMillis: spreads.percentile(0.5) / 1000)
     }
 }
 

@@ -200,18 +200,19 @@ final class EventLoop {
         var memoTarget = RenderTarget.latest
         var memoFrame: [UInt8]?
         var sent = 0
-        for subscriber in subscribers {
-            let had = subscriber.version
+        for connection in subscribers {
+            guard let index = connection.subscriptionIndex(version.name) else { continue }
+            let had = connection.subscribed[index]
             guard had.version < version.version else { continue }
-            let target = subscriber.connection.session.target
+            let target = connection.session.target
             if had !== memoFrom || target != memoTarget {
                 memoFrame = Fanout.update(from: had, to: version, for: target)
                 memoFrom = had
                 memoTarget = target
             }
-            subscriber.version = version
+            connection.subscribed[index] = version
             if let frame = memoFrame {
-                subscriber.connection.queueShared(frame)
+                connection.queueShared(frame)
                 sent += 1
             }
         }
