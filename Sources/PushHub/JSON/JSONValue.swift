@@ -41,6 +41,14 @@ public enum JSONValue: Equatable, Sendable {
         return elements
     }
 
+    /// Arrays and objects.
+    public var isContainer: Bool {
+        switch self {
+        case .array, .object: true
+        case .null, .bool, .number, .string: false
+        }
+    }
+
     /// The JSON type name, for error messages.
     public var typeName: String {
         switch self {

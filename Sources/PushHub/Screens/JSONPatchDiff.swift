@@ -65,9 +65,13 @@ public enum JSONPatchDiff {
             var i = 0, j = 0
             while i < x.count || j < y.count {
                 if i < x.count && j < y.count && x[i].key == y[j].key {
-                    path.append(.key(x[i].key))
-                    diff(x[i].value, y[j].value)
-                    path.removeLast()
+                    if x[i].value.isContainer || y[j].value.isContainer {
+                        path.append(.key(x[i].key))
+                        diff(x[i].value, y[j].value)
+                        path.removeLast()
+                    } else if x[i].value != y[j].value {
+                        operations.append(.replace(pointer(x[i].key), y[j].value))  // a leaf: no descent
+                    }
                     i += 1
                     j += 1
                 } else if j == y.count || (i < x.count && JSONWriter.precedes(x[i].key, y[j].key)) {

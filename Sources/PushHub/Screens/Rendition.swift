@@ -30,9 +30,9 @@ public enum Rendition {
         switch value {
         case .object(let members):
             if let text = members["min_app_version"]?.stringValue, let version = SemanticVersion(text) { found.insert(version) }
-            for (_, member) in members { collect(member, into: &found) }
+            for (_, member) in members where member.isContainer { collect(member, into: &found) }
         case .array(let elements):
-            for element in elements { collect(element, into: &found) }
+            for element in elements where element.isContainer { collect(element, into: &found) }
         default:
             break
         }
