@@ -4,8 +4,10 @@ import WSProtocol
 @testable import PushHub
 
 @Suite struct AdminAPITests {
-    let api = AdminAPI(services: HubServices(config: HubConfig(), metrics: Metrics(),
-                                             screens: try! ScreenStore(dataDirectory: nil), adminToken: "secret-token"))
+    let api = AdminAPI(
+        services: HubServices(
+            config: HubConfig(), metrics: Metrics(),
+            screens: try! ScreenStore(dataDirectory: nil), adminToken: "secret-token"))
 
     func request(_ method: String, _ target: String, token: String? = nil) -> RequestHead {
         var headers = HeaderFields([("Host", "admin")])

@@ -17,6 +17,8 @@ import Testing
         #expect(parsed.config.helloTimeout == .milliseconds(500))
         #expect(parsed.config.dev && parsed.config.allowAnonymous)
         #expect(try HubOptions.parse([], environment: [:]).config.listen == SocketAddress(host: "0.0.0.0", port: 8080))
+        let production = try HubOptions.parse(["--allow-anonymous", "--keep-versions", "4"], environment: [:]).config
+        #expect(production.allowAnonymous && !production.dev && production.keepVersions == 4)
     }
 
     @Test("usage errors name the flag at fault")

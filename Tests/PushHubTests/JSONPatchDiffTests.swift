@@ -1,4 +1,5 @@
 import Testing
+
 @testable import PushHub
 
 @Suite struct JSONPatchDiffTests {
@@ -8,33 +9,43 @@ import Testing
 
     @Test("one changed leaf is one replace, deep inside a keyed child")
     func oneLeaf() {
-        let a = #"{"type":"screen","children":[{"id":"h","type":"header","title":"A"},{"id":"b","type":"list","items":[{"id":"x","label":"old"}]}]}"#
-        let b = #"{"type":"screen","children":[{"id":"h","type":"header","title":"A"},{"id":"b","type":"list","items":[{"id":"x","label":"new"}]}]}"#
+        let a =
+            #"{"type":"screen","children":[{"id":"h","type":"header","title":"A"},{"id":"b","type":"list","items":[{"id":"x","label":"old"}]}]}"#
+        let b =
+            #"{"type":"screen","children":[{"id":"h","type":"header","title":"A"},{"id":"b","type":"list","items":[{"id":"x","label":"new"}]}]}"#
         #expect(Self.ops(a, b) == #"[{"op":"replace","path":"/children/1/items/0/label","value":"new"}]"#)
     }
 
     @Test("an insertion into a keyed list is one add; a removal one remove")
     func keyedInsertRemove() {
-        #expect(Self.ops(#"[{"id":"a"},{"id":"c"}]"#, #"[{"id":"a"},{"id":"b"},{"id":"c"}]"#)
-            == #"[{"op":"add","path":"/1","value":{"id":"b"}}]"#)
-        #expect(Self.ops(#"[{"id":"a"},{"id":"b"},{"id":"c"}]"#, #"[{"id":"a"},{"id":"c"}]"#) == #"[{"op":"remove","path":"/1"}]"#)
+        #expect(
+            Self.ops(#"[{"id":"a"},{"id":"c"}]"#, #"[{"id":"a"},{"id":"b"},{"id":"c"}]"#)
+                == #"[{"op":"add","path":"/1","value":{"id":"b"}}]"#)
+        #expect(
+            Self.ops(#"[{"id":"a"},{"id":"b"},{"id":"c"}]"#, #"[{"id":"a"},{"id":"c"}]"#)
+                == #"[{"op":"remove","path":"/1"}]"#)
     }
 
     @Test("a reordering is moves only: the last child to the front is one move, the first to the end too")
     func reorder() {
         let abcd = #"[{"id":"a","v":1},{"id":"b","v":2},{"id":"c","v":3},{"id":"d","v":4}]"#
-        #expect(Self.ops(abcd, #"[{"id":"d","v":4},{"id":"a","v":1},{"id":"b","v":2},{"id":"c","v":3}]"#)
-            == #"[{"from":"/3","op":"move","path":"/0"}]"#)
-        #expect(Self.ops(abcd, #"[{"id":"b","v":2},{"id":"c","v":3},{"id":"d","v":4},{"id":"a","v":1}]"#)
-            == #"[{"from":"/0","op":"move","path":"/3"}]"#)
-        #expect(Self.ops(abcd, #"[{"id":"b","v":2},{"id":"a","v":9},{"id":"c","v":3},{"id":"d","v":4}]"#)
-            == #"[{"from":"/0","op":"move","path":"/1"},{"op":"replace","path":"/1/v","value":9}]"#)
+        #expect(
+            Self.ops(abcd, #"[{"id":"d","v":4},{"id":"a","v":1},{"id":"b","v":2},{"id":"c","v":3}]"#)
+                == #"[{"from":"/3","op":"move","path":"/0"}]"#)
+        #expect(
+            Self.ops(abcd, #"[{"id":"b","v":2},{"id":"c","v":3},{"id":"d","v":4},{"id":"a","v":1}]"#)
+                == #"[{"from":"/0","op":"move","path":"/3"}]"#)
+        #expect(
+            Self.ops(abcd, #"[{"id":"b","v":2},{"id":"a","v":9},{"id":"c","v":3},{"id":"d","v":4}]"#)
+                == #"[{"from":"/0","op":"move","path":"/1"},{"op":"replace","path":"/1/v","value":9}]"#)
     }
 
     @Test("objects: removed, added and changed members; type changes replace")
     func objects() {
-        #expect(Self.ops(#"{"a":1,"b":2}"#, #"{"b":3,"c":4}"#)
-            == #"[{"op":"remove","path":"/a"},{"op":"replace","path":"/b","value":3},{"op":"add","path":"/c","value":4}]"#)
+        #expect(
+            Self.ops(#"{"a":1,"b":2}"#, #"{"b":3,"c":4}"#)
+                == #"[{"op":"remove","path":"/a"},{"op":"replace","path":"/b","value":3},{"op":"add","path":"/c","value":4}]"#
+        )
         #expect(Self.ops(#"{"a":[1]}"#, #"{"a":{"x":1}}"#) == #"[{"op":"replace","path":"/a","value":{"x":1}}]"#)
         #expect(Self.ops(#"{"a~b/c":1}"#, #"{"a~b/c":2}"#) == #"[{"op":"replace","path":"/a~0b~1c","value":2}]"#)
         #expect(Self.ops(#"{"a":1}"#, #"{"a":1}"#) == "[]")
@@ -49,13 +60,18 @@ import Testing
     @Test("apply follows RFC 6902 and refuses bad paths")
     func apply() throws {
         let document = Self.json(#"{"a":[1,2],"b":{"c":1}}"#)
-        let patch = try JSONPatch(json: Self.json(#"""
-            [{"op":"add","path":"/a/-","value":3},{"op":"copy","from":"/b","path":"/d"},{"op":"move","from":"/a/0","path":"/b/e"},
-             {"op":"test","path":"/a","value":[2,3]},{"op":"replace","path":"/b/c","value":null}]
-            """#))
+        let patch = try JSONPatch(
+            json: Self.json(
+                #"""
+                [{"op":"add","path":"/a/-","value":3},{"op":"copy","from":"/b","path":"/d"},{"op":"move","from":"/a/0","path":"/b/e"},
+                 {"op":"test","path":"/a","value":[2,3]},{"op":"replace","path":"/b/c","value":null}]
+                """#))
         #expect(try patch.apply(to: document) == Self.json(#"{"a":[2,3],"b":{"c":null,"e":1},"d":{"c":1}}"#))
-        for bad in [#"[{"op":"remove","path":"/x"}]"#, #"[{"op":"add","path":"/a/5","value":1}]"#, #"[{"op":"test","path":"/a","value":1}]"#,
-                    #"[{"op":"move","from":"/b","path":"/b/c/d"}]"#, #"[{"op":"add","path":"/a/01","value":1}]"#] {
+        for bad in [
+            #"[{"op":"remove","path":"/x"}]"#, #"[{"op":"add","path":"/a/5","value":1}]"#,
+            #"[{"op":"test","path":"/a","value":1}]"#,
+            #"[{"op":"move","from":"/b","path":"/b/c/d"}]"#, #"[{"op":"add","path":"/a/01","value":1}]"#,
+        ] {
             #expect(throws: JSONPatch.ApplyError.self) { try JSONPatch(json: Self.json(bad)).apply(to: document) }
         }
     }
@@ -89,9 +105,10 @@ import Testing
             default:
                 var ids = Array(0..<8).map { "id\($0)" }
                 ids.shuffle(using: &rng)
-                return .array(ids.prefix(int(0...6)).map { id in
-                    .object(["id": .string(id), "type": .string("card"), "body": tree(depth: depth - 1)])
-                })
+                return .array(
+                    ids.prefix(int(0...6)).map { id in
+                        .object(["id": .string(id), "type": .string("card"), "body": tree(depth: depth - 1)])
+                    })
             }
         }
 
@@ -100,7 +117,9 @@ import Testing
             if int(0...5) == 0 { return tree(depth: depth) }
             switch value {
             case .object(var members):
-                for key in members.keys.sorted() where int(0...2) == 0 { members[key] = mutate(members[key]!, depth: depth - 1) }
+                for key in members.keys.sorted() where int(0...2) == 0 {
+                    members[key] = mutate(members[key]!, depth: depth - 1)
+                }
                 if int(0...3) == 0, let key = members.keys.sorted().first { members[key] = nil }
                 if int(0...3) == 0 { members["n\(int(0...3))"] = tree(depth: 2) }
                 return .object(members)
@@ -116,8 +135,10 @@ import Testing
                 if int(0...2) == 0 { elements.shuffle(using: &rng) }
                 if int(0...3) == 0 && !elements.isEmpty { elements.remove(at: int(0...(elements.count - 1))) }
                 if int(0...3) == 0 {
-                    let fresh: JSONValue = keysOf(elements) != nil
-                        ? .object(["id": .string("new\(int(0...99))"), "type": .string("card"), "body": leaf()]) : leaf()
+                    let fresh: JSONValue =
+                        keysOf(elements) != nil
+                        ? .object(["id": .string("new\(int(0...99))"), "type": .string("card"), "body": leaf()])
+                        : leaf()
                     if keysOf(elements + [fresh]) != nil || keysOf(elements) == nil {
                         elements.insert(fresh, at: int(0...elements.count))
                     }
@@ -141,7 +162,9 @@ import Testing
             let patch = JSONPatchDiff.diff(a, b)
             operationCount += patch.operations.count
             let applied = try patch.apply(to: a)
-            #expect(applied == b, "a=\(JSONWriter.string(a)) b=\(JSONWriter.string(b)) patch=\(JSONWriter.string(patch.json))")
+            #expect(
+                applied == b,
+                "a=\(JSONWriter.string(a)) b=\(JSONWriter.string(b)) patch=\(JSONWriter.string(patch.json))")
             if applied != b { break }
             // The patch also survives its own JSON form.
             #expect(try JSONPatch(json: JSONReader.parse(JSONWriter.write(patch.json))) == patch)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import PushHub
 
 @Suite struct JSONTests {
@@ -8,8 +9,10 @@ import Testing
             ("0", "0"), ("-0", "0"), ("1", "1"), ("4.50", "4.5"), ("2e-3", "0.002"), ("1E30", "1e+30"),
             ("333333333.33333329", "333333333.3333333"), ("0.000000000000000000000000001", "1e-27"),
             ("1e21", "1e+21"), ("1e20", "100000000000000000000"), ("123456789012345680000", "123456789012345680000"),
-            ("0.000001", "0.000001"), ("0.0000001", "1e-7"), ("-1.5e-7", "-1.5e-7"), ("9007199254740993", "9007199254740992"),
-            ("5e-324", "5e-324"), ("1.7976931348623157e308", "1.7976931348623157e+308"), ("295147905179352830000", "295147905179352830000"),
+            ("0.000001", "0.000001"), ("0.0000001", "1e-7"), ("-1.5e-7", "-1.5e-7"),
+            ("9007199254740993", "9007199254740992"),
+            ("5e-324", "5e-324"), ("1.7976931348623157e308", "1.7976931348623157e+308"),
+            ("295147905179352830000", "295147905179352830000"),
         ]
         for (input, expected) in cases {
             let value = try JSONReader.parse(input)
@@ -19,8 +22,10 @@ import Testing
 
     @Test("canonical form: keys sorted by UTF-16 code units, minimal escapes")
     func canonical() throws {
-        let value = try JSONReader.parse(#"{"b":1,"a":[true,null,"x\"\\\/\u0001\n"],"\u20ac":2,"\ud83d\ude00":3,"\u00e9":4}"#)
-        #expect(JSONWriter.string(value) == "{\"a\":[true,null,\"x\\\"\\\\/\\u0001\\n\"],\"b\":1,\"é\":4,\"€\":2,\"😀\":3}")
+        let value = try JSONReader.parse(
+            #"{"b":1,"a":[true,null,"x\"\\\/\u0001\n"],"\u20ac":2,"\ud83d\ude00":3,"\u00e9":4}"#)
+        #expect(
+            JSONWriter.string(value) == "{\"a\":[true,null,\"x\\\"\\\\/\\u0001\\n\"],\"b\":1,\"é\":4,\"€\":2,\"😀\":3}")
     }
 
     @Test("round trip: parse(write(v)) == v")
@@ -34,7 +39,8 @@ import Testing
     func refusals() {
         let cases: [(String, Int)] = [
             ("", 0), ("{", 1), ("[1,]", 3), ("{\"a\":1,}", 7), ("01", 1), ("1.", 2), ("-", 1), ("NaN", 0), ("[1 2]", 3),
-            ("\"\u{01}\"", 1), ("\"\\x\"", 2), ("{\"a\":1,\"a\":2}", 7), ("\"\\ud800\"", 7), ("true false", 5), ("1e400", 0),
+            ("\"\u{01}\"", 1), ("\"\\x\"", 2), ("{\"a\":1,\"a\":2}", 7), ("\"\\ud800\"", 7), ("true false", 5),
+            ("1e400", 0),
         ]
         for (text, offset) in cases {
             #expect(throws: JSONError.self, "\(text)") { try JSONReader.parse(text) }
@@ -52,7 +58,9 @@ import Testing
     @Test("screen hash is SHA-256 of the canonical form")
     func hash() throws {
         // sha256("{}") computed independently.
-        #expect(ScreenHash.of(try JSONReader.parse("{ }")) == "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a")
+        #expect(
+            ScreenHash.of(try JSONReader.parse("{ }"))
+                == "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a")
     }
 
     @Test("JSON Pointer escapes ~ and /")

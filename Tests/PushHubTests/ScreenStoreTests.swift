@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import PushHub
 
 @Suite struct ScreenStoreTests {
@@ -59,14 +60,18 @@ import Testing
 }
 
 @Suite struct RenditionTests {
-    static let tree = try! JSONReader.parse(#"""
+    static let tree = try! JSONReader.parse(
+        #"""
         {"children":[{"id":"a","min_app_version":"5.3.0","type":"chart","fallback":{"id":"a","type":"image"}},
                      {"id":"b","min_app_version":"6.0.0","type":"video"},{"id":"c","type":"text"}]}
         """#)
 
     @Test("semantic versions order as SemVer says")
     func semver() {
-        let ordered = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", "1.2", "1.10.0", "2.0.0"]
+        let ordered = [
+            "1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", "1.2",
+            "1.10.0", "2.0.0",
+        ]
         let versions = ordered.compactMap(SemanticVersion.init)
         #expect(versions.count == ordered.count)
         #expect(versions == versions.sorted())
@@ -74,14 +79,18 @@ import Testing
         #expect(SemanticVersion("5.x") == nil && SemanticVersion("") == nil && SemanticVersion("1.2.3.4") == nil)
     }
 
-    @Test("the capability filter: fallback below the version, the node without its keys at or above, removed without fallback")
+    @Test(
+        "the capability filter: fallback below the version, the node without its keys at or above, removed without fallback"
+    )
     func filter() throws {
         let old = Rendition.render(Self.tree, for: RenderTarget(appVersion: SemanticVersion("5.2.9")))
         #expect(JSONWriter.string(old) == #"{"children":[{"id":"a","type":"image"},{"id":"c","type":"text"}]}"#)
         let middle = Rendition.render(Self.tree, for: RenderTarget(appVersion: SemanticVersion("5.3.0")))
         #expect(JSONWriter.string(middle) == #"{"children":[{"id":"a","type":"chart"},{"id":"c","type":"text"}]}"#)
         let latest = Rendition.render(Self.tree, for: .latest)
-        #expect(JSONWriter.string(latest) == #"{"children":[{"id":"a","type":"chart"},{"id":"b","type":"video"},{"id":"c","type":"text"}]}"#)
+        #expect(
+            JSONWriter.string(latest)
+                == #"{"children":[{"id":"a","type":"chart"},{"id":"b","type":"video"},{"id":"c","type":"text"}]}"#)
     }
 
     @Test("clients meeting the same thresholds share one rendition key")
@@ -95,4 +104,3 @@ import Testing
         #expect(Rendition.key(for: .latest, thresholds: thresholds) == 2)
     }
 }
-

@@ -8,14 +8,21 @@ enum DiffTiming {
     static func tree(sections: Int, items: Int, changed: Bool) -> JSONValue {
         .object([
             "type": .string("screen"),
-            "children": .array((0..<sections).map { s in
-                .object(["id": .string("section-\(s)"), "type": .string("section"), "title": .string("Section \(s)"),
-                         "children": .array((0..<items).map { i in
-                             .object(["id": .string("item-\(s)-\(i)"), "type": .string("row"),
-                                      "label": .string(changed && s == sections / 2 && i == items / 2 ? "changed" : "Item \(i)"),
-                                      "value": .number(Double(s * items + i))])
-                         })])
-            }),
+            "children": .array(
+                (0..<sections).map { s in
+                    .object([
+                        "id": .string("section-\(s)"), "type": .string("section"), "title": .string("Section \(s)"),
+                        "children": .array(
+                            (0..<items).map { i in
+                                .object([
+                                    "id": .string("item-\(s)-\(i)"), "type": .string("row"),
+                                    "label": .string(
+                                        changed && s == sections / 2 && i == items / 2 ? "changed" : "Item \(i)"),
+                                    "value": .number(Double(s * items + i)),
+                                ])
+                            }),
+                    ])
+                }),
         ])
     }
 
@@ -38,19 +45,29 @@ enum DiffTiming {
         let canonical = JSONWriter.write(new)
         let patch = JSONPatchDiff.diff(old, new)
         return [
-            ("parse the request body (\(canonical.count) bytes)", median(iterations) { _ = try! JSONReader.parse(canonical) }),
+            (
+                "parse the request body (\(canonical.count) bytes)",
+                median(iterations) { _ = try! JSONReader.parse(canonical) }
+            ),
             ("find capability thresholds", median(iterations) { _ = Rendition.thresholds(in: new) }),
             ("write the canonical form", median(iterations) { _ = JSONWriter.write(new) }),
             ("SHA-256 of it", median(iterations) { _ = ScreenHash.of(canonical: canonical) }),
             ("diff (one changed leaf)", median(iterations) { _ = JSONPatchDiff.diff(old, new) }),
-            ("encode the patch frame", median(iterations) {
-                _ = ServerMessage.patch(screen: "big", from: 1, version: 2, hash: String(repeating: "0", count: 64), ops: patch)
-            }),
+            (
+                "encode the patch frame",
+                median(iterations) {
+                    _ = ServerMessage.patch(
+                        screen: "big", from: 1, version: 2, hash: String(repeating: "0", count: 64), ops: patch)
+                }
+            ),
         ]
     }
 
-    static func run(iterations: Int) -> (medianMicros: Double, p99Micros: Double, patchBytes: Int, snapshotBytes: Int, nodes: Int) {
-        let old = ScreenVersion(name: "big", version: 1, tree: tree(sections: 100, items: 99, changed: false), publishedAt: 0)
+    static func run(iterations: Int) -> (
+        medianMicros: Double, p99Micros: Double, patchBytes: Int, snapshotBytes: Int, nodes: Int
+    ) {
+        let old = ScreenVersion(
+            name: "big", version: 1, tree: tree(sections: 100, items: 99, changed: false), publishedAt: 0)
         _ = old.rendered(for: .latest)
         let newTree = tree(sections: 100, items: 99, changed: true)
         var samples: [UInt64] = []
@@ -64,7 +81,10 @@ enum DiffTiming {
         }
         let snapshotBytes = Fanout.snapshot(old, for: .latest).count
         samples.sort()
-        return (Double(samples[samples.count / 2]) / 1000, Double(samples[min(samples.count - 1, samples.count * 99 / 100)]) / 1000,
-                patchBytes, snapshotBytes, 1 + 100 * (1 + 99))
+        return (
+            Double(samples[samples.count / 2]) / 1000,
+            Double(samples[min(samples.count - 1, samples.count * 99 / 100)]) / 1000,
+            patchBytes, snapshotBytes, 1 + 100 * (1 + 99)
+        )
     }
 }

@@ -18,11 +18,12 @@ final class HubProcess {
         logPath = log
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [
-            "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data", data, "--echo-path", "/echo",
-            "--loops", String(loops), "--log-level", "warning", "--idle-timeout", "10m", "--ping-interval", "10m",
-            "--hello-timeout", "10m",
-        ] + extraArguments
+        process.arguments =
+            [
+                "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data", data, "--echo-path", "/echo",
+                "--loops", String(loops), "--log-level", "warning", "--idle-timeout", "10m", "--ping-interval", "10m",
+                "--hello-timeout", "10m",
+            ] + extraArguments
         process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
         process.standardError = FileHandle(forWritingAtPath: log)
         try process.run()

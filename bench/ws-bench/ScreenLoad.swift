@@ -52,11 +52,14 @@ enum ScreenLoad {
     }
 
     static func run(hub: HubProcess, count: Int, publishes: Int) throws -> Result {
-        let admin = try AdminClientLite(address: hub.admin, token: try String(contentsOfFile: hub.data + "/admin.token", encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines))
+        let admin = try AdminClientLite(
+            address: hub.admin,
+            token: try String(contentsOfFile: hub.data + "/admin.token", encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines))
         var version = 0
         func tree(_ n: Int) -> [UInt8] {
-            let rows = (0..<8).map { #"{"id":"r\#($0)","type":"row","text":"row number \#($0)"}"# }.joined(separator: ",")
+            let rows = (0..<8).map { #"{"id":"r\#($0)","type":"row","text":"row number \#($0)"}"# }.joined(
+                separator: ",")
             return Array(#"{"type":"screen","title":"t\#(n)","children":[\#(rows)]}"#.utf8)
         }
         version += 1
@@ -69,8 +72,12 @@ enum ScreenLoad {
         fds.reserveCapacity(count)
         defer { for fd in fds { close(fd) } }
         var hello: [UInt8] = []
-        FrameEncoder.appendFrame(opcode: .text, payload: Array(#"{"type":"hello","protocol":1,"device":"bench"}"#.utf8), maskingKey: .random(), to: &hello)
-        FrameEncoder.appendFrame(opcode: .text, payload: Array(#"{"type":"subscribe","screen":"bench/live"}"#.utf8), maskingKey: .random(), to: &hello)
+        FrameEncoder.appendFrame(
+            opcode: .text, payload: Array(#"{"type":"hello","protocol":1,"device":"bench"}"#.utf8),
+            maskingKey: .random(), to: &hello)
+        FrameEncoder.appendFrame(
+            opcode: .text, payload: Array(#"{"type":"subscribe","screen":"bench/live"}"#.utf8), maskingKey: .random(),
+            to: &hello)
         var counters = [FrameCounter](repeating: FrameCounter(), count: count)
         for i in 0..<count {
             let fd = try RawConnection.openWebSocket(to: hub.client, from: RawConnection.source(i), path: "/v1/connect")
@@ -94,7 +101,9 @@ enum ScreenLoad {
                     let i = Int(events[e].data.u64)
                     let n = buffer.withUnsafeMutableBytes { recv(fds[i], $0.baseAddress, $0.count, 0) }
                     guard n > 0 else { continue }
-                    let (frames, last) = buffer.withUnsafeBytes { counters[i].feed(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                    let (frames, last) = buffer.withUnsafeBytes {
+                        counters[i].feed(UnsafeRawBufferPointer(rebasing: $0[0..<n]))
+                    }
                     for _ in 0..<frames { arrivals.append(now) }
                     if frames > 0 { lastFrame = last }
                 }
@@ -103,7 +112,9 @@ enum ScreenLoad {
         }
         // welcome + snapshot for everyone
         let setup = collect(2 * count, deadline: MonotonicClock.now() + 60_000_000_000)
-        guard setup.arrivals.count == 2 * count else { throw BenchError("only \(setup.arrivals.count / 2) of \(count) subscribed") }
+        guard setup.arrivals.count == 2 * count else {
+            throw BenchError("only \(setup.arrivals.count / 2) of \(count) subscribed")
+        }
         usleep(300_000)
         let rssAfter = hub.residentBytes
         var latencies = Latencies()
@@ -115,17 +126,21 @@ enum ScreenLoad {
             let start = MonotonicClock.now()
             try admin.put("/v1/screens/bench/live", tree(version))
             let (arrivals, last) = collect(count, deadline: start + 30_000_000_000)
-            guard arrivals.count == count else { throw BenchError("only \(arrivals.count) of \(count) got publish \(version)") }
+            guard arrivals.count == count else {
+                throw BenchError("only \(arrivals.count) of \(count) got publish \(version)")
+            }
             for arrival in arrivals { latencies.add(arrival - start) }
             deliveryNanos += arrivals.max()! - start
             firsts.add(arrivals.min()! - start)
             spreads.add(arrivals.max()! - arrivals.min()!)
             frameBytes = last
         }
-        return Result(subscribers: count, rssBefore: rssBefore, rssAfter: rssAfter,
-                      deliveriesPerSecond: Double(count * publishes) / (Double(deliveryNanos) / 1e9),
-                      p50Millis: latencies.percentile(0.5) / 1000, p99Millis: latencies.percentile(0.99) / 1000, frameBytes: frameBytes,
-                      firstDeliveryMillis: firsts.percentile(0.5) / 1000, spreadMillis: spreads.percentile(0.5) / 1000)
+        return Result(
+            subscribers: count, rssBefore: rssBefore, rssAfter: rssAfter,
+            deliveriesPerSecond: Double(count * publishes) / (Double(deliveryNanos) / 1e9),
+            p50Millis: latencies.percentile(0.5) / 1000, p99Millis: latencies.percentile(0.99) / 1000,
+            frameBytes: frameBytes,
+            firstDeliveryMillis: firsts.percentile(0.5) / 1000, spreadMillis: spreads.percentile(0.5) / 1000)
     }
 }
 
@@ -141,7 +156,8 @@ struct AdminClientLite {
 
     func put(_ path: String, _ body: [UInt8]) throws {
         let socket = try BlockingSocket(connectingTo: address)
-        let head = "PUT \(path) HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer \(token)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        let head =
+            "PUT \(path) HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer \(token)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
         try socket.write(Array(head.utf8) + body)
         var answer: [UInt8] = []
         while true {

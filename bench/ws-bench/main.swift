@@ -63,23 +63,38 @@ do {
                 max(0, result.perMessage), result.one, result.two))
     }
     if only == nil || only == "diff" {
-        for (stage, micros) in DiffTiming.stages(iterations: 30) { print(String(format: "  %@: %.0f µs", stage, micros)) }
+        for (stage, micros) in DiffTiming.stages(iterations: 30) {
+            print(String(format: "  %@: %.0f µs", stage, micros))
+        }
         let result = DiffTiming.run(iterations: 50)
-        print(String(format: "diff: %d-node screen, one changed leaf: render+diff+encode median %.0f µs, p99 %.0f µs; patch %d bytes = %.3f%% of the %d-byte snapshot",
-                     result.nodes, result.medianMicros, result.p99Micros, result.patchBytes,
-                     100 * Double(result.patchBytes) / Double(result.snapshotBytes), result.snapshotBytes))
+        print(
+            String(
+                format:
+                    "diff: %d-node screen, one changed leaf: render+diff+encode median %.0f µs, p99 %.0f µs; patch %d bytes = %.3f%% of the %d-byte snapshot",
+                result.nodes, result.medianMicros, result.p99Micros, result.patchBytes,
+                100 * Double(result.patchBytes) / Double(result.snapshotBytes), result.snapshotBytes))
     }
     if only == nil || only == "fanout" {
         let hub = try HubProcess(loops: loops, extraArguments: ["--dev"])
-        let result = try ScreenLoad.run(hub: hub, count: subscriberCount, publishes: Int(options["publishes"] ?? "") ?? 5)
+        let result = try ScreenLoad.run(
+            hub: hub, count: subscriberCount, publishes: Int(options["publishes"] ?? "") ?? 5)
         hub.stop()
-        print(String(format: "fanout: publish -> %d subscribers (%d-byte patch frames): %.0f deliveries/s, p50 %.1f ms, p99 %.1f ms",
-                     result.subscribers, result.frameBytes, result.deliveriesPerSecond, result.p50Millis, result.p99Millis))
-        print(String(format: "  median PUT -> first delivery %.1f ms (HTTP, journal fsync, wake-up); first -> last delivery %.1f ms",
-                     result.firstDeliveryMillis, result.spreadMillis))
-        print(String(format: "subscribed: %d connections with one subscription each: RSS %.1f MiB -> %.1f MiB, %.2f KiB per connection",
-                     result.subscribers, Double(result.rssBefore) / 1_048_576, Double(result.rssAfter) / 1_048_576,
-                     Double(result.rssAfter - result.rssBefore) / 1024 / Double(result.subscribers)))
+        print(
+            String(
+                format:
+                    "fanout: publish -> %d subscribers (%d-byte patch frames): %.0f deliveries/s, p50 %.1f ms, p99 %.1f ms",
+                result.subscribers, result.frameBytes, result.deliveriesPerSecond, result.p50Millis, result.p99Millis))
+        print(
+            String(
+                format:
+                    "  median PUT -> first delivery %.1f ms (HTTP, journal fsync, wake-up); first -> last delivery %.1f ms",
+                result.firstDeliveryMillis, result.spreadMillis))
+        print(
+            String(
+                format:
+                    "subscribed: %d connections with one subscription each: RSS %.1f MiB -> %.1f MiB, %.2f KiB per connection",
+                result.subscribers, Double(result.rssBefore) / 1_048_576, Double(result.rssAfter) / 1_048_576,
+                Double(result.rssAfter - result.rssBefore) / 1024 / Double(result.subscribers)))
     }
     if only == nil || only == "idle" {
         let hub = try HubProcess(loops: loops)

@@ -25,8 +25,9 @@ public struct AdminAPI: Sendable {
             return .json(200, #"{"status":"ok"}"#)
         }
         guard isAuthorized(head) else {
-            var response = Response.error(401, code: "unauthorized",
-                                          message: "send Authorization: Bearer <token>; the token is in admin.token in the data dir")
+            var response = Response.error(
+                401, code: "unauthorized",
+                message: "send Authorization: Bearer <token>; the token is in admin.token in the data dir")
             response.headers.append(name: "WWW-Authenticate", value: "Bearer")
             return response
         }
@@ -44,7 +45,8 @@ public struct AdminAPI: Sendable {
             return ScreenRoutes(services: services).list()
         default:
             if path.hasPrefix("/v1/screens/") {
-                return try ScreenRoutes(services: services).handle(head, name: RequestHead.percentDecoded(path.dropFirst("/v1/screens/".count)), body: body)
+                return try ScreenRoutes(services: services).handle(
+                    head, name: RequestHead.percentDecoded(path.dropFirst("/v1/screens/".count)), body: body)
             }
             throw AdminError.notFound("no admin route \(head.method) \(path)")
         }
@@ -66,7 +68,9 @@ public struct AdminAPI: Sendable {
     /// Refuses other methods with 405 and `Allow`.
     func allow(_ head: RequestHead, _ methods: String...) throws(AdminError) {
         guard methods.contains(head.method) else {
-            throw AdminError(405, "method_not_allowed", "\(head.path) accepts \(methods.joined(separator: ", ")), not \(head.method)")
+            throw AdminError(
+                405, "method_not_allowed", "\(head.path) accepts \(methods.joined(separator: ", ")), not \(head.method)"
+            )
         }
     }
 

@@ -32,9 +32,11 @@ struct ScreenRoutes {
 
     func list() -> Response {
         let screens = services.screens.list().map { version -> JSONValue in
-            .object(["name": .string(version.name), "version": .number(Double(version.version)),
-                     "hash": .string(version.latestHash), "published_at": .number(Double(version.publishedAt)),
-                     "subscribers": .number(Double(services.subscriberCounts.total(of: version.name)))])
+            .object([
+                "name": .string(version.name), "version": .number(Double(version.version)),
+                "hash": .string(version.latestHash), "published_at": .number(Double(version.publishedAt)),
+                "subscribers": .number(Double(services.subscriberCounts.total(of: version.name))),
+            ])
         }
         return .json(200, JSONWriter.string(.object(["screens": .array(screens)])))
     }
@@ -56,25 +58,33 @@ struct ScreenRoutes {
         let (new, previous) = try store { try services.screens.publish(name, tree: tree, now: Self.nowMilliseconds()) }
         services.broadcast(.screenPublished(new))
         let reach = services.subscriberCounts.reach(from: previous, to: new)
-        return .json(200, JSONWriter.string(.object([
-            "name": .string(name), "version": .number(Double(new.version)), "hash": .string(new.latestHash),
-            "renditions": .number(Double(max(reach.renditions, 1))), "sent": .number(Double(reach.sent)),
-        ])))
+        return .json(
+            200,
+            JSONWriter.string(
+                .object([
+                    "name": .string(name), "version": .number(Double(new.version)), "hash": .string(new.latestHash),
+                    "renditions": .number(Double(max(reach.renditions, 1))), "sent": .number(Double(reach.sent)),
+                ])))
     }
 
     /// What a publish would do: the patch (for an up-to-date client) and who would get it.
     private func dryRun(_ name: String, _ tree: JSONValue) throws(AdminError) -> Response {
         let current = services.screens.current(name)
-        let candidate = ScreenVersion(name: name, version: (current?.version ?? 0) + 1, tree: tree, publishedAt: Self.nowMilliseconds())
+        let candidate = ScreenVersion(
+            name: name, version: (current?.version ?? 0) + 1, tree: tree, publishedAt: Self.nowMilliseconds())
         let reach = services.subscriberCounts.reach(from: current, to: candidate)
         let before = current?.rendered(for: .latest).tree ?? .null
         let ops = JSONPatchDiff.diff(before, candidate.rendered(for: .latest).tree)
-        return .json(200, JSONWriter.string(.object([
-            "name": .string(name), "from": current.map { .number(Double($0.version)) } ?? .null,
-            "version": .number(Double(candidate.version)), "hash": .string(candidate.latestHash), "ops": ops.json,
-            "renditions": .number(Double(max(reach.renditions, 1))), "would_send": .number(Double(reach.sent)),
-            "subscribers": .number(Double(services.subscriberCounts.total(of: name))),
-        ])))
+        return .json(
+            200,
+            JSONWriter.string(
+                .object([
+                    "name": .string(name), "from": current.map { .number(Double($0.version)) } ?? .null,
+                    "version": .number(Double(candidate.version)), "hash": .string(candidate.latestHash),
+                    "ops": ops.json,
+                    "renditions": .number(Double(max(reach.renditions, 1))), "would_send": .number(Double(reach.sent)),
+                    "subscribers": .number(Double(services.subscriberCounts.total(of: name))),
+                ])))
     }
 
     private func get(_ name: String, _ head: RequestHead) throws(AdminError) -> Response {
@@ -82,22 +92,30 @@ struct ScreenRoutes {
         var target = RenderTarget.latest
         if let text = head.query.first(where: { $0.name == "app_version" })?.value {
             guard let version = SemanticVersion(text) else {
-                throw AdminError(400, "bad_app_version", "app_version \"\(text)\" is not a semantic version such as 5.2.0")
+                throw AdminError(
+                    400, "bad_app_version", "app_version \"\(text)\" is not a semantic version such as 5.2.0")
             }
             target.appVersion = version
         }
         let rendered = current.rendered(for: target)
         var body = Array(#"{"name":"#.utf8)
         JSONWriter.writeString(name, to: &body)
-        body += Array(#","version":\#(current.version),"hash":"\#(rendered.hash)","tree":"#.utf8) + rendered.canonical + [UInt8(ascii: "}")]
+        body +=
+            Array(#","version":\#(current.version),"hash":"\#(rendered.hash)","tree":"#.utf8) + rendered.canonical + [
+                UInt8(ascii: "}")
+            ]
         return Response(status: 200, headers: Response.json(200, "").headers, body: body)
     }
 
     private func history(_ name: String) throws(AdminError) -> Response {
-        guard let versions = services.screens.history(name) else { throw AdminError.notFound("no screen named \(name)") }
+        guard let versions = services.screens.history(name) else {
+            throw AdminError.notFound("no screen named \(name)")
+        }
         let entries = versions.reversed().map { version -> JSONValue in
-            .object(["version": .number(Double(version.version)), "hash": .string(version.latestHash),
-                     "published_at": .number(Double(version.publishedAt))])
+            .object([
+                "version": .number(Double(version.version)), "hash": .string(version.latestHash),
+                "published_at": .number(Double(version.publishedAt)),
+            ])
         }
         return .json(200, JSONWriter.string(.object(["name": .string(name), "versions": .array(entries)])))
     }
@@ -108,15 +126,20 @@ struct ScreenRoutes {
         }
         let target: Int
         if let to = request["to"], to != .null {
-            guard let number = to.intValue else { throw AdminError(400, "bad_request", "\"to\" must be a version number") }
+            guard let number = to.intValue else {
+                throw AdminError(400, "bad_request", "\"to\" must be a version number")
+            }
             target = number
         } else {
-            guard versions.count >= 2 else { throw AdminError(409, "no_earlier_version", "\(name) has no earlier version kept") }
+            guard versions.count >= 2 else {
+                throw AdminError(409, "no_earlier_version", "\(name) has no earlier version kept")
+            }
             target = versions[versions.count - 2].version
         }
         guard let earlier = versions.first(where: { $0.version == target }) else {
             let kept = versions.map { String($0.version) }.joined(separator: ", ")
-            throw AdminError(404, "version_not_kept", "version \(target) of \(name) is not kept; kept versions: \(kept)")
+            throw AdminError(
+                404, "version_not_kept", "version \(target) of \(name) is not kept; kept versions: \(kept)")
         }
         guard earlier.version != current.version else {
             throw AdminError(409, "already_current", "version \(target) is the current version of \(name)")
@@ -126,12 +149,17 @@ struct ScreenRoutes {
 
     private func delete(_ name: String) throws(AdminError) -> Response {
         let subscribers = services.subscriberCounts.total(of: name)
-        guard let last = try store({ try services.screens.delete(name) }) else { throw AdminError.notFound("no screen named \(name)") }
+        guard let last = try store({ try services.screens.delete(name) }) else {
+            throw AdminError.notFound("no screen named \(name)")
+        }
         services.broadcast(.screenDeleted(name))
-        return .json(200, JSONWriter.string(.object([
-            "name": .string(name), "deleted": .bool(true), "last_version": .number(Double(last.version)),
-            "sent": .number(Double(subscribers)),
-        ])))
+        return .json(
+            200,
+            JSONWriter.string(
+                .object([
+                    "name": .string(name), "deleted": .bool(true), "last_version": .number(Double(last.version)),
+                    "sent": .number(Double(subscribers)),
+                ])))
     }
 
     /// Runs a store mutation; a failure to persist is a 500 that says so (nothing was changed).

@@ -10,7 +10,8 @@ public enum HubOptions {
 
     public static let usage = """
         USAGE: pushhub [--config FILE] [--listen HOST:PORT] [--admin HOST:PORT] [--data DIR] [--loops N]
-                       [--echo-path PATH] [--dev] [--log-level debug|info|warning|error]
+                       [--echo-path PATH] [--dev] [--allow-anonymous] [--keep-versions N]
+                       [--log-level debug|info|warning|error]
                        [--handshake-timeout D] [--hello-timeout D] [--ping-interval D] [--idle-timeout D]
                        [--drain-timeout D]
 
@@ -21,6 +22,8 @@ public enum HubOptions {
           --loops N            event loops, one thread each (env PUSHHUB_LOOPS; default: one per core)
           --echo-path PATH     add an echo endpoint at PATH (env PUSHHUB_ECHO_PATH; off by default)
           --dev                development mode: anonymous clients allowed (env PUSHHUB_DEV=1)
+          --allow-anonymous    accept clients without a token (env PUSHHUB_ALLOW_ANONYMOUS=1; on with --dev)
+          --keep-versions N    versions of each screen kept for resumption (env PUSHHUB_KEEP_VERSIONS; default 16)
           --handshake-timeout D   upgrade/admin request must arrive within D (default 10s)
           --hello-timeout D       a /v1/connect client must say hello within D (default 5s)
           --ping-interval D       ping after D without client traffic (default 25s)
@@ -49,8 +52,8 @@ public enum HubOptions {
                 help = true
                 continue
             }
-            if argument == "--dev" {
-                values["--dev"] = "1"
+            if argument == "--dev" || argument == "--allow-anonymous" {
+                values[argument] = "1"
                 continue
             }
             let (flag, inline) = splitInline(argument)
@@ -97,9 +100,16 @@ public enum HubOptions {
             }
             config.echoPath = text
         }
-        if let text = values["--dev"], ["1", "true", "yes", "on"].contains(text.lowercased()) {
+        if let text = values["--dev"], Self.isOn(text) {
             config.dev = true
             config.allowAnonymous = true
+        }
+        if let text = values["--allow-anonymous"] { config.allowAnonymous = Self.isOn(text) }
+        if let text = values["--keep-versions"] {
+            guard let count = Int(text), (1...1000).contains(count) else {
+                throw UsageError(description: "--keep-versions wants 1...1000, not '\(text)'")
+            }
+            config.keepVersions = count
         }
         for (flag, keyPath) in durations {
             guard let text = values[flag] else { continue }
@@ -135,7 +145,10 @@ public enum HubOptions {
         return nil
     }
 
+    static func isOn(_ text: String) -> Bool { ["1", "true", "yes", "on"].contains(text.lowercased()) }
+
     static let variables: [String: String] = [
+        "--allow-anonymous": "PUSHHUB_ALLOW_ANONYMOUS", "--keep-versions": "PUSHHUB_KEEP_VERSIONS",
         "--handshake-timeout": "PUSHHUB_HANDSHAKE_TIMEOUT", "--hello-timeout": "PUSHHUB_HELLO_TIMEOUT",
         "--ping-interval": "PUSHHUB_PING_INTERVAL", "--idle-timeout": "PUSHHUB_IDLE_TIMEOUT",
         "--drain-timeout": "PUSHHUB_DRAIN_TIMEOUT",

@@ -27,7 +27,9 @@ struct OutboundQueue {
     mutating func append(_ body: (inout [UInt8]) -> Void) {
         // Read the tail's fields without copying the chunk: a copy would make its storage
         // non-unique and turn the append below into a full copy.
-        if chunks.isEmpty || chunks[chunks.count - 1].isShared || chunks[chunks.count - 1].bytes.count >= Self.chunkBytes {
+        if chunks.isEmpty || chunks[chunks.count - 1].isShared
+            || chunks[chunks.count - 1].bytes.count >= Self.chunkBytes
+        {
             chunks.append(Chunk(bytes: [], isShared: false))
         }
         let last = chunks.count - 1

@@ -18,7 +18,9 @@ extension Connection {
     /// A text or binary message arrived on `/v1/connect`.
     func clientMessageReceived(_ opcode: Opcode, _ data: UnsafeRawBufferPointer) {
         guard opcode == .text else {
-            send(error: WireError(code: "bad_message", message: "protocol v1 messages are JSON text, not binary", ref: nil))
+            send(
+                error: WireError(
+                    code: "bad_message", message: "protocol v1 messages are JSON text, not binary", ref: nil))
             return
         }
         let message: ClientMessage
@@ -32,7 +34,8 @@ extension Connection {
         case (.awaitingHello, .hello(let hello)):
             helloReceived(hello)
         case (.awaitingHello, _):
-            send(error: WireError(code: "hello_first", message: "say hello before anything else", ref: message.typeName))
+            send(
+                error: WireError(code: "hello_first", message: "say hello before anything else", ref: message.typeName))
         case (.ready, .hello):
             send(error: WireError(code: "already_hello", message: "this session already said hello", ref: "hello"))
         case (.ready, .subscribe(let screen, let have)):
@@ -41,7 +44,9 @@ extension Connection {
             if loop.subscriptions.remove(self, from: screen) {
                 loop.services.subscriberCounts.remove(screen, session.target)
             } else {
-                send(error: WireError(code: "not_subscribed", message: "not subscribed to \(screen)", ref: "unsubscribe"))
+                send(
+                    error: WireError(code: "not_subscribed", message: "not subscribed to \(screen)", ref: "unsubscribe")
+                )
             }
         case (.ready, .ack), (.ready, .rendered):
             break  // receipts and exposures come with the sync and experiment issues
@@ -50,12 +55,18 @@ extension Connection {
 
     private func helloReceived(_ hello: ClientMessage.Hello) {
         guard hello.protocolVersion == 1 else {
-            send(error: WireError(code: "unsupported_protocol", message: "this hub speaks protocol 1, not \(hello.protocolVersion)", ref: "hello"))
+            send(
+                error: WireError(
+                    code: "unsupported_protocol", message: "this hub speaks protocol 1, not \(hello.protocolVersion)",
+                    ref: "hello"))
             close(.policyViolation, reason: "unsupported protocol")
             return
         }
         if hello.token != nil {
-            send(error: WireError(code: "unauthorized", message: "token sign-in is not available yet; connect anonymously (--dev)", ref: "hello"))
+            send(
+                error: WireError(
+                    code: "unauthorized", message: "token sign-in is not available yet; connect anonymously (--dev)",
+                    ref: "hello"))
             close(.policyViolation, reason: "unauthorized")
             return
         }
@@ -65,21 +76,29 @@ extension Connection {
             return
         }
         guard let device = hello.device, !device.isEmpty else {
-            send(error: WireError(code: "bad_message", message: "an anonymous hello needs \"device\" (the unit id)", ref: "hello"))
+            send(
+                error: WireError(
+                    code: "bad_message", message: "an anonymous hello needs \"device\" (the unit id)", ref: "hello"))
             return
         }
         var target = RenderTarget.latest
         if let text = hello.appVersion {
             guard let version = SemanticVersion(text) else {
-                send(error: WireError(code: "bad_message", message: "app.version \"\(text)\" is not a semantic version", ref: "hello"))
+                send(
+                    error: WireError(
+                        code: "bad_message", message: "app.version \"\(text)\" is not a semantic version", ref: "hello")
+                )
                 return
             }
             target.appVersion = version
         }
-        session = Session(state: .ready, id: Self.newSessionID(), device: device, platform: hello.platform, target: target)
+        session = Session(
+            state: .ready, id: Self.newSessionID(), device: device, platform: hello.platform, target: target)
         helloDeadline = nil
-        queue(ServerMessage.welcome(session: session.id, user: nil,
-                                    heartbeatSeconds: Int(loop.config.pingInterval.components.seconds), syncSeq: 0))
+        queue(
+            ServerMessage.welcome(
+                session: session.id, user: nil,
+                heartbeatSeconds: Int(loop.config.pingInterval.components.seconds), syncSeq: 0))
     }
 
     private func subscribe(_ screen: String, have: ClientMessage.Have?) {
@@ -95,9 +114,11 @@ extension Connection {
         if let hash = have?.hash, hash == rendered.hash {
             queue(ServerMessage.unchanged(screen: screen, version: current.version, hash: hash))
         } else if let version = have?.version, let old = loop.services.screens.version(screen, version),
-                  have?.hash == nil || old.rendered(for: session.target).hash == have?.hash {
-            queueShared(Fanout.update(from: old, to: current, for: session.target)
-                ?? ServerMessage.unchanged(screen: screen, version: current.version, hash: rendered.hash))
+            have?.hash == nil || old.rendered(for: session.target).hash == have?.hash
+        {
+            queueShared(
+                Fanout.update(from: old, to: current, for: session.target)
+                    ?? ServerMessage.unchanged(screen: screen, version: current.version, hash: rendered.hash))
         } else {
             queueShared(Fanout.snapshot(current, for: session.target))
         }
@@ -112,7 +133,9 @@ extension Connection {
 
     /// Drops this connection's subscriptions (it is going away).
     func unsubscribeAll() {
-        for screen in loop.subscriptions.removeAll(self) { loop.services.subscriberCounts.remove(screen, session.target) }
+        for screen in loop.subscriptions.removeAll(self) {
+            loop.services.subscriberCounts.remove(screen, session.target)
+        }
     }
 
     private func send(error: WireError) { queue(ServerMessage.error(error)) }

@@ -69,7 +69,9 @@ final class EventLoop {
             do {
                 // The tick's time is read right after the wait, before any event is handled:
                 // deadlines and activity stamps set while dispatching use it.
-                try epoll.wait(timeoutMilliseconds: timeout, woke: { now = MonotonicClock.now() }) { event in dispatch(event) }
+                try epoll.wait(timeoutMilliseconds: timeout, woke: { now = MonotonicClock.now() }) { event in
+                    dispatch(event)
+                }
             } catch {
                 Log.error("event loop wait failed", [("loop", index), ("error", "\(error)")])
             }

@@ -14,10 +14,11 @@ public final class LoopGroup: Sendable {
         var wakeFDs: [Int32] = []
         for _ in 0..<count {
             let wakeFD = try blockingSystemCall("eventfd") { eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC)) }
-            mailboxes.append(Mailbox(wake: {
-                var one: UInt64 = 1
-                _ = Glibc.write(wakeFD, &one, 8)
-            }))
+            mailboxes.append(
+                Mailbox(wake: {
+                    var one: UInt64 = 1
+                    _ = Glibc.write(wakeFD, &one, 8)
+                }))
             wakeFDs.append(wakeFD)
         }
         services.setMailboxes(mailboxes)

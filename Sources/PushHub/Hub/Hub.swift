@@ -33,8 +33,9 @@ public final class Hub: Sendable {
         }
         clientAddress = client
         adminAddress = admin
-        services = HubServices(config: config, metrics: metrics, screens: screens, adminToken: secrets.adminToken,
-                               clientAddress: client)
+        services = HubServices(
+            config: config, metrics: metrics, screens: screens, adminToken: secrets.adminToken,
+            clientAddress: client)
         loops = try LoopGroup(count: loopCount, services: services, listenersPerLoop: perLoop)
     }
 

@@ -15,8 +15,10 @@ public final class HubServices: Sendable {
     public let clientAddress: SocketAddress
     private let mailboxes = Mutex<[Mailbox]>([])  // guarded by itself; set once by LoopGroup
 
-    public init(config: HubConfig, metrics: Metrics, screens: ScreenStore, adminToken: String,
-                clientAddress: SocketAddress? = nil) {
+    public init(
+        config: HubConfig, metrics: Metrics, screens: ScreenStore, adminToken: String,
+        clientAddress: SocketAddress? = nil
+    ) {
         self.clientAddress = clientAddress ?? config.listen
         self.config = config
         self.metrics = metrics

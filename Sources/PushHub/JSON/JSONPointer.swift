@@ -36,6 +36,7 @@ public struct JSONPointer: Equatable, Sendable, CustomStringConvertible {
     public func appending(_ index: Int) -> JSONPointer { JSONPointer(tokens + [String(index)]) }
 
     public var description: String {
-        tokens.map { "/" + $0.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1") }.joined()
+        tokens.map { "/" + $0.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1") }
+            .joined()
     }
 }

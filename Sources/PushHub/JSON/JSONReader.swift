@@ -25,7 +25,9 @@ public struct JSONReader {
     }
 
     /// Parses one JSON text (surrounding whitespace allowed).
-    public static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth) throws(JSONError) -> JSONValue {
+    public static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth) throws(JSONError)
+        -> JSONValue
+    {
         var validator = UTF8Validator()
         guard validator.validate(bytes), validator.isComplete else {
             throw JSONError(offset: validator.invalidByteOffset ?? bytes.count, message: "the text is not valid UTF-8")
@@ -69,7 +71,8 @@ public struct JSONReader {
     private mutating func literal(_ word: StaticString, _ value: JSONValue) throws(JSONError) -> JSONValue {
         let count = word.utf8CodeUnitCount
         guard index + count <= bytes.count,
-              memcmpEqual(bytes.baseAddress! + index, word.utf8Start, count) else {
+            memcmpEqual(bytes.baseAddress! + index, word.utf8Start, count)
+        else {
             throw error("expected '\(word)'")
         }
         index += count
@@ -127,7 +130,8 @@ public struct JSONReader {
                 members[a].key == members[b].key ? a < b : JSONWriter.precedes(members[a].key, members[b].key)
             }
             for i in 1..<order.count where members[order[i - 1]].key == members[order[i]].key {
-                throw JSONError(offset: offsets[order[i]], message: "duplicate member name \"\(members[order[i]].key)\"")
+                throw JSONError(
+                    offset: offsets[order[i]], message: "duplicate member name \"\(members[order[i]].key)\"")
             }
             return JSONObject(sortedMembers: order.map { members[$0] })
         }
@@ -172,12 +176,17 @@ public struct JSONReader {
             return text
         }
         var scalars = String.UnicodeScalarView()
-        scalars.append(contentsOf: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self).unicodeScalars)
+        scalars.append(
+            contentsOf: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                .unicodeScalars)
         var runStart = index
         while true {
             guard let byte = current else { throw error("the string is not closed") }
             if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                scalars.append(contentsOf: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[runStart..<index]), as: UTF8.self).unicodeScalars)
+                scalars.append(
+                    contentsOf: String(
+                        decoding: UnsafeRawBufferPointer(rebasing: bytes[runStart..<index]), as: UTF8.self
+                    ).unicodeScalars)
                 if byte == UInt8(ascii: "\"") {
                     index += 1
                     return String(scalars)
@@ -207,12 +216,15 @@ public struct JSONReader {
         case UInt8(ascii: "u"):
             let first = try hex4()
             if (0xD800...0xDBFF).contains(first) {
-                guard current == UInt8(ascii: "\\"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "u") else {
+                guard current == UInt8(ascii: "\\"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "u")
+                else {
                     throw error("a high surrogate \\u\(String(first, radix: 16)) must be followed by a low surrogate")
                 }
                 index += 2
                 let second = try hex4()
-                guard (0xDC00...0xDFFF).contains(second) else { throw error("expected a low surrogate \\uDC00-\\uDFFF") }
+                guard (0xDC00...0xDFFF).contains(second) else {
+                    throw error("expected a low surrogate \\uDC00-\\uDFFF")
+                }
                 return Unicode.Scalar(0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00))!
             }
             guard let scalar = Unicode.Scalar(first) else { throw error("a lone low surrogate is not a character") }

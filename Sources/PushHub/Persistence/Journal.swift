@@ -117,7 +117,9 @@ public enum FileBytes {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         while true {
-            let n = try blockingSystemCall("read \(path)") { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
+            let n = try blockingSystemCall("read \(path)") {
+                chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            }
             if n == 0 { return bytes }
             bytes += chunk[0..<n]
         }
@@ -125,7 +127,9 @@ public enum FileBytes {
 
     public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(SystemError) {
         let temporary = path + ".tmp"
-        let fd = try blockingSystemCall("open \(temporary)") { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) }
+        let fd = try blockingSystemCall("open \(temporary)") {
+            open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        }
         defer { close(fd) }
         var written = 0
         while written < bytes.count {

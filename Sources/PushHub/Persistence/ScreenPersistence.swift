@@ -11,8 +11,10 @@ enum ScreenRecord {
     var json: JSONValue {
         switch self {
         case .publish(let seq, let name, let version, let publishedAt, let tree):
-            .object(["seq": .number(Double(seq)), "op": .string("publish"), "screen": .string(name),
-                     "version": .number(Double(version)), "at": .number(Double(publishedAt)), "tree": tree])
+            .object([
+                "seq": .number(Double(seq)), "op": .string("publish"), "screen": .string(name),
+                "version": .number(Double(version)), "at": .number(Double(publishedAt)), "tree": tree,
+            ])
         case .delete(let seq, let name):
             .object(["seq": .number(Double(seq)), "op": .string("delete"), "screen": .string(name)])
         case .restoredScreen, .restoredSeq:
@@ -24,7 +26,9 @@ enum ScreenRecord {
         guard let seq = json["seq"]?.intValue, let name = json["screen"]?.stringValue else { return nil }
         switch json["op"]?.stringValue {
         case "publish":
-            guard let version = json["version"]?.intValue, let at = json["at"]?.intValue, let tree = json["tree"] else { return nil }
+            guard let version = json["version"]?.intValue, let at = json["at"]?.intValue, let tree = json["tree"] else {
+                return nil
+            }
             self = .publish(seq: seq, name: name, version: version, publishedAt: at, tree: tree)
         case "delete":
             self = .delete(seq: seq, name: name)
@@ -78,12 +82,17 @@ final class ScreenPersistence: Sendable {
             }
             for screen in screens {
                 guard let name = screen["name"]?.stringValue, let last = screen["last_version"]?.intValue,
-                      let versions = screen["versions"]?.arrayValue else {
-                    throw FormatError(description: "\(snapshotPath): a screen entry lacks name, last_version or versions")
+                    let versions = screen["versions"]?.arrayValue
+                else {
+                    throw FormatError(
+                        description: "\(snapshotPath): a screen entry lacks name, last_version or versions")
                 }
                 let restored = try versions.map { entry throws -> ScreenVersion in
-                    guard let version = entry["version"]?.intValue, let at = entry["at"]?.intValue, let tree = entry["tree"] else {
-                        throw FormatError(description: "\(snapshotPath): a version of \(name) lacks version, at or tree")
+                    guard let version = entry["version"]?.intValue, let at = entry["at"]?.intValue,
+                        let tree = entry["tree"]
+                    else {
+                        throw FormatError(
+                            description: "\(snapshotPath): a version of \(name) lacks version, at or tree")
                     }
                     return ScreenVersion(name: name, version: version, tree: tree, publishedAt: at)
                 }
@@ -94,15 +103,18 @@ final class ScreenPersistence: Sendable {
         }
         let (records, tornAt) = try Journal.read(path: journalPath)
         if let tornAt {
-            Log.warning("dropping a torn record at the end of the journal", [("file", journalPath), ("offset", tornAt)])
+            Log.warning(
+                "dropping a torn record at the end of the journal", [("file", journalPath), ("offset", tornAt)])
             try Journal.truncate(path: journalPath, to: tornAt)
             try journal.reopen()
         }
         var offset = 0
         for payload in records {
             defer { offset += 8 + payload.count }
-            guard let json = try? JSONReader.parse(payload, maxDepth: 10_000), let record = ScreenRecord(json: json) else {
-                throw Journal.Corruption(path: journalPath, offset: offset, reason: "a record with a valid checksum is not a screen record")
+            guard let json = try? JSONReader.parse(payload, maxDepth: 10_000), let record = ScreenRecord(json: json)
+            else {
+                throw Journal.Corruption(
+                    path: journalPath, offset: offset, reason: "a record with a valid checksum is not a screen record")
             }
             if let seq = record.seq, seq > snapshotSeq { apply(record) }
         }
@@ -118,9 +130,13 @@ final class ScreenPersistence: Sendable {
             let versions = state.screens[name]?.versions ?? []
             return .object([
                 "name": .string(name), "last_version": .number(Double(state.lastVersion[name]!)),
-                "versions": .array(versions.map {
-                    .object(["version": .number(Double($0.version)), "at": .number(Double($0.publishedAt)), "tree": $0.tree])
-                }),
+                "versions": .array(
+                    versions.map {
+                        .object([
+                            "version": .number(Double($0.version)), "at": .number(Double($0.publishedAt)),
+                            "tree": $0.tree,
+                        ])
+                    }),
             ])
         }
         let json = JSONValue.object(["seq": .number(Double(state.seq)), "screens": .array(screens)])

@@ -14,7 +14,8 @@ public enum Fanout {
         let oldKey = old.renditionKey(for: target)
         return new.message(.patch(fromVersion: old.version, fromRendition: oldKey, rendition: key)) {
             let ops = JSONPatchDiff.diff(before.tree, rendered.tree)
-            let patch = ServerMessage.patch(screen: new.name, from: old.version, version: new.version, hash: rendered.hash, ops: ops)
+            let patch = ServerMessage.patch(
+                screen: new.name, from: old.version, version: new.version, hash: rendered.hash, ops: ops)
             let snapshotSize = ServerMessage.snapshotSize(screen: new.name, version: new.version, rendered: rendered)
             return patch.count < snapshotSize ? patch : snapshot(new, rendition: key, rendered: rendered)
         }

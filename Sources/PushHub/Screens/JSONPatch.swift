@@ -25,21 +25,29 @@ public struct JSONPatch: Equatable, Sendable {
     // MARK: - JSON form
 
     public var json: JSONValue {
-        .array(operations.map { operation in
-            switch operation {
-            case .add(let path, let value): .object(["op": .string("add"), "path": .string(path.description), "value": value])
-            case .remove(let path): .object(["op": .string("remove"), "path": .string(path.description)])
-            case .replace(let path, let value): .object(["op": .string("replace"), "path": .string(path.description), "value": value])
-            case .move(let from, let to): .object(["op": .string("move"), "from": .string(from.description), "path": .string(to.description)])
-            case .copy(let from, let to): .object(["op": .string("copy"), "from": .string(from.description), "path": .string(to.description)])
-            case .test(let path, let value): .object(["op": .string("test"), "path": .string(path.description), "value": value])
-            }
-        })
+        .array(
+            operations.map { operation in
+                switch operation {
+                case .add(let path, let value):
+                    .object(["op": .string("add"), "path": .string(path.description), "value": value])
+                case .remove(let path): .object(["op": .string("remove"), "path": .string(path.description)])
+                case .replace(let path, let value):
+                    .object(["op": .string("replace"), "path": .string(path.description), "value": value])
+                case .move(let from, let to):
+                    .object(["op": .string("move"), "from": .string(from.description), "path": .string(to.description)])
+                case .copy(let from, let to):
+                    .object(["op": .string("copy"), "from": .string(from.description), "path": .string(to.description)])
+                case .test(let path, let value):
+                    .object(["op": .string("test"), "path": .string(path.description), "value": value])
+                }
+            })
     }
 
     /// Reads a patch document; errors name the operation index and the field at fault.
     public init(json: JSONValue) throws(ApplyError) {
-        guard case .array(let elements) = json else { throw ApplyError(operation: 0, message: "a patch is a JSON array") }
+        guard case .array(let elements) = json else {
+            throw ApplyError(operation: 0, message: "a patch is a JSON array")
+        }
         var operations: [Operation] = []
         for (i, element) in elements.enumerated() {
             func pointer(_ field: String) throws(ApplyError) -> JSONPointer {
@@ -49,7 +57,9 @@ public struct JSONPatch: Equatable, Sendable {
                 return pointer
             }
             func value() throws(ApplyError) -> JSONValue {
-                guard let value = element["value"] else { throw ApplyError(operation: i, message: "'value' is missing") }
+                guard let value = element["value"] else {
+                    throw ApplyError(operation: i, message: "'value' is missing")
+                }
                 return value
             }
             switch element["op"]?.stringValue {
@@ -86,7 +96,9 @@ public struct JSONPatch: Equatable, Sendable {
                 case .copy(let from, let to):
                     try Self.add(try Self.value(at: from.tokens[...], in: result), at: to.tokens[...], in: &result)
                 case .test(let path, let expected):
-                    guard try Self.value(at: path.tokens[...], in: result) == expected else { throw PathError("test failed at \(path)") }
+                    guard try Self.value(at: path.tokens[...], in: result) == expected else {
+                        throw PathError("test failed at \(path)")
+                    }
                 }
             } catch {
                 throw ApplyError(operation: i, message: error.message)
@@ -102,8 +114,12 @@ public struct JSONPatch: Equatable, Sendable {
 
     static func index(_ token: String, count: Int, allowEnd: Bool) throws(PathError) -> Int {
         if allowEnd && token == "-" { return count }
-        guard let index = Int(token), index >= 0, String(index) == token else { throw PathError("'\(token)' is not an array index") }
-        guard index < count || (allowEnd && index == count) else { throw PathError("index \(index) is out of range (\(count) elements)") }
+        guard let index = Int(token), index >= 0, String(index) == token else {
+            throw PathError("'\(token)' is not an array index")
+        }
+        guard index < count || (allowEnd && index == count) else {
+            throw PathError("index \(index) is out of range (\(count) elements)")
+        }
         return index
     }
 
@@ -114,7 +130,8 @@ public struct JSONPatch: Equatable, Sendable {
             guard let member = members[token] else { throw PathError("no member '\(token)'") }
             return try value(at: path.dropFirst(), in: member)
         case .array(let elements):
-            return try value(at: path.dropFirst(), in: elements[try index(token, count: elements.count, allowEnd: false)])
+            return try value(
+                at: path.dropFirst(), in: elements[try index(token, count: elements.count, allowEnd: false)])
         default:
             throw PathError("cannot descend into a \(document.typeName) at '\(token)'")
         }
@@ -153,7 +170,9 @@ public struct JSONPatch: Equatable, Sendable {
     }
 
     /// Removes (or, with `replacement`, replaces) the value at `path`, which must exist.
-    static func remove(at path: ArraySlice<String>, in document: inout JSONValue, replacingWith replacement: JSONValue? = nil)
+    static func remove(
+        at path: ArraySlice<String>, in document: inout JSONValue, replacingWith replacement: JSONValue? = nil
+    )
         throws(PathError) -> JSONValue
     {
         guard let token = path.first else {

@@ -48,7 +48,8 @@ public enum JSONPatchDiff {
                 if a.count == b.count && Self.haveSameIDs(a, b) {
                     diffPairwise(a, b, count: a.count)  // the same keyed children in the same order: the common case
                 } else if let oldIDs = ids(a), let newIDs = ids(b), Set(oldIDs).count == oldIDs.count,
-                          Set(newIDs).count == newIDs.count {
+                    Set(newIDs).count == newIDs.count
+                {
                     diffKeyed(a, oldIDs, b, newIDs)
                 } else {
                     diffPositional(a, b)
@@ -96,7 +97,8 @@ public enum JSONPatchDiff {
         static func haveSameIDs(_ a: [JSONValue], _ b: [JSONValue]) -> Bool {
             for i in a.indices {
                 guard case .object(let x) = a[i], case .object(let y) = b[i], case .string(let p)? = x["id"],
-                      case .string(let q)? = y["id"], p == q else { return false }
+                    case .string(let q)? = y["id"], p == q
+                else { return false }
             }
             return !a.isEmpty
         }
@@ -149,7 +151,9 @@ public enum JSONPatchDiff {
             var prefix = 0
             while prefix < a.count && prefix < b.count && a[prefix] == b[prefix] { prefix += 1 }
             var suffix = 0
-            while suffix < a.count - prefix && suffix < b.count - prefix && a[a.count - 1 - suffix] == b[b.count - 1 - suffix] {
+            while suffix < a.count - prefix && suffix < b.count - prefix
+                && a[a.count - 1 - suffix] == b[b.count - 1 - suffix]
+            {
                 suffix += 1
             }
             let oldMiddle = a.count - prefix - suffix
@@ -157,7 +161,9 @@ public enum JSONPatchDiff {
             let common = min(oldMiddle, newMiddle)
             diffPairwise(a, b, count: common, offset: prefix)
             if oldMiddle > newMiddle {
-                for i in stride(from: prefix + oldMiddle - 1, through: prefix + common, by: -1) { operations.append(.remove(pointer(String(i)))) }
+                for i in stride(from: prefix + oldMiddle - 1, through: prefix + common, by: -1) {
+                    operations.append(.remove(pointer(String(i))))
+                }
             } else {
                 for i in common..<newMiddle { operations.append(.add(pointer(String(prefix + i)), b[prefix + i])) }
             }
@@ -173,7 +179,7 @@ public enum JSONPatchDiff {
     /// Indices (into `sequence`'s values) of a longest strictly increasing subsequence,
     /// returned as the values themselves (target positions), O(n log n).
     static func longestIncreasingRun(_ sequence: [Int]) -> [Int] {
-        var tails: [Int] = []       // tails[k]: index in `sequence` of the smallest tail of a run of length k+1
+        var tails: [Int] = []  // tails[k]: index in `sequence` of the smallest tail of a run of length k+1
         var previous = [Int](repeating: -1, count: sequence.count)
         for (i, value) in sequence.enumerated() {
             var low = 0, high = tails.count

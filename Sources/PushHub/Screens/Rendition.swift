@@ -29,7 +29,9 @@ public enum Rendition {
     private static func collect(_ value: JSONValue, into found: inout Set<SemanticVersion>) {
         switch value {
         case .object(let members):
-            if let text = members["min_app_version"]?.stringValue, let version = SemanticVersion(text) { found.insert(version) }
+            if let text = members["min_app_version"]?.stringValue, let version = SemanticVersion(text) {
+                found.insert(version)
+            }
             for (_, member) in members where member.isContainer { collect(member, into: &found) }
         case .array(let elements):
             for element in elements where element.isContainer { collect(element, into: &found) }

@@ -51,16 +51,21 @@ public final class ScreenStore: Sendable {
 
     public func history(_ name: String) -> [ScreenVersion]? { state.withLock { $0.screens[name]?.versions } }
 
-    public func list() -> [ScreenVersion] { state.withLock { $0.screens.values.map(\.current) }.sorted { $0.name < $1.name } }
+    public func list() -> [ScreenVersion] {
+        state.withLock { $0.screens.values.map(\.current) }.sorted { $0.name < $1.name }
+    }
 
     // MARK: - Mutations
 
     /// Publishes `tree` as the next version of `name`.
     /// - Returns: the new version and the one it replaces.
-    public func publish(_ name: String, tree: JSONValue, now: Int) throws -> (new: ScreenVersion, previous: ScreenVersion?) {
+    public func publish(_ name: String, tree: JSONValue, now: Int) throws -> (
+        new: ScreenVersion, previous: ScreenVersion?
+    ) {
         try state.withLock { state in
             let version = (state.lastVersion[name] ?? 0) + 1
-            let record = ScreenRecord.publish(seq: state.seq + 1, name: name, version: version, publishedAt: now, tree: tree)
+            let record = ScreenRecord.publish(
+                seq: state.seq + 1, name: name, version: version, publishedAt: now, tree: tree)
             try persist(record, state: &state)
             let previous = state.screens[name]?.current
             Self.apply(record, to: &state, keep: keepVersions)

@@ -29,8 +29,8 @@ public final class ScreenVersion: Sendable {
     public let publishedAt: Int
     public let thresholds: [SemanticVersion]
 
-    private let renditions = Mutex<[Int: RenderedTree]>([:])      // guarded by itself
-    private let messages = Mutex<[MessageKey: [UInt8]]>([:])       // guarded by itself
+    private let renditions = Mutex<[Int: RenderedTree]>([:])  // guarded by itself
+    private let messages = Mutex<[MessageKey: [UInt8]]>([:])  // guarded by itself
 
     /// The outgoing messages that end at this version, as complete WebSocket frames.
     enum MessageKey: Hashable {

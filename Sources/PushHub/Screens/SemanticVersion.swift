@@ -13,7 +13,8 @@ public struct SemanticVersion: Comparable, Hashable, Sendable, CustomStringConve
         if let plus = core.firstIndex(of: "+") { core = core[..<plus] }
         var prerelease: [String] = []
         if let dash = core.firstIndex(of: "-") {
-            prerelease = core[core.index(after: dash)...].split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            prerelease = core[core.index(after: dash)...].split(separator: ".", omittingEmptySubsequences: false).map(
+                String.init)
             guard !prerelease.contains(where: \.isEmpty) else { return nil }
             core = core[..<dash]
         }
@@ -34,7 +35,9 @@ public struct SemanticVersion: Comparable, Hashable, Sendable, CustomStringConve
     }
 
     public static func < (a: SemanticVersion, b: SemanticVersion) -> Bool {
-        if (a.major, a.minor, a.patch) != (b.major, b.minor, b.patch) { return (a.major, a.minor, a.patch) < (b.major, b.minor, b.patch) }
+        if (a.major, a.minor, a.patch) != (b.major, b.minor, b.patch) {
+            return (a.major, a.minor, a.patch) < (b.major, b.minor, b.patch)
+        }
         // A release ranks above its pre-releases.
         if a.prerelease.isEmpty { return false }
         if b.prerelease.isEmpty { return true }

@@ -30,7 +30,9 @@ public enum ClientMessage: Equatable, Sendable {
         } catch {
             throw WireError(code: "bad_json", message: error.description, ref: nil)
         }
-        guard case .object = json else { throw WireError(code: "bad_message", message: "a message is a JSON object", ref: nil) }
+        guard case .object = json else {
+            throw WireError(code: "bad_message", message: "a message is a JSON object", ref: nil)
+        }
         guard let type = json["type"]?.stringValue else {
             throw WireError(code: "bad_message", message: "a message needs a string \"type\"", ref: nil)
         }
@@ -63,17 +65,23 @@ public enum ClientMessage: Equatable, Sendable {
             if let app, app != .null, app.objectValue == nil {
                 throw WireError(code: "bad_message", message: "\"app\" must be an object", ref: type)
             }
-            return .hello(Hello(protocolVersion: version, token: try optionalString(json["token"], "token"),
-                                device: try optionalString(json["device"], "device"),
-                                platform: try optionalString(app?["platform"], "app.platform"),
-                                appVersion: try optionalString(app?["version"], "app.version"),
-                                lastSync: try optionalInt(json["last_sync"], "last_sync")))
+            return .hello(
+                Hello(
+                    protocolVersion: version, token: try optionalString(json["token"], "token"),
+                    device: try optionalString(json["device"], "device"),
+                    platform: try optionalString(app?["platform"], "app.platform"),
+                    appVersion: try optionalString(app?["version"], "app.version"),
+                    lastSync: try optionalInt(json["last_sync"], "last_sync")))
         case "subscribe":
             let screen = try string("screen")
             var have: Have?
             if let value = json["have"], value != .null {
-                guard value.objectValue != nil else { throw WireError(code: "bad_message", message: "\"have\" must be an object", ref: type) }
-                have = Have(version: try optionalInt(value["version"], "have.version"), hash: try optionalString(value["hash"], "have.hash"))
+                guard value.objectValue != nil else {
+                    throw WireError(code: "bad_message", message: "\"have\" must be an object", ref: type)
+                }
+                have = Have(
+                    version: try optionalInt(value["version"], "have.version"),
+                    hash: try optionalString(value["hash"], "have.hash"))
             }
             return .subscribe(screen: screen, have: have)
         case "unsubscribe":

@@ -31,30 +31,50 @@ public enum ServerMessage {
     }
 
     public static func welcome(session: String, user: String?, heartbeatSeconds: Int, syncSeq: Int) -> [UInt8] {
-        frame(object([("type", .string("welcome")), ("session", .string(session)), ("user", user.map(JSONValue.string) ?? .null),
-                      ("heartbeat_s", .number(Double(heartbeatSeconds))), ("sync_seq", .number(Double(syncSeq)))]))
+        frame(
+            object([
+                ("type", .string("welcome")), ("session", .string(session)),
+                ("user", user.map(JSONValue.string) ?? .null),
+                ("heartbeat_s", .number(Double(heartbeatSeconds))), ("sync_seq", .number(Double(syncSeq))),
+            ]))
     }
 
     public static func snapshot(screen: String, version: Int, rendered: RenderedTree) -> [UInt8] {
-        frame(object([("type", .string("snapshot")), ("screen", .string(screen)), ("version", .number(Double(version))),
-                      ("hash", .string(rendered.hash))], raw: ("tree", rendered.canonical)))
+        frame(
+            object(
+                [
+                    ("type", .string("snapshot")), ("screen", .string(screen)), ("version", .number(Double(version))),
+                    ("hash", .string(rendered.hash)),
+                ], raw: ("tree", rendered.canonical)))
     }
 
     /// The size of `snapshot(...)`'s frame, without building it.
     public static func snapshotSize(screen: String, version: Int, rendered: RenderedTree) -> Int {
-        let json = object([("type", .string("snapshot")), ("screen", .string(screen)), ("version", .number(Double(version))),
-                           ("hash", .string(rendered.hash))], raw: ("tree", [])).count + rendered.canonical.count
+        let json =
+            object(
+                [
+                    ("type", .string("snapshot")), ("screen", .string(screen)), ("version", .number(Double(version))),
+                    ("hash", .string(rendered.hash)),
+                ], raw: ("tree", [])
+            ).count + rendered.canonical.count
         return json + FrameHeader(opcode: .text, payloadLength: UInt64(json)).encodedSize
     }
 
     public static func patch(screen: String, from: Int, version: Int, hash: String, ops: JSONPatch) -> [UInt8] {
-        frame(object([("type", .string("patch")), ("screen", .string(screen)), ("from", .number(Double(from))),
-                      ("version", .number(Double(version))), ("hash", .string(hash))], raw: ("ops", JSONWriter.write(ops.json))))
+        frame(
+            object(
+                [
+                    ("type", .string("patch")), ("screen", .string(screen)), ("from", .number(Double(from))),
+                    ("version", .number(Double(version))), ("hash", .string(hash)),
+                ], raw: ("ops", JSONWriter.write(ops.json))))
     }
 
     public static func unchanged(screen: String, version: Int, hash: String) -> [UInt8] {
-        frame(object([("type", .string("unchanged")), ("screen", .string(screen)), ("version", .number(Double(version))),
-                      ("hash", .string(hash))]))
+        frame(
+            object([
+                ("type", .string("unchanged")), ("screen", .string(screen)), ("version", .number(Double(version))),
+                ("hash", .string(hash)),
+            ]))
     }
 
     public static func gone(screen: String) -> [UInt8] {
@@ -62,7 +82,10 @@ public enum ServerMessage {
     }
 
     public static func error(_ error: WireError) -> [UInt8] {
-        frame(object([("type", .string("error")), ("code", .string(error.code)), ("message", .string(error.message)),
-                      ("ref", error.ref.map(JSONValue.string) ?? .null)]))
+        frame(
+            object([
+                ("type", .string("error")), ("code", .string(error.code)), ("message", .string(error.message)),
+                ("ref", error.ref.map(JSONValue.string) ?? .null),
+            ]))
     }
 }

@@ -33,8 +33,11 @@ enum Screen: Command {
                 guard let screens = answer["screens"]?.arrayValue else { return }
                 if screens.isEmpty { output.print("no screens") }
                 let rows = screens.map { screen in
-                    [screen["name"]?.stringValue ?? "", "v\(screen["version"]?.intValue ?? 0)", "\(screen["subscribers"]?.intValue ?? 0) subscribers",
-                     String((screen["hash"]?.stringValue ?? "").prefix(12))]
+                    [
+                        screen["name"]?.stringValue ?? "", "v\(screen["version"]?.intValue ?? 0)",
+                        "\(screen["subscribers"]?.intValue ?? 0) subscribers",
+                        String((screen["hash"]?.stringValue ?? "").prefix(12)),
+                    ]
                 }
                 output.columns(rows)
             }
@@ -47,13 +50,22 @@ enum Screen: Command {
             let path = "/v1/screens/\(encode(rest[0]))" + (action == "diff" ? "?dry_run=true" : "")
             return request(client, output, "PUT", path, body: Array(body)) { answer in
                 if action == "publish" {
-                    output.table([("screen", rest[0]), ("version", "\(answer["version"]?.intValue ?? 0)"), ("hash", answer["hash"]?.stringValue ?? ""),
-                                  ("renditions", "\(answer["renditions"]?.intValue ?? 0)"), ("sent", "\(answer["sent"]?.intValue ?? 0)")])
+                    output.table([
+                        ("screen", rest[0]), ("version", "\(answer["version"]?.intValue ?? 0)"),
+                        ("hash", answer["hash"]?.stringValue ?? ""),
+                        ("renditions", "\(answer["renditions"]?.intValue ?? 0)"),
+                        ("sent", "\(answer["sent"]?.intValue ?? 0)"),
+                    ])
                 } else {
                     let from = answer["from"]?.intValue.map { "v\($0)" } ?? "nothing"
-                    output.table([("screen", rest[0]), ("change", "\(from) -> v\(answer["version"]?.intValue ?? 0)"),
-                                  ("would send to", "\(answer["would_send"]?.intValue ?? 0) of \(answer["subscribers"]?.intValue ?? 0) subscribers"),
-                                  ("renditions", "\(answer["renditions"]?.intValue ?? 0)")])
+                    output.table([
+                        ("screen", rest[0]), ("change", "\(from) -> v\(answer["version"]?.intValue ?? 0)"),
+                        (
+                            "would send to",
+                            "\(answer["would_send"]?.intValue ?? 0) of \(answer["subscribers"]?.intValue ?? 0) subscribers"
+                        ),
+                        ("renditions", "\(answer["renditions"]?.intValue ?? 0)"),
+                    ])
                     output.print(JSONWriter.string(answer["ops"] ?? .array([])))
                 }
             }
@@ -62,22 +74,30 @@ enum Screen: Command {
             var path = "/v1/screens/\(encode(rest[0]))"
             if let version = arguments.options["--app-version"]?.last { path += "?app_version=\(encode(version))" }
             return request(client, output, "GET", path) { answer in
-                output.table([("screen", rest[0]), ("version", "\(answer["version"]?.intValue ?? 0)"), ("hash", answer["hash"]?.stringValue ?? "")])
+                output.table([
+                    ("screen", rest[0]), ("version", "\(answer["version"]?.intValue ?? 0)"),
+                    ("hash", answer["hash"]?.stringValue ?? ""),
+                ])
                 output.print(JSONWriter.string(answer["tree"] ?? .null))
             }
         case "delete":
             guard rest.count == 1 else { return usageError("'screen delete' takes NAME.") }
             return request(client, output, "DELETE", "/v1/screens/\(encode(rest[0]))") { answer in
-                output.table([("deleted", rest[0]), ("last version", "\(answer["last_version"]?.intValue ?? 0)"),
-                              ("sent gone", "\(answer["sent"]?.intValue ?? 0)")])
+                output.table([
+                    ("deleted", rest[0]), ("last version", "\(answer["last_version"]?.intValue ?? 0)"),
+                    ("sent gone", "\(answer["sent"]?.intValue ?? 0)"),
+                ])
             }
         case "history":
             guard rest.count == 1 else { return usageError("'screen history' takes NAME.") }
             return request(client, output, "GET", "/v1/screens/\(encode(rest[0]))/history") { answer in
-                output.columns((answer["versions"]?.arrayValue ?? []).map { entry in
-                    ["v\(entry["version"]?.intValue ?? 0)", Self.time(entry["published_at"]?.intValue ?? 0),
-                     String((entry["hash"]?.stringValue ?? "").prefix(12))]
-                })
+                output.columns(
+                    (answer["versions"]?.arrayValue ?? []).map { entry in
+                        [
+                            "v\(entry["version"]?.intValue ?? 0)", Self.time(entry["published_at"]?.intValue ?? 0),
+                            String((entry["hash"]?.stringValue ?? "").prefix(12)),
+                        ]
+                    })
             }
         case "rollback":
             guard rest.count == 1 else { return usageError("'screen rollback' takes NAME [--to VERSION].") }
@@ -86,9 +106,14 @@ enum Screen: Command {
                 guard let version = Int(text) else { return usageError("--to wants a version number, not '\(text)'.") }
                 body = .object(["to": .number(Double(version))])
             }
-            return request(client, output, "POST", "/v1/screens/\(encode(rest[0]))/rollback", body: JSONWriter.write(body)) { answer in
-                output.table([("screen", rest[0]), ("version", "\(answer["version"]?.intValue ?? 0)"), ("hash", answer["hash"]?.stringValue ?? ""),
-                              ("sent", "\(answer["sent"]?.intValue ?? 0)")])
+            return request(
+                client, output, "POST", "/v1/screens/\(encode(rest[0]))/rollback", body: JSONWriter.write(body)
+            ) { answer in
+                output.table([
+                    ("screen", rest[0]), ("version", "\(answer["version"]?.intValue ?? 0)"),
+                    ("hash", answer["hash"]?.stringValue ?? ""),
+                    ("sent", "\(answer["sent"]?.intValue ?? 0)"),
+                ])
             }
         default:
             return usageError("Unknown screen subcommand '\(action)'.")
@@ -96,12 +121,14 @@ enum Screen: Command {
     }
 
     static func usageError(_ message: String) -> Int32 {
-        FileHandle.standardError.write(Data("Error: \(message)\nUsage: \(usage)\n  See 'hubctl screen --help' for more information.\n".utf8))
+        FileHandle.standardError.write(
+            Data("Error: \(message)\nUsage: \(usage)\n  See 'hubctl screen --help' for more information.\n".utf8))
         return ExitCode.usage
     }
 
     static func encode(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "?&=#+"))) ?? text
+        text.addingPercentEncoding(
+            withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "?&=#+"))) ?? text
     }
 
     static func time(_ milliseconds: Int) -> String {
@@ -112,8 +139,10 @@ enum Screen: Command {
 
 /// Sends a request; prints the answer with `present` (or as JSON with --json); maps failures
 /// to exit codes.
-func request(_ client: AdminClient, _ output: Output, _ method: String, _ path: String, body: [UInt8] = [],
-             present: (JSONValue) -> Void) -> Int32 {
+func request(
+    _ client: AdminClient, _ output: Output, _ method: String, _ path: String, body: [UInt8] = [],
+    present: (JSONValue) -> Void
+) -> Int32 {
     let answer: AdminClient.Answer
     do {
         answer = try client.send(method, path, body: body)

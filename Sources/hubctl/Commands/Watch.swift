@@ -30,9 +30,12 @@ enum Watch: Command {
         }
         let socket: WebSocketClient
         do {
-            socket = try WebSocketClient(address: server, path: "/v1/connect", subprotocols: ["pushhub.v1"], limits: .echo,
-                                         timeout: .seconds(3600))
-            var hello: [String: JSONValue] = ["type": .string("hello"), "protocol": .number(1), "device": .string("hubctl-watch")]
+            socket = try WebSocketClient(
+                address: server, path: "/v1/connect", subprotocols: ["pushhub.v1"], limits: .echo,
+                timeout: .seconds(3600))
+            var hello: [String: JSONValue] = [
+                "type": .string("hello"), "protocol": .number(1), "device": .string("hubctl-watch"),
+            ]
             if let version = arguments.options["--app-version"]?.last {
                 hello["app"] = .object(["platform": .string("hubctl"), "version": .string(version)])
             }
@@ -68,30 +71,38 @@ enum Watch: Command {
                 tree = json["tree"]
                 updates += 1
                 if !output.json {
-                    output.print("snapshot \(screen) v\(json["version"]?.intValue ?? 0) hash \(json["hash"]?.stringValue ?? "")")
+                    output.print(
+                        "snapshot \(screen) v\(json["version"]?.intValue ?? 0) hash \(json["hash"]?.stringValue ?? "")")
                     output.print(JSONWriter.string(tree ?? .null))
                 }
             case "patch":
                 updates += 1
                 guard let current = tree, let opsJSON = json["ops"], let ops = try? JSONPatch(json: opsJSON),
-                      let patched = try? ops.apply(to: current) else {
+                    let patched = try? ops.apply(to: current)
+                else {
                     output.error("a patch did not apply; resubscribing for a snapshot")
                     tree = nil
-                    try? socket.sendText(JSONWriter.string(.object(["type": .string("unsubscribe"), "screen": .string(screen)])))
-                    try? socket.sendText(JSONWriter.string(.object(["type": .string("subscribe"), "screen": .string(screen)])))
+                    try? socket.sendText(
+                        JSONWriter.string(.object(["type": .string("unsubscribe"), "screen": .string(screen)])))
+                    try? socket.sendText(
+                        JSONWriter.string(.object(["type": .string("subscribe"), "screen": .string(screen)])))
                     continue
                 }
                 let hash = ScreenHash.of(patched)
                 let verdict = hash == json["hash"]?.stringValue ? "hash ok" : "HASH MISMATCH"
                 tree = patched
                 if !output.json {
-                    output.print("patch \(screen) v\(json["from"]?.intValue ?? 0) -> v\(json["version"]?.intValue ?? 0): \(ops.operations.count) ops, \(verdict)")
+                    output.print(
+                        "patch \(screen) v\(json["from"]?.intValue ?? 0) -> v\(json["version"]?.intValue ?? 0): \(ops.operations.count) ops, \(verdict)"
+                    )
                     output.print(JSONWriter.string(opsJSON))
                 }
                 if verdict != "hash ok" {
                     tree = nil
-                    try? socket.sendText(JSONWriter.string(.object(["type": .string("unsubscribe"), "screen": .string(screen)])))
-                    try? socket.sendText(JSONWriter.string(.object(["type": .string("subscribe"), "screen": .string(screen)])))
+                    try? socket.sendText(
+                        JSONWriter.string(.object(["type": .string("unsubscribe"), "screen": .string(screen)])))
+                    try? socket.sendText(
+                        JSONWriter.string(.object(["type": .string("subscribe"), "screen": .string(screen)])))
                 }
             case "gone":
                 output.print("gone \(screen)")
@@ -108,9 +119,12 @@ enum Watch: Command {
     }
 
     /// The client listener: --ws-url, HUBCTL_WS_URL, or the admin host with the port the hub reports.
-    static func clientAddress(_ arguments: Arguments, client: AdminClient) -> Result<SocketAddress, AdminClient.Unreachable> {
+    static func clientAddress(_ arguments: Arguments, client: AdminClient) -> Result<
+        SocketAddress, AdminClient.Unreachable
+    > {
         if let url = arguments.options["--ws-url"]?.last ?? ProcessInfo.processInfo.environment["HUBCTL_WS_URL"] {
-            let hostPort = url.replacingOccurrences(of: "ws://", with: "").split(separator: "/").first.map(String.init) ?? ""
+            let hostPort =
+                url.replacingOccurrences(of: "ws://", with: "").split(separator: "/").first.map(String.init) ?? ""
             guard let address = SocketAddress(parsing: hostPort) else {
                 return .failure(AdminClient.Unreachable(description: "--ws-url wants ws://HOST:PORT, not '\(url)'"))
             }
@@ -119,8 +133,11 @@ enum Watch: Command {
         do {
             let answer = try client.send("GET", "/v1/stats")
             guard answer.status == 200, let stats = try? JSONReader.parse(answer.body),
-                  let listen = stats["client_listen"]?.stringValue, let address = SocketAddress(parsing: listen) else {
-                return .failure(AdminClient.Unreachable(description: "cannot learn the client port from /v1/stats (\(answer.status)); pass --ws-url"))
+                let listen = stats["client_listen"]?.stringValue, let address = SocketAddress(parsing: listen)
+            else {
+                return .failure(
+                    AdminClient.Unreachable(
+                        description: "cannot learn the client port from /v1/stats (\(answer.status)); pass --ws-url"))
             }
             return .success(SocketAddress(host: client.address.host, port: address.port))
         } catch {
