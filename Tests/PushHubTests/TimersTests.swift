@@ -5,7 +5,7 @@ import Testing
 @Suite struct TimersTests {
     @Test("pops due entries in deadline order, never early (seeded random schedule)")
     func ordering() {
-        var timers = Timers()
+        var timers = Timers<UInt64>()
         var generator = UTF8Seeded(state: 42)
         var deadlines: [UInt64] = []
         for token in 0..<1000 {
@@ -17,7 +17,7 @@ import Testing
         var popped: [UInt64] = []
         while let entry = timers.popDue(now: 5000) {
             #expect(entry.deadline <= 5000)
-            #expect(deadlines[Int(entry.token)] == entry.deadline)
+            #expect(deadlines[Int(entry.payload)] == entry.deadline)
             popped.append(entry.deadline)
         }
         #expect(popped == popped.sorted())

@@ -43,10 +43,26 @@ public struct AdminAPI: Sendable {
         case "/v1/screens":
             try allow(head, "GET")
             return ScreenRoutes(services: services).list()
+        case "/v1/syncs":
+            try allow(head, "POST")
+            return try SyncRoutes(services: services).send(body)
+        case "/v1/clients":
+            try allow(head, "GET")
+            return SyncRoutes(services: services).clients(head)
+        case "/v1/cohorts":
+            try allow(head, "GET")
+            return CohortRoutes(services: services).list()
         default:
             if path.hasPrefix("/v1/screens/") {
                 return try ScreenRoutes(services: services).handle(
                     head, name: RequestHead.percentDecoded(path.dropFirst("/v1/screens/".count)), body: body)
+            }
+            if path.hasPrefix("/v1/syncs/") {
+                try allow(head, "GET")
+                return try SyncRoutes(services: services).status(String(path.dropFirst("/v1/syncs/".count)))
+            }
+            if path.hasPrefix("/v1/cohorts/") {
+                return try CohortRoutes(services: services).handle(head, path: String(path.dropFirst("/v1/cohorts/".count)), body: body)
             }
             throw AdminError.notFound("no admin route \(head.method) \(path)")
         }
@@ -60,6 +76,8 @@ public struct AdminAPI: Sendable {
             ("messages_in", .number(Double(metrics.messagesIn.load(ordering: .relaxed)))),
             ("messages_out", .number(Double(metrics.messagesOut.load(ordering: .relaxed)))),
             ("screens", .number(Double(services.screens.list().count))),
+            ("sessions", .number(Double(services.online.count))),
+            ("sync_seq", .number(Double(services.syncs.lastSeq))),
             ("client_listen", .string(services.clientAddress.description)),
         ]
         return JSONWriter.string(.object(JSONObject(Dictionary(uniqueKeysWithValues: values))))

@@ -35,6 +35,13 @@ public struct HubConfig: Sendable {
     public var outboundLowWatermark = 256 << 10
     public var outboundHighWatermark = 1 << 20
     public var outboundHardLimit = 64 << 20
+    /// Expected JWT `iss` and `aud` (unchecked when nil).
+    public var jwtIssuer: String?
+    public var jwtAudience: String?
+    /// `jitter_ms` in every sync: clients wait a random 0...jitter before re-fetching (DESIGN §5).
+    public var syncJitterMilliseconds = 4000
+    /// Default sync TTL (DESIGN §5: 24 h).
+    public var syncTTL: Duration = .seconds(24 * 3600)
     /// Versions of each screen kept for resumption by patch (DESIGN §4).
     public var keepVersions = 16
     /// Largest admin request body (DESIGN: 4 MiB).

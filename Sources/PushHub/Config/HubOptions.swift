@@ -24,6 +24,8 @@ public enum HubOptions {
           --dev                development mode: anonymous clients allowed (env PUSHHUB_DEV=1)
           --allow-anonymous    accept clients without a token (env PUSHHUB_ALLOW_ANONYMOUS=1; on with --dev)
           --keep-versions N    versions of each screen kept for resumption (env PUSHHUB_KEEP_VERSIONS; default 16)
+          --jwt-issuer ISS     require this iss in client tokens (env PUSHHUB_JWT_ISSUER)
+          --jwt-audience AUD   require this aud in client tokens (env PUSHHUB_JWT_AUDIENCE)
           --handshake-timeout D   upgrade/admin request must arrive within D (default 10s)
           --hello-timeout D       a /v1/connect client must say hello within D (default 5s)
           --ping-interval D       ping after D without client traffic (default 25s)
@@ -105,6 +107,8 @@ public enum HubOptions {
             config.allowAnonymous = true
         }
         if let text = values["--allow-anonymous"] { config.allowAnonymous = Self.isOn(text) }
+        if let text = values["--jwt-issuer"] { config.jwtIssuer = text }
+        if let text = values["--jwt-audience"] { config.jwtAudience = text }
         if let text = values["--keep-versions"] {
             guard let count = Int(text), (1...1000).contains(count) else {
                 throw UsageError(description: "--keep-versions wants 1...1000, not '\(text)'")
@@ -149,6 +153,7 @@ public enum HubOptions {
 
     static let variables: [String: String] = [
         "--allow-anonymous": "PUSHHUB_ALLOW_ANONYMOUS", "--keep-versions": "PUSHHUB_KEEP_VERSIONS",
+        "--jwt-issuer": "PUSHHUB_JWT_ISSUER", "--jwt-audience": "PUSHHUB_JWT_AUDIENCE",
         "--handshake-timeout": "PUSHHUB_HANDSHAKE_TIMEOUT", "--hello-timeout": "PUSHHUB_HELLO_TIMEOUT",
         "--ping-interval": "PUSHHUB_PING_INTERVAL", "--idle-timeout": "PUSHHUB_IDLE_TIMEOUT",
         "--drain-timeout": "PUSHHUB_DRAIN_TIMEOUT",

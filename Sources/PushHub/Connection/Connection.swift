@@ -167,6 +167,14 @@ final class Connection {
             return
         }
         http = nil
+        if endpoint == .client {
+            // A token may come on the upgrade instead of in hello (DESIGN §3).
+            if let authorization = head.headers["Authorization"], authorization.hasPrefix("Bearer ") {
+                session.upgradeToken = String(authorization.dropFirst("Bearer ".count))
+            } else if let token = head.query.first(where: { $0.name == "token" })?.value {
+                session.upgradeToken = token
+            }
+        }
         outbound.append(Array(accepted.responseHead.utf8))
         releaseOutboundWhenFlushed = true
         loop.flushSoon(self)

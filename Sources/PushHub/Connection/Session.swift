@@ -9,9 +9,13 @@ struct Session {
 
     var state = State.awaitingHello
     var id = ""
-    var device: String?
-    var platform: String?
     var target = RenderTarget.latest
+    /// The token from the upgrade request (`Authorization: Bearer` or `?token=`), until hello.
+    var upgradeToken: String?
+    /// Who this client is, for targeting; set at hello.
+    var attributes: ClientAttributes?
+    /// Syncs this connection acknowledged (each counts once).
+    var acked: Set<String> = []
 }
 
 extension Connection {
@@ -48,57 +52,92 @@ extension Connection {
                     error: WireError(code: "not_subscribed", message: "not subscribed to \(screen)", ref: "unsubscribe")
                 )
             }
-        case (.ready, .ack), (.ready, .rendered):
-            break  // receipts and exposures come with the sync and experiment issues
+        case (.ready, .ack(let id)):
+            acknowledged(id)
+        case (.ready, .rendered):
+            break  // exposures come with the experiments issue
         }
     }
 
     private func helloReceived(_ hello: ClientMessage.Hello) {
         guard hello.protocolVersion == 1 else {
-            send(
-                error: WireError(
-                    code: "unsupported_protocol", message: "this hub speaks protocol 1, not \(hello.protocolVersion)",
-                    ref: "hello"))
-            close(.policyViolation, reason: "unsupported protocol")
+            refuse("unsupported_protocol", "this hub speaks protocol 1, not \(hello.protocolVersion)", reason: "unsupported protocol")
             return
         }
-        if hello.token != nil {
-            send(
-                error: WireError(
-                    code: "unauthorized", message: "token sign-in is not available yet; connect anonymously (--dev)",
-                    ref: "hello"))
-            close(.policyViolation, reason: "unauthorized")
+        var user: String?
+        var claimCohorts: [String] = []
+        var claims = JSONObject()
+        if let token = hello.token ?? session.upgradeToken {
+            do {
+                let verified = try loop.services.tokens.verify(token, now: ScreenRoutes.nowMilliseconds() / 1000)
+                (user, claimCohorts, claims) = (verified.subject, verified.cohorts, verified.all)
+            } catch {
+                refuse("unauthorized", error.description, reason: "unauthorized")
+                return
+            }
+        } else if !loop.config.allowAnonymous {
+            refuse("unauthorized", "this hub requires a token (hello.token, Authorization: Bearer, or ?token=)", reason: "unauthorized")
             return
         }
-        guard loop.config.allowAnonymous else {
-            send(error: WireError(code: "unauthorized", message: "this hub requires a token", ref: "hello"))
-            close(.policyViolation, reason: "unauthorized")
-            return
-        }
-        guard let device = hello.device, !device.isEmpty else {
-            send(
-                error: WireError(
-                    code: "bad_message", message: "an anonymous hello needs \"device\" (the unit id)", ref: "hello"))
+        let device = hello.device ?? ""
+        guard user != nil || !device.isEmpty else {
+            send(error: WireError(code: "bad_message", message: "an anonymous hello needs \"device\" (the unit id)", ref: "hello"))
             return
         }
         var target = RenderTarget.latest
         if let text = hello.appVersion {
             guard let version = SemanticVersion(text) else {
-                send(
-                    error: WireError(
-                        code: "bad_message", message: "app.version \"\(text)\" is not a semantic version", ref: "hello")
-                )
+                send(error: WireError(code: "bad_message", message: "app.version \"\(text)\" is not a semantic version", ref: "hello"))
                 return
             }
             target.appVersion = version
         }
-        session = Session(
-            state: .ready, id: Self.newSessionID(), device: device, platform: hello.platform, target: target)
+        let id = Self.newSessionID()
+        let attributes = ClientAttributes(session: id, user: user, device: device, platform: hello.platform,
+                                          appVersion: target.appVersion, appVersionText: hello.appVersion,
+                                          claimCohorts: claimCohorts, claims: claims, connectedAt: ScreenRoutes.nowMilliseconds())
+        session = Session(state: .ready, id: id, target: target, attributes: attributes)
         helloDeadline = nil
-        queue(
-            ServerMessage.welcome(
-                session: session.id, user: nil,
-                heartbeatSeconds: Int(loop.config.pingInterval.components.seconds), syncSeq: 0))
+        loop.services.online.add(OnlineIndex.Key(loop: loop.index, token: token), attributes)
+        let syncs = loop.services.syncs
+        queue(ServerMessage.welcome(session: id, user: user, heartbeatSeconds: Int(loop.config.pingInterval.components.seconds),
+                                    syncSeq: syncs.lastSeq))
+        // Continuity (DESIGN §5): what was missed since last_sync; without it, what names this user.
+        let cohorts = loop.services.cohorts
+        let missed: [(sync: Sync, mandatory: Bool)]
+        if let lastSync = hello.lastSync {
+            missed = syncs.missed(after: lastSync, now: ScreenRoutes.nowMilliseconds()) { $0.target.matches(attributes, cohorts: cohorts) }
+        } else if let user {
+            missed = syncs.missed(after: 0, now: ScreenRoutes.nowMilliseconds()) { $0.target.namesUser(user) && $0.target.matches(attributes, cohorts: cohorts) }
+        } else {
+            missed = []
+        }
+        for (sync, mandatory) in missed {
+            queueShared(sync.frame(mandatory: mandatory))
+            sync.receipts.delivered.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// Sends an error and closes with 1008 (policy): identity and protocol refusals.
+    private func refuse(_ code: String, _ message: String, reason: String) {
+        send(error: WireError(code: code, message: message, ref: "hello"))
+        close(.policyViolation, reason: reason)
+    }
+
+    /// A sync reached this connection (live or after its spread delay).
+    func deliver(_ sync: Sync) {
+        guard session.state == .ready, closeHandshakeIsOpen else { return }
+        queueShared(sync.frame)
+        sync.receipts.delivered.add(1, ordering: .relaxed)
+        loop.metrics.messagesOut.add(1, ordering: .relaxed)
+    }
+
+    private func acknowledged(_ id: String) {
+        guard let sync = loop.services.syncs.find(id) else {
+            send(error: WireError(code: "unknown_sync", message: "no live sync \(id)", ref: "ack"))
+            return
+        }
+        if session.acked.insert(id).inserted { sync.receipts.acked.add(1, ordering: .relaxed) }
     }
 
     private func subscribe(_ screen: String, have: ClientMessage.Have?) {
@@ -131,8 +170,9 @@ extension Connection {
         queueShared(ServerMessage.gone(screen: name))
     }
 
-    /// Drops this connection's subscriptions (it is going away).
+    /// Drops this connection's subscriptions and registration (it is going away).
     func unsubscribeAll() {
+        if session.attributes != nil { loop.services.online.remove(OnlineIndex.Key(loop: loop.index, token: token)) }
         for screen in loop.subscriptions.removeAll(self) {
             loop.services.subscriberCounts.remove(screen, session.target)
         }

@@ -26,7 +26,9 @@ final class EventLoop {
     private var listeners: [(listener: Listener, kind: ListenerKind)]
     private var connections: [UInt64: Connection] = [:]
     private var nextToken = EventLoop.firstConnectionToken
-    private var timers = Timers()
+    private var timers = Timers<UInt64>()
+    /// Sync deliveries spread over a window (DESIGN §5 `spread`), due at their deadline.
+    private var scheduledSyncs = Timers<(token: UInt64, sync: Sync)>()
     private var pendingFlush: [Connection] = []
     private var pendingReap: [Connection] = []
     private var shutdownDeadline: UInt64?
@@ -77,6 +79,7 @@ final class EventLoop {
             }
             for command in mailbox.drain() { perform(command) }
             fireTimers()
+            deliverDueSyncs()
             resumeAcceptingIfDue()
             flushPending()
             reapPending()
@@ -89,6 +92,7 @@ final class EventLoop {
     private func waitTimeoutMilliseconds() -> Int32 {
         if !pendingFlush.isEmpty || !pendingReap.isEmpty { return 0 }
         var deadline = timers.nextDeadline
+        if let due = scheduledSyncs.nextDeadline { deadline = min(deadline ?? due, due) }
         if let acceptPausedUntil { deadline = min(deadline ?? acceptPausedUntil, acceptPausedUntil) }
         if let shutdownDeadline { deadline = min(deadline ?? shutdownDeadline, shutdownDeadline) }
         guard let deadline else { return -1 }
@@ -188,6 +192,14 @@ final class EventLoop {
             body()
         case .screenPublished(let version):
             fanOut(version)
+        case .deliverSync(let sync, let deliveries):
+            for (token, due) in deliveries {
+                if due <= now {
+                    connections[token]?.deliver(sync)
+                } else {
+                    scheduledSyncs.schedule((token, sync), at: due)
+                }
+            }
         case .screenDeleted(let name):
             for connection in subscriptions.removeScreen(name) { connection.screenDeleted(name) }
         }
@@ -264,12 +276,18 @@ final class EventLoop {
 
     private func fireTimers() {
         while let entry = timers.popDue(now: now) {
-            guard let connection = connections[entry.token], connection.scheduledDeadline == entry.deadline else {
+            guard let connection = connections[entry.payload], connection.scheduledDeadline == entry.deadline else {
                 continue
             }
             connection.scheduledDeadline = nil
             connection.timerFired(now: now)
             schedule(connection)
+        }
+    }
+
+    private func deliverDueSyncs() {
+        while let entry = scheduledSyncs.popDue(now: now) {
+            connections[entry.payload.token]?.deliver(entry.payload.sync)
         }
     }
 

@@ -9,6 +9,8 @@ public enum LoopCommand: Sendable {
     case run(@Sendable () -> Void)
     /// A screen has a new version: bring this loop's subscribers to it.
     case screenPublished(ScreenVersion)
+    /// Deliver `sync` to these connections of the loop, each at its due time (monotonic ns).
+    case deliverSync(Sync, [(token: UInt64, due: UInt64)])
     /// A screen was deleted: tell this loop's subscribers it is `gone`.
     case screenDeleted(String)
 }

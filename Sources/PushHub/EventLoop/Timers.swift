@@ -1,12 +1,13 @@
-/// A loop's timers: a binary min-heap of (deadline, token).
+/// A loop's timers: a binary min-heap of (deadline, payload) — connection tokens for the
+/// connections' deadlines, scheduled deliveries for spread syncs.
 ///
 /// Entries are never cancelled; an owner whose deadline moved ignores the stale entry when it
 /// fires and schedules its new one (cheaper than removal from the middle of a heap).
 /// Invariant: `heap[i].deadline <= heap[2i+1].deadline` and `<= heap[2i+2].deadline`.
-struct Timers {
+struct Timers<Payload> {
     struct Entry {
         var deadline: UInt64
-        var token: UInt64
+        var payload: Payload
     }
 
     private var heap: [Entry] = []
@@ -14,8 +15,8 @@ struct Timers {
     var count: Int { heap.count }
     var nextDeadline: UInt64? { heap.first?.deadline }
 
-    mutating func schedule(_ token: UInt64, at deadline: UInt64) {
-        heap.append(Entry(deadline: deadline, token: token))
+    mutating func schedule(_ payload: Payload, at deadline: UInt64) {
+        heap.append(Entry(deadline: deadline, payload: payload))
         var child = heap.count - 1
         while child > 0 {
             let parent = (child - 1) / 2

@@ -19,6 +19,8 @@ public final class Hub: Sendable {
         let metrics = Metrics()
         self.metrics = metrics
         let screens = try ScreenStore(dataDirectory: config.dataDirectory, keepVersions: config.keepVersions)
+        let cohorts = try CohortStore(dataDirectory: config.dataDirectory)
+        let syncs = try SyncLog(dataDirectory: config.dataDirectory)
         let loopCount = config.effectiveLoops
         var perLoop: [[(Listener, ListenerKind)]] = []
         var client = config.listen
@@ -35,7 +37,7 @@ public final class Hub: Sendable {
         adminAddress = admin
         services = HubServices(
             config: config, metrics: metrics, screens: screens, adminToken: secrets.adminToken,
-            clientAddress: client)
+            clientAddress: client, cohorts: cohorts, syncs: syncs, jwtSecret: Array(secrets.jwtSecret.utf8))
         loops = try LoopGroup(count: loopCount, services: services, listenersPerLoop: perLoop)
     }
 

@@ -10,6 +10,10 @@ public final class HubServices: Sendable {
     public let metrics: Metrics
     public let screens: ScreenStore
     public let subscriberCounts = SubscriberCounts()
+    public let cohorts: CohortStore
+    public let syncs: SyncLog
+    public let online = OnlineIndex()
+    public let tokens: JWTVerifier
     public let adminToken: String
     /// The bound client listener (its real port when configured with 0).
     public let clientAddress: SocketAddress
@@ -17,9 +21,12 @@ public final class HubServices: Sendable {
 
     public init(
         config: HubConfig, metrics: Metrics, screens: ScreenStore, adminToken: String,
-        clientAddress: SocketAddress? = nil
+        clientAddress: SocketAddress? = nil, cohorts: CohortStore? = nil, syncs: SyncLog? = nil, jwtSecret: [UInt8] = []
     ) {
         self.clientAddress = clientAddress ?? config.listen
+        self.cohorts = cohorts ?? (try! CohortStore(dataDirectory: nil))
+        self.syncs = syncs ?? (try! SyncLog(dataDirectory: nil))
+        tokens = JWTVerifier(secret: jwtSecret, issuer: config.jwtIssuer, audience: config.jwtAudience)
         self.config = config
         self.metrics = metrics
         self.screens = screens
@@ -27,6 +34,12 @@ public final class HubServices: Sendable {
     }
 
     func setMailboxes(_ list: [Mailbox]) { mailboxes.withLock { $0 = list } }
+
+    /// Posts `command` to loop `index`.
+    public func post(_ command: LoopCommand, toLoop index: Int) {
+        let mailbox = mailboxes.withLock { $0.indices.contains(index) ? $0[index] : nil }
+        mailbox?.post(command)
+    }
 
     /// Posts `command` to every loop, this one included.
     public func broadcast(_ command: LoopCommand) {

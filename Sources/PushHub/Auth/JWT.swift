@@ -1,0 +1,164 @@
+import COpenSSL
+
+/// Why a client token was refused; `description` is the sentence sent in the `error` message.
+public enum JWTError: Error, Equatable, Sendable, CustomStringConvertible {
+    case malformed(String)
+    case unsupportedAlgorithm(String)
+    case badSignature
+    case expired
+    case notYetValid
+    case wrongIssuer
+    case wrongAudience
+    case noSubject
+
+    public var description: String {
+        switch self {
+        case .malformed(let why): "the token is malformed: \(why)"
+        case .unsupportedAlgorithm(let alg): "the token is signed with \(alg); only HS256 is accepted"
+        case .badSignature: "the token's signature does not verify"
+        case .expired: "the token has expired"
+        case .notYetValid: "the token is not valid yet (nbf)"
+        case .wrongIssuer: "the token's issuer is not the one this hub accepts"
+        case .wrongAudience: "the token's audience does not include this hub"
+        case .noSubject: "the token has no string sub (user id)"
+        }
+    }
+}
+
+/// Verifies client tokens (RFC 7519): JWS compact form (RFC 7515), HS256 only — `alg: none` and
+/// every other algorithm are refused — with the configured secret; `exp` and `nbf` checked with a
+/// leeway; `iss`/`aud` when configured.
+///
+/// Invariant: `verify` returns claims only for a token whose signature was compared in constant
+/// time against HMAC-SHA256(secret, header.payload).
+public struct JWTVerifier: Sendable {
+    public struct Claims: Equatable, Sendable {
+        public var subject: String
+        public var cohorts: [String]
+        public var all: JSONObject
+    }
+
+    public let secret: [UInt8]
+    public var issuer: String?
+    public var audience: String?
+    /// Clock skew tolerated on `exp` and `nbf`.
+    public var leewaySeconds: Int = 30
+
+    public init(secret: [UInt8], issuer: String? = nil, audience: String? = nil) {
+        self.secret = secret
+        self.issuer = issuer
+        self.audience = audience
+    }
+
+    /// - Parameter now: seconds since the Unix epoch.
+    public func verify(_ token: String, now: Int) throws(JWTError) -> Claims {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw .malformed("expected three dot-separated parts") }
+        guard let headerBytes = Base64URL.decode(parts[0]), let header = try? JSONReader.parse(headerBytes) else {
+            throw .malformed("the header is not base64url JSON")
+        }
+        guard let alg = header["alg"]?.stringValue else { throw .malformed("the header has no alg") }
+        guard alg == "HS256" else { throw .unsupportedAlgorithm(alg) }
+        guard let signature = Base64URL.decode(parts[2]) else { throw .malformed("the signature is not base64url") }
+        let expected = Self.hmacSHA256(key: secret, data: Array(token.utf8[..<parts[2].startIndex].dropLast()))
+        guard Self.constantTimeEquals(signature, expected) else { throw .badSignature }
+        guard let payloadBytes = Base64URL.decode(parts[1]), case .object(let claims)? = try? JSONReader.parse(payloadBytes) else {
+            throw .malformed("the payload is not a base64url JSON object")
+        }
+        if let exp = claims["exp"] {
+            guard let seconds = exp.numberValue else { throw .malformed("exp is not a number") }
+            if Double(now) >= seconds + Double(leewaySeconds) { throw .expired }
+        }
+        if let nbf = claims["nbf"] {
+            guard let seconds = nbf.numberValue else { throw .malformed("nbf is not a number") }
+            if Double(now) + Double(leewaySeconds) < seconds { throw .notYetValid }
+        }
+        if let issuer, claims["iss"]?.stringValue != issuer { throw .wrongIssuer }
+        if let audience {
+            let audiences: [String] = claims["aud"]?.stringValue.map { [$0] } ?? claims["aud"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            guard audiences.contains(audience) else { throw .wrongAudience }
+        }
+        guard let subject = claims["sub"]?.stringValue, !subject.isEmpty else { throw .noSubject }
+        let cohorts = claims["cohorts"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        return Claims(subject: subject, cohorts: cohorts, all: claims)
+    }
+
+    /// Mints an HS256 token (for `hubctl token` and tests).
+    public static func sign(_ claims: JSONObject, secret: [UInt8]) -> String {
+        let header = Base64URL.encode(JSONWriter.write(.object(["alg": .string("HS256"), "typ": .string("JWT")])))
+        let payload = Base64URL.encode(JSONWriter.write(.object(claims)))
+        let signingInput = header + "." + payload
+        return signingInput + "." + Base64URL.encode(hmacSHA256(key: secret, data: Array(signingInput.utf8)))
+    }
+
+    static func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        _ = key.withUnsafeBytes { k in
+            data.withUnsafeBytes { d in
+                HMAC(EVP_sha256(), k.baseAddress, Int32(k.count), d.baseAddress?.assumingMemoryBound(to: UInt8.self), d.count, &out, &length)
+            }
+        }
+        return Array(out.prefix(Int(length)))
+    }
+
+    static func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for i in 0..<a.count { difference |= a[i] ^ b[i] }
+        return difference == 0
+    }
+}
+
+/// Base64url without padding (RFC 4648 §5), as JWS uses it.
+public enum Base64URL {
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    public static func encode(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var i = 0
+        while i + 3 <= bytes.count {
+            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+            for shift in [18, 12, 6, 0] { out.append(alphabet[Int((n >> UInt32(shift)) & 63)]) }
+            i += 3
+        }
+        let rest = bytes.count - i
+        if rest > 0 {
+            var n = UInt32(bytes[i]) << 16
+            if rest == 2 { n |= UInt32(bytes[i + 1]) << 8 }
+            out.append(alphabet[Int((n >> 18) & 63)])
+            out.append(alphabet[Int((n >> 12) & 63)])
+            if rest == 2 { out.append(alphabet[Int((n >> 6) & 63)]) }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        var values: [UInt8] = []
+        values.reserveCapacity(text.utf8.count)
+        for c in text.utf8 {
+            switch c {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(c - UInt8(ascii: "A"))
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(c - UInt8(ascii: "a") + 26)
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(c - UInt8(ascii: "0") + 52)
+            case UInt8(ascii: "-"): values.append(62)
+            case UInt8(ascii: "_"): values.append(63)
+            default: return nil
+            }
+        }
+        guard values.count % 4 != 1 else { return nil }
+        var out: [UInt8] = []
+        var i = 0
+        while i < values.count {
+            let chunk = values[i..<min(i + 4, values.count)]
+            var n: UInt32 = 0
+            for (k, v) in chunk.enumerated() { n |= UInt32(v) << UInt32(18 - 6 * k) }
+            out.append(UInt8((n >> 16) & 0xFF))
+            if chunk.count > 2 { out.append(UInt8((n >> 8) & 0xFF)) }
+            if chunk.count > 3 { out.append(UInt8(n & 0xFF)) }
+            i += 4
+        }
+        return out
+    }
+}

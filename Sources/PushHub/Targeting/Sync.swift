@@ -1,0 +1,81 @@
+import Synchronization
+
+/// One "sync now" notification (DESIGN §5), immutable but for its receipts.
+///
+/// Invariants: `seq` is unique and increasing across the hub; `id == "s-\(seq)"`; `frame` is
+/// the complete WebSocket frame every target gets (encoded once).
+public final class Sync: Sendable {
+    public let seq: Int
+    public let target: Target
+    public let reason: String
+    public let scope: String
+    public let hint: JSONValue?
+    public let collapse: String?
+    public let mandatory: Bool
+    /// Milliseconds since the Unix epoch.
+    public let createdAt: Int
+    public let expiresAt: Int
+    public let spreadMilliseconds: Int
+    public let jitterMilliseconds: Int
+    public let frame: [UInt8]
+    public let receipts = Receipts()
+
+    public var id: String { "s-\(seq)" }
+
+    /// Per-sync counters (DESIGN §5 receipts), updated by every loop.
+    public final class Receipts: Sendable {
+        public let targetedOnline = Atomic<Int>(0)
+        public let delivered = Atomic<Int>(0)
+        public let acked = Atomic<Int>(0)
+    }
+
+    public init(seq: Int, target: Target, reason: String, scope: String, hint: JSONValue?, collapse: String?, mandatory: Bool,
+                createdAt: Int, expiresAt: Int, spreadMilliseconds: Int, jitterMilliseconds: Int) {
+        self.seq = seq
+        self.target = target
+        self.reason = reason
+        self.scope = scope
+        self.hint = hint
+        self.collapse = collapse
+        self.mandatory = mandatory
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.spreadMilliseconds = spreadMilliseconds
+        self.jitterMilliseconds = jitterMilliseconds
+        frame = Sync.frame(seq: seq, reason: reason, scope: scope, hint: hint, mandatory: mandatory, jitter: jitterMilliseconds)
+    }
+
+    static func frame(seq: Int, reason: String, scope: String, hint: JSONValue?, mandatory: Bool, jitter: Int) -> [UInt8] {
+        var members: [(String, JSONValue)] = [("type", .string("sync")), ("id", .string("s-\(seq)")), ("seq", .number(Double(seq))),
+                                              ("reason", .string(reason)), ("scope", .string(scope))]
+        if let hint { members.append(("hint", hint)) }
+        if mandatory { members.append(("mandatory", .bool(true))) }
+        members.append(("jitter_ms", .number(Double(jitter))))
+        return ServerMessage.frame(ServerMessage.object(members))
+    }
+
+    /// The frame for this sync standing for a collapsed group: mandatory if any of them was.
+    func frame(mandatory groupMandatory: Bool) -> [UInt8] {
+        groupMandatory == mandatory
+            ? frame : Sync.frame(seq: seq, reason: reason, scope: scope, hint: hint, mandatory: groupMandatory, jitter: jitterMilliseconds)
+    }
+
+    var json: JSONValue {
+        .object([
+            "seq": .number(Double(seq)), "target": target.json, "reason": .string(reason), "scope": .string(scope),
+            "hint": hint ?? .null, "collapse": collapse.map(JSONValue.string) ?? .null, "mandatory": .bool(mandatory),
+            "created_at": .number(Double(createdAt)), "expires_at": .number(Double(expiresAt)),
+            "spread_ms": .number(Double(spreadMilliseconds)), "jitter_ms": .number(Double(jitterMilliseconds)),
+        ])
+    }
+
+    static func decode(_ json: JSONValue) -> Sync? {
+        guard let seq = json["seq"]?.intValue, let targetJSON = json["target"], let target = try? Target(json: targetJSON),
+              let reason = json["reason"]?.stringValue, let scope = json["scope"]?.stringValue,
+              let createdAt = json["created_at"]?.intValue, let expiresAt = json["expires_at"]?.intValue else { return nil }
+        let hint = json["hint"].flatMap { $0 == .null ? nil : $0 }
+        return Sync(seq: seq, target: target, reason: reason, scope: scope, hint: hint, collapse: json["collapse"]?.stringValue,
+                    mandatory: json["mandatory"] == .bool(true), createdAt: createdAt, expiresAt: expiresAt,
+                    spreadMilliseconds: json["spread_ms"]?.intValue ?? 0, jitterMilliseconds: json["jitter_ms"]?.intValue ?? 0)
+    }
+}

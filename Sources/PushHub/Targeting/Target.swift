@@ -1,0 +1,98 @@
+/// Who a sync is for (DESIGN §5): exactly one of a user, users, a cohort or everyone, narrowed
+/// by platform and app version range, through one code path (`matches`).
+///
+/// Invariant: parsed targets hold exactly one scope; `users` is non-empty.
+public struct Target: Equatable, Sendable {
+    public enum Scope: Equatable, Sendable {
+        case user(String)
+        case users(Set<String>)
+        case cohort(String)
+        case all
+    }
+
+    public var scope: Scope
+    public var platform: String?
+    public var appVersion: VersionRange?
+
+    public init(scope: Scope, platform: String? = nil, appVersion: VersionRange? = nil) {
+        self.scope = scope
+        self.platform = platform
+        self.appVersion = appVersion
+    }
+
+    public func matches(_ client: ClientAttributes, cohorts: CohortStore) -> Bool {
+        if let platform, client.platform != platform { return false }
+        if let appVersion {
+            guard let version = client.appVersion, appVersion.contains(version) else { return false }
+        }
+        switch scope {
+        case .user(let user): return client.user == user
+        case .users(let users): return client.user.map(users.contains) ?? false
+        case .cohort(let name): return cohorts.contains(name, client)
+        case .all: return true
+        }
+    }
+
+    /// Whether the target names `user` explicitly (what an offline user gets on connect).
+    public func namesUser(_ user: String) -> Bool {
+        switch scope {
+        case .user(let named): named == user
+        case .users(let users): users.contains(user)
+        case .cohort, .all: false
+        }
+    }
+
+    public var json: JSONValue {
+        var members = JSONObject()
+        switch scope {
+        case .user(let user): members["user"] = .string(user)
+        case .users(let users): members["users"] = .array(users.sorted().map(JSONValue.string))
+        case .cohort(let name): members["cohort"] = .string(name)
+        case .all: members["all"] = .bool(true)
+        }
+        if let platform { members["platform"] = .string(platform) }
+        if let appVersion { members["app_version"] = .string(appVersion.description) }
+        return .object(members)
+    }
+
+    /// Parses the `target` object; errors name the field at fault.
+    public init(json: JSONValue) throws(AdminError) {
+        guard case .object(let members) = json else { throw AdminError(400, "bad_target", "\"target\" must be an object") }
+        var scopes: [Scope] = []
+        if let user = members["user"] {
+            guard let id = user.stringValue, !id.isEmpty else { throw AdminError(400, "bad_target", "\"target.user\" must be a user id") }
+            scopes.append(.user(id))
+        }
+        if let users = members["users"] {
+            guard let list = users.arrayValue, !list.isEmpty, list.allSatisfy({ $0.stringValue != nil }) else {
+                throw AdminError(400, "bad_target", "\"target.users\" must be a non-empty array of user ids")
+            }
+            scopes.append(.users(Set(list.compactMap(\.stringValue))))
+        }
+        if let cohort = members["cohort"] {
+            guard let name = cohort.stringValue, !name.isEmpty else { throw AdminError(400, "bad_target", "\"target.cohort\" must be a cohort name") }
+            scopes.append(.cohort(name))
+        }
+        if let all = members["all"] {
+            guard all == .bool(true) else { throw AdminError(400, "bad_target", "\"target.all\" can only be true") }
+            scopes.append(.all)
+        }
+        guard scopes.count == 1 else {
+            throw AdminError(400, "bad_target", "\"target\" needs exactly one of user, users, cohort, all (got \(scopes.count))")
+        }
+        scope = scopes[0]
+        if let platform = members["platform"] {
+            guard let text = platform.stringValue else { throw AdminError(400, "bad_target", "\"target.platform\" must be a string") }
+            self.platform = text
+        }
+        if let range = members["app_version"] {
+            guard let text = range.stringValue, let parsed = VersionRange(text) else {
+                throw AdminError(400, "bad_target", "\"target.app_version\" must be a range such as \"<5.3.0\" or \">=5.0.0 <6.0.0\"")
+            }
+            appVersion = parsed
+        }
+        if members["variant"] != nil {
+            throw AdminError(422, "unsupported_target", "\"target.variant\" arrives with experiments; it is not supported yet")
+        }
+    }
+}
