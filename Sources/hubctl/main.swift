@@ -2,7 +2,7 @@ import Foundation
 
 // hubctl: the ops CLI over the admin API (DESIGN §8).
 
-let commands: [any Command.Type] = [Status.self, Screen.self, Watch.self]
+let commands: [any Command.Type] = [Status.self, Screen.self, SyncCommand.self, CohortCommand.self, Clients.self, Watch.self, Token.self]
 
 let overview = """
     OVERVIEW: Operate a PushHub through its admin API.
@@ -29,7 +29,7 @@ func usageFailure(_ message: String, usage: String) -> Never {
 
 let arguments: Arguments
 do {
-    arguments = try Arguments(Array(CommandLine.arguments.dropFirst()), flagOptions: [])
+    arguments = try Arguments(Array(CommandLine.arguments.dropFirst()), flagOptions: SyncCommand.flags)
 } catch {
     usageFailure(error.message, usage: "hubctl [--url URL] [--token TOKEN] [--json] COMMAND")
 }

@@ -90,3 +90,52 @@ def test_screen_commands_and_watch_show_live_patches(hub_factory, tmp_path):
     assert hubctl("screen", "get", "nothing/here", env=env).returncode == 1
     assert hubctl("screen", "delete", "live/home", env=env).returncode == 0
     assert hubctl("screen", "frobnicate", env=env).returncode == 2
+
+
+def test_ops_hotfix_to_one_user_with_receipts(hub_factory, tmp_path):
+    """The issue's acceptance: `hubctl sync --user u17 --reason hotfix --mandatory`, then
+    `hubctl sync status` shows that u17's devices got and acknowledged it."""
+    hub = hub_factory()
+    env = {"HUBCTL_URL": "http://127.0.0.1:%d" % hub.admin_port, "HUBCTL_TOKEN": hub.token,
+           "HUBCTL_JWT_SECRET_FILE": os.path.join(hub.data, "data", "jwt.secret")}
+    minted = hubctl("token", "--user", "u17", "--cohort", "beta", env=env)
+    assert minted.returncode == 0, minted.stderr
+    token = minted.stdout.strip()
+    devices = []
+    for device in ("phone", "tablet"):
+        ws = connect(hub.url + "/v1/connect")
+        ws.send(json.dumps({"type": "hello", "protocol": 1, "token": token, "device": device, "app": {"platform": "ios", "version": "5.2.0"}}))
+        assert json.loads(ws.recv(timeout=5))["user"] == "u17"
+        devices.append(ws)
+    clients = hubctl("clients", "--user", "u17", env=env)
+    assert clients.returncode == 0 and "2 connected" in clients.stdout and "phone" in clients.stdout
+    dry = hubctl("sync", "--cohort", "beta", "--dry-run", env=env)
+    assert dry.returncode == 0 and "would reach:" in dry.stdout and "2 connections" in dry.stdout
+    sent = hubctl("sync", "--user", "u17", "--reason", "hotfix", "--mandatory", env=env)
+    assert sent.returncode == 0, sent.stderr
+    fields = dict(line.split(":", 1) for line in sent.stdout.splitlines())
+    sync_id = fields["sync"].strip()
+    assert fields["targeted online"].strip() == "2"
+    for ws in devices:
+        message = json.loads(ws.recv(timeout=5))
+        assert message["type"] == "sync" and message["id"] == sync_id and message["mandatory"] is True and message["reason"] == "hotfix"
+        ws.send(json.dumps({"type": "ack", "sync": sync_id}))
+    deadline = time.time() + 5
+    while True:
+        status = hubctl("sync", "status", sync_id, env=env)
+        assert status.returncode == 0, status.stderr
+        receipts = dict((k.strip(), v.strip()) for k, v in (line.split(":", 1) for line in status.stdout.splitlines()))
+        if receipts["acked"] == "2" or time.time() > deadline:
+            break
+        time.sleep(0.05)
+    assert receipts["targeted online"] == "2" and receipts["delivered"] == "2" and receipts["acked"] == "2"
+    assert receipts["mandatory"] == "yes"
+    users = tmp_path / "users.txt"
+    users.write_text("u1\nu2\n\nu17\n")
+    assert hubctl("cohort", "set", "vip", "--users-file", str(users), env=env).returncode == 0
+    shown = hubctl("cohort", "show", "vip", env=env)
+    assert "users:" in shown.stdout and "3" in shown.stdout
+    assert "vip" in hubctl("cohort", "list", env=env).stdout
+    assert hubctl("sync", "--user", "u1", "--all", env=env).returncode == 2
+    assert hubctl("sync", "status", "s-424242", env=env).returncode == 1
+    assert hubctl("cohort", "delete", "vip", env=env).returncode == 0

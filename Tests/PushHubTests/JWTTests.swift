@@ -1,0 +1,50 @@
+import Testing
+@testable import PushHub
+
+@Suite struct JWTTests {
+    // RFC 7515 Appendix A.1: the HS256 example; the JWK "k" is the key, base64url.
+    static let key = Base64URL.decode("AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow")!
+    static let token = "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9"
+        + ".eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ"
+        + ".dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+
+    @Test("the RFC 7515 A.1 example verifies (and has no sub, which we require)")
+    func rfcExample() {
+        let verifier = JWTVerifier(secret: Self.key, issuer: "joe")
+        #expect(throws: JWTError.noSubject) { try verifier.verify(Self.token, now: 1_300_819_370) }
+        #expect(throws: JWTError.expired) { try verifier.verify(Self.token, now: 1_300_819_380 + 31) }
+        var tampered = Self.token
+        tampered.removeLast()
+        tampered += "j"
+        #expect(throws: JWTError.badSignature) { try verifier.verify(tampered, now: 1_300_819_370) }
+        #expect(throws: JWTError.wrongIssuer) { try JWTVerifier(secret: Self.key, issuer: "ann").verify(Self.token, now: 1_300_819_370) }
+    }
+
+    @Test("tokens we sign verify; other algorithms and alg none do not")
+    func signAndRefuse() throws {
+        let secret = Array("s3cret".utf8)
+        let signed = JWTVerifier.sign(["sub": .string("u17"), "cohorts": .array([.string("beta")]), "exp": .number(2_000_000_000)], secret: secret)
+        let claims = try JWTVerifier(secret: secret).verify(signed, now: 1_900_000_000)
+        #expect(claims.subject == "u17" && claims.cohorts == ["beta"])
+        let none = Base64URL.encode(Array(#"{"alg":"none"}"#.utf8)) + "." + Base64URL.encode(Array(#"{"sub":"u1"}"#.utf8)) + "."
+        #expect(throws: JWTError.unsupportedAlgorithm("none")) { try JWTVerifier(secret: secret).verify(none, now: 0) }
+        #expect(throws: JWTError.self) { try JWTVerifier(secret: secret).verify("a.b", now: 0) }
+    }
+
+    @Test("base64url round-trips every length")
+    func base64url() {
+        for length in 0..<40 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            #expect(Base64URL.decode(Base64URL.encode(bytes)) == bytes)
+        }
+        #expect(Base64URL.decode("a") == nil && Base64URL.decode("ab+c") == nil)
+    }
+
+    @Test("version ranges combine comparators")
+    func ranges() throws {
+        let range = try #require(VersionRange(">=5.0.0 <6.0.0"))
+        #expect(range.contains(SemanticVersion("5.3.1")!) && !range.contains(SemanticVersion("6.0.0")!) && !range.contains(SemanticVersion("4.9")!))
+        #expect(VersionRange("<5.3.0")!.contains(SemanticVersion("5.2.9")!))
+        #expect(VersionRange("5.x") == nil && VersionRange("") == nil)
+    }
+}
