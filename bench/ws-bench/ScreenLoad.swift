@@ -144,7 +144,7 @@ enum ScreenLoad {
     }
 }
 
-/// A minimal blocking admin client for the benchmark (PUT with the bearer token).
+/// A minimal blocking admin client for the benchmark (requests with the bearer token).
 struct AdminClientLite {
     let address: SocketAddress
     let token: String
@@ -154,10 +154,13 @@ struct AdminClientLite {
         self.token = token
     }
 
-    func put(_ path: String, _ body: [UInt8]) throws {
-        let socket = try BlockingSocket(connectingTo: address)
+    func put(_ path: String, _ body: [UInt8]) throws { _ = try send("PUT", path, body) }
+
+    /// Sends a request; returns the response body (throws unless 200).
+    func send(_ method: String, _ path: String, _ body: [UInt8]) throws -> [UInt8] {
+        let socket = try BlockingSocket(connectingTo: address, timeout: .seconds(120))
         let head =
-            "PUT \(path) HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer \(token)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+            "\(method) \(path) HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer \(token)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
         try socket.write(Array(head.utf8) + body)
         var answer: [UInt8] = []
         while true {
@@ -165,8 +168,9 @@ struct AdminClientLite {
             if chunk.isEmpty { break }
             answer += chunk
         }
-        guard answer.starts(with: Array("HTTP/1.1 200".utf8)) else {
-            throw BenchError("publish failed: \(String(decoding: answer.prefix(200), as: UTF8.self))")
+        guard answer.starts(with: Array("HTTP/1.1 200".utf8)), let end = answer.firstRange(of: Array("\r\n\r\n".utf8)) else {
+            throw BenchError("\(method) \(path) failed: \(String(decoding: answer.prefix(200), as: UTF8.self))")
         }
+        return Array(answer[end.upperBound...])
     }
 }

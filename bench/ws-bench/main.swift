@@ -6,7 +6,7 @@ import PushHub
 // echo messages/s and latency with 100 connections of 32-byte messages, handshakes/s, and
 // RSS per idle connection with 10,000 idle connections. Results go into bench/README.md.
 //
-//   ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--only echo|handshake|alloc|diff|fanout|idle]
+//   ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--only echo|handshake|alloc|diff|fanout|sync|idle]
 
 var options: [String: String] = [:]
 var argumentIterator = CommandLine.arguments.dropFirst().makeIterator()
@@ -14,7 +14,7 @@ while let flag = argumentIterator.next() {
     guard flag.hasPrefix("--"), let value = argumentIterator.next() else {
         FileHandle.standardError.write(
             Data(
-                "usage: ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--only echo|handshake|alloc|diff|fanout|idle]\n"
+                "usage: ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--only echo|handshake|alloc|diff|fanout|sync|idle]\n"
                     .utf8))
         exit(2)
     }
@@ -95,6 +95,18 @@ do {
                     "subscribed: %d connections with one subscription each: RSS %.1f MiB -> %.1f MiB, %.2f KiB per connection",
                 result.subscribers, Double(result.rssBefore) / 1_048_576, Double(result.rssAfter) / 1_048_576,
                 Double(result.rssAfter - result.rssBefore) / 1024 / Double(result.subscribers)))
+    }
+    if only == nil || only == "sync" {
+        let hub = try HubProcess(loops: loops)
+        let result = try SyncLoad.run(hub: hub, count: subscriberCount)
+        hub.stop()
+        print(String(format: "sync to one user among %d signed-in connections: p50 %.2f ms, p99 %.2f ms (200 syncs, POST -> arrival)",
+                     subscriberCount, result.oneUserP50, result.oneUserP99))
+        print(String(format: "sync to all %d: %.0f deliveries/s, p50 %.1f ms, p99 %.1f ms", subscriberCount, result.allPerSecond,
+                     result.allP50, result.allP99))
+        print(String(format: "cohort import: 1,000,000 ids in 10 batches: %.2f s, hub RSS +%.1f MiB", result.importSeconds,
+                     Double(result.importRSSBytes) / 1_048_576))
+        print(String(format: "replay: 1,000 missed syncs on reconnect (hello -> last one received): %.1f ms", result.replayMillis))
     }
     if only == nil || only == "idle" {
         let hub = try HubProcess(loops: loops)
