@@ -84,8 +84,8 @@ def test_tokens_made_by_pyjwt_are_accepted_exactly_when_valid(secure_hub):
     assert "HS256" in hello(hub, refused["HS512"])[1]["message"]
 
 
-def test_targeting_reaches_exactly_the_right_connections(secure_hub):
-    hub = secure_hub
+def test_targeting_reaches_exactly_the_right_connections(hub_factory):
+    hub = hub_factory("--allow-anonymous")
     call(hub, "PUT", "/v1/cohorts/listed", {"users": ["u1", "u2", "u3"]})
     call(hub, "PUT", "/v1/cohorts/new-android", {"rule": {"platform": "android", "app_version": ">=6.0.0"}})
     clients = []  # (ws, user, platform, version, claim cohorts)
@@ -97,6 +97,11 @@ def test_targeting_reaches_exactly_the_right_connections(secure_hub):
         ws, welcome = hello(hub, token(hub, user, cohorts=claim), device="dev-%d" % n, platform=platform, version=version)
         assert welcome["user"] == user
         clients.append((ws, user, platform, version, claim))
+    for n in range(10):  # anonymous clients: reached only by `all` (and its narrowing)
+        platform = ["ios", "android"][n % 2]
+        ws, welcome = hello(hub, None, device="anon-%d" % n, platform=platform, version="6.1.0")
+        assert welcome["type"] == "welcome" and welcome["user"] is None
+        clients.append((ws, None, platform, "6.1.0", []))
     status, listing = call(hub, "GET", "/v1/clients?user=u7")
     assert status == 200 and listing["count"] == 4 and all(c["user"] == "u7" for c in listing["clients"])
 
