@@ -52,6 +52,9 @@ public struct AdminAPI: Sendable {
         case "/v1/cohorts":
             try allow(head, "GET")
             return CohortRoutes(services: services).list()
+        case "/v1/experiments":
+            try allow(head, "GET")
+            return ExperimentRoutes(services: services).list()
         default:
             if path.hasPrefix("/v1/screens/") {
                 return try ScreenRoutes(services: services).handle(
@@ -60,6 +63,9 @@ public struct AdminAPI: Sendable {
             if path.hasPrefix("/v1/syncs/") {
                 try allow(head, "GET")
                 return try SyncRoutes(services: services).status(String(path.dropFirst("/v1/syncs/".count)))
+            }
+            if path.hasPrefix("/v1/experiments/") {
+                return try ExperimentRoutes(services: services).handle(head, path: String(path.dropFirst("/v1/experiments/".count)), body: body)
             }
             if path.hasPrefix("/v1/cohorts/") {
                 return try CohortRoutes(services: services).handle(head, path: String(path.dropFirst("/v1/cohorts/".count)), body: body)

@@ -62,11 +62,16 @@ final class Connection {
     /// Set after the 101: once it is written, the outbound buffer is freed, so that an idle
     /// connection holds no buffer (the first frame it sends allocates one and keeps it).
     private var releaseOutboundWhenFlushed = false
-    /// The version of each screen this connection subscribes to, as it was last brought to
-    /// (the loop's `Subscriptions` indexes them by screen).
-    var subscribed: [ScreenVersion] = []
+    /// One subscribed screen: the version and rendition this connection was last brought to.
+    struct Subscription {
+        var version: ScreenVersion
+        var target: RenderTarget
+    }
 
-    func subscriptionIndex(_ screen: String) -> Int? { subscribed.firstIndex { $0.name == screen } }
+    /// This connection's subscriptions (the loop's `Subscriptions` indexes them by screen).
+    var subscribed: [Subscription] = []
+
+    func subscriptionIndex(_ screen: String) -> Int? { subscribed.firstIndex { $0.version.name == screen } }
 
     init(token: UInt64, socket: Socket, kind: ListenerKind, loop: EventLoop) {
         self.token = token

@@ -16,6 +16,11 @@ struct Session {
     var attributes: ClientAttributes?
     /// Syncs this connection acknowledged (each counts once).
     var acked: Set<String> = []
+    /// Variant assignments, per experiment as of its last change ("key@changedAt"); nil: not in it.
+    var assignments: [String: String?] = [:]
+    /// Exposures logged, per "experiment|screen": the variant and the version served, and
+    /// whether a `rendered` confirmed it.
+    var exposed: [String: (variant: String, version: Int, confirmed: Bool)] = [:]
 }
 
 extension Connection {
@@ -54,8 +59,8 @@ extension Connection {
             }
         case (.ready, .ack(let id)):
             acknowledged(id)
-        case (.ready, .rendered):
-            break  // exposures come with the experiments issue
+        case (.ready, .rendered(let screen, let version)):
+            confirmExposures(screen: screen, version: version)
         }
     }
 
@@ -149,19 +154,68 @@ extension Connection {
             send(error: WireError(code: "unknown_screen", message: "no screen named \(screen)", ref: "subscribe"))
             return
         }
-        let rendered = current.rendered(for: session.target)
+        let (target, view) = renderTarget(for: screen, in: loop.services.experiments.current)
+        let rendered = current.rendered(for: target)
         if let hash = have?.hash, hash == rendered.hash {
             queue(ServerMessage.unchanged(screen: screen, version: current.version, hash: hash))
         } else if let version = have?.version, let old = loop.services.screens.version(screen, version),
-            have?.hash == nil || old.rendered(for: session.target).hash == have?.hash
-        {
-            queueShared(
-                Fanout.update(from: old, to: current, for: session.target)
-                    ?? ServerMessage.unchanged(screen: screen, version: current.version, hash: rendered.hash))
+                  have?.hash == nil || old.rendered(for: target).hash == have?.hash {
+            queueShared(Fanout.update(from: old, to: current, for: target)
+                ?? ServerMessage.unchanged(screen: screen, version: current.version, hash: rendered.hash))
         } else {
-            queueShared(Fanout.snapshot(current, for: session.target))
+            queueShared(Fanout.snapshot(current, for: target))
         }
-        if loop.subscriptions.set(self, current) { loop.services.subscriberCounts.add(screen, session.target) }
+        noteExposures(view, screen: screen, version: current.version)
+        if loop.subscriptions.set(self, current, target) { loop.services.subscriberCounts.add(screen, session.target) }
+    }
+
+    /// What this client is rendered as on `screen` under `set`, and the variants it is exposed to.
+    /// Assignments are computed once per experiment change (DESIGN §6 is pure, so this is a cache).
+    func renderTarget(for screen: String, in set: ExperimentSet) -> (RenderTarget, VariantView) {
+        guard let experiments = set.touching[screen], let client = session.attributes else { return (session.target, VariantView()) }
+        var view = VariantView()
+        let unit = client.user ?? client.device
+        for experiment in experiments {
+            let label = "\(experiment.key)@\(set.changedAt[experiment.key] ?? 0)"
+            let variant: String?
+            if let cached = session.assignments[label] {
+                variant = cached
+            } else {
+                variant = loop.services.experiments.variant(experiment, unit: unit, client: client, cohorts: loop.services.cohorts, remember: true).variant
+                session.assignments[label] = .some(variant)
+            }
+            guard let variant else { continue }
+            view.exposures.append((experiment.key, variant))
+            if let patch = experiment.screens[screen]?[variant] {
+                view.patches.append(VariantPatch(label: "\(label)=\(variant)", patch: patch))
+            }
+        }
+        var target = session.target
+        target.variantPatches = view.patches
+        return (target, view)
+    }
+
+    /// Logs the first exposure of this session to each experiment on `screen` (DESIGN §6).
+    func noteExposures(_ view: VariantView, screen: String, version: Int) {
+        guard let client = session.attributes else { return }
+        for (experiment, variant) in view.exposures {
+            let key = experiment + "|" + screen
+            if let known = session.exposed[key], known.variant == variant { continue }
+            session.exposed[key] = (variant, version, false)
+            loop.services.exposures.served(experiment: experiment, variant: variant, unit: client.user ?? client.device, screen: screen,
+                                           version: version, now: ScreenRoutes.nowMilliseconds())
+        }
+    }
+
+    /// The client rendered `version` of `screen`: its exposures there are confirmed.
+    private func confirmExposures(screen: String, version: Int) {
+        guard let client = session.attributes else { return }
+        for (key, exposure) in session.exposed where !exposure.confirmed && key.hasSuffix("|" + screen) && version >= exposure.version {
+            session.exposed[key]?.confirmed = true
+            let experiment = String(key.dropLast(screen.count + 1))
+            loop.services.exposures.confirmed(experiment: experiment, variant: exposure.variant, unit: client.user ?? client.device,
+                                              screen: screen, version: version, now: ScreenRoutes.nowMilliseconds())
+        }
     }
 
     /// The loop learned that a subscribed screen was deleted (already unsubscribed).

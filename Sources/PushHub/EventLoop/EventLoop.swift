@@ -200,37 +200,62 @@ final class EventLoop {
                     scheduledSyncs.schedule((token, sync), at: due)
                 }
             }
+        case .experimentsChanged(let screens):
+            experimentsChanged(screens)
         case .screenDeleted(let name):
             for connection in subscriptions.removeScreen(name) { connection.screenDeleted(name) }
         }
     }
 
-    /// Brings every subscriber of `version.name` on this loop to `version`. The frame for a
-    /// run of subscribers with the same starting version and target is looked up once; the
-    /// frames themselves are shared by all loops (`ScreenVersion`'s cache).
+    /// Brings every subscriber of `version.name` on this loop to `version` (under the experiment
+    /// set in force). The frame for a run of subscribers with the same starting point and
+    /// rendition is looked up once; the frames themselves are shared by all loops.
     private func fanOut(_ version: ScreenVersion) {
         guard let subscribers = subscriptions.subscribers(of: version.name) else { return }
-        var memoFrom: ScreenVersion?
-        var memoTarget = RenderTarget.latest
-        var memoFrame: [UInt8]?
+        let set = services.experiments.current
+        var memo: (from: ScreenVersion, fromTarget: RenderTarget, target: RenderTarget, frame: [UInt8]?)?
         var sent = 0
         for connection in subscribers {
             guard let index = connection.subscriptionIndex(version.name) else { continue }
             let had = connection.subscribed[index]
-            guard had.version < version.version else { continue }
-            let target = connection.session.target
-            if had !== memoFrom || target != memoTarget {
-                memoFrame = Fanout.update(from: had, to: version, for: target)
-                memoFrom = had
-                memoTarget = target
+            guard had.version.version < version.version else { continue }
+            let (target, view) = connection.renderTarget(for: version.name, in: set)
+            let frame: [UInt8]?
+            if let memo, memo.from === had.version, memo.fromTarget == had.target, memo.target == target {
+                frame = memo.frame
+            } else {
+                frame = Fanout.update(from: had.version, oldTarget: had.target, to: version, newTarget: target)
+                memo = (had.version, had.target, target, frame)
             }
-            connection.subscribed[index] = version
-            if let frame = memoFrame {
+            connection.subscribed[index] = Connection.Subscription(version: version, target: target)
+            connection.noteExposures(view, screen: version.name, version: version.version)
+            if let frame {
                 connection.queueShared(frame)
                 sent += 1
             }
         }
         metrics.messagesOut.add(sent, ordering: .relaxed)
+    }
+
+    /// Experiments changed: re-render the affected screens for their subscribers here and send
+    /// patches to exactly those whose rendition changed.
+    private func experimentsChanged(_ screens: [String]) {
+        let set = services.experiments.current
+        for screen in screens {
+            guard let subscribers = subscriptions.subscribers(of: screen), let current = services.screens.current(screen) else { continue }
+            for connection in subscribers {
+                guard let index = connection.subscriptionIndex(screen) else { continue }
+                let had = connection.subscribed[index]
+                let (target, view) = connection.renderTarget(for: screen, in: set)
+                guard target != had.target || had.version !== current else { continue }
+                connection.subscribed[index] = Connection.Subscription(version: current, target: target)
+                connection.noteExposures(view, screen: screen, version: current.version)
+                if let frame = Fanout.update(from: had.version, oldTarget: had.target, to: current, newTarget: target) {
+                    connection.queueShared(frame)
+                    metrics.messagesOut.add(1, ordering: .relaxed)
+                }
+            }
+        }
     }
 
     // MARK: - Services for connections

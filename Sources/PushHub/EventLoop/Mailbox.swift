@@ -11,6 +11,8 @@ public enum LoopCommand: Sendable {
     case screenPublished(ScreenVersion)
     /// Deliver `sync` to these connections of the loop, each at its due time (monotonic ns).
     case deliverSync(Sync, [(token: UInt64, due: UInt64)])
+    /// Experiments touching these screens changed: re-render them for this loop's subscribers.
+    case experimentsChanged([String])
     /// A screen was deleted: tell this loop's subscribers it is `gone`.
     case screenDeleted(String)
 }

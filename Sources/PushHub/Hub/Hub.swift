@@ -21,6 +21,7 @@ public final class Hub: Sendable {
         let screens = try ScreenStore(dataDirectory: config.dataDirectory, keepVersions: config.keepVersions)
         let cohorts = try CohortStore(dataDirectory: config.dataDirectory)
         let syncs = try SyncLog(dataDirectory: config.dataDirectory)
+        let experiments = try ExperimentStore(dataDirectory: config.dataDirectory)
         let loopCount = config.effectiveLoops
         var perLoop: [[(Listener, ListenerKind)]] = []
         var client = config.listen
@@ -37,7 +38,8 @@ public final class Hub: Sendable {
         adminAddress = admin
         services = HubServices(
             config: config, metrics: metrics, screens: screens, adminToken: secrets.adminToken,
-            clientAddress: client, cohorts: cohorts, syncs: syncs, jwtSecret: Array(secrets.jwtSecret.utf8))
+            clientAddress: client, cohorts: cohorts, syncs: syncs, jwtSecret: Array(secrets.jwtSecret.utf8),
+            experiments: experiments, exposures: Exposures(dataDirectory: config.dataDirectory))
         loops = try LoopGroup(count: loopCount, services: services, listenersPerLoop: perLoop)
     }
 

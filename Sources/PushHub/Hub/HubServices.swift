@@ -14,6 +14,8 @@ public final class HubServices: Sendable {
     public let syncs: SyncLog
     public let online = OnlineIndex()
     public let tokens: JWTVerifier
+    public let experiments: ExperimentStore
+    public let exposures: Exposures
     public let adminToken: String
     /// The bound client listener (its real port when configured with 0).
     public let clientAddress: SocketAddress
@@ -21,8 +23,11 @@ public final class HubServices: Sendable {
 
     public init(
         config: HubConfig, metrics: Metrics, screens: ScreenStore, adminToken: String,
-        clientAddress: SocketAddress? = nil, cohorts: CohortStore? = nil, syncs: SyncLog? = nil, jwtSecret: [UInt8] = []
+        clientAddress: SocketAddress? = nil, cohorts: CohortStore? = nil, syncs: SyncLog? = nil, jwtSecret: [UInt8] = [],
+        experiments: ExperimentStore? = nil, exposures: Exposures? = nil
     ) {
+        self.experiments = experiments ?? (try! ExperimentStore(dataDirectory: nil))
+        self.exposures = exposures ?? Exposures(dataDirectory: nil)
         self.clientAddress = clientAddress ?? config.listen
         self.cohorts = cohorts ?? (try! CohortStore(dataDirectory: nil))
         self.syncs = syncs ?? (try! SyncLog(dataDirectory: nil))
@@ -31,6 +36,7 @@ public final class HubServices: Sendable {
         self.metrics = metrics
         self.screens = screens
         self.adminToken = adminToken
+        self.cohorts.attach(self.experiments)
     }
 
     func setMailboxes(_ list: [Mailbox]) { mailboxes.withLock { $0 = list } }

@@ -20,6 +20,11 @@ public final class Metrics: Sendable {
 
     public init() {}
 
+    /// Process-wide: renditions rendered and outgoing screen messages encoded (DESIGN §4's
+    /// "once per rendition", checked by the benchmarks).
+    public static let renders = Atomic<Int>(0)
+    public static let encodes = Atomic<Int>(0)
+
     /// The counters as Prometheus text exposition format (version 0.0.4).
     public func prometheusText() -> String {
         let rows: [(String, String, String, Int)] = [

@@ -6,12 +6,17 @@ public enum Fanout {
     /// The frame for a client of `target` going from `old` (nil: it has nothing) to `new`.
     /// - Returns: nil when the client's rendered tree is unchanged.
     public static func update(from old: ScreenVersion?, to new: ScreenVersion, for target: RenderTarget) -> [UInt8]? {
+        update(from: old, oldTarget: target, to: new, newTarget: target)
+    }
+
+    /// The same when what the client is rendered as changed too (an experiment changed).
+    public static func update(from old: ScreenVersion?, oldTarget: RenderTarget, to new: ScreenVersion, newTarget target: RenderTarget) -> [UInt8]? {
         let rendered = new.rendered(for: target)
         let key = new.renditionKey(for: target)
         guard let old else { return snapshot(new, rendition: key, rendered: rendered) }
-        let before = old.rendered(for: target)
+        let before = old.rendered(for: oldTarget)
         if before.hash == rendered.hash { return nil }
-        let oldKey = old.renditionKey(for: target)
+        let oldKey = old.renditionKey(for: oldTarget)
         return new.message(.patch(fromVersion: old.version, fromRendition: oldKey, rendition: key)) {
             let ops = JSONPatchDiff.diff(before.tree, rendered.tree)
             let patch = ServerMessage.patch(
@@ -25,7 +30,7 @@ public enum Fanout {
         snapshot(version, rendition: version.renditionKey(for: target), rendered: version.rendered(for: target))
     }
 
-    static func snapshot(_ version: ScreenVersion, rendition: Int, rendered: RenderedTree) -> [UInt8] {
+    static func snapshot(_ version: ScreenVersion, rendition: RenditionKey, rendered: RenderedTree) -> [UInt8] {
         version.message(.snapshot(rendition: rendition)) {
             ServerMessage.snapshot(screen: version.name, version: version.version, rendered: rendered)
         }

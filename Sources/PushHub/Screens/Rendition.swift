@@ -1,13 +1,25 @@
-/// Who a tree is rendered for: the client attributes rendering depends on. Experiments add
-/// their variant assignments here (one more input, see `Rendition.render`).
+/// Who a tree is rendered for: the client attributes rendering depends on — its app version
+/// (capability filter) and the merge patches of its experiment variants for the screen.
 ///
-/// Invariant: `appVersion == nil` means "an up-to-date client": every capability is met.
+/// Invariant: `appVersion == nil` means "an up-to-date client": every capability is met;
+/// `variantPatches` are in experiment-key order (the order they apply in).
 public struct RenderTarget: Hashable, Sendable {
     public var appVersion: SemanticVersion?
+    public var variantPatches: [VariantPatch]
 
-    public init(appVersion: SemanticVersion? = nil) { self.appVersion = appVersion }
+    public init(appVersion: SemanticVersion? = nil, variantPatches: [VariantPatch] = []) {
+        self.appVersion = appVersion
+        self.variantPatches = variantPatches
+    }
 
     public static let latest = RenderTarget()
+}
+
+/// Names a rendition of one screen version: the variant patches applied and how many capability
+/// thresholds of the merged tree are met. Clients with equal keys see byte-identical trees.
+public struct RenditionKey: Hashable, Sendable {
+    public var patches: [String]
+    public var capabilities: Int
 }
 
 /// DESIGN §4 renditions: what one client sees of a screen version. Today: the capability

@@ -29,13 +29,20 @@ public final class ScreenVersion: Sendable {
     public let publishedAt: Int
     public let thresholds: [SemanticVersion]
 
-    private let renditions = Mutex<[Int: RenderedTree]>([:])  // guarded by itself
+    private let renditions = Mutex<[RenditionKey: RenderedTree]>([:])  // guarded by itself
+    /// The tree after each combination of variant patches, and its capability thresholds.
+    private let merged = Mutex<[[String]: MergedTree]>([:])  // guarded by itself
+
+    struct MergedTree: Sendable {
+        var tree: JSONValue
+        var thresholds: [SemanticVersion]
+    }
     private let messages = Mutex<[MessageKey: [UInt8]]>([:])  // guarded by itself
 
     /// The outgoing messages that end at this version, as complete WebSocket frames.
     enum MessageKey: Hashable {
-        case snapshot(rendition: Int)
-        case patch(fromVersion: Int, fromRendition: Int, rendition: Int)
+        case snapshot(rendition: RenditionKey)
+        case patch(fromVersion: Int, fromRendition: RenditionKey, rendition: RenditionKey)
     }
 
     public init(name: String, version: Int, tree: JSONValue, publishedAt: Int) {
@@ -46,15 +53,31 @@ public final class ScreenVersion: Sendable {
         thresholds = Rendition.thresholds(in: tree)
     }
 
+    /// The tree with `target`'s variant patches applied (RFC 7386, in order), and its thresholds.
+    func mergedTree(for target: RenderTarget) -> MergedTree {
+        if target.variantPatches.isEmpty { return MergedTree(tree: tree, thresholds: thresholds) }
+        let labels = target.variantPatches.map(\.label)
+        if let cached = merged.withLock({ $0[labels] }) { return cached }
+        let tree = target.variantPatches.reduce(self.tree) { MergePatch.apply($1.patch, to: $0) }
+        let result = MergedTree(tree: tree, thresholds: Rendition.thresholds(in: tree))
+        merged.withLock { $0[labels] = result }
+        return result
+    }
+
     /// The rendition key of `target` for this version.
-    public func renditionKey(for target: RenderTarget) -> Int { Rendition.key(for: target, thresholds: thresholds) }
+    public func renditionKey(for target: RenderTarget) -> RenditionKey {
+        RenditionKey(patches: target.variantPatches.map(\.label),
+                     capabilities: Rendition.key(for: target, thresholds: mergedTree(for: target).thresholds))
+    }
 
     /// The tree `target` sees, rendered once per rendition.
     public func rendered(for target: RenderTarget) -> RenderedTree {
         let key = renditionKey(for: target)
         if let cached = renditions.withLock({ $0[key] }) { return cached }
-        // Without capability nodes every client sees the tree as published.
-        let rendered = RenderedTree(thresholds.isEmpty ? tree : Rendition.render(tree, for: target))
+        let base = mergedTree(for: target)
+        // Without capability nodes every client sees the merged tree as it is.
+        let rendered = RenderedTree(base.thresholds.isEmpty ? base.tree : Rendition.render(base.tree, for: target))
+        Metrics.renders.add(1, ordering: .relaxed)
         return renditions.withLock { cache in
             if let raced = cache[key] { return raced }
             cache[key] = rendered
@@ -66,6 +89,7 @@ public final class ScreenVersion: Sendable {
     func message(_ key: MessageKey, make: () -> [UInt8]) -> [UInt8] {
         if let cached = messages.withLock({ $0[key] }) { return cached }
         let made = make()
+        Metrics.encodes.add(1, ordering: .relaxed)
         messages.withLock { $0[key] = made }
         return made
     }

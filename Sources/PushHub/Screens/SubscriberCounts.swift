@@ -30,7 +30,7 @@ public final class SubscriberCounts: Sendable {
     /// the distinct renditions of `new` among all subscribers.
     public func reach(from old: ScreenVersion?, to new: ScreenVersion) -> (sent: Int, renditions: Int) {
         var sent = 0
-        var renditions = Set<Int>()
+        var renditions = Set<RenditionKey>()
         for (target, count) in targets(of: new.name) {
             renditions.insert(new.renditionKey(for: target))
             if old?.rendered(for: target).hash != new.rendered(for: target).hash { sent += count }

@@ -13,13 +13,14 @@ struct Subscriptions {
     /// Subscribes `connection` to `version.name` at `version`, or moves its subscription there.
     /// - Returns: whether this is a new subscription.
     @discardableResult
-    mutating func set(_ connection: Connection, _ version: ScreenVersion) -> Bool {
+    mutating func set(_ connection: Connection, _ version: ScreenVersion, _ target: RenderTarget) -> Bool {
+        let subscription = Connection.Subscription(version: version, target: target)
         if let index = connection.subscriptionIndex(version.name) {
-            connection.subscribed[index] = version
+            connection.subscribed[index] = subscription
             return false
         }
         byScreen[version.name, default: [:]][connection.token] = connection
-        connection.subscribed.append(version)
+        connection.subscribed.append(subscription)
         return true
     }
 
@@ -35,7 +36,7 @@ struct Subscriptions {
 
     /// Removes every subscription of `connection`; returns the screens it had.
     mutating func removeAll(_ connection: Connection) -> [String] {
-        let screens = connection.subscribed.map(\.name)
+        let screens = connection.subscribed.map(\.version.name)
         for screen in screens { remove(connection, from: screen) }
         return screens
     }
@@ -44,7 +45,7 @@ struct Subscriptions {
     mutating func removeScreen(_ screen: String) -> [Connection] {
         guard let subscribers = byScreen.removeValue(forKey: screen) else { return [] }
         let connections = Array(subscribers.values)
-        for connection in connections { connection.subscribed.removeAll { $0.name == screen } }
+        for connection in connections { connection.subscribed.removeAll { $0.version.name == screen } }
         return connections
     }
 }

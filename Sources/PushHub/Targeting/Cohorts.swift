@@ -6,8 +6,13 @@ public struct CohortRule: Equatable, Sendable {
     public var appVersion: VersionRange?
     /// Token claims that must equal these values.
     public var claims: JSONObject?
+    /// Members of this experiment variant (DESIGN §5 "the members of an experiment variant").
+    public var variant: (experiment: String, variant: String)?
 
-    public func matches(_ client: ClientAttributes) -> Bool {
+    public static func == (a: CohortRule, b: CohortRule) -> Bool { a.json == b.json }
+
+    public func matches(_ client: ClientAttributes, cohorts: CohortStore) -> Bool {
+        if let variant, !cohorts.isInVariant(variant.experiment, variant.variant, client) { return false }
         if let platforms, !platforms.contains(client.platform ?? "") { return false }
         if let appVersion {
             guard let version = client.appVersion, appVersion.contains(version) else { return false }
@@ -23,6 +28,7 @@ public struct CohortRule: Equatable, Sendable {
         if let platforms { members["platform"] = .array(platforms.map(JSONValue.string)) }
         if let appVersion { members["app_version"] = .string(appVersion.description) }
         if let claims { members["claims"] = .object(claims) }
+        if let variant { members["variant"] = .object([variant.experiment: .string(variant.variant)]) }
         return .object(members)
     }
 
@@ -48,6 +54,12 @@ public struct CohortRule: Equatable, Sendable {
             guard case .object(let claims) = value else { throw AdminError(400, "bad_rule", "\"rule.claims\" must be an object") }
             self.claims = claims
         }
+        if let value = members["variant"] {
+            guard case .object(let pair) = value, pair.count == 1, let variant = pair.members[0].value.stringValue else {
+                throw AdminError(400, "bad_rule", "\"rule.variant\" must be {\"experiment-key\": \"variant\"}")
+            }
+            self.variant = (pair.members[0].key, variant)
+        }
     }
 }
 
@@ -64,6 +76,16 @@ public struct Cohort: Sendable {
 /// token's `cohorts` claim names C.
 public final class CohortStore: Sendable {
     private let cohorts = Mutex<[String: Cohort]>([:])  // guarded by itself
+    /// Where variant conditions (`{"variant":{"exp":"B"}}`) look assignments up; set once at start.
+    private let experiments = Mutex<ExperimentStore?>(nil)
+
+    public func attach(_ store: ExperimentStore) { experiments.withLock { $0 = store } }
+
+    /// Whether `client` is assigned `variant` in the running experiment `key`.
+    public func isInVariant(_ key: String, _ variant: String, _ client: ClientAttributes) -> Bool {
+        guard let store = experiments.withLock({ $0 }), let experiment = store.current.all[key], experiment.status == .running else { return false }
+        return store.variant(experiment, unit: client.user ?? client.device, client: client, cohorts: self, remember: false).variant == variant
+    }
     private let log: RecordLog?
 
     public init(dataDirectory: String?) throws {
@@ -84,11 +106,11 @@ public final class CohortStore: Sendable {
 
     public func contains(_ name: String, _ client: ClientAttributes) -> Bool {
         if client.claimCohorts.contains(name) { return true }
-        return cohorts.withLock { cohorts in
-            guard let cohort = cohorts[name] else { return false }
-            if let user = client.user, cohort.users.contains(user) { return true }
-            return cohort.rule?.matches(client) ?? false
+        let (listed, rule): (Bool, CohortRule?) = cohorts.withLock { cohorts in
+            guard let cohort = cohorts[name] else { return (false, nil) }
+            return (client.user.map(cohort.users.contains) ?? false, cohort.rule)
         }
+        return listed || (rule?.matches(client, cohorts: self) ?? false)
     }
 
     public func get(_ name: String) -> Cohort? { cohorts.withLock { $0[name] } }

@@ -13,6 +13,13 @@ public struct Target: Equatable, Sendable {
     public var scope: Scope
     public var platform: String?
     public var appVersion: VersionRange?
+    /// Narrowed to one variant of a running experiment.
+    public var variant: Variant?
+
+    public struct Variant: Equatable, Sendable {
+        public var experiment: String
+        public var variant: String
+    }
 
     public init(scope: Scope, platform: String? = nil, appVersion: VersionRange? = nil) {
         self.scope = scope
@@ -25,6 +32,7 @@ public struct Target: Equatable, Sendable {
         if let appVersion {
             guard let version = client.appVersion, appVersion.contains(version) else { return false }
         }
+        if let variant, !cohorts.isInVariant(variant.experiment, variant.variant, client) { return false }
         switch scope {
         case .user(let user): return client.user == user
         case .users(let users): return client.user.map(users.contains) ?? false
@@ -52,6 +60,7 @@ public struct Target: Equatable, Sendable {
         }
         if let platform { members["platform"] = .string(platform) }
         if let appVersion { members["app_version"] = .string(appVersion.description) }
+        if let variant { members["variant"] = .object([variant.experiment: .string(variant.variant)]) }
         return .object(members)
     }
 
@@ -91,8 +100,11 @@ public struct Target: Equatable, Sendable {
             }
             appVersion = parsed
         }
-        if members["variant"] != nil {
-            throw AdminError(422, "unsupported_target", "\"target.variant\" arrives with experiments; it is not supported yet")
+        if let value = members["variant"] {
+            guard case .object(let pair) = value, pair.count == 1, let variant = pair.members[0].value.stringValue else {
+                throw AdminError(400, "bad_target", "\"target.variant\" must be {\"experiment-key\": \"variant\"}")
+            }
+            self.variant = Variant(experiment: pair.members[0].key, variant: variant)
         }
     }
 }
