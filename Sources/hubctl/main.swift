@@ -2,7 +2,9 @@ import Foundation
 
 // hubctl: the ops CLI over the admin API (DESIGN §8).
 
-let commands: [any Command.Type] = [Status.self, Screen.self, SyncCommand.self, CohortCommand.self, Clients.self, Watch.self, Token.self]
+let commands: [any Command.Type] = [
+    Status.self, Screen.self, SyncCommand.self, CohortCommand.self, ExperimentCommand.self, Clients.self, Watch.self, Token.self,
+]
 
 let overview = """
     OVERVIEW: Operate a PushHub through its admin API.
