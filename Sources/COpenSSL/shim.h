@@ -1,5 +1,8 @@
 #ifndef PUSHHUB_COPENSSL_SHIM_H
 #define PUSHHUB_COPENSSL_SHIM_H
+/* SHA256_Init/Update/Final hash from a caller's context without an EVP fetch or allocation
+   (experiment bucketing); OpenSSL 3 marks them deprecated, not removed. */
+#define OPENSSL_SUPPRESS_DEPRECATED 1
 #include <openssl/sha.h>
 #include <openssl/hmac.h>
 #include <openssl/evp.h>

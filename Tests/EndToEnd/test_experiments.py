@@ -212,3 +212,30 @@ def test_hubctl_experiment_commands(hub_factory, tmp_path):
     assert json.loads(run("--json", "experiment", "show", "even").stdout)["status"] == "stopped"
     assert run("experiment", "show", "nope").returncode == 1
     assert run("experiment", "assign", "even").returncode == 2
+
+
+def test_experimenter_flow_with_hubctl_watch(hub_factory, tmp_path):
+    """apply an experiment, watch two signed-in clients get different trees, read exposures."""
+    hub = hub_factory()
+    env = {**os.environ, "HUBCTL_URL": "http://127.0.0.1:%d" % hub.admin_port, "HUBCTL_TOKEN": hub.token,
+           "HUBCTL_JWT_SECRET_FILE": os.path.join(hub.data, "data", "jwt.secret")}
+    run = lambda *args: subprocess.run([os.path.join(BIN, "hubctl"), *args], capture_output=True, text=True, env=env, timeout=20)
+    publish(hub, "home", {"type": "screen", "banner": "default"})
+    definition = {"key": "banner-test", "status": "running", "variants": [{"key": "old"}, {"key": "new"}],
+                  "screens": {"home": {"new": {"banner": "shiny"}}}}
+    spec = tmp_path / "exp.json"
+    spec.write_text(json.dumps(definition))
+    assert run("experiment", "apply", str(spec)).returncode == 0
+    user_old = devices_in(definition, "old", 1, "user")[0]
+    user_new = devices_in(definition, "new", 1, "user")[0]
+    trees = {}
+    for user in (user_old, user_new):
+        watched = run("watch", "home", "--user", user, "--count", "1")
+        assert watched.returncode == 0, watched.stderr
+        trees[user] = json.loads(watched.stdout.splitlines()[1])
+    assert trees[user_old] == {"type": "screen", "banner": "default"}
+    assert trees[user_new] == {"type": "screen", "banner": "shiny"}
+    results = run("experiment", "results", "banner-test")
+    assert results.returncode == 0, results.stderr
+    rows = {line.split()[0]: line.split()[1:] for line in results.stdout.splitlines()[2:]}
+    assert rows == {"old": ["1", "0"], "new": ["1", "0"]}

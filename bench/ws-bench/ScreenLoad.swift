@@ -20,6 +20,9 @@ enum ScreenLoad {
         var firstDeliveryMillis: Double
         /// Median time from the first to the last delivery of a publish (the fan-out itself).
         var spreadMillis: Double
+        /// Renditions rendered and messages encoded by the hub for the last publish (from /metrics).
+        var rendersPerPublish = 0
+        var encodesPerPublish = 0
     }
 
     /// Counts complete server frames per connection (unmasked, any length).
@@ -51,7 +54,9 @@ enum ScreenLoad {
         }
     }
 
-    static func run(hub: HubProcess, count: Int, publishes: Int) throws -> Result {
+    /// - Parameter variants: when > 0, a running experiment with that many variants, each with a
+    ///   merge patch for the screen, splits the subscribers into that many renditions.
+    static func run(hub: HubProcess, count: Int, publishes: Int, variants: Int = 0) throws -> Result {
         let admin = try AdminClientLite(
             address: hub.admin,
             token: try String(contentsOfFile: hub.data + "/admin.token", encoding: .utf8)
@@ -64,6 +69,18 @@ enum ScreenLoad {
         }
         version += 1
         try admin.put("/v1/screens/bench/live", tree(version))
+        if variants > 0 {
+            let list = (0..<variants).map { #"{"key":"v\#($0)"}"# }.joined(separator: ",")
+            let patches = (0..<variants).map { #""v\#($0)":{"variant":"v\#($0)"}"# }.joined(separator: ",")
+            try admin.put("/v1/experiments/bench-variants",
+                          Array(#"{"status":"running","variants":[\#(list)],"screens":{"bench/live":{\#(patches)}}}"#.utf8))
+        }
+        func counter(_ name: String) throws -> Int {
+            let text = String(decoding: try admin.send("GET", "/metrics", []), as: UTF8.self)
+            let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") } ?? ""
+            return Int(line.split(separator: " ").last ?? "0") ?? 0
+        }
+        var renders = 0, encodes = 0
         usleep(200_000)
         let rssBefore = hub.residentBytes
         let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -71,17 +88,19 @@ enum ScreenLoad {
         var fds: [Int32] = []
         fds.reserveCapacity(count)
         defer { for fd in fds { close(fd) } }
-        var hello: [UInt8] = []
-        FrameEncoder.appendFrame(
-            opcode: .text, payload: Array(#"{"type":"hello","protocol":1,"device":"bench"}"#.utf8),
-            maskingKey: .random(), to: &hello)
-        FrameEncoder.appendFrame(
-            opcode: .text, payload: Array(#"{"type":"subscribe","screen":"bench/live"}"#.utf8), maskingKey: .random(),
-            to: &hello)
+        /// hello (a distinct anonymous device per connection, so experiments split them) + subscribe.
+        func greeting(_ i: Int) -> [UInt8] {
+            var frames: [UInt8] = []
+            FrameEncoder.appendFrame(opcode: .text, payload: Array(#"{"type":"hello","protocol":1,"device":"bench-\#(i)"}"#.utf8),
+                                     maskingKey: .random(), to: &frames)
+            FrameEncoder.appendFrame(opcode: .text, payload: Array(#"{"type":"subscribe","screen":"bench/live"}"#.utf8),
+                                     maskingKey: .random(), to: &frames)
+            return frames
+        }
         var counters = [FrameCounter](repeating: FrameCounter(), count: count)
         for i in 0..<count {
             let fd = try RawConnection.openWebSocket(to: hub.client, from: RawConnection.source(i), path: "/v1/connect")
-            try RawConnection.writeAll(fd, hello)
+            try RawConnection.writeAll(fd, greeting(i))
             var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: UInt64(i)))
             epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event)
             fds.append(fd)
@@ -123,6 +142,7 @@ enum ScreenLoad {
         var firsts = Latencies(), spreads = Latencies()
         for _ in 0..<publishes {
             version += 1
+            let rendersBefore = try counter("pushhub_renders_total"), encodesBefore = try counter("pushhub_encodes_total")
             let start = MonotonicClock.now()
             try admin.put("/v1/screens/bench/live", tree(version))
             let (arrivals, last) = collect(count, deadline: start + 30_000_000_000)
@@ -132,6 +152,8 @@ enum ScreenLoad {
             for arrival in arrivals { latencies.add(arrival - start) }
             deliveryNanos += arrivals.max()! - start
             firsts.add(arrivals.min()! - start)
+            renders = try counter("pushhub_renders_total") - rendersBefore
+            encodes = try counter("pushhub_encodes_total") - encodesBefore
             spreads.add(arrivals.max()! - arrivals.min()!)
             frameBytes = last
         }
@@ -140,7 +162,8 @@ enum ScreenLoad {
             deliveriesPerSecond: Double(count * publishes) / (Double(deliveryNanos) / 1e9),
             p50Millis: latencies.percentile(0.5) / 1000, p99Millis: latencies.percentile(0.99) / 1000,
             frameBytes: frameBytes,
-            firstDeliveryMillis: firsts.percentile(0.5) / 1000, spreadMillis: spreads.percentile(0.5) / 1000)
+            firstDeliveryMillis: firsts.percentile(0.5) / 1000, spreadMillis: spreads.percentile(0.5) / 1000,
+            rendersPerPublish: renders, encodesPerPublish: encodes)
     }
 }
 

@@ -6,7 +6,7 @@ import PushHub
 // echo messages/s and latency with 100 connections of 32-byte messages, handshakes/s, and
 // RSS per idle connection with 10,000 idle connections. Results go into bench/README.md.
 //
-//   ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--only echo|handshake|alloc|diff|fanout|sync|idle]
+//   ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--only echo|handshake|alloc|diff|fanout|sync|assign|variants|idle]
 
 var options: [String: String] = [:]
 var argumentIterator = CommandLine.arguments.dropFirst().makeIterator()
@@ -14,7 +14,7 @@ while let flag = argumentIterator.next() {
     guard flag.hasPrefix("--"), let value = argumentIterator.next() else {
         FileHandle.standardError.write(
             Data(
-                "usage: ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--only echo|handshake|alloc|diff|fanout|sync|idle]\n"
+                "usage: ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--only echo|handshake|alloc|diff|fanout|sync|assign|variants|idle]\n"
                     .utf8))
         exit(2)
     }
@@ -107,6 +107,20 @@ do {
         print(String(format: "cohort import: 1,000,000 ids in 10 batches: %.2f s, hub RSS +%.1f MiB", result.importSeconds,
                      Double(result.importRSSBytes) / 1_048_576))
         print(String(format: "replay: 1,000 missed syncs on reconnect (hello -> last one received): %.1f ms", result.replayMillis))
+    }
+    if only == nil || only == "assign" {
+        for traffic in [1.0, 0.5] {
+            let result = AssignmentRate.run(count: 2_000_000, traffic: traffic)
+            print(String(format: "assignments: %.2f M/s on one core (2,000,000 distinct units, running 50/50 experiment at traffic %.1f, not sticky)",
+                         result.perSecond / 1e6, traffic))
+        }
+    }
+    if only == nil || only == "variants" {
+        let hub = try HubProcess(loops: loops, extraArguments: ["--dev"])
+        let result = try ScreenLoad.run(hub: hub, count: subscriberCount, publishes: Int(options["publishes"] ?? "") ?? 5, variants: 4)
+        hub.stop()
+        print(String(format: "variants: publish of a screen in a 4-variant experiment -> %d subscribers: renders %d, encodes %d per publish; %.0f deliveries/s, p50 %.1f ms, p99 %.1f ms",
+                     result.subscribers, result.rendersPerPublish, result.encodesPerPublish, result.deliveriesPerSecond, result.p50Millis, result.p99Millis))
     }
     if only == nil || only == "idle" {
         let hub = try HubProcess(loops: loops)

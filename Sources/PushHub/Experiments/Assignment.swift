@@ -38,34 +38,54 @@ public enum Assignment {
         if let cohort = experiment.audience.cohort {
             guard let client, let cohorts, cohorts.contains(cohort, client) else { return .notInExperiment(reason: "audience: cohort") }
         }
+        let prefix = experiment.hashPrefix
         if let layer = experiment.layer, let range = experiment.layerRange {
             guard range.contains(bucket("layer/\(layer)/\(unit)")) else { return .notInExperiment(reason: "layer range") }
-        } else {
-            guard bucket("\(experiment.salt)/\(experiment.key)/\(unit)") < Int((experiment.traffic * 10_000).rounded(.down)) else {
+        } else if experiment.traffic < 1 {
+            guard bucket(prefix: prefix, unit: unit, suffix: []) < Int((experiment.traffic * 10_000).rounded(.down)) else {
                 return .notInExperiment(reason: "traffic")
             }
-        }
-        let v = bucket("\(experiment.salt)/\(experiment.key)/\(unit)/variant")
-        let total = experiment.totalWeight
-        var cumulative = 0
-        for variant in experiment.variants {
-            let from = 10_000 * cumulative / total
-            cumulative += variant.weight
-            let to = 10_000 * cumulative / total
-            if from <= v && v < to { return .variant(variant.key, reason: "bucket") }
+        }  // at traffic 1 every bucket (< 10000) is in: no need to hash
+        let v = bucket(prefix: prefix, unit: unit, suffix: variantSuffix)
+        for (i, upper) in experiment.variantUpperBounds.enumerated() where v < upper {
+            return .variant(experiment.variants[i].key, reason: "bucket")
         }
         return .variant(experiment.variants.last!.key, reason: "bucket")  // unreachable: the ranges cover 0..<10000
     }
 
-    /// `u64(SHA-256(text)) % 10000`.
-    public static func bucket(_ text: String) -> Int {
-        var digest = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-        var input = text
-        input.withUTF8 { bytes in
-            withUnsafeMutableBytes(of: &digest) { out in
-                _ = SHA256(bytes.baseAddress, bytes.count, out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+    static let variantSuffix = Array("/variant".utf8)
+
+    /// `u64(SHA-256(prefix + unit + suffix)) % 10000`, hashing from a stack buffer (no allocation).
+    static func bucket(prefix: [UInt8], unit: String, suffix: [UInt8]) -> Int {
+        var unit = unit
+        return unit.withUTF8 { unitBytes in
+            let count = prefix.count + unitBytes.count + suffix.count
+            return withUnsafeTemporaryAllocation(byteCount: count, alignment: 8) { buffer in
+                var offset = 0
+                prefix.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                offset = prefix.count
+                if unitBytes.count > 0 { (buffer.baseAddress! + offset).copyMemory(from: unitBytes.baseAddress!, byteCount: unitBytes.count) }
+                offset += unitBytes.count
+                if !suffix.isEmpty { suffix.withUnsafeBytes { (buffer.baseAddress! + offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+                return sha256Bucket(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count))
             }
         }
+    }
+
+    /// `u64(SHA-256(bytes)) % 10000` with a context on the stack: the low-level API skips the
+    /// EVP algorithm fetch (a lock) and the context allocation of the one-shot `SHA256()`.
+    static func sha256Bucket(_ bytes: UnsafeRawBufferPointer) -> Int {
+        var context = SHA256_CTX()
+        var digest = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        SHA256_Init(&context)
+        SHA256_Update(&context, bytes.baseAddress, bytes.count)
+        withUnsafeMutableBytes(of: &digest) { _ = SHA256_Final($0.baseAddress!.assumingMemoryBound(to: UInt8.self), &context) }
         return Int(UInt64(bigEndian: digest.0) % 10_000)
+    }
+
+    /// `u64(SHA-256(text)) % 10000`.
+    public static func bucket(_ text: String) -> Int {
+        var input = text
+        return input.withUTF8 { sha256Bucket(UnsafeRawBufferPointer($0)) }
     }
 }

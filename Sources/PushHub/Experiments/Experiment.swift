@@ -34,6 +34,12 @@ public struct Experiment: Equatable, Sendable {
 
     public var totalWeight: Int { variants.reduce(0) { $0 + $1.weight } }
 
+    /// The bytes of "{salt}/{key}/", which every bucket hash of this experiment starts with.
+    public private(set) var hashPrefix: [UInt8] = []
+
+    /// Variant i owns `[upper(i-1), upper(i))` of the 10,000 variant buckets (DESIGN §6 step 3).
+    public private(set) var variantUpperBounds: [Int] = []
+
     /// Validates a definition; every refusal is a 422 naming the field and the rule.
     public init(key: String, json: JSONValue) throws(AdminError) {
         func fail(_ field: String, _ rule: String) -> AdminError { AdminError(422, "invalid_experiment", "\(field): \(rule)") }
@@ -114,5 +120,12 @@ public struct Experiment: Equatable, Sendable {
         }
         self.screens = screens
         sticky = members["sticky"] == .bool(true)
+        hashPrefix = Array("\(salt)/\(key)/".utf8)
+        var cumulative = 0
+        let total = variants.reduce(0) { $0 + $1.weight }
+        variantUpperBounds = variants.map { variant in
+            cumulative += variant.weight
+            return 10_000 * cumulative / total
+        }
     }
 }

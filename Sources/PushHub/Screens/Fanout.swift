@@ -22,7 +22,8 @@ public enum Fanout {
             let patch = ServerMessage.patch(
                 screen: new.name, from: old.version, version: new.version, hash: rendered.hash, ops: ops)
             let snapshotSize = ServerMessage.snapshotSize(screen: new.name, version: new.version, rendered: rendered)
-            return patch.count < snapshotSize ? patch : snapshot(new, rendition: key, rendered: rendered)
+            // Not `snapshot(...)`: that would ask `new` for a message from inside this one.
+            return patch.count < snapshotSize ? patch : ServerMessage.snapshot(screen: new.name, version: new.version, rendered: rendered)
         }
     }
 

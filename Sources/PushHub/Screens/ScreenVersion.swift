@@ -70,28 +70,32 @@ public final class ScreenVersion: Sendable {
                      capabilities: Rendition.key(for: target, thresholds: mergedTree(for: target).thresholds))
     }
 
-    /// The tree `target` sees, rendered once per rendition.
+    /// The tree `target` sees, rendered once per rendition: under the lock, so that two loops
+    /// needing the same rendition at once do not both render it.
     public func rendered(for target: RenderTarget) -> RenderedTree {
         let key = renditionKey(for: target)
-        if let cached = renditions.withLock({ $0[key] }) { return cached }
-        let base = mergedTree(for: target)
-        // Without capability nodes every client sees the merged tree as it is.
-        let rendered = RenderedTree(base.thresholds.isEmpty ? base.tree : Rendition.render(base.tree, for: target))
-        Metrics.renders.add(1, ordering: .relaxed)
         return renditions.withLock { cache in
-            if let raced = cache[key] { return raced }
+            if let cached = cache[key] { return cached }
+            let base = mergedTree(for: target)
+            // Without capability nodes every client sees the merged tree as it is.
+            let rendered = RenderedTree(base.thresholds.isEmpty ? base.tree : Rendition.render(base.tree, for: target))
+            Metrics.renders.add(1, ordering: .relaxed)
             cache[key] = rendered
             return rendered
         }
     }
 
-    /// A cached message frame, or `make()`'s result stored for the next subscriber.
+    /// A cached message frame, or `make()`'s result stored for the next subscriber. `make` runs
+    /// under the lock (one encoding even when loops race) and must not ask this version for
+    /// another message.
     func message(_ key: MessageKey, make: () -> [UInt8]) -> [UInt8] {
-        if let cached = messages.withLock({ $0[key] }) { return cached }
-        let made = make()
-        Metrics.encodes.add(1, ordering: .relaxed)
-        messages.withLock { $0[key] = made }
-        return made
+        messages.withLock { cache in
+            if let cached = cache[key] { return cached }
+            let made = make()
+            Metrics.encodes.add(1, ordering: .relaxed)
+            cache[key] = made
+            return made
+        }
     }
 
     /// The base tree's hash as an up-to-date client sees it (what the admin API reports).
