@@ -193,6 +193,14 @@ def test_sync_narrowed_by_variant(hub_factory):
         assert json.loads(sockets[device].recv(timeout=5))["id"] == answer["id"]
     for device in in_a:
         assert drain(sockets[device], 0.2) == []
+    # A cohort rule can name the variant too.
+    assert call(hub, "PUT", "/v1/cohorts/onboarding-b", {"rule": {"variant": {"onboarding": "B"}}})[0] == 200
+    status, answer = call(hub, "POST", "/v1/syncs", {"target": {"cohort": "onboarding-b"}, "reason": "cohort"})
+    assert status == 200 and answer["targeted_online"] == 2
+    for device in in_b:
+        assert json.loads(sockets[device].recv(timeout=5))["id"] == answer["id"]
+    for device in in_a:
+        assert drain(sockets[device], 0.2) == []
 
 
 def test_hubctl_experiment_commands(hub_factory, tmp_path):
