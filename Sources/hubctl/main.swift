@@ -3,7 +3,8 @@ import Foundation
 // hubctl: the ops CLI over the admin API (DESIGN §8).
 
 let commands: [any Command.Type] = [
-    Status.self, Screen.self, SyncCommand.self, CohortCommand.self, ExperimentCommand.self, Clients.self, Watch.self, Token.self,
+    Status.self, Screen.self, SyncCommand.self, CohortCommand.self, ExperimentCommand.self, Clients.self, Watch.self,
+    Token.self,
 ]
 
 let overview = """

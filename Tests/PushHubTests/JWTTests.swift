@@ -1,10 +1,13 @@
 import Testing
+
 @testable import PushHub
 
 @Suite struct JWTTests {
     // RFC 7515 Appendix A.1: the HS256 example; the JWK "k" is the key, base64url.
-    static let key = Base64URL.decode("AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow")!
-    static let token = "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9"
+    static let key = Base64URL.decode(
+        "AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow")!
+    static let token =
+        "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9"
         + ".eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ"
         + ".dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
 
@@ -17,16 +20,22 @@ import Testing
         tampered.removeLast()
         tampered += "j"
         #expect(throws: JWTError.badSignature) { try verifier.verify(tampered, now: 1_300_819_370) }
-        #expect(throws: JWTError.wrongIssuer) { try JWTVerifier(secret: Self.key, issuer: "ann").verify(Self.token, now: 1_300_819_370) }
+        #expect(throws: JWTError.wrongIssuer) {
+            try JWTVerifier(secret: Self.key, issuer: "ann").verify(Self.token, now: 1_300_819_370)
+        }
     }
 
     @Test("tokens we sign verify; other algorithms and alg none do not")
     func signAndRefuse() throws {
         let secret = Array("s3cret".utf8)
-        let signed = JWTVerifier.sign(["sub": .string("u17"), "cohorts": .array([.string("beta")]), "exp": .number(2_000_000_000)], secret: secret)
+        let signed = JWTVerifier.sign(
+            ["sub": .string("u17"), "cohorts": .array([.string("beta")]), "exp": .number(2_000_000_000)], secret: secret
+        )
         let claims = try JWTVerifier(secret: secret).verify(signed, now: 1_900_000_000)
         #expect(claims.subject == "u17" && claims.cohorts == ["beta"])
-        let none = Base64URL.encode(Array(#"{"alg":"none"}"#.utf8)) + "." + Base64URL.encode(Array(#"{"sub":"u1"}"#.utf8)) + "."
+        let none =
+            Base64URL.encode(Array(#"{"alg":"none"}"#.utf8)) + "." + Base64URL.encode(Array(#"{"sub":"u1"}"#.utf8))
+            + "."
         #expect(throws: JWTError.unsupportedAlgorithm("none")) { try JWTVerifier(secret: secret).verify(none, now: 0) }
         #expect(throws: JWTError.self) { try JWTVerifier(secret: secret).verify("a.b", now: 0) }
     }
@@ -43,7 +52,9 @@ import Testing
     @Test("version ranges combine comparators")
     func ranges() throws {
         let range = try #require(VersionRange(">=5.0.0 <6.0.0"))
-        #expect(range.contains(SemanticVersion("5.3.1")!) && !range.contains(SemanticVersion("6.0.0")!) && !range.contains(SemanticVersion("4.9")!))
+        #expect(
+            range.contains(SemanticVersion("5.3.1")!) && !range.contains(SemanticVersion("6.0.0")!)
+                && !range.contains(SemanticVersion("4.9")!))
         #expect(VersionRange("<5.3.0")!.contains(SemanticVersion("5.2.9")!))
         #expect(VersionRange("5.x") == nil && VersionRange("") == nil)
     }

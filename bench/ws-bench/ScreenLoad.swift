@@ -72,8 +72,9 @@ enum ScreenLoad {
         if variants > 0 {
             let list = (0..<variants).map { #"{"key":"v\#($0)"}"# }.joined(separator: ",")
             let patches = (0..<variants).map { #""v\#($0)":{"variant":"v\#($0)"}"# }.joined(separator: ",")
-            try admin.put("/v1/experiments/bench-variants",
-                          Array(#"{"status":"running","variants":[\#(list)],"screens":{"bench/live":{\#(patches)}}}"#.utf8))
+            try admin.put(
+                "/v1/experiments/bench-variants",
+                Array(#"{"status":"running","variants":[\#(list)],"screens":{"bench/live":{\#(patches)}}}"#.utf8))
         }
         func counter(_ name: String) throws -> Int {
             let text = String(decoding: try admin.send("GET", "/metrics", []), as: UTF8.self)
@@ -91,10 +92,12 @@ enum ScreenLoad {
         /// hello (a distinct anonymous device per connection, so experiments split them) + subscribe.
         func greeting(_ i: Int) -> [UInt8] {
             var frames: [UInt8] = []
-            FrameEncoder.appendFrame(opcode: .text, payload: Array(#"{"type":"hello","protocol":1,"device":"bench-\#(i)"}"#.utf8),
-                                     maskingKey: .random(), to: &frames)
-            FrameEncoder.appendFrame(opcode: .text, payload: Array(#"{"type":"subscribe","screen":"bench/live"}"#.utf8),
-                                     maskingKey: .random(), to: &frames)
+            FrameEncoder.appendFrame(
+                opcode: .text, payload: Array(#"{"type":"hello","protocol":1,"device":"bench-\#(i)"}"#.utf8),
+                maskingKey: .random(), to: &frames)
+            FrameEncoder.appendFrame(
+                opcode: .text, payload: Array(#"{"type":"subscribe","screen":"bench/live"}"#.utf8),
+                maskingKey: .random(), to: &frames)
             return frames
         }
         var counters = [FrameCounter](repeating: FrameCounter(), count: count)
@@ -142,7 +145,8 @@ enum ScreenLoad {
         var firsts = Latencies(), spreads = Latencies()
         for _ in 0..<publishes {
             version += 1
-            let rendersBefore = try counter("pushhub_renders_total"), encodesBefore = try counter("pushhub_encodes_total")
+            let rendersBefore = try counter("pushhub_renders_total"),
+                encodesBefore = try counter("pushhub_encodes_total")
             let start = MonotonicClock.now()
             try admin.put("/v1/screens/bench/live", tree(version))
             let (arrivals, last) = collect(count, deadline: start + 30_000_000_000)
@@ -191,7 +195,8 @@ struct AdminClientLite {
             if chunk.isEmpty { break }
             answer += chunk
         }
-        guard answer.starts(with: Array("HTTP/1.1 200".utf8)), let end = answer.firstRange(of: Array("\r\n\r\n".utf8)) else {
+        guard answer.starts(with: Array("HTTP/1.1 200".utf8)), let end = answer.firstRange(of: Array("\r\n\r\n".utf8))
+        else {
             throw BenchError("\(method) \(path) failed: \(String(decoding: answer.prefix(200), as: UTF8.self))")
         }
         return Array(answer[end.upperBound...])

@@ -15,16 +15,23 @@ enum SyncLoad {
     }
 
     static func run(hub: HubProcess, count: Int) throws -> Result {
-        let token = try String(contentsOfFile: hub.data + "/admin.token", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        let secret = Array(try String(contentsOfFile: hub.data + "/jwt.secret", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+        let token = try String(contentsOfFile: hub.data + "/admin.token", encoding: .utf8).trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        let secret = Array(
+            try String(contentsOfFile: hub.data + "/jwt.secret", encoding: .utf8).trimmingCharacters(
+                in: .whitespacesAndNewlines
+            ).utf8)
         let admin = try AdminClientLite(address: hub.admin, token: token)
         let expiry = Double(Int(Date().timeIntervalSince1970) + 3600)
         func hello(_ user: String, lastSync: Int? = nil) -> [UInt8] {
             let jwt = JWTVerifier.sign(["sub": .string(user), "exp": .number(expiry)], secret: secret)
-            var message: JSONObject = ["type": .string("hello"), "protocol": .number(1), "token": .string(jwt), "device": .string("bench")]
+            var message: JSONObject = [
+                "type": .string("hello"), "protocol": .number(1), "token": .string(jwt), "device": .string("bench"),
+            ]
             if let lastSync { message["last_sync"] = .number(Double(lastSync)) }
             var frame: [UInt8] = []
-            FrameEncoder.appendFrame(opcode: .text, payload: JSONWriter.write(.object(message)), maskingKey: .random(), to: &frame)
+            FrameEncoder.appendFrame(
+                opcode: .text, payload: JSONWriter.write(.object(message)), maskingKey: .random(), to: &frame)
             return frame
         }
         let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -52,18 +59,23 @@ enum SyncLoad {
                     let i = Int(events[e].data.u64)
                     let n = buffer.withUnsafeMutableBytes { recv(fds[i], $0.baseAddress, $0.count, 0) }
                     guard n > 0 else { continue }
-                    let (frames, _) = buffer.withUnsafeBytes { counters[i].feed(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                    let (frames, _) = buffer.withUnsafeBytes {
+                        counters[i].feed(UnsafeRawBufferPointer(rebasing: $0[0..<n]))
+                    }
                     for _ in 0..<frames { arrivals.append(now) }
                 }
             }
             return arrivals
         }
-        guard collect(count, timeout: 60_000_000_000).count == count else { throw BenchError("not every client got its welcome") }
+        guard collect(count, timeout: 60_000_000_000).count == count else {
+            throw BenchError("not every client got its welcome")
+        }
         // One user among everyone.
         var one = Latencies()
         for round in 0..<200 {
             let start = MonotonicClock.now()
-            _ = try admin.send("POST", "/v1/syncs", Array(#"{"target":{"user":"u\#((round * 7919) % count)"},"reason":"bench"}"#.utf8))
+            _ = try admin.send(
+                "POST", "/v1/syncs", Array(#"{"target":{"user":"u\#((round * 7919) % count)"},"reason":"bench"}"#.utf8))
             let arrivals = collect(1, timeout: 10_000_000_000)
             guard let arrival = arrivals.first else { throw BenchError("the one-user sync did not arrive") }
             one.add(arrival - start)
@@ -76,7 +88,9 @@ enum SyncLoad {
             let start = MonotonicClock.now()
             _ = try admin.send("POST", "/v1/syncs", Array(#"{"target":{"all":true},"reason":"bench"}"#.utf8))
             let arrivals = collect(count, timeout: 30_000_000_000)
-            guard arrivals.count == count else { throw BenchError("only \(arrivals.count) of \(count) got the sync to all") }
+            guard arrivals.count == count else {
+                throw BenchError("only \(arrivals.count) of \(count) got the sync to all")
+            }
             for arrival in arrivals { all.add(arrival - start) }
             allNanos += arrivals.max()! - start
         }
@@ -97,7 +111,8 @@ enum SyncLoad {
         // 1,000 missed syncs replayed on reconnect.
         var firstMissed = 0
         for n in 0..<1000 {
-            let answer = try admin.send("POST", "/v1/syncs", Array(#"{"target":{"user":"offline"},"reason":"missed \#(n)"}"#.utf8))
+            let answer = try admin.send(
+                "POST", "/v1/syncs", Array(#"{"target":{"user":"offline"},"reason":"missed \#(n)"}"#.utf8))
             if n == 0 { firstMissed = (try JSONReader.parse(answer))["seq"]?.intValue ?? 0 }
         }
         let fd = try RawConnection.openWebSocket(to: hub.client, from: "127.0.0.251", path: "/v1/connect")
@@ -108,9 +123,10 @@ enum SyncLoad {
         try RawConnection.writeAll(fd, hello("offline", lastSync: firstMissed - 1))
         let replayed = collect(1001, timeout: 30_000_000_000)  // welcome + 1,000 syncs
         guard replayed.count >= 1001 else { throw BenchError("replayed \(replayed.count - 1) of 1000 syncs") }
-        return Result(oneUserP50: one.percentile(0.5) / 1000, oneUserP99: one.percentile(0.99) / 1000,
-                      allPerSecond: Double(count * rounds) / (Double(allNanos) / 1e9), allP50: all.percentile(0.5) / 1000,
-                      allP99: all.percentile(0.99) / 1000, importSeconds: importSeconds, importRSSBytes: importRSS,
-                      replayMillis: Double(replayed.max()! - replayStart) / 1e6)
+        return Result(
+            oneUserP50: one.percentile(0.5) / 1000, oneUserP99: one.percentile(0.99) / 1000,
+            allPerSecond: Double(count * rounds) / (Double(allNanos) / 1e9), allP50: all.percentile(0.5) / 1000,
+            allP99: all.percentile(0.99) / 1000, importSeconds: importSeconds, importRSSBytes: importRSS,
+            replayMillis: Double(replayed.max()! - replayStart) / 1e6)
     }
 }

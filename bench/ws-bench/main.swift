@@ -100,27 +100,46 @@ do {
         let hub = try HubProcess(loops: loops)
         let result = try SyncLoad.run(hub: hub, count: subscriberCount)
         hub.stop()
-        print(String(format: "sync to one user among %d signed-in connections: p50 %.2f ms, p99 %.2f ms (200 syncs, POST -> arrival)",
-                     subscriberCount, result.oneUserP50, result.oneUserP99))
-        print(String(format: "sync to all %d: %.0f deliveries/s, p50 %.1f ms, p99 %.1f ms", subscriberCount, result.allPerSecond,
-                     result.allP50, result.allP99))
-        print(String(format: "cohort import: 1,000,000 ids in 10 batches: %.2f s, hub RSS +%.1f MiB", result.importSeconds,
-                     Double(result.importRSSBytes) / 1_048_576))
-        print(String(format: "replay: 1,000 missed syncs on reconnect (hello -> last one received): %.1f ms", result.replayMillis))
+        print(
+            String(
+                format:
+                    "sync to one user among %d signed-in connections: p50 %.2f ms, p99 %.2f ms (200 syncs, POST -> arrival)",
+                subscriberCount, result.oneUserP50, result.oneUserP99))
+        print(
+            String(
+                format: "sync to all %d: %.0f deliveries/s, p50 %.1f ms, p99 %.1f ms", subscriberCount,
+                result.allPerSecond,
+                result.allP50, result.allP99))
+        print(
+            String(
+                format: "cohort import: 1,000,000 ids in 10 batches: %.2f s, hub RSS +%.1f MiB", result.importSeconds,
+                Double(result.importRSSBytes) / 1_048_576))
+        print(
+            String(
+                format: "replay: 1,000 missed syncs on reconnect (hello -> last one received): %.1f ms",
+                result.replayMillis))
     }
     if only == nil || only == "assign" {
         for traffic in [1.0, 0.5] {
             let result = AssignmentRate.run(count: 2_000_000, traffic: traffic)
-            print(String(format: "assignments: %.2f M/s on one core (2,000,000 distinct units, running 50/50 experiment at traffic %.1f, not sticky)",
-                         result.perSecond / 1e6, traffic))
+            print(
+                String(
+                    format:
+                        "assignments: %.2f M/s on one core (2,000,000 distinct units, running 50/50 experiment at traffic %.1f, not sticky)",
+                    result.perSecond / 1e6, traffic))
         }
     }
     if only == nil || only == "variants" {
         let hub = try HubProcess(loops: loops, extraArguments: ["--dev"])
-        let result = try ScreenLoad.run(hub: hub, count: subscriberCount, publishes: Int(options["publishes"] ?? "") ?? 5, variants: 4)
+        let result = try ScreenLoad.run(
+            hub: hub, count: subscriberCount, publishes: Int(options["publishes"] ?? "") ?? 5, variants: 4)
         hub.stop()
-        print(String(format: "variants: publish of a screen in a 4-variant experiment -> %d subscribers: renders %d, encodes %d per publish; %.0f deliveries/s, p50 %.1f ms, p99 %.1f ms",
-                     result.subscribers, result.rendersPerPublish, result.encodesPerPublish, result.deliveriesPerSecond, result.p50Millis, result.p99Millis))
+        print(
+            String(
+                format:
+                    "variants: publish of a screen in a 4-variant experiment -> %d subscribers: renders %d, encodes %d per publish; %.0f deliveries/s, p50 %.1f ms, p99 %.1f ms",
+                result.subscribers, result.rendersPerPublish, result.encodesPerPublish, result.deliveriesPerSecond,
+                result.p50Millis, result.p99Millis))
     }
     if only == nil || only == "idle" {
         let hub = try HubProcess(loops: loops)

@@ -65,10 +65,12 @@ public struct AdminAPI: Sendable {
                 return try SyncRoutes(services: services).status(String(path.dropFirst("/v1/syncs/".count)))
             }
             if path.hasPrefix("/v1/experiments/") {
-                return try ExperimentRoutes(services: services).handle(head, path: String(path.dropFirst("/v1/experiments/".count)), body: body)
+                return try ExperimentRoutes(services: services).handle(
+                    head, path: String(path.dropFirst("/v1/experiments/".count)), body: body)
             }
             if path.hasPrefix("/v1/cohorts/") {
-                return try CohortRoutes(services: services).handle(head, path: String(path.dropFirst("/v1/cohorts/".count)), body: body)
+                return try CohortRoutes(services: services).handle(
+                    head, path: String(path.dropFirst("/v1/cohorts/".count)), body: body)
             }
             throw AdminError.notFound("no admin route \(head.method) \(path)")
         }

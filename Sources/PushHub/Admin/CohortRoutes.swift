@@ -5,10 +5,12 @@ struct CohortRoutes {
     /// A cohort name: `[a-z0-9._-]{1,100}`.
     static func validationError(_ name: String) -> String? {
         let allowed = name.utf8.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
                 || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
         }
-        return allowed && (1...100).contains(name.utf8.count) ? nil : "a cohort name is 1 to 100 of a-z 0-9 . _ - (got \"\(name)\")"
+        return allowed && (1...100).contains(name.utf8.count)
+            ? nil : "a cohort name is 1 to 100 of a-z 0-9 . _ - (got \"\(name)\")"
     }
 
     func list() -> Response {
@@ -30,31 +32,49 @@ struct CohortRoutes {
         case ("PUT", false):
             let request = try parse(body)
             let users = try ids(request, "users")
-            let rule = try request["rule"].flatMap { value throws(AdminError) -> CohortRule? in value == .null ? nil : try CohortRule(json: value) }
+            let rule = try request["rule"].flatMap { value throws(AdminError) -> CohortRule? in
+                value == .null ? nil : try CohortRule(json: value)
+            }
             guard request["users"] != nil || rule != nil else {
                 throw AdminError(400, "bad_request", "a cohort needs \"users\" and/or \"rule\"")
             }
             try store { try services.cohorts.set(name, users: Set(users), rule: rule) }
-            return .json(200, JSONWriter.string(.object(["name": .string(name), "users": .number(Double(Set(users).count)),
-                                                         "rule": rule?.json ?? .null])))
+            return .json(
+                200,
+                JSONWriter.string(
+                    .object([
+                        "name": .string(name), "users": .number(Double(Set(users).count)),
+                        "rule": rule?.json ?? .null,
+                    ])))
         case ("POST", true):
             let request = try parse(body)
             let add = try ids(request, "add"), remove = try ids(request, "remove")
             try store { try services.cohorts.edit(name, add: add, remove: remove) }
-            return .json(200, JSONWriter.string(.object(["name": .string(name),
-                                                         "users": .number(Double(services.cohorts.get(name)?.users.count ?? 0))])))
+            return .json(
+                200,
+                JSONWriter.string(
+                    .object([
+                        "name": .string(name),
+                        "users": .number(Double(services.cohorts.get(name)?.users.count ?? 0)),
+                    ])))
         case ("GET", false):
             guard let cohort = services.cohorts.get(name) else { throw AdminError.notFound("no cohort named \(name)") }
-            return .json(200, JSONWriter.string(.object([
-                "name": .string(name), "users": .number(Double(cohort.users.count)),
-                "sample": .array(cohort.users.sorted().prefix(100).map(JSONValue.string)), "rule": cohort.rule?.json ?? .null,
-            ])))
+            return .json(
+                200,
+                JSONWriter.string(
+                    .object([
+                        "name": .string(name), "users": .number(Double(cohort.users.count)),
+                        "sample": .array(cohort.users.sorted().prefix(100).map(JSONValue.string)),
+                        "rule": cohort.rule?.json ?? .null,
+                    ])))
         case ("DELETE", false):
             guard services.cohorts.get(name) != nil else { throw AdminError.notFound("no cohort named \(name)") }
             try store { try services.cohorts.delete(name) }
             return .json(200, JSONWriter.string(.object(["name": .string(name), "deleted": .bool(true)])))
         default:
-            throw AdminError(405, "method_not_allowed", editUsers ? "users accepts POST" : "/v1/cohorts/\(name) accepts GET, PUT, DELETE")
+            throw AdminError(
+                405, "method_not_allowed",
+                editUsers ? "users accepts POST" : "/v1/cohorts/\(name) accepts GET, PUT, DELETE")
         }
     }
 
@@ -72,7 +92,9 @@ struct CohortRoutes {
 
     private func ids(_ request: JSONValue, _ field: String) throws(AdminError) -> [String] {
         guard let value = request[field], value != .null else { return [] }
-        guard let list = value.arrayValue else { throw AdminError(400, "bad_\(field)", "\"\(field)\" must be an array of user ids") }
+        guard let list = value.arrayValue else {
+            throw AdminError(400, "bad_\(field)", "\"\(field)\" must be an array of user ids")
+        }
         var ids: [String] = []
         ids.reserveCapacity(list.count)
         for (i, element) in list.enumerated() {

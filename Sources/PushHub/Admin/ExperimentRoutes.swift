@@ -5,16 +5,22 @@ struct ExperimentRoutes {
 
     static func validationError(_ key: String) -> String? {
         let allowed = key.utf8.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
                 || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
         }
-        return allowed && (1...100).contains(key.utf8.count) ? nil : "an experiment key is 1 to 100 of a-z 0-9 . _ - (got \"\(key)\")"
+        return allowed && (1...100).contains(key.utf8.count)
+            ? nil : "an experiment key is 1 to 100 of a-z 0-9 . _ - (got \"\(key)\")"
     }
 
     func list() -> Response {
-        let entries = services.experiments.current.all.values.sorted { $0.key < $1.key }.map { experiment -> JSONValue in
-            .object(["key": .string(experiment.key), "status": .string(experiment.status.rawValue),
-                     "variants": .array(experiment.variants.map { .string($0.key) }), "screens": .array(experiment.screens.keys.sorted().map(JSONValue.string))])
+        let entries = services.experiments.current.all.values.sorted { $0.key < $1.key }.map {
+            experiment -> JSONValue in
+            .object([
+                "key": .string(experiment.key), "status": .string(experiment.status.rawValue),
+                "variants": .array(experiment.variants.map { .string($0.key) }),
+                "screens": .array(experiment.screens.keys.sorted().map(JSONValue.string)),
+            ])
         }
         return .json(200, JSONWriter.string(.object(["experiments": .array(entries)])))
     }
@@ -27,10 +33,14 @@ struct ExperimentRoutes {
         switch (head.method, sub) {
         case ("PUT", ""): return try put(key, body)
         case ("GET", ""):
-            guard let experiment = services.experiments.current.all[key] else { throw AdminError.notFound("no experiment \(key)") }
+            guard let experiment = services.experiments.current.all[key] else {
+                throw AdminError.notFound("no experiment \(key)")
+            }
             return .json(200, JSONWriter.string(experiment.json))
         case ("DELETE", ""):
-            guard let experiment = services.experiments.current.all[key] else { throw AdminError.notFound("no experiment \(key)") }
+            guard let experiment = services.experiments.current.all[key] else {
+                throw AdminError.notFound("no experiment \(key)")
+            }
             do {
                 _ = try services.experiments.delete(key)
             } catch {
@@ -41,7 +51,9 @@ struct ExperimentRoutes {
         case ("GET", "assignment"): return try assignment(key, head)
         case ("GET", "results"): return try results(key)
         default:
-            throw AdminError(405, "method_not_allowed", "/v1/experiments/\(key)\(sub.isEmpty ? "" : "/" + sub) does not accept \(head.method)")
+            throw AdminError(
+                405, "method_not_allowed",
+                "/v1/experiments/\(key)\(sub.isEmpty ? "" : "/" + sub) does not accept \(head.method)")
         }
     }
 
@@ -57,8 +69,10 @@ struct ExperimentRoutes {
         if let layer = experiment.layer, let range = experiment.layerRange {
             for other in set.all.values where other.key != key && other.layer == layer && other.status != .stopped {
                 if let theirs = other.layerRange, theirs.overlaps(range) {
-                    throw AdminError(422, "invalid_experiment",
-                                     "layer_range: [\(range.lowerBound), \(range.upperBound)) overlaps \(other.key)'s [\(theirs.lowerBound), \(theirs.upperBound)) in layer \(layer)")
+                    throw AdminError(
+                        422, "invalid_experiment",
+                        "layer_range: [\(range.lowerBound), \(range.upperBound)) overlaps \(other.key)'s [\(theirs.lowerBound), \(theirs.upperBound)) in layer \(layer)"
+                    )
                 }
             }
         }
@@ -70,28 +84,45 @@ struct ExperimentRoutes {
         }
         let screens = Set(experiment.screens.keys).union(previous?.screens.keys ?? [:].keys)
         services.broadcast(.experimentsChanged(Array(screens)))
-        return .json(200, JSONWriter.string(.object(["key": .string(key), "status": .string(experiment.status.rawValue),
-                                                     "screens": .array(screens.sorted().map(JSONValue.string))])))
+        return .json(
+            200,
+            JSONWriter.string(
+                .object([
+                    "key": .string(key), "status": .string(experiment.status.rawValue),
+                    "screens": .array(screens.sorted().map(JSONValue.string)),
+                ])))
     }
 
     /// `?unit=U[&unit=…][&platform=P&app_version=V]` → the variant of each unit, with the reason.
     private func assignment(_ key: String, _ head: RequestHead) throws(AdminError) -> Response {
-        guard let experiment = services.experiments.current.all[key] else { throw AdminError.notFound("no experiment \(key)") }
+        guard let experiment = services.experiments.current.all[key] else {
+            throw AdminError.notFound("no experiment \(key)")
+        }
         let query = head.query
         let units = query.filter { $0.name == "unit" }.map(\.value)
-        guard !units.isEmpty else { throw AdminError(400, "bad_request", "give the unit: ?unit=U (repeat it for several)") }
+        guard !units.isEmpty else {
+            throw AdminError(400, "bad_request", "give the unit: ?unit=U (repeat it for several)")
+        }
         let platform = query.first { $0.name == "platform" }?.value
         let versionText = query.first { $0.name == "app_version" }?.value
         var appVersion: SemanticVersion?
         if let versionText {
-            guard let parsed = SemanticVersion(versionText) else { throw AdminError(400, "bad_app_version", "app_version \"\(versionText)\" is not a semantic version") }
+            guard let parsed = SemanticVersion(versionText) else {
+                throw AdminError(400, "bad_app_version", "app_version \"\(versionText)\" is not a semantic version")
+            }
             appVersion = parsed
         }
         let answers = units.map { unit -> JSONValue in
-            let client = ClientAttributes(session: "", user: unit, device: unit, platform: platform, appVersion: appVersion, appVersionText: versionText,
-                                          claimCohorts: [], claims: JSONObject(), connectedAt: 0)
-            let outcome = services.experiments.variant(experiment, unit: unit, client: client, cohorts: services.cohorts, remember: false)
-            return .object(["unit": .string(unit), "variant": outcome.variant.map(JSONValue.string) ?? .null, "reason": .string(outcome.reason)])
+            let client = ClientAttributes(
+                session: "", user: unit, device: unit, platform: platform, appVersion: appVersion,
+                appVersionText: versionText,
+                claimCohorts: [], claims: JSONObject(), connectedAt: 0)
+            let outcome = services.experiments.variant(
+                experiment, unit: unit, client: client, cohorts: services.cohorts, remember: false)
+            return .object([
+                "unit": .string(unit), "variant": outcome.variant.map(JSONValue.string) ?? .null,
+                "reason": .string(outcome.reason),
+            ])
         }
         if answers.count == 1, case .object(var only) = answers[0] {
             only["unit"] = nil
@@ -101,12 +132,22 @@ struct ExperimentRoutes {
     }
 
     private func results(_ key: String) throws(AdminError) -> Response {
-        guard let experiment = services.experiments.current.all[key] else { throw AdminError.notFound("no experiment \(key)") }
+        guard let experiment = services.experiments.current.all[key] else {
+            throw AdminError.notFound("no experiment \(key)")
+        }
         let counts = services.exposures.results(key)
         let variants = experiment.variants.map { variant -> JSONValue in
             let count = counts[variant.key] ?? (0, 0)
-            return .object(["variant": .string(variant.key), "served": .number(Double(count.served)), "confirmed": .number(Double(count.confirmed))])
+            return .object([
+                "variant": .string(variant.key), "served": .number(Double(count.served)),
+                "confirmed": .number(Double(count.confirmed)),
+            ])
         }
-        return .json(200, JSONWriter.string(.object(["key": .string(key), "status": .string(experiment.status.rawValue), "variants": .array(variants)])))
+        return .json(
+            200,
+            JSONWriter.string(
+                .object([
+                    "key": .string(key), "status": .string(experiment.status.rawValue), "variants": .array(variants),
+                ])))
     }
 }

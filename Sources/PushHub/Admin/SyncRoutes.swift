@@ -34,18 +34,24 @@ struct SyncRoutes {
         let mandatory = try bool(request, "mandatory")
         let reached = services.online.resolve(target, cohorts: services.cohorts)
         if try bool(request, "dry_run") {
-            return .json(200, JSONWriter.string(.object([
-                "dry_run": .bool(true), "targeted_online": .number(Double(reached.count)),
-                "users": .number(Double(Set(reached.compactMap { $0.1.user }).count)),
-            ])))
+            return .json(
+                200,
+                JSONWriter.string(
+                    .object([
+                        "dry_run": .bool(true), "targeted_online": .number(Double(reached.count)),
+                        "users": .number(Double(Set(reached.compactMap { $0.1.user }).count)),
+                    ])))
         }
         let now = ScreenRoutes.nowMilliseconds()
         let sync: Sync
         do {
             sync = try services.syncs.append(now: now) { seq in
-                Sync(seq: seq, target: target, reason: reason, scope: scope, hint: hint, collapse: collapse, mandatory: mandatory,
-                     createdAt: now, expiresAt: now + Int(ttl.nanoseconds / 1_000_000),
-                     spreadMilliseconds: Int(spread.nanoseconds / 1_000_000), jitterMilliseconds: services.config.syncJitterMilliseconds)
+                Sync(
+                    seq: seq, target: target, reason: reason, scope: scope, hint: hint, collapse: collapse,
+                    mandatory: mandatory,
+                    createdAt: now, expiresAt: now + Int(ttl.nanoseconds / 1_000_000),
+                    spreadMilliseconds: Int(spread.nanoseconds / 1_000_000),
+                    jitterMilliseconds: services.config.syncJitterMilliseconds)
             }
         } catch {
             throw AdminError(500, "storage_failed", "the sync could not be made durable: \(error)")
@@ -59,13 +65,19 @@ struct SyncRoutes {
             perLoop[key.loop, default: []].append((key.token, due))
         }
         for (loop, deliveries) in perLoop { services.post(.deliverSync(sync, deliveries), toLoop: loop) }
-        return .json(200, JSONWriter.string(.object([
-            "id": .string(sync.id), "seq": .number(Double(sync.seq)), "targeted_online": .number(Double(reached.count)),
-        ])))
+        return .json(
+            200,
+            JSONWriter.string(
+                .object([
+                    "id": .string(sync.id), "seq": .number(Double(sync.seq)),
+                    "targeted_online": .number(Double(reached.count)),
+                ])))
     }
 
     func status(_ id: String) throws(AdminError) -> Response {
-        guard let sync = services.syncs.find(id) else { throw AdminError.notFound("no live sync \(id) (unknown or expired)") }
+        guard let sync = services.syncs.find(id) else {
+            throw AdminError.notFound("no live sync \(id) (unknown or expired)")
+        }
         var members = sync.json.objectValue ?? JSONObject()
         members["id"] = .string(sync.id)
         members["receipts"] = .object([
@@ -79,7 +91,10 @@ struct SyncRoutes {
     func clients(_ head: RequestHead) -> Response {
         let user = head.query.first { $0.name == "user" }?.value
         let clients = services.online.clients(user: user)
-        return .json(200, JSONWriter.string(.object(["clients": .array(clients.map(\.json)), "count": .number(Double(clients.count))])))
+        return .json(
+            200,
+            JSONWriter.string(
+                .object(["clients": .array(clients.map(\.json)), "count": .number(Double(clients.count))])))
     }
 
     // MARK: - Field readers that name the field at fault
@@ -90,18 +105,24 @@ struct SyncRoutes {
 
     private func optionalString(_ request: JSONValue, _ field: String) throws(AdminError) -> String? {
         guard let value = request[field], value != .null else { return nil }
-        guard let text = value.stringValue, !text.isEmpty else { throw AdminError(400, "bad_\(field)", "\"\(field)\" must be a non-empty string") }
+        guard let text = value.stringValue, !text.isEmpty else {
+            throw AdminError(400, "bad_\(field)", "\"\(field)\" must be a non-empty string")
+        }
         return text
     }
 
     private func bool(_ request: JSONValue, _ field: String) throws(AdminError) -> Bool {
         guard let value = request[field], value != .null else { return false }
-        guard case .bool(let flag) = value else { throw AdminError(400, "bad_\(field)", "\"\(field)\" must be true or false") }
+        guard case .bool(let flag) = value else {
+            throw AdminError(400, "bad_\(field)", "\"\(field)\" must be true or false")
+        }
         return flag
     }
 
     /// A duration as a string (`30s`, `1h`) or a number of seconds.
-    private func duration(_ request: JSONValue, _ field: String, default value: Duration, max: Duration) throws(AdminError) -> Duration {
+    private func duration(_ request: JSONValue, _ field: String, default value: Duration, max: Duration)
+        throws(AdminError) -> Duration
+    {
         guard let raw = request[field], raw != .null else { return value }
         let parsed: Duration?
         if let seconds = raw.numberValue, seconds >= 0 {
@@ -112,7 +133,8 @@ struct SyncRoutes {
             parsed = nil
         }
         guard let parsed, parsed <= max else {
-            throw AdminError(400, "bad_\(field)", "\"\(field)\" must be a duration such as \"30s\" or \"1h\", at most \(max)")
+            throw AdminError(
+                400, "bad_\(field)", "\"\(field)\" must be a duration such as \"30s\" or \"1h\", at most \(max)")
         }
         return parsed
     }

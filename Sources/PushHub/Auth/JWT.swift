@@ -62,7 +62,9 @@ public struct JWTVerifier: Sendable {
         guard let signature = Base64URL.decode(parts[2]) else { throw .malformed("the signature is not base64url") }
         let expected = Self.hmacSHA256(key: secret, data: Array(token.utf8[..<parts[2].startIndex].dropLast()))
         guard Self.constantTimeEquals(signature, expected) else { throw .badSignature }
-        guard let payloadBytes = Base64URL.decode(parts[1]), case .object(let claims)? = try? JSONReader.parse(payloadBytes) else {
+        guard let payloadBytes = Base64URL.decode(parts[1]),
+            case .object(let claims)? = try? JSONReader.parse(payloadBytes)
+        else {
             throw .malformed("the payload is not a base64url JSON object")
         }
         if let exp = claims["exp"] {
@@ -75,7 +77,8 @@ public struct JWTVerifier: Sendable {
         }
         if let issuer, claims["iss"]?.stringValue != issuer { throw .wrongIssuer }
         if let audience {
-            let audiences: [String] = claims["aud"]?.stringValue.map { [$0] } ?? claims["aud"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            let audiences: [String] =
+                claims["aud"]?.stringValue.map { [$0] } ?? claims["aud"]?.arrayValue?.compactMap(\.stringValue) ?? []
             guard audiences.contains(audience) else { throw .wrongAudience }
         }
         guard let subject = claims["sub"]?.stringValue, !subject.isEmpty else { throw .noSubject }
@@ -96,7 +99,9 @@ public struct JWTVerifier: Sendable {
         var length: UInt32 = 0
         _ = key.withUnsafeBytes { k in
             data.withUnsafeBytes { d in
-                HMAC(EVP_sha256(), k.baseAddress, Int32(k.count), d.baseAddress?.assumingMemoryBound(to: UInt8.self), d.count, &out, &length)
+                HMAC(
+                    EVP_sha256(), k.baseAddress, Int32(k.count), d.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                    d.count, &out, &length)
             }
         }
         return Array(out.prefix(Int(length)))

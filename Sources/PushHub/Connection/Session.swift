@@ -66,7 +66,9 @@ extension Connection {
 
     private func helloReceived(_ hello: ClientMessage.Hello) {
         guard hello.protocolVersion == 1 else {
-            refuse("unsupported_protocol", "this hub speaks protocol 1, not \(hello.protocolVersion)", reason: "unsupported protocol")
+            refuse(
+                "unsupported_protocol", "this hub speaks protocol 1, not \(hello.protocolVersion)",
+                reason: "unsupported protocol")
             return
         }
         var user: String?
@@ -81,39 +83,53 @@ extension Connection {
                 return
             }
         } else if !loop.config.allowAnonymous {
-            refuse("unauthorized", "this hub requires a token (hello.token, Authorization: Bearer, or ?token=)", reason: "unauthorized")
+            refuse(
+                "unauthorized", "this hub requires a token (hello.token, Authorization: Bearer, or ?token=)",
+                reason: "unauthorized")
             return
         }
         let device = hello.device ?? ""
         guard user != nil || !device.isEmpty else {
-            send(error: WireError(code: "bad_message", message: "an anonymous hello needs \"device\" (the unit id)", ref: "hello"))
+            send(
+                error: WireError(
+                    code: "bad_message", message: "an anonymous hello needs \"device\" (the unit id)", ref: "hello"))
             return
         }
         var target = RenderTarget.latest
         if let text = hello.appVersion {
             guard let version = SemanticVersion(text) else {
-                send(error: WireError(code: "bad_message", message: "app.version \"\(text)\" is not a semantic version", ref: "hello"))
+                send(
+                    error: WireError(
+                        code: "bad_message", message: "app.version \"\(text)\" is not a semantic version", ref: "hello")
+                )
                 return
             }
             target.appVersion = version
         }
         let id = Self.newSessionID()
-        let attributes = ClientAttributes(session: id, user: user, device: device, platform: hello.platform,
-                                          appVersion: target.appVersion, appVersionText: hello.appVersion,
-                                          claimCohorts: claimCohorts, claims: claims, connectedAt: ScreenRoutes.nowMilliseconds())
+        let attributes = ClientAttributes(
+            session: id, user: user, device: device, platform: hello.platform,
+            appVersion: target.appVersion, appVersionText: hello.appVersion,
+            claimCohorts: claimCohorts, claims: claims, connectedAt: ScreenRoutes.nowMilliseconds())
         session = Session(state: .ready, id: id, target: target, attributes: attributes)
         helloDeadline = nil
         loop.services.online.add(OnlineIndex.Key(loop: loop.index, token: token), attributes)
         let syncs = loop.services.syncs
-        queue(ServerMessage.welcome(session: id, user: user, heartbeatSeconds: Int(loop.config.pingInterval.components.seconds),
-                                    syncSeq: syncs.lastSeq))
+        queue(
+            ServerMessage.welcome(
+                session: id, user: user, heartbeatSeconds: Int(loop.config.pingInterval.components.seconds),
+                syncSeq: syncs.lastSeq))
         // Continuity (DESIGN §5): what was missed since last_sync; without it, what names this user.
         let cohorts = loop.services.cohorts
         let missed: [(sync: Sync, mandatory: Bool)]
         if let lastSync = hello.lastSync {
-            missed = syncs.missed(after: lastSync, now: ScreenRoutes.nowMilliseconds()) { $0.target.matches(attributes, cohorts: cohorts) }
+            missed = syncs.missed(after: lastSync, now: ScreenRoutes.nowMilliseconds()) {
+                $0.target.matches(attributes, cohorts: cohorts)
+            }
         } else if let user {
-            missed = syncs.missed(after: 0, now: ScreenRoutes.nowMilliseconds()) { $0.target.namesUser(user) && $0.target.matches(attributes, cohorts: cohorts) }
+            missed = syncs.missed(after: 0, now: ScreenRoutes.nowMilliseconds()) {
+                $0.target.namesUser(user) && $0.target.matches(attributes, cohorts: cohorts)
+            }
         } else {
             missed = []
         }
@@ -159,9 +175,11 @@ extension Connection {
         if let hash = have?.hash, hash == rendered.hash {
             queue(ServerMessage.unchanged(screen: screen, version: current.version, hash: hash))
         } else if let version = have?.version, let old = loop.services.screens.version(screen, version),
-                  have?.hash == nil || old.rendered(for: target).hash == have?.hash {
-            queueShared(Fanout.update(from: old, to: current, for: target)
-                ?? ServerMessage.unchanged(screen: screen, version: current.version, hash: rendered.hash))
+            have?.hash == nil || old.rendered(for: target).hash == have?.hash
+        {
+            queueShared(
+                Fanout.update(from: old, to: current, for: target)
+                    ?? ServerMessage.unchanged(screen: screen, version: current.version, hash: rendered.hash))
         } else {
             queueShared(Fanout.snapshot(current, for: target))
         }
@@ -172,7 +190,9 @@ extension Connection {
     /// What this client is rendered as on `screen` under `set`, and the variants it is exposed to.
     /// Assignments are computed once per experiment change (DESIGN §6 is pure, so this is a cache).
     func renderTarget(for screen: String, in set: ExperimentSet) -> (RenderTarget, VariantView) {
-        guard let experiments = set.touching[screen], let client = session.attributes else { return (session.target, VariantView()) }
+        guard let experiments = set.touching[screen], let client = session.attributes else {
+            return (session.target, VariantView())
+        }
         var view = VariantView()
         let unit = client.user ?? client.device
         for experiment in experiments {
@@ -181,7 +201,10 @@ extension Connection {
             if let cached = session.assignments[label] {
                 variant = cached
             } else {
-                variant = loop.services.experiments.variant(experiment, unit: unit, client: client, cohorts: loop.services.cohorts, remember: true).variant
+                variant =
+                    loop.services.experiments.variant(
+                        experiment, unit: unit, client: client, cohorts: loop.services.cohorts, remember: true
+                    ).variant
                 session.assignments[label] = .some(variant)
             }
             guard let variant else { continue }
@@ -202,19 +225,22 @@ extension Connection {
             let key = experiment + "|" + screen
             if let known = session.exposed[key], known.variant == variant { continue }
             session.exposed[key] = (variant, version, false)
-            loop.services.exposures.served(experiment: experiment, variant: variant, unit: client.user ?? client.device, screen: screen,
-                                           version: version, now: ScreenRoutes.nowMilliseconds())
+            loop.services.exposures.served(
+                experiment: experiment, variant: variant, unit: client.user ?? client.device, screen: screen,
+                version: version, now: ScreenRoutes.nowMilliseconds())
         }
     }
 
     /// The client rendered `version` of `screen`: its exposures there are confirmed.
     private func confirmExposures(screen: String, version: Int) {
         guard let client = session.attributes else { return }
-        for (key, exposure) in session.exposed where !exposure.confirmed && key.hasSuffix("|" + screen) && version >= exposure.version {
+        for (key, exposure) in session.exposed
+        where !exposure.confirmed && key.hasSuffix("|" + screen) && version >= exposure.version {
             session.exposed[key]?.confirmed = true
             let experiment = String(key.dropLast(screen.count + 1))
-            loop.services.exposures.confirmed(experiment: experiment, variant: exposure.variant, unit: client.user ?? client.device,
-                                              screen: screen, version: version, now: ScreenRoutes.nowMilliseconds())
+            loop.services.exposures.confirmed(
+                experiment: experiment, variant: exposure.variant, unit: client.user ?? client.device,
+                screen: screen, version: version, now: ScreenRoutes.nowMilliseconds())
         }
     }
 

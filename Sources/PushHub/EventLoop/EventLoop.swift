@@ -242,7 +242,9 @@ final class EventLoop {
     private func experimentsChanged(_ screens: [String]) {
         let set = services.experiments.current
         for screen in screens {
-            guard let subscribers = subscriptions.subscribers(of: screen), let current = services.screens.current(screen) else { continue }
+            guard let subscribers = subscriptions.subscribers(of: screen),
+                let current = services.screens.current(screen)
+            else { continue }
             for connection in subscribers {
                 guard let index = connection.subscriptionIndex(screen) else { continue }
                 let had = connection.subscribed[index]

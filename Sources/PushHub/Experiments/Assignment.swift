@@ -26,23 +26,32 @@ public enum Assignment {
         }
     }
 
-    public static func assign(_ experiment: Experiment, unit: String, client: ClientAttributes?,
-                              cohorts: CohortStore?) -> Outcome {
+    public static func assign(
+        _ experiment: Experiment, unit: String, client: ClientAttributes?,
+        cohorts: CohortStore?
+    ) -> Outcome {
         if let forced = experiment.overrides[unit] { return .variant(forced, reason: "override") }
         if let platforms = experiment.audience.platforms, !platforms.contains(client?.platform ?? "") {
             return .notInExperiment(reason: "audience: platform")
         }
         if let range = experiment.audience.appVersion {
-            guard let version = client?.appVersion, range.contains(version) else { return .notInExperiment(reason: "audience: app_version") }
+            guard let version = client?.appVersion, range.contains(version) else {
+                return .notInExperiment(reason: "audience: app_version")
+            }
         }
         if let cohort = experiment.audience.cohort {
-            guard let client, let cohorts, cohorts.contains(cohort, client) else { return .notInExperiment(reason: "audience: cohort") }
+            guard let client, let cohorts, cohorts.contains(cohort, client) else {
+                return .notInExperiment(reason: "audience: cohort")
+            }
         }
         let prefix = experiment.hashPrefix
         if let layer = experiment.layer, let range = experiment.layerRange {
-            guard range.contains(bucket("layer/\(layer)/\(unit)")) else { return .notInExperiment(reason: "layer range") }
+            guard range.contains(bucket("layer/\(layer)/\(unit)")) else {
+                return .notInExperiment(reason: "layer range")
+            }
         } else if experiment.traffic < 1 {
-            guard bucket(prefix: prefix, unit: unit, suffix: []) < Int((experiment.traffic * 10_000).rounded(.down)) else {
+            guard bucket(prefix: prefix, unit: unit, suffix: []) < Int((experiment.traffic * 10_000).rounded(.down))
+            else {
                 return .notInExperiment(reason: "traffic")
             }
         }  // at traffic 1 every bucket (< 10000) is in: no need to hash
@@ -64,9 +73,15 @@ public enum Assignment {
                 var offset = 0
                 prefix.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
                 offset = prefix.count
-                if unitBytes.count > 0 { (buffer.baseAddress! + offset).copyMemory(from: unitBytes.baseAddress!, byteCount: unitBytes.count) }
+                if unitBytes.count > 0 {
+                    (buffer.baseAddress! + offset).copyMemory(from: unitBytes.baseAddress!, byteCount: unitBytes.count)
+                }
                 offset += unitBytes.count
-                if !suffix.isEmpty { suffix.withUnsafeBytes { (buffer.baseAddress! + offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+                if !suffix.isEmpty {
+                    suffix.withUnsafeBytes {
+                        (buffer.baseAddress! + offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count)
+                    }
+                }
                 return sha256Bucket(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count))
             }
         }
@@ -79,7 +94,9 @@ public enum Assignment {
         var digest = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         SHA256_Init(&context)
         SHA256_Update(&context, bytes.baseAddress, bytes.count)
-        withUnsafeMutableBytes(of: &digest) { _ = SHA256_Final($0.baseAddress!.assumingMemoryBound(to: UInt8.self), &context) }
+        withUnsafeMutableBytes(of: &digest) {
+            _ = SHA256_Final($0.baseAddress!.assumingMemoryBound(to: UInt8.self), &context)
+        }
         return Int(UInt64(bigEndian: digest.0) % 10_000)
     }
 

@@ -42,31 +42,47 @@ public struct Experiment: Equatable, Sendable {
 
     /// Validates a definition; every refusal is a 422 naming the field and the rule.
     public init(key: String, json: JSONValue) throws(AdminError) {
-        func fail(_ field: String, _ rule: String) -> AdminError { AdminError(422, "invalid_experiment", "\(field): \(rule)") }
-        guard case .object(let members) = json else { throw AdminError(400, "bad_request", "an experiment is a JSON object") }
+        func fail(_ field: String, _ rule: String) -> AdminError {
+            AdminError(422, "invalid_experiment", "\(field): \(rule)")
+        }
+        guard case .object(let members) = json else {
+            throw AdminError(400, "bad_request", "an experiment is a JSON object")
+        }
         if let named = members["key"], named.stringValue != key { throw fail("key", "must match the URL (\(key))") }
         self.key = key
         self.json = json
         salt = members["salt"]?.stringValue ?? key
-        guard let statusText = members["status"]?.stringValue ?? Optional("draft"), let status = Status(rawValue: statusText) else {
+        guard let statusText = members["status"]?.stringValue ?? Optional("draft"),
+            let status = Status(rawValue: statusText)
+        else {
             throw fail("status", "must be draft, running or stopped")
         }
         self.status = status
-        guard let variantList = members["variants"]?.arrayValue, !variantList.isEmpty else { throw fail("variants", "at least one variant is needed") }
+        guard let variantList = members["variants"]?.arrayValue, !variantList.isEmpty else {
+            throw fail("variants", "at least one variant is needed")
+        }
         var variants: [Variant] = []
         for (i, entry) in variantList.enumerated() {
-            guard let variantKey = entry["key"]?.stringValue, !variantKey.isEmpty else { throw fail("variants[\(i)].key", "must be a non-empty string") }
+            guard let variantKey = entry["key"]?.stringValue, !variantKey.isEmpty else {
+                throw fail("variants[\(i)].key", "must be a non-empty string")
+            }
             let weight = entry["weight"]?.intValue ?? 1
             guard weight >= 0 else { throw fail("variants[\(i)].weight", "must be a non-negative integer") }
-            guard !variants.contains(where: { $0.key == variantKey }) else { throw fail("variants[\(i)].key", "\"\(variantKey)\" is used twice") }
+            guard !variants.contains(where: { $0.key == variantKey }) else {
+                throw fail("variants[\(i)].key", "\"\(variantKey)\" is used twice")
+            }
             variants.append(Variant(key: variantKey, weight: weight))
         }
         self.variants = variants
-        guard variants.reduce(0, { $0 + $1.weight }) > 0 else { throw fail("variants", "the total weight must be positive") }
+        guard variants.reduce(0, { $0 + $1.weight }) > 0 else {
+            throw fail("variants", "the total weight must be positive")
+        }
         if let layer = members["layer"] {
             guard let name = layer.stringValue, !name.isEmpty else { throw fail("layer", "must be a non-empty string") }
-            guard let range = members["layer_range"]?.arrayValue, range.count == 2, let from = range[0].intValue, let to = range[1].intValue,
-                  0 <= from, from < to, to <= 10_000 else {
+            guard let range = members["layer_range"]?.arrayValue, range.count == 2, let from = range[0].intValue,
+                let to = range[1].intValue,
+                0 <= from, from < to, to <= 10_000
+            else {
                 throw fail("layer_range", "must be [from, to) with 0 <= from < to <= 10000")
             }
             self.layer = name
@@ -81,12 +97,18 @@ public struct Experiment: Equatable, Sendable {
         if let value = members["audience"], value != .null {
             guard case .object(let rule) = value else { throw fail("audience", "must be an object") }
             if let platform = rule["platform"] {
-                if let one = platform.stringValue { audience.platforms = [one] } else if let list = platform.arrayValue, list.allSatisfy({ $0.stringValue != nil }) {
+                if let one = platform.stringValue {
+                    audience.platforms = [one]
+                } else if let list = platform.arrayValue, list.allSatisfy({ $0.stringValue != nil }) {
                     audience.platforms = list.compactMap(\.stringValue)
-                } else { throw fail("audience.platform", "must be a string or an array of strings") }
+                } else {
+                    throw fail("audience.platform", "must be a string or an array of strings")
+                }
             }
             if let range = rule["app_version"] {
-                guard let text = range.stringValue, let parsed = VersionRange(text) else { throw fail("audience.app_version", "must be a range such as \">=5.0.0\"") }
+                guard let text = range.stringValue, let parsed = VersionRange(text) else {
+                    throw fail("audience.app_version", "must be a range such as \">=5.0.0\"")
+                }
                 audience.appVersion = parsed
             }
             if let cohort = rule["cohort"] {
@@ -97,7 +119,9 @@ public struct Experiment: Equatable, Sendable {
         self.audience = audience
         var overrides: [String: String] = [:]
         if let value = members["overrides"], value != .null {
-            guard case .object(let entries) = value else { throw fail("overrides", "must be an object of unit → variant") }
+            guard case .object(let entries) = value else {
+                throw fail("overrides", "must be an object of unit → variant")
+            }
             for (unit, variant) in entries {
                 guard let name = variant.stringValue, variants.contains(where: { $0.key == name }) else {
                     throw fail("overrides.\(unit)", "names an unknown variant")
@@ -108,12 +132,20 @@ public struct Experiment: Equatable, Sendable {
         self.overrides = overrides
         var screens: [String: [String: JSONValue]] = [:]
         if let value = members["screens"], value != .null {
-            guard case .object(let entries) = value else { throw fail("screens", "must be an object of screen → variant → merge patch") }
+            guard case .object(let entries) = value else {
+                throw fail("screens", "must be an object of screen → variant → merge patch")
+            }
             for (screen, perVariant) in entries {
-                guard case .object(let patches) = perVariant else { throw fail("screens.\(screen)", "must be an object of variant → merge patch") }
+                guard case .object(let patches) = perVariant else {
+                    throw fail("screens.\(screen)", "must be an object of variant → merge patch")
+                }
                 for (variant, patch) in patches {
-                    guard variants.contains(where: { $0.key == variant }) else { throw fail("screens.\(screen).\(variant)", "names an unknown variant") }
-                    guard case .object = patch else { throw fail("screens.\(screen).\(variant)", "a merge patch must be an object") }
+                    guard variants.contains(where: { $0.key == variant }) else {
+                        throw fail("screens.\(screen).\(variant)", "names an unknown variant")
+                    }
+                    guard case .object = patch else {
+                        throw fail("screens.\(screen).\(variant)", "a merge patch must be an object")
+                    }
                     screens[screen, default: [:]][variant] = patch
                 }
             }

@@ -8,7 +8,7 @@ import Synchronization
 /// Invariant: counts are of distinct units, so a unit seen by many sessions counts once.
 public final class Exposures: Sendable {
     struct State {
-        var served: [String: [String: Set<String>]] = [:]     // experiment → variant → units
+        var served: [String: [String: Set<String>]] = [:]  // experiment → variant → units
         var confirmed: [String: [String: Set<String>]] = [:]
         var fd: Int32 = -1
     }
@@ -24,23 +24,33 @@ public final class Exposures: Sendable {
     }
 
     public func served(experiment: String, variant: String, unit: String, screen: String, version: Int, now: Int) {
-        record("served", experiment: experiment, variant: variant, unit: unit, screen: screen, version: version, now: now) {
+        record(
+            "served", experiment: experiment, variant: variant, unit: unit, screen: screen, version: version, now: now
+        ) {
             $0.served[experiment, default: [:]][variant, default: []].insert(unit)
         }
     }
 
     public func confirmed(experiment: String, variant: String, unit: String, screen: String, version: Int, now: Int) {
-        record("confirmed", experiment: experiment, variant: variant, unit: unit, screen: screen, version: version, now: now) {
+        record(
+            "confirmed", experiment: experiment, variant: variant, unit: unit, screen: screen, version: version,
+            now: now
+        ) {
             $0.confirmed[experiment, default: [:]][variant, default: []].insert(unit)
         }
     }
 
-    private func record(_ event: String, experiment: String, variant: String, unit: String, screen: String, version: Int, now: Int,
-                        _ count: (inout State) -> Void) {
-        let line = JSONWriter.write(.object([
-            "ts": .number(Double(now)), "event": .string(event), "experiment": .string(experiment), "variant": .string(variant),
-            "unit": .string(unit), "screen": .string(screen), "version": .number(Double(version)),
-        ])) + [0x0A]
+    private func record(
+        _ event: String, experiment: String, variant: String, unit: String, screen: String, version: Int, now: Int,
+        _ count: (inout State) -> Void
+    ) {
+        let line =
+            JSONWriter.write(
+                .object([
+                    "ts": .number(Double(now)), "event": .string(event), "experiment": .string(experiment),
+                    "variant": .string(variant),
+                    "unit": .string(unit), "screen": .string(screen), "version": .number(Double(version)),
+                ])) + [0x0A]
         state.withLock { state in
             count(&state)
             if state.fd >= 0 { _ = line.withUnsafeBytes { write(state.fd, $0.baseAddress, $0.count) } }
@@ -51,8 +61,12 @@ public final class Exposures: Sendable {
     public func results(_ experiment: String) -> [String: (served: Int, confirmed: Int)] {
         state.withLock { state in
             var out: [String: (served: Int, confirmed: Int)] = [:]
-            for (variant, units) in state.served[experiment] ?? [:] { out[variant, default: (0, 0)].served = units.count }
-            for (variant, units) in state.confirmed[experiment] ?? [:] { out[variant, default: (0, 0)].confirmed = units.count }
+            for (variant, units) in state.served[experiment] ?? [:] {
+                out[variant, default: (0, 0)].served = units.count
+            }
+            for (variant, units) in state.confirmed[experiment] ?? [:] {
+                out[variant, default: (0, 0)].confirmed = units.count
+            }
             return out
         }
     }

@@ -23,7 +23,8 @@ public final class HubServices: Sendable {
 
     public init(
         config: HubConfig, metrics: Metrics, screens: ScreenStore, adminToken: String,
-        clientAddress: SocketAddress? = nil, cohorts: CohortStore? = nil, syncs: SyncLog? = nil, jwtSecret: [UInt8] = [],
+        clientAddress: SocketAddress? = nil, cohorts: CohortStore? = nil, syncs: SyncLog? = nil,
+        jwtSecret: [UInt8] = [],
         experiments: ExperimentStore? = nil, exposures: Exposures? = nil
     ) {
         self.experiments = experiments ?? (try! ExperimentStore(dataDirectory: nil))

@@ -59,8 +59,14 @@ public final class Metrics: Sendable {
                 "pushhub_slow_consumer_closes_total", "counter", "Connections closed at the outbound hard limit.",
                 slowConsumerCloses.load(ordering: .relaxed)
             ),
-            ("pushhub_renders_total", "counter", "Screen renditions rendered.", Metrics.renders.load(ordering: .relaxed)),
-            ("pushhub_encodes_total", "counter", "Screen messages encoded (snapshots and patches).", Metrics.encodes.load(ordering: .relaxed)),
+            (
+                "pushhub_renders_total", "counter", "Screen renditions rendered.",
+                Metrics.renders.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_encodes_total", "counter", "Screen messages encoded (snapshots and patches).",
+                Metrics.encodes.load(ordering: .relaxed)
+            ),
         ]
         return rows.map { "# HELP \($0.0) \($0.2)\n# TYPE \($0.0) \($0.1)\n\($0.0) \($0.3)\n" }.joined()
     }

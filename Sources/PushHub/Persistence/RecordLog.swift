@@ -32,23 +32,28 @@ public final class RecordLog: Sendable {
         var snapshotSeq = 0
         if let bytes = try FileBytes.read(snapshotPath) {
             guard let json = try? JSONReader.parse(bytes, maxDepth: 10_000), let seq = json["seq"]?.intValue,
-                  let state = json["state"] else {
-                throw ScreenPersistence.FormatError(description: "\(snapshotPath) is not a snapshot; restore it from a backup or remove it")
+                let state = json["state"]
+            else {
+                throw ScreenPersistence.FormatError(
+                    description: "\(snapshotPath) is not a snapshot; restore it from a backup or remove it")
             }
             snapshot(state)
             snapshotSeq = seq
         }
         let (records, tornAt) = try Journal.read(path: journalPath)
         if let tornAt {
-            Log.warning("dropping a torn record at the end of the journal", [("file", journalPath), ("offset", tornAt)])
+            Log.warning(
+                "dropping a torn record at the end of the journal", [("file", journalPath), ("offset", tornAt)])
             try Journal.truncate(path: journalPath, to: tornAt)
         }
         var seq = snapshotSeq
         var offset = 0
         for payload in records {
             defer { offset += 8 + payload.count }
-            guard let json = try? JSONReader.parse(payload, maxDepth: 10_000), let recordSeq = json["seq"]?.intValue else {
-                throw Journal.Corruption(path: journalPath, offset: offset, reason: "a record with a valid checksum is not a state record")
+            guard let json = try? JSONReader.parse(payload, maxDepth: 10_000), let recordSeq = json["seq"]?.intValue
+            else {
+                throw Journal.Corruption(
+                    path: journalPath, offset: offset, reason: "a record with a valid checksum is not a state record")
             }
             if recordSeq > snapshotSeq {
                 record(json)

@@ -10,7 +10,9 @@ public enum Fanout {
     }
 
     /// The same when what the client is rendered as changed too (an experiment changed).
-    public static func update(from old: ScreenVersion?, oldTarget: RenderTarget, to new: ScreenVersion, newTarget target: RenderTarget) -> [UInt8]? {
+    public static func update(
+        from old: ScreenVersion?, oldTarget: RenderTarget, to new: ScreenVersion, newTarget target: RenderTarget
+    ) -> [UInt8]? {
         let rendered = new.rendered(for: target)
         let key = new.renditionKey(for: target)
         guard let old else { return snapshot(new, rendition: key, rendered: rendered) }
@@ -23,7 +25,8 @@ public enum Fanout {
                 screen: new.name, from: old.version, version: new.version, hash: rendered.hash, ops: ops)
             let snapshotSize = ServerMessage.snapshotSize(screen: new.name, version: new.version, rendered: rendered)
             // Not `snapshot(...)`: that would ask `new` for a message from inside this one.
-            return patch.count < snapshotSize ? patch : ServerMessage.snapshot(screen: new.name, version: new.version, rendered: rendered)
+            return patch.count < snapshotSize
+                ? patch : ServerMessage.snapshot(screen: new.name, version: new.version, rendered: rendered)
         }
     }
 

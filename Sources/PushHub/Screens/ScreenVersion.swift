@@ -66,8 +66,9 @@ public final class ScreenVersion: Sendable {
 
     /// The rendition key of `target` for this version.
     public func renditionKey(for target: RenderTarget) -> RenditionKey {
-        RenditionKey(patches: target.variantPatches.map(\.label),
-                     capabilities: Rendition.key(for: target, thresholds: mergedTree(for: target).thresholds))
+        RenditionKey(
+            patches: target.variantPatches.map(\.label),
+            capabilities: Rendition.key(for: target, thresholds: mergedTree(for: target).thresholds))
     }
 
     /// The tree `target` sees, rendered once per rendition: under the lock, so that two loops

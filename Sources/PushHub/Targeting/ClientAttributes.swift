@@ -17,7 +17,8 @@ public struct ClientAttributes: Sendable {
     public var json: JSONValue {
         .object([
             "session": .string(session), "user": user.map(JSONValue.string) ?? .null, "device": .string(device),
-            "platform": platform.map(JSONValue.string) ?? .null, "app_version": appVersionText.map(JSONValue.string) ?? .null,
+            "platform": platform.map(JSONValue.string) ?? .null,
+            "app_version": appVersionText.map(JSONValue.string) ?? .null,
             "claim_cohorts": .array(claimCohorts.map(JSONValue.string)), "connected_at": .number(Double(connectedAt)),
         ])
     }

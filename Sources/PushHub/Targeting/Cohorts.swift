@@ -51,11 +51,14 @@ public struct CohortRule: Equatable, Sendable {
             appVersion = parsed
         }
         if let value = members["claims"] {
-            guard case .object(let claims) = value else { throw AdminError(400, "bad_rule", "\"rule.claims\" must be an object") }
+            guard case .object(let claims) = value else {
+                throw AdminError(400, "bad_rule", "\"rule.claims\" must be an object")
+            }
             self.claims = claims
         }
         if let value = members["variant"] {
-            guard case .object(let pair) = value, pair.count == 1, let variant = pair.members[0].value.stringValue else {
+            guard case .object(let pair) = value, pair.count == 1, let variant = pair.members[0].value.stringValue
+            else {
                 throw AdminError(400, "bad_rule", "\"rule.variant\" must be {\"experiment-key\": \"variant\"}")
             }
             self.variant = (pair.members[0].key, variant)
@@ -83,8 +86,12 @@ public final class CohortStore: Sendable {
 
     /// Whether `client` is assigned `variant` in the running experiment `key`.
     public func isInVariant(_ key: String, _ variant: String, _ client: ClientAttributes) -> Bool {
-        guard let store = experiments.withLock({ $0 }), let experiment = store.current.all[key], experiment.status == .running else { return false }
-        return store.variant(experiment, unit: client.user ?? client.device, client: client, cohorts: self, remember: false).variant == variant
+        guard let store = experiments.withLock({ $0 }), let experiment = store.current.all[key],
+            experiment.status == .running
+        else { return false }
+        return store.variant(
+            experiment, unit: client.user ?? client.device, client: client, cohorts: self, remember: false
+        ).variant == variant
     }
     private let log: RecordLog?
 
@@ -92,11 +99,12 @@ public final class CohortStore: Sendable {
         var restored: [String: Cohort] = [:]
         if let dataDirectory {
             let log = try RecordLog(directory: dataDirectory, name: "cohorts")
-            try log.restore(snapshot: { json in
-                for entry in json["cohorts"]?.arrayValue ?? [] {
-                    if let (name, cohort) = Self.decode(entry) { restored[name] = cohort }
-                }
-            }, record: { json in Self.apply(json, to: &restored) })
+            try log.restore(
+                snapshot: { json in
+                    for entry in json["cohorts"]?.arrayValue ?? [] {
+                        if let (name, cohort) = Self.decode(entry) { restored[name] = cohort }
+                    }
+                }, record: { json in Self.apply(json, to: &restored) })
             self.log = log
         } else {
             log = nil
@@ -121,14 +129,20 @@ public final class CohortStore: Sendable {
 
     /// Replaces (or creates) a cohort.
     public func set(_ name: String, users: Set<String>, rule: CohortRule?) throws {
-        try mutate(.object(["op": .string("set"), "name": .string(name), "users": .array(users.sorted().map(JSONValue.string)),
-                            "rule": rule?.json ?? .null]))
+        try mutate(
+            .object([
+                "op": .string("set"), "name": .string(name), "users": .array(users.sorted().map(JSONValue.string)),
+                "rule": rule?.json ?? .null,
+            ]))
     }
 
     /// Adds and removes users.
     public func edit(_ name: String, add: [String], remove: [String]) throws {
-        try mutate(.object(["op": .string("edit"), "name": .string(name), "add": .array(add.map(JSONValue.string)),
-                            "remove": .array(remove.map(JSONValue.string))]))
+        try mutate(
+            .object([
+                "op": .string("edit"), "name": .string(name), "add": .array(add.map(JSONValue.string)),
+                "remove": .array(remove.map(JSONValue.string)),
+            ]))
     }
 
     public func delete(_ name: String) throws {
@@ -167,11 +181,16 @@ public final class CohortStore: Sendable {
     }
 
     static func snapshot(_ cohorts: [String: Cohort]) -> JSONValue {
-        .object(["cohorts": .array(cohorts.keys.sorted().map { name in
-            let cohort = cohorts[name]!
-            return .object(["name": .string(name), "users": .array(cohort.users.sorted().map(JSONValue.string)),
-                            "rule": cohort.rule?.json ?? .null])
-        })])
+        .object([
+            "cohorts": .array(
+                cohorts.keys.sorted().map { name in
+                    let cohort = cohorts[name]!
+                    return .object([
+                        "name": .string(name), "users": .array(cohort.users.sorted().map(JSONValue.string)),
+                        "rule": cohort.rule?.json ?? .null,
+                    ])
+                })
+        ])
     }
 
     static func decode(_ entry: JSONValue) -> (String, Cohort)? {

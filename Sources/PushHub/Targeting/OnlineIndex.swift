@@ -46,7 +46,9 @@ public final class OnlineIndex: Sendable {
             case .user(let user):
                 return (state.byUser[user] ?? []).compactMap { key in state.clients[key].map { (key, $0) } }
             case .users(let users):
-                return users.flatMap { user in (state.byUser[user] ?? []).compactMap { key in state.clients[key].map { (key, $0) } } }
+                return users.flatMap { user in
+                    (state.byUser[user] ?? []).compactMap { key in state.clients[key].map { (key, $0) } }
+                }
             case .cohort, .all:
                 return state.clients.map { ($0.key, $0.value) }
             }

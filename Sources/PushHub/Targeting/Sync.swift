@@ -29,8 +29,10 @@ public final class Sync: Sendable {
         public let acked = Atomic<Int>(0)
     }
 
-    public init(seq: Int, target: Target, reason: String, scope: String, hint: JSONValue?, collapse: String?, mandatory: Bool,
-                createdAt: Int, expiresAt: Int, spreadMilliseconds: Int, jitterMilliseconds: Int) {
+    public init(
+        seq: Int, target: Target, reason: String, scope: String, hint: JSONValue?, collapse: String?, mandatory: Bool,
+        createdAt: Int, expiresAt: Int, spreadMilliseconds: Int, jitterMilliseconds: Int
+    ) {
         self.seq = seq
         self.target = target
         self.reason = reason
@@ -42,12 +44,17 @@ public final class Sync: Sendable {
         self.expiresAt = expiresAt
         self.spreadMilliseconds = spreadMilliseconds
         self.jitterMilliseconds = jitterMilliseconds
-        frame = Sync.frame(seq: seq, reason: reason, scope: scope, hint: hint, mandatory: mandatory, jitter: jitterMilliseconds)
+        frame = Sync.frame(
+            seq: seq, reason: reason, scope: scope, hint: hint, mandatory: mandatory, jitter: jitterMilliseconds)
     }
 
-    static func frame(seq: Int, reason: String, scope: String, hint: JSONValue?, mandatory: Bool, jitter: Int) -> [UInt8] {
-        var members: [(String, JSONValue)] = [("type", .string("sync")), ("id", .string("s-\(seq)")), ("seq", .number(Double(seq))),
-                                              ("reason", .string(reason)), ("scope", .string(scope))]
+    static func frame(seq: Int, reason: String, scope: String, hint: JSONValue?, mandatory: Bool, jitter: Int)
+        -> [UInt8]
+    {
+        var members: [(String, JSONValue)] = [
+            ("type", .string("sync")), ("id", .string("s-\(seq)")), ("seq", .number(Double(seq))),
+            ("reason", .string(reason)), ("scope", .string(scope)),
+        ]
         if let hint { members.append(("hint", hint)) }
         if mandatory { members.append(("mandatory", .bool(true))) }
         members.append(("jitter_ms", .number(Double(jitter))))
@@ -57,7 +64,10 @@ public final class Sync: Sendable {
     /// The frame for this sync standing for a collapsed group: mandatory if any of them was.
     func frame(mandatory groupMandatory: Bool) -> [UInt8] {
         groupMandatory == mandatory
-            ? frame : Sync.frame(seq: seq, reason: reason, scope: scope, hint: hint, mandatory: groupMandatory, jitter: jitterMilliseconds)
+            ? frame
+            : Sync.frame(
+                seq: seq, reason: reason, scope: scope, hint: hint, mandatory: groupMandatory,
+                jitter: jitterMilliseconds)
     }
 
     var json: JSONValue {
@@ -70,12 +80,15 @@ public final class Sync: Sendable {
     }
 
     static func decode(_ json: JSONValue) -> Sync? {
-        guard let seq = json["seq"]?.intValue, let targetJSON = json["target"], let target = try? Target(json: targetJSON),
-              let reason = json["reason"]?.stringValue, let scope = json["scope"]?.stringValue,
-              let createdAt = json["created_at"]?.intValue, let expiresAt = json["expires_at"]?.intValue else { return nil }
+        guard let seq = json["seq"]?.intValue, let targetJSON = json["target"],
+            let target = try? Target(json: targetJSON),
+            let reason = json["reason"]?.stringValue, let scope = json["scope"]?.stringValue,
+            let createdAt = json["created_at"]?.intValue, let expiresAt = json["expires_at"]?.intValue
+        else { return nil }
         let hint = json["hint"].flatMap { $0 == .null ? nil : $0 }
-        return Sync(seq: seq, target: target, reason: reason, scope: scope, hint: hint, collapse: json["collapse"]?.stringValue,
-                    mandatory: json["mandatory"] == .bool(true), createdAt: createdAt, expiresAt: expiresAt,
-                    spreadMilliseconds: json["spread_ms"]?.intValue ?? 0, jitterMilliseconds: json["jitter_ms"]?.intValue ?? 0)
+        return Sync(
+            seq: seq, target: target, reason: reason, scope: scope, hint: hint, collapse: json["collapse"]?.stringValue,
+            mandatory: json["mandatory"] == .bool(true), createdAt: createdAt, expiresAt: expiresAt,
+            spreadMilliseconds: json["spread_ms"]?.intValue ?? 0, jitterMilliseconds: json["jitter_ms"]?.intValue ?? 0)
     }
 }

@@ -18,12 +18,16 @@ public final class SyncLog: Sendable {
         var restored = State()
         if let dataDirectory {
             let log = try RecordLog(directory: dataDirectory, name: "syncs")
-            try log.restore(snapshot: { json in
-                restored.seq = json["seq"]?.intValue ?? 0
-                for entry in json["syncs"]?.arrayValue ?? [] { if let sync = Sync.decode(entry) { Self.add(sync, to: &restored) } }
-            }, record: { json in
-                if let sync = Sync.decode(json) { Self.add(sync, to: &restored) }
-            })
+            try log.restore(
+                snapshot: { json in
+                    restored.seq = json["seq"]?.intValue ?? 0
+                    for entry in json["syncs"]?.arrayValue ?? [] {
+                        if let sync = Sync.decode(entry) { Self.add(sync, to: &restored) }
+                    }
+                },
+                record: { json in
+                    if let sync = Sync.decode(json) { Self.add(sync, to: &restored) }
+                })
             self.log = log
         } else {
             log = nil
@@ -53,7 +57,8 @@ public final class SyncLog: Sendable {
     /// The unexpired syncs after `seq` that `accepts` takes, newest per collapse key (DESIGN §5
     /// continuity); a survivor stands for its group and is mandatory if any member was.
     public func missed(after seq: Int, now: Int, accepts: (Sync) -> Bool) -> [(sync: Sync, mandatory: Bool)] {
-        let candidates = state.withLock { state in state.syncs.filter { $0.seq > seq && $0.expiresAt > now } }.filter(accepts)
+        let candidates = state.withLock { state in state.syncs.filter { $0.seq > seq && $0.expiresAt > now } }.filter(
+            accepts)
         var survivors: [String: (sync: Sync, mandatory: Bool)] = [:]
         var result: [(sync: Sync, mandatory: Bool)] = []
         for sync in candidates {
@@ -75,7 +80,9 @@ public final class SyncLog: Sendable {
     }
 
     static func prune(_ state: inout State, now: Int) {
-        guard let first = state.syncs.first, first.expiresAt <= now || state.syncs.contains(where: { $0.expiresAt <= now }) else { return }
+        guard let first = state.syncs.first,
+            first.expiresAt <= now || state.syncs.contains(where: { $0.expiresAt <= now })
+        else { return }
         let expired = state.syncs.filter { $0.expiresAt <= now }
         for sync in expired { state.byID[sync.id] = nil }
         state.syncs.removeAll { $0.expiresAt <= now }

@@ -66,10 +66,14 @@ public struct Target: Equatable, Sendable {
 
     /// Parses the `target` object; errors name the field at fault.
     public init(json: JSONValue) throws(AdminError) {
-        guard case .object(let members) = json else { throw AdminError(400, "bad_target", "\"target\" must be an object") }
+        guard case .object(let members) = json else {
+            throw AdminError(400, "bad_target", "\"target\" must be an object")
+        }
         var scopes: [Scope] = []
         if let user = members["user"] {
-            guard let id = user.stringValue, !id.isEmpty else { throw AdminError(400, "bad_target", "\"target.user\" must be a user id") }
+            guard let id = user.stringValue, !id.isEmpty else {
+                throw AdminError(400, "bad_target", "\"target.user\" must be a user id")
+            }
             scopes.append(.user(id))
         }
         if let users = members["users"] {
@@ -79,7 +83,9 @@ public struct Target: Equatable, Sendable {
             scopes.append(.users(Set(list.compactMap(\.stringValue))))
         }
         if let cohort = members["cohort"] {
-            guard let name = cohort.stringValue, !name.isEmpty else { throw AdminError(400, "bad_target", "\"target.cohort\" must be a cohort name") }
+            guard let name = cohort.stringValue, !name.isEmpty else {
+                throw AdminError(400, "bad_target", "\"target.cohort\" must be a cohort name")
+            }
             scopes.append(.cohort(name))
         }
         if let all = members["all"] {
@@ -87,21 +93,27 @@ public struct Target: Equatable, Sendable {
             scopes.append(.all)
         }
         guard scopes.count == 1 else {
-            throw AdminError(400, "bad_target", "\"target\" needs exactly one of user, users, cohort, all (got \(scopes.count))")
+            throw AdminError(
+                400, "bad_target", "\"target\" needs exactly one of user, users, cohort, all (got \(scopes.count))")
         }
         scope = scopes[0]
         if let platform = members["platform"] {
-            guard let text = platform.stringValue else { throw AdminError(400, "bad_target", "\"target.platform\" must be a string") }
+            guard let text = platform.stringValue else {
+                throw AdminError(400, "bad_target", "\"target.platform\" must be a string")
+            }
             self.platform = text
         }
         if let range = members["app_version"] {
             guard let text = range.stringValue, let parsed = VersionRange(text) else {
-                throw AdminError(400, "bad_target", "\"target.app_version\" must be a range such as \"<5.3.0\" or \">=5.0.0 <6.0.0\"")
+                throw AdminError(
+                    400, "bad_target", "\"target.app_version\" must be a range such as \"<5.3.0\" or \">=5.0.0 <6.0.0\""
+                )
             }
             appVersion = parsed
         }
         if let value = members["variant"] {
-            guard case .object(let pair) = value, pair.count == 1, let variant = pair.members[0].value.stringValue else {
+            guard case .object(let pair) = value, pair.count == 1, let variant = pair.members[0].value.stringValue
+            else {
                 throw AdminError(400, "bad_target", "\"target.variant\" must be {\"experiment-key\": \"variant\"}")
             }
             self.variant = Variant(experiment: pair.members[0].key, variant: variant)

@@ -3,7 +3,9 @@
 ///
 /// Invariant: at least one comparator; every comparator's version parses as `SemanticVersion`.
 public struct VersionRange: Equatable, Sendable, CustomStringConvertible {
-    enum Comparison: String, Sendable { case less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">=", equal = "=" }
+    enum Comparison: String, Sendable {
+        case less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">=", equal = "="
+    }
 
     let comparators: [(Comparison, SemanticVersion)]
     public let description: String
@@ -13,7 +15,8 @@ public struct VersionRange: Equatable, Sendable, CustomStringConvertible {
         for part in text.split(separator: " ") {
             var rest = Substring(part)
             var comparison = Comparison.equal
-            for candidate in [Comparison.lessOrEqual, .greaterOrEqual, .less, .greater, .equal] where rest.hasPrefix(candidate.rawValue) {
+            for candidate in [Comparison.lessOrEqual, .greaterOrEqual, .less, .greater, .equal]
+            where rest.hasPrefix(candidate.rawValue) {
                 comparison = candidate
                 rest = rest.dropFirst(candidate.rawValue.count)
                 break

@@ -13,8 +13,11 @@ enum Clients: Command {
         if let user = arguments.options["--user"]?.last { path += "?user=\(Screen.encode(user))" }
         return request(client, output, "GET", path) { answer in
             let rows = (answer["clients"]?.arrayValue ?? []).map { c in
-                [c["user"]?.stringValue ?? "(anonymous)", c["device"]?.stringValue ?? "", c["platform"]?.stringValue ?? "",
-                 c["app_version"]?.stringValue ?? "", c["session"]?.stringValue ?? ""]
+                [
+                    c["user"]?.stringValue ?? "(anonymous)", c["device"]?.stringValue ?? "",
+                    c["platform"]?.stringValue ?? "",
+                    c["app_version"]?.stringValue ?? "", c["session"]?.stringValue ?? "",
+                ]
             }
             output.print("\(rows.count) connected")
             output.columns(rows)

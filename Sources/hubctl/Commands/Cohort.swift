@@ -11,7 +11,8 @@ enum CohortCommand: Command {
         ("--rule JSON", "set: e.g. '{\"platform\":\"ios\",\"app_version\":\">=5.0.0\",\"claims\":{\"plan\":\"pro\"}}'"),
     ]
     static let subcommands: [(String, String)] = [
-        ("set", "Create or replace a cohort from a users file and/or a rule."), ("list", "List cohorts with their sizes."),
+        ("set", "Create or replace a cohort from a users file and/or a rule."),
+        ("list", "List cohorts with their sizes."),
         ("show", "Show a cohort's size, rule and first members."), ("delete", "Delete a cohort."),
     ]
     static let batch = 100_000
@@ -22,19 +23,29 @@ enum CohortCommand: Command {
         case ("list", 1):
             return request(client, output, "GET", "/v1/cohorts") { answer in
                 let rows = (answer["cohorts"]?.arrayValue ?? []).map { cohort in
-                    [cohort["name"]?.stringValue ?? "", "\(cohort["users"]?.intValue ?? 0) users", cohort["rule"] == .bool(true) ? "rule" : ""]
+                    [
+                        cohort["name"]?.stringValue ?? "", "\(cohort["users"]?.intValue ?? 0) users",
+                        cohort["rule"] == .bool(true) ? "rule" : "",
+                    ]
                 }
                 if rows.isEmpty { output.print("no cohorts") }
                 output.columns(rows)
             }
         case ("show", 2):
             return request(client, output, "GET", "/v1/cohorts/\(words[1])") { answer in
-                output.table([("cohort", words[1]), ("users", "\(answer["users"]?.intValue ?? 0)"),
-                              ("rule", JSONWriter.string(answer["rule"] ?? .null)),
-                              ("first members", (answer["sample"]?.arrayValue ?? []).compactMap(\.stringValue).prefix(10).joined(separator: " "))])
+                output.table([
+                    ("cohort", words[1]), ("users", "\(answer["users"]?.intValue ?? 0)"),
+                    ("rule", JSONWriter.string(answer["rule"] ?? .null)),
+                    (
+                        "first members",
+                        (answer["sample"]?.arrayValue ?? []).compactMap(\.stringValue).prefix(10).joined(separator: " ")
+                    ),
+                ])
             }
         case ("delete", 2):
-            return request(client, output, "DELETE", "/v1/cohorts/\(words[1])") { _ in output.print("deleted \(words[1])") }
+            return request(client, output, "DELETE", "/v1/cohorts/\(words[1])") { _ in
+                output.print("deleted \(words[1])")
+            }
         case ("set", 2):
             var users: [String] = []
             if let file = arguments.options["--users-file"]?.last {
@@ -49,22 +60,31 @@ enum CohortCommand: Command {
                 guard let parsed = try? JSONReader.parse(text) else { return usage("--rule wants a JSON object") }
                 rule = parsed
             }
-            guard arguments.options["--users-file"] != nil || rule != .null else { return usage("'cohort set' needs --users-file or --rule.") }
+            guard arguments.options["--users-file"] != nil || rule != .null else {
+                return usage("'cohort set' needs --users-file or --rule.")
+            }
             // The first batch replaces the cohort; the rest are added, so any size fits the body limit.
             let first = Array(users.prefix(batch))
-            let status = request(client, output, "PUT", "/v1/cohorts/\(words[1])",
-                                 body: JSONWriter.write(.object(["users": .array(first.map(JSONValue.string)), "rule": rule]))) { _ in }
+            let status = request(
+                client, output, "PUT", "/v1/cohorts/\(words[1])",
+                body: JSONWriter.write(.object(["users": .array(first.map(JSONValue.string)), "rule": rule]))
+            ) { _ in }
             guard status == ExitCode.success else { return status }
             var start = batch
             while start < users.count {
                 let chunk = users[start..<min(start + batch, users.count)]
-                let status = request(client, output, "POST", "/v1/cohorts/\(words[1])/users",
-                                     body: JSONWriter.write(.object(["add": .array(chunk.map(JSONValue.string))]))) { _ in }
+                let status = request(
+                    client, output, "POST", "/v1/cohorts/\(words[1])/users",
+                    body: JSONWriter.write(.object(["add": .array(chunk.map(JSONValue.string))]))
+                ) { _ in }
                 guard status == ExitCode.success else { return status }
                 start += batch
             }
             return request(client, output, "GET", "/v1/cohorts/\(words[1])") { answer in
-                output.table([("cohort", words[1]), ("users", "\(answer["users"]?.intValue ?? 0)"), ("rule", JSONWriter.string(answer["rule"] ?? .null))])
+                output.table([
+                    ("cohort", words[1]), ("users", "\(answer["users"]?.intValue ?? 0)"),
+                    ("rule", JSONWriter.string(answer["rule"] ?? .null)),
+                ])
             }
         default:
             return usage("Unknown or incomplete cohort subcommand.")
@@ -72,7 +92,8 @@ enum CohortCommand: Command {
     }
 
     static func usage(_ message: String) -> Int32 {
-        FileHandle.standardError.write(Data("Error: \(message)\nUsage: \(usage)\n  See 'hubctl cohort --help' for more information.\n".utf8))
+        FileHandle.standardError.write(
+            Data("Error: \(message)\nUsage: \(usage)\n  See 'hubctl cohort --help' for more information.\n".utf8))
         return ExitCode.usage
     }
 }

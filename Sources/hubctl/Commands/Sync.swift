@@ -11,9 +11,11 @@ enum SyncCommand: Command {
         hubctl sync status ID
         """
     static let options: [(String, String)] = [
-        ("--user U", "one user"), ("--users-file F", "users, one id per line"), ("--cohort C", "a cohort"), ("--all", "every client"),
+        ("--user U", "one user"), ("--users-file F", "users, one id per line"), ("--cohort C", "a cohort"),
+        ("--all", "every client"),
         ("--platform P", "only this platform"), ("--app-version RANGE", "only these app versions, e.g. \"<5.3.0\""),
-        ("--reason R", "why (default sync)"), ("--scope S", "what to refresh (default bundle)"), ("--ttl D", "keep for missed clients (default 24h)"),
+        ("--reason R", "why (default sync)"), ("--scope S", "what to refresh (default bundle)"),
+        ("--ttl D", "keep for missed clients (default 24h)"),
         ("--collapse K", "collapse key"), ("--mandatory", "the client must apply it before continuing"),
         ("--spread D", "spread delivery over D"), ("--dry-run", "only count who would get it"),
     ]
@@ -25,11 +27,15 @@ enum SyncCommand: Command {
             let id = arguments.words[2]
             return request(client, output, "GET", "/v1/syncs/\(id)") { answer in
                 let receipts = answer["receipts"]
-                output.table([("sync", id), ("reason", answer["reason"]?.stringValue ?? ""), ("scope", answer["scope"]?.stringValue ?? ""),
-                              ("target", JSONWriter.string(answer["target"] ?? .null)),
-                              ("mandatory", answer["mandatory"] == .bool(true) ? "yes" : "no"),
-                              ("targeted online", "\(receipts?["targeted_online"]?.intValue ?? 0)"),
-                              ("delivered", "\(receipts?["delivered"]?.intValue ?? 0)"), ("acked", "\(receipts?["acked"]?.intValue ?? 0)")])
+                output.table([
+                    ("sync", id), ("reason", answer["reason"]?.stringValue ?? ""),
+                    ("scope", answer["scope"]?.stringValue ?? ""),
+                    ("target", JSONWriter.string(answer["target"] ?? .null)),
+                    ("mandatory", answer["mandatory"] == .bool(true) ? "yes" : "no"),
+                    ("targeted online", "\(receipts?["targeted_online"]?.intValue ?? 0)"),
+                    ("delivered", "\(receipts?["delivered"]?.intValue ?? 0)"),
+                    ("acked", "\(receipts?["acked"]?.intValue ?? 0)"),
+                ])
             }
         }
         guard arguments.words.count == 1 else { return usageError("Unexpected argument '\(arguments.words[1])'.") }
@@ -47,7 +53,10 @@ enum SyncCommand: Command {
         if let platform = arguments.options["--platform"]?.last { target["platform"] = .string(platform) }
         if let range = arguments.options["--app-version"]?.last { target["app_version"] = .string(range) }
         var body: JSONObject = ["target": .object(target)]
-        for (option, field) in [("--reason", "reason"), ("--scope", "scope"), ("--ttl", "ttl"), ("--collapse", "collapse"), ("--spread", "spread")] {
+        for (option, field) in [
+            ("--reason", "reason"), ("--scope", "scope"), ("--ttl", "ttl"), ("--collapse", "collapse"),
+            ("--spread", "spread"),
+        ] {
             if let value = arguments.options[option]?.last { body[field] = .string(value) }
         }
         if arguments.options["--mandatory"] != nil { body["mandatory"] = .bool(true) }
@@ -55,17 +64,22 @@ enum SyncCommand: Command {
         if dryRun { body["dry_run"] = .bool(true) }
         return request(client, output, "POST", "/v1/syncs", body: JSONWriter.write(.object(body))) { answer in
             if dryRun {
-                output.table([("would reach", "\(answer["targeted_online"]?.intValue ?? 0) connections"),
-                              ("users", "\(answer["users"]?.intValue ?? 0)")])
+                output.table([
+                    ("would reach", "\(answer["targeted_online"]?.intValue ?? 0) connections"),
+                    ("users", "\(answer["users"]?.intValue ?? 0)"),
+                ])
             } else {
-                output.table([("sync", answer["id"]?.stringValue ?? ""), ("seq", "\(answer["seq"]?.intValue ?? 0)"),
-                              ("targeted online", "\(answer["targeted_online"]?.intValue ?? 0)")])
+                output.table([
+                    ("sync", answer["id"]?.stringValue ?? ""), ("seq", "\(answer["seq"]?.intValue ?? 0)"),
+                    ("targeted online", "\(answer["targeted_online"]?.intValue ?? 0)"),
+                ])
             }
         }
     }
 
     static func usageError(_ message: String) -> Int32 {
-        FileHandle.standardError.write(Data("Error: \(message)\nUsage: \(usage)\n  See 'hubctl sync --help' for more information.\n".utf8))
+        FileHandle.standardError.write(
+            Data("Error: \(message)\nUsage: \(usage)\n  See 'hubctl sync --help' for more information.\n".utf8))
         return ExitCode.usage
     }
 }
@@ -73,5 +87,7 @@ enum SyncCommand: Command {
 /// One id per line; blank lines and surrounding spaces ignored.
 func readIDs(_ path: String) -> [String]? {
     guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
-    return text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    return text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+        !$0.isEmpty
+    }
 }

@@ -7,7 +7,8 @@ enum Token: Command {
     static let abstract = "Mint a client token (HS256 JWT) from the hub's secret, for testing."
     static let usage = "hubctl token --user U [--cohort C]... [--ttl 1h] [--secret-file F]"
     static let options: [(String, String)] = [
-        ("--user U", "the sub claim"), ("--cohort C", "add C to the cohorts claim (repeatable)"), ("--ttl D", "lifetime (default 1h)"),
+        ("--user U", "the sub claim"), ("--cohort C", "add C to the cohorts claim (repeatable)"),
+        ("--ttl D", "lifetime (default 1h)"),
         ("--secret-file F", "the HS256 secret (env HUBCTL_JWT_SECRET_FILE; default ./data/jwt.secret)"),
     ]
 
@@ -21,14 +22,21 @@ enum Token: Command {
             FileHandle.standardError.write(Data("Error: --ttl wants a duration such as 1h.\nUsage: \(usage)\n".utf8))
             return ExitCode.usage
         }
-        let path = arguments.options["--secret-file"]?.last ?? ProcessInfo.processInfo.environment["HUBCTL_JWT_SECRET_FILE"] ?? "data/jwt.secret"
-        guard let secret = try? String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !secret.isEmpty else {
+        let path =
+            arguments.options["--secret-file"]?.last ?? ProcessInfo.processInfo.environment["HUBCTL_JWT_SECRET_FILE"]
+            ?? "data/jwt.secret"
+        guard
+            let secret = try? String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(
+                in: .whitespacesAndNewlines), !secret.isEmpty
+        else {
             output.error("cannot read the secret from \(path); pass --secret-file")
             return ExitCode.usage
         }
         let now = Int(Date().timeIntervalSince1970)
-        var claims: JSONObject = ["sub": .string(user), "iat": .number(Double(now)),
-                                  "exp": .number(Double(now + Int(ttl.components.seconds)))]
+        var claims: JSONObject = [
+            "sub": .string(user), "iat": .number(Double(now)),
+            "exp": .number(Double(now + Int(ttl.components.seconds))),
+        ]
         if let cohorts = arguments.options["--cohort"] { claims["cohorts"] = .array(cohorts.map(JSONValue.string)) }
         output.print(JWTVerifier.sign(claims, secret: Array(secret.utf8)))
         return ExitCode.success

@@ -7,7 +7,8 @@ import WSProtocol
 enum Watch: Command {
     static let name = "watch"
     static let abstract = "Connect as a client and print a screen's snapshot, then each patch live (hash-checked)."
-    static let usage = "hubctl watch SCREEN [--token T | --user U] [--app-version V] [--ws-url ws://HOST:PORT] [--count N]"
+    static let usage =
+        "hubctl watch SCREEN [--token T | --user U] [--app-version V] [--ws-url ws://HOST:PORT] [--count N]"
     static let options: [(String, String)] = [
         ("--token T", "sign in with this client token"),
         ("--user U", "sign in as U with a token minted from ./data/jwt.secret (see 'hubctl token')"),
@@ -42,12 +43,17 @@ enum Watch: Command {
                 hello["token"] = .string(token)
             } else if let user = arguments.options["--user"]?.last {
                 let path = ProcessInfo.processInfo.environment["HUBCTL_JWT_SECRET_FILE"] ?? "data/jwt.secret"
-                guard let secret = try? String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) else {
+                guard
+                    let secret = try? String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(
+                        in: .whitespacesAndNewlines)
+                else {
                     output.error("cannot read the secret from \(path) to sign in as \(user); pass --token")
                     return ExitCode.usage
                 }
                 let now = Int(Date().timeIntervalSince1970)
-                hello["token"] = .string(JWTVerifier.sign(["sub": .string(user), "exp": .number(Double(now + 3600))], secret: Array(secret.utf8)))
+                hello["token"] = .string(
+                    JWTVerifier.sign(
+                        ["sub": .string(user), "exp": .number(Double(now + 3600))], secret: Array(secret.utf8)))
             }
             if let version = arguments.options["--app-version"]?.last {
                 hello["app"] = .object(["platform": .string("hubctl"), "version": .string(version)])
