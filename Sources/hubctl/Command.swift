@@ -1,3 +1,5 @@
+import Foundation
+
 /// One hubctl command: its name, a one-line abstract, its usage and how it runs.
 ///
 /// Invariant: `run` returns the process exit code (DESIGN §8: 0 success, 1 the hub refused,
@@ -14,6 +16,13 @@ protocol Command {
 
 extension Command {
     static var subcommands: [(String, String)] { [] }
+
+    /// Prints a usage error with this command's usage to stderr; returns exit code 2.
+    static func usageError(_ message: String) -> Int32 {
+        FileHandle.standardError.write(
+            Data("Error: \(message)\nUsage: \(usage)\n  See 'hubctl \(name) --help' for more information.\n".utf8))
+        return ExitCode.usage
+    }
 
     static var help: String {
         var text = "OVERVIEW: \(abstract)\n\nUSAGE: \(usage)\n\nOPTIONS:\n"

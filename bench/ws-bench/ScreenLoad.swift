@@ -25,35 +25,6 @@ enum ScreenLoad {
         var encodesPerPublish = 0
     }
 
-    /// Counts complete server frames per connection (unmasked, any length).
-    struct FrameCounter {
-        var pending: [UInt8] = []
-
-        mutating func feed(_ bytes: UnsafeRawBufferPointer) -> (frames: Int, lastLength: Int) {
-            pending.append(contentsOf: bytes)
-            var frames = 0, last = 0, offset = 0
-            while pending.count - offset >= 2 {
-                var length = Int(pending[offset + 1] & 0x7F)
-                var header = 2
-                if length == 126 {
-                    guard pending.count - offset >= 4 else { break }
-                    length = Int(pending[offset + 2]) << 8 | Int(pending[offset + 3])
-                    header = 4
-                } else if length == 127 {
-                    guard pending.count - offset >= 10 else { break }
-                    length = (2..<10).reduce(0) { $0 << 8 | Int(pending[offset + $1]) }
-                    header = 10
-                }
-                guard pending.count - offset >= header + length else { break }
-                offset += header + length
-                frames += 1
-                last = header + length
-            }
-            pending.removeFirst(offset)
-            return (frames, last)
-        }
-    }
-
     /// - Parameter variants: when > 0, a running experiment with that many variants, each with a
     ///   merge patch for the screen, splits the subscribers into that many renditions.
     static func run(hub: HubProcess, count: Int, publishes: Int, variants: Int = 0) throws -> Result {
@@ -84,11 +55,7 @@ enum ScreenLoad {
         var renders = 0, encodes = 0
         usleep(200_000)
         let rssBefore = hub.residentBytes
-        let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
-        defer { close(epoll) }
-        var fds: [Int32] = []
-        fds.reserveCapacity(count)
-        defer { for fd in fds { close(fd) } }
+        let collector = FrameCollector()
         /// hello (a distinct anonymous device per connection, so experiments split them) + subscribe.
         func greeting(_ i: Int) -> [UInt8] {
             var frames: [UInt8] = []
@@ -100,40 +67,13 @@ enum ScreenLoad {
                 maskingKey: .random(), to: &frames)
             return frames
         }
-        var counters = [FrameCounter](repeating: FrameCounter(), count: count)
         for i in 0..<count {
             let fd = try RawConnection.openWebSocket(to: hub.client, from: RawConnection.source(i), path: "/v1/connect")
             try RawConnection.writeAll(fd, greeting(i))
-            var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: UInt64(i)))
-            epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event)
-            fds.append(fd)
-        }
-        var events = [epoll_event](repeating: epoll_event(), count: 1024)
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        /// Reads until `expected` frames arrived in all; returns per-frame arrival times.
-        func collect(_ expected: Int, deadline: UInt64) -> (arrivals: [UInt64], lastFrame: Int) {
-            var arrivals: [UInt64] = []
-            arrivals.reserveCapacity(expected)
-            var lastFrame = 0
-            while arrivals.count < expected && MonotonicClock.now() < deadline {
-                let ready = events.withUnsafeMutableBufferPointer { epoll_wait(epoll, $0.baseAddress, 1024, 100) }
-                let now = MonotonicClock.now()
-                guard ready > 0 else { continue }
-                for e in 0..<Int(ready) {
-                    let i = Int(events[e].data.u64)
-                    let n = buffer.withUnsafeMutableBytes { recv(fds[i], $0.baseAddress, $0.count, 0) }
-                    guard n > 0 else { continue }
-                    let (frames, last) = buffer.withUnsafeBytes {
-                        counters[i].feed(UnsafeRawBufferPointer(rebasing: $0[0..<n]))
-                    }
-                    for _ in 0..<frames { arrivals.append(now) }
-                    if frames > 0 { lastFrame = last }
-                }
-            }
-            return (arrivals, lastFrame)
+            collector.add(fd)
         }
         // welcome + snapshot for everyone
-        let setup = collect(2 * count, deadline: MonotonicClock.now() + 60_000_000_000)
+        let setup = collector.collect(2 * count, deadline: MonotonicClock.now() + 60_000_000_000)
         guard setup.arrivals.count == 2 * count else {
             throw BenchError("only \(setup.arrivals.count / 2) of \(count) subscribed")
         }
@@ -149,7 +89,7 @@ enum ScreenLoad {
                 encodesBefore = try counter("pushhub_encodes_total")
             let start = MonotonicClock.now()
             try admin.put("/v1/screens/bench/live", tree(version))
-            let (arrivals, last) = collect(count, deadline: start + 30_000_000_000)
+            let (arrivals, last) = collector.collect(count, deadline: start + 30_000_000_000)
             guard arrivals.count == count else {
                 throw BenchError("only \(arrivals.count) of \(count) got publish \(version)")
             }

@@ -34,38 +34,14 @@ enum SyncLoad {
                 opcode: .text, payload: JSONWriter.write(.object(message)), maskingKey: .random(), to: &frame)
             return frame
         }
-        let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
-        defer { close(epoll) }
-        var fds: [Int32] = []
-        defer { for fd in fds { close(fd) } }
-        var counters = [ScreenLoad.FrameCounter](repeating: ScreenLoad.FrameCounter(), count: count + 1)
+        let collector = FrameCollector()
         for i in 0..<count {
             let fd = try RawConnection.openWebSocket(to: hub.client, from: RawConnection.source(i), path: "/v1/connect")
             try RawConnection.writeAll(fd, hello("u\(i)"))
-            var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: UInt64(i)))
-            epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event)
-            fds.append(fd)
+            collector.add(fd)
         }
-        var events = [epoll_event](repeating: epoll_event(), count: 1024)
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
         func collect(_ expected: Int, timeout: UInt64) -> [UInt64] {
-            var arrivals: [UInt64] = []
-            let deadline = MonotonicClock.now() + timeout
-            while arrivals.count < expected && MonotonicClock.now() < deadline {
-                let ready = events.withUnsafeMutableBufferPointer { epoll_wait(epoll, $0.baseAddress, 1024, 100) }
-                let now = MonotonicClock.now()
-                guard ready > 0 else { continue }
-                for e in 0..<Int(ready) {
-                    let i = Int(events[e].data.u64)
-                    let n = buffer.withUnsafeMutableBytes { recv(fds[i], $0.baseAddress, $0.count, 0) }
-                    guard n > 0 else { continue }
-                    let (frames, _) = buffer.withUnsafeBytes {
-                        counters[i].feed(UnsafeRawBufferPointer(rebasing: $0[0..<n]))
-                    }
-                    for _ in 0..<frames { arrivals.append(now) }
-                }
-            }
-            return arrivals
+            collector.collect(expected, deadline: MonotonicClock.now() + timeout).arrivals
         }
         guard collect(count, timeout: 60_000_000_000).count == count else {
             throw BenchError("not every client got its welcome")
@@ -116,9 +92,7 @@ enum SyncLoad {
             if n == 0 { firstMissed = (try JSONReader.parse(answer))["seq"]?.intValue ?? 0 }
         }
         let fd = try RawConnection.openWebSocket(to: hub.client, from: "127.0.0.251", path: "/v1/connect")
-        var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: UInt64(count)))
-        epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event)
-        fds.append(fd)
+        collector.add(fd)
         let replayStart = MonotonicClock.now()
         try RawConnection.writeAll(fd, hello("offline", lastSync: firstMissed - 1))
         let replayed = collect(1001, timeout: 30_000_000_000)  // welcome + 1,000 syncs

@@ -3,15 +3,8 @@
 struct ExperimentRoutes {
     let services: HubServices
 
-    static func validationError(_ key: String) -> String? {
-        let allowed = key.utf8.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
-        }
-        return allowed && (1...100).contains(key.utf8.count)
-            ? nil : "an experiment key is 1 to 100 of a-z 0-9 . _ - (got \"\(key)\")"
-    }
+    /// An experiment key: `[a-z0-9._-]{1,100}`.
+    static func validationError(_ key: String) -> String? { Identifier.validationError(key, kind: "an experiment key") }
 
     func list() -> Response {
         let entries = services.experiments.current.all.values.sorted { $0.key < $1.key }.map {

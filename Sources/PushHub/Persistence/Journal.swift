@@ -42,13 +42,7 @@ public final class Journal {
         Self.appendLittleEndian(UInt32(payload.count), to: &record)
         Self.appendLittleEndian(CRC32.checksum(payload), to: &record)
         record += payload
-        var written = 0
-        while written < record.count {
-            let n = try blockingSystemCall("write \(path)") {
-                record.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
-            }
-            written += n
-        }
+        try FileBytes.writeAll(record, to: fd, path: path)
         try blockingSystemCall("fsync \(path)") { fsync(fd) }
         size += record.count
     }
@@ -125,19 +119,24 @@ public enum FileBytes {
         }
     }
 
+    /// Writes every byte to `fd` (retrying short writes); `path` names it in errors.
+    static func writeAll(_ bytes: [UInt8], to fd: Int32, path: String) throws(SystemError) {
+        var written = 0
+        while written < bytes.count {
+            let n = try blockingSystemCall("write \(path)") {
+                bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+            }
+            written += n
+        }
+    }
+
     public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(SystemError) {
         let temporary = path + ".tmp"
         let fd = try blockingSystemCall("open \(temporary)") {
             open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         }
         defer { close(fd) }
-        var written = 0
-        while written < bytes.count {
-            let n = try blockingSystemCall("write \(temporary)") {
-                bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
-            }
-            written += n
-        }
+        try writeAll(bytes, to: fd, path: temporary)
         try blockingSystemCall("fsync \(temporary)") { fsync(fd) }
         try blockingSystemCall("rename \(temporary)") { rename(temporary, path) }
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")

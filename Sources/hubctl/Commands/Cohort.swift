@@ -57,11 +57,11 @@ enum CohortCommand: Command {
             }
             var rule: JSONValue = .null
             if let text = arguments.options["--rule"]?.last {
-                guard let parsed = try? JSONReader.parse(text) else { return usage("--rule wants a JSON object") }
+                guard let parsed = try? JSONReader.parse(text) else { return usageError("--rule wants a JSON object") }
                 rule = parsed
             }
             guard arguments.options["--users-file"] != nil || rule != .null else {
-                return usage("'cohort set' needs --users-file or --rule.")
+                return usageError("'cohort set' needs --users-file or --rule.")
             }
             // The first batch replaces the cohort; the rest are added, so any size fits the body limit.
             let first = Array(users.prefix(batch))
@@ -87,13 +87,7 @@ enum CohortCommand: Command {
                 ])
             }
         default:
-            return usage("Unknown or incomplete cohort subcommand.")
+            return usageError("Unknown or incomplete cohort subcommand.")
         }
-    }
-
-    static func usage(_ message: String) -> Int32 {
-        FileHandle.standardError.write(
-            Data("Error: \(message)\nUsage: \(usage)\n  See 'hubctl cohort --help' for more information.\n".utf8))
-        return ExitCode.usage
     }
 }

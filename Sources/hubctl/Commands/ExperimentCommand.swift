@@ -28,7 +28,7 @@ enum ExperimentCommand: Command {
                 let json = try? JSONReader.parse(Array(data)),
                 let key = json["key"]?.stringValue
             else {
-                return usage("\(words[1]) must be a JSON experiment definition with a \"key\"")
+                return usageError("\(words[1]) must be a JSON experiment definition with a \"key\"")
             }
             return request(client, output, "PUT", "/v1/experiments/\(key)", body: Array(data)) { answer in
                 output.table([
@@ -69,7 +69,7 @@ enum ExperimentCommand: Command {
             }
         case ("assign", 2):
             guard let unit = arguments.options["--unit"]?.last else {
-                return usage("'experiment assign' needs --unit U.")
+                return usageError("'experiment assign' needs --unit U.")
             }
             var path = "/v1/experiments/\(words[1])/assignment?unit=\(Screen.encode(unit))"
             if let platform = arguments.options["--platform"]?.last { path += "&platform=\(Screen.encode(platform))" }
@@ -95,13 +95,7 @@ enum ExperimentCommand: Command {
                         })
             }
         default:
-            return usage("Unknown or incomplete experiment subcommand.")
+            return usageError("Unknown or incomplete experiment subcommand.")
         }
-    }
-
-    static func usage(_ message: String) -> Int32 {
-        FileHandle.standardError.write(
-            Data("Error: \(message)\nUsage: \(usage)\n  See 'hubctl experiment --help' for more information.\n".utf8))
-        return ExitCode.usage
     }
 }

@@ -120,12 +120,6 @@ enum Screen: Command {
         }
     }
 
-    static func usageError(_ message: String) -> Int32 {
-        FileHandle.standardError.write(
-            Data("Error: \(message)\nUsage: \(usage)\n  See 'hubctl screen --help' for more information.\n".utf8))
-        return ExitCode.usage
-    }
-
     static func encode(_ text: String) -> String {
         text.addingPercentEncoding(
             withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "?&=#+"))) ?? text

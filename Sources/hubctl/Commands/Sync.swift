@@ -76,12 +76,6 @@ enum SyncCommand: Command {
             }
         }
     }
-
-    static func usageError(_ message: String) -> Int32 {
-        FileHandle.standardError.write(
-            Data("Error: \(message)\nUsage: \(usage)\n  See 'hubctl sync --help' for more information.\n".utf8))
-        return ExitCode.usage
-    }
 }
 
 /// One id per line; blank lines and surrounding spaces ignored.
