@@ -27,8 +27,9 @@ let package = Package(
         .executableTarget(
             name: "ws-testee", dependencies: ["PushHub", "WSProtocol"], path: "Tests/Conformance/ws-testee"),
         .executableTarget(name: "ws-bench", dependencies: ["PushHub", "WSProtocol", "CLinux"], path: "bench/ws-bench"),
-        .testTarget(name: "WSProtocolTests", dependencies: ["WSProtocol"]),
-        .testTarget(name: "PushHubTests", dependencies: ["PushHub", "WSProtocol"]),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "WSProtocolTests", dependencies: ["WSProtocol", "TestSupport"]),
+        .testTarget(name: "PushHubTests", dependencies: ["PushHub", "WSProtocol", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

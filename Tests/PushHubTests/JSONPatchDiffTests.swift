@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import PushHub
@@ -78,7 +79,7 @@ import Testing
 
     /// Seeded random trees: nested objects and arrays, keyed and unkeyed children.
     struct TreeGenerator {
-        var rng: UTF8Seeded
+        var rng: SeededGenerator
 
         mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &rng) }
 
@@ -154,7 +155,7 @@ import Testing
 
     @Test("property: apply(diff(a, b), a) == b for 10,000 seeded random pairs")
     func property() throws {
-        var generator = TreeGenerator(rng: UTF8Seeded(state: 6902))
+        var generator = TreeGenerator(rng: SeededGenerator(state: 6902))
         var operationCount = 0
         for _ in 0..<10_000 {
             let a = generator.tree(depth: 5)
@@ -170,17 +171,5 @@ import Testing
             #expect(try JSONPatch(json: JSONReader.parse(JSONWriter.write(patch.json))) == patch)
         }
         #expect(operationCount > 10_000)
-    }
-}
-
-/// SplitMix64, so that failures reproduce.
-struct UTF8Seeded: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

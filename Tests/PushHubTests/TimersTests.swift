@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import PushHub
@@ -6,7 +7,7 @@ import Testing
     @Test("pops due entries in deadline order, never early (seeded random schedule)")
     func ordering() {
         var timers = Timers<UInt64>()
-        var generator = UTF8Seeded(state: 42)
+        var generator = SeededGenerator(state: 42)
         var deadlines: [UInt64] = []
         for token in 0..<1000 {
             let deadline = UInt64.random(in: 0...10_000, using: &generator)

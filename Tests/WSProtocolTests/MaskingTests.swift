@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import WSProtocol
@@ -10,7 +11,7 @@ import Testing
 
     @Test("agrees with the naive XOR for every length 0...300 and every phase, resuming across chunks")
     func agreesWithNaive() {
-        var rng = UTF8ValidatorTests.SeededGenerator(state: 42)
+        var rng = SeededGenerator(state: 42)
         for length in 0...300 {
             let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) }
             let keyBytes = (0..<4).map { _ in UInt8.random(in: 0...255, using: &rng) }

@@ -1,21 +1,10 @@
+import TestSupport
 import Testing
 
 @testable import WSProtocol
 
 /// The streaming validator against Swift's own UTF-8 decoding on seeded random input.
 @Suite struct UTF8ValidatorTests {
-    /// A tiny deterministic generator (SplitMix64), so failures reproduce.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// The naive reference: does the standard library decode it without repairs?
     static func isValidReference(_ bytes: [UInt8]) -> Bool {
         String(validating: bytes, as: UTF8.self) != nil
