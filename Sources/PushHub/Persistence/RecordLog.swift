@@ -18,6 +18,11 @@ public final class RecordLog: Sendable {
     }
     private let state: Mutex<State>
 
+    /// A snapshot file that cannot be read: start-up stops and says so.
+    public struct FormatError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
     public init(directory: String, name: String, snapshotEvery: Int = 1000) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         snapshotPath = directory + "/\(name).snapshot.json"
@@ -34,7 +39,7 @@ public final class RecordLog: Sendable {
             guard let json = try? JSONReader.parse(bytes, maxDepth: 10_000), let seq = json["seq"]?.intValue,
                 let state = json["state"]
             else {
-                throw ScreenPersistence.FormatError(
+                throw RecordLog.FormatError(
                     description: "\(snapshotPath) is not a snapshot; restore it from a backup or remove it")
             }
             snapshot(state)

@@ -2,7 +2,7 @@ import Synchronization
 
 /// Every screen with its kept versions, shared by all loops; every mutation is journaled and
 /// fsynced before it returns (DESIGN §9), and a snapshot replaces the journal every
-/// `snapshotEvery` records so that start-up does not replay forever.
+/// `snapshotEvery` records so that start-up does not replay forever (`RecordLog`).
 ///
 /// Invariants: versions of a screen are strictly increasing and never reused, even across a
 /// delete (the last number is remembered); at most `keepVersions` versions are kept per screen.
@@ -16,27 +16,24 @@ public final class ScreenStore: Sendable {
         var screens: [String: Screen] = [:]
         /// The last version number ever used per name, deleted screens included.
         var lastVersion: [String: Int] = [:]
-        /// Sequence number of the last journal record applied.
-        var seq = 0
-        var recordsSinceSnapshot = 0
     }
 
     public let keepVersions: Int
-    public let snapshotEvery: Int
     private let state: Mutex<State>
-    private let persistence: ScreenPersistence?
+    private let log: RecordLog?
 
-    /// An in-memory store (tests), or one restored from and persisted to `dataDirectory`.
+    /// An in-memory store (tests), or one restored from and persisted to `dataDirectory`
+    /// (`screens.journal`, `screens.snapshot.json`).
     public init(dataDirectory: String?, keepVersions: Int = 16, snapshotEvery: Int = 1000) throws {
         self.keepVersions = keepVersions
-        self.snapshotEvery = snapshotEvery
         var restored = State()
         if let dataDirectory {
-            let persistence = try ScreenPersistence(directory: dataDirectory)
-            try persistence.restore { record in Self.apply(record, to: &restored, keep: keepVersions) }
-            self.persistence = persistence
+            let log = try RecordLog(directory: dataDirectory, name: "screens", snapshotEvery: snapshotEvery)
+            try log.restore(snapshot: { json in Self.restore(snapshot: json, into: &restored) },
+                            record: { json in Self.apply(json, to: &restored, keep: keepVersions) })
+            self.log = log
         } else {
-            persistence = nil
+            log = nil
         }
         state = Mutex(restored)
     }
@@ -51,22 +48,20 @@ public final class ScreenStore: Sendable {
 
     public func history(_ name: String) -> [ScreenVersion]? { state.withLock { $0.screens[name]?.versions } }
 
-    public func list() -> [ScreenVersion] {
-        state.withLock { $0.screens.values.map(\.current) }.sorted { $0.name < $1.name }
-    }
+    public func list() -> [ScreenVersion] { state.withLock { $0.screens.values.map(\.current) }.sorted { $0.name < $1.name } }
 
     // MARK: - Mutations
 
     /// Publishes `tree` as the next version of `name`.
     /// - Returns: the new version and the one it replaces.
-    public func publish(_ name: String, tree: JSONValue, now: Int) throws -> (
-        new: ScreenVersion, previous: ScreenVersion?
-    ) {
+    public func publish(_ name: String, tree: JSONValue, now: Int) throws -> (new: ScreenVersion, previous: ScreenVersion?) {
         try state.withLock { state in
             let version = (state.lastVersion[name] ?? 0) + 1
-            let record = ScreenRecord.publish(
-                seq: state.seq + 1, name: name, version: version, publishedAt: now, tree: tree)
-            try persist(record, state: &state)
+            let record = JSONValue.object([
+                "op": .string("publish"), "screen": .string(name), "version": .number(Double(version)),
+                "at": .number(Double(now)), "tree": tree,
+            ])
+            try persist(record, state: state)
             let previous = state.screens[name]?.current
             Self.apply(record, to: &state, keep: keepVersions)
             return (state.screens[name]!.current, previous)
@@ -78,43 +73,60 @@ public final class ScreenStore: Sendable {
     public func delete(_ name: String) throws -> ScreenVersion? {
         try state.withLock { state in
             guard let current = state.screens[name]?.current else { return nil }
-            let record = ScreenRecord.delete(seq: state.seq + 1, name: name)
-            try persist(record, state: &state)
+            let record = JSONValue.object(["op": .string("delete"), "screen": .string(name)])
+            try persist(record, state: state)
             Self.apply(record, to: &state, keep: keepVersions)
             return current
         }
     }
 
-    private func persist(_ record: ScreenRecord, state: inout State) throws {
-        guard let persistence else { return }
-        try persistence.append(record)
-        state.recordsSinceSnapshot += 1
-        if state.recordsSinceSnapshot >= snapshotEvery {
+    private func persist(_ record: JSONValue, state: State) throws {
+        try log?.append(record) {
             var after = state
             Self.apply(record, to: &after, keep: keepVersions)
-            try persistence.snapshot(of: after)
-            state.recordsSinceSnapshot = 0
+            return Self.snapshot(after)
         }
     }
 
-    static func apply(_ record: ScreenRecord, to state: inout State, keep: Int) {
-        switch record {
-        case .publish(let seq, let name, let version, let publishedAt, let tree):
-            let entry = ScreenVersion(name: name, version: version, tree: tree, publishedAt: publishedAt)
+    // MARK: - Records and snapshots
+
+    static func apply(_ record: JSONValue, to state: inout State, keep: Int) {
+        guard let name = record["screen"]?.stringValue else { return }
+        switch record["op"]?.stringValue {
+        case "publish":
+            guard let version = record["version"]?.intValue, let at = record["at"]?.intValue, let tree = record["tree"] else { return }
             var screen = state.screens[name] ?? Screen(versions: [])
-            screen.versions.append(entry)
+            screen.versions.append(ScreenVersion(name: name, version: version, tree: tree, publishedAt: at))
             if screen.versions.count > keep { screen.versions.removeFirst(screen.versions.count - keep) }
             state.screens[name] = screen
             state.lastVersion[name] = version
-            state.seq = seq
-        case .delete(let seq, let name):
+        case "delete":
             state.screens[name] = nil
-            state.seq = seq
-        case .restoredScreen(let name, let lastVersion, let versions):
+        default:
+            break
+        }
+    }
+
+    static func snapshot(_ state: State) -> JSONValue {
+        .object(["screens": .array(state.lastVersion.keys.sorted().map { name in
+            .object([
+                "name": .string(name), "last_version": .number(Double(state.lastVersion[name]!)),
+                "versions": .array((state.screens[name]?.versions ?? []).map {
+                    .object(["version": .number(Double($0.version)), "at": .number(Double($0.publishedAt)), "tree": $0.tree])
+                }),
+            ])
+        })])
+    }
+
+    static func restore(snapshot json: JSONValue, into state: inout State) {
+        for screen in json["screens"]?.arrayValue ?? [] {
+            guard let name = screen["name"]?.stringValue, let last = screen["last_version"]?.intValue else { continue }
+            let versions = (screen["versions"]?.arrayValue ?? []).compactMap { entry -> ScreenVersion? in
+                guard let version = entry["version"]?.intValue, let at = entry["at"]?.intValue, let tree = entry["tree"] else { return nil }
+                return ScreenVersion(name: name, version: version, tree: tree, publishedAt: at)
+            }
             if !versions.isEmpty { state.screens[name] = Screen(versions: versions) }
-            state.lastVersion[name] = lastVersion
-        case .restoredSeq(let seq):
-            state.seq = seq
+            state.lastVersion[name] = last
         }
     }
 }
