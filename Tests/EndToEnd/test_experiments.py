@@ -247,3 +247,17 @@ def test_experimenter_flow_with_hubctl_watch(hub_factory, tmp_path):
     assert results.returncode == 0, results.stderr
     rows = {line.split()[0]: line.split()[1:] for line in results.stdout.splitlines()[2:]}
     assert rows == {"old": ["1", "0"], "new": ["1", "0"]}
+
+
+def test_publish_answer_counts_variant_renditions(hub_factory):
+    hub = hub_factory("--dev")
+    publish(hub, "promo", {"type": "screen", "color": "blue"})
+    definition = {"key": "color", "status": "running", "variants": [{"key": "blue"}, {"key": "red"}],
+                  "screens": {"promo": {"red": {"color": "red"}}}}
+    assert call(hub, "PUT", "/v1/experiments/color", definition)[0] == 200
+    sockets = [subscriber(hub, device, "promo")[0] for device in devices_in(definition, "blue", 2, "b") + devices_in(definition, "red", 3, "r")]
+    answer = publish(hub, "promo", {"type": "screen", "color": "blue", "title": "Sale"})
+    assert answer["renditions"] == 2 and answer["sent"] == 5
+    answer = publish(hub, "promo", {"type": "screen", "color": "green", "title": "Sale"})
+    assert answer["renditions"] == 2 and answer["sent"] == 2  # the red variant still overrides color
+    assert len(sockets) == 5

@@ -50,9 +50,7 @@ extension Connection {
         case (.ready, .subscribe(let screen, let have)):
             subscribe(screen, have: have)
         case (.ready, .unsubscribe(let screen)):
-            if loop.subscriptions.remove(self, from: screen) {
-                loop.services.subscriberCounts.remove(screen, session.target)
-            } else {
+            if !loop.subscriptions.remove(self, from: screen) {
                 send(
                     error: WireError(code: "not_subscribed", message: "not subscribed to \(screen)", ref: "unsubscribe")
                 )
@@ -184,7 +182,7 @@ extension Connection {
             queueShared(Fanout.snapshot(current, for: target))
         }
         noteExposures(view, screen: screen, version: current.version)
-        if loop.subscriptions.set(self, current, target) { loop.services.subscriberCounts.add(screen, session.target) }
+        loop.subscriptions.set(self, current, target)
     }
 
     /// What this client is rendered as on `screen` under `set`, and the variants it is exposed to.
@@ -246,16 +244,13 @@ extension Connection {
 
     /// The loop learned that a subscribed screen was deleted (already unsubscribed).
     func screenDeleted(_ name: String) {
-        loop.services.subscriberCounts.remove(name, session.target)
         queueShared(ServerMessage.gone(screen: name))
     }
 
     /// Drops this connection's subscriptions and registration (it is going away).
     func unsubscribeAll() {
         if session.attributes != nil { loop.services.online.remove(OnlineIndex.Key(loop: loop.index, token: token)) }
-        for screen in loop.subscriptions.removeAll(self) {
-            loop.services.subscriberCounts.remove(screen, session.target)
-        }
+        _ = loop.subscriptions.removeAll(self)
     }
 
     private func send(error: WireError) { queue(ServerMessage.error(error)) }

@@ -19,7 +19,7 @@ final class EventLoop {
     let metrics: Metrics
     let admin: AdminAPI
     /// Who on this loop is subscribed to which screen.
-    var subscriptions = Subscriptions()
+    var subscriptions: Subscriptions
     private let epoll: Epoll
     private let wakeFD: Int32
     private let mailbox: Mailbox
@@ -48,6 +48,7 @@ final class EventLoop {
         config = services.config
         metrics = services.metrics
         admin = AdminAPI(services: services)
+        subscriptions = Subscriptions(counts: services.subscriberCounts)
         self.mailbox = mailbox
         self.wakeFD = wakeFD
         self.listeners = listeners.map { (listener: $0.0, kind: $0.1) }
@@ -227,7 +228,7 @@ final class EventLoop {
                 frame = Fanout.update(from: had.version, oldTarget: had.target, to: version, newTarget: target)
                 memo = (had.version, had.target, target, frame)
             }
-            connection.subscribed[index] = Connection.Subscription(version: version, target: target)
+            subscriptions.update(connection, at: index, version, target)
             connection.noteExposures(view, screen: version.name, version: version.version)
             if let frame {
                 connection.queueShared(frame)
@@ -250,7 +251,7 @@ final class EventLoop {
                 let had = connection.subscribed[index]
                 let (target, view) = connection.renderTarget(for: screen, in: set)
                 guard target != had.target || had.version !== current else { continue }
-                connection.subscribed[index] = Connection.Subscription(version: current, target: target)
+                subscriptions.update(connection, at: index, current, target)
                 connection.noteExposures(view, screen: screen, version: current.version)
                 if let frame = Fanout.update(from: had.version, oldTarget: had.target, to: current, newTarget: target) {
                     connection.queueShared(frame)
