@@ -8,12 +8,23 @@ struct Session {
     enum State: Equatable { case awaitingHello, ready }
 
     var state = State.awaitingHello
-    var id = ""
     var target = RenderTarget.latest
     /// The token from the upgrade request (`Authorization: Bearer` or `?token=`), until hello.
     var upgradeToken: String?
-    /// Who this client is, for targeting; set at hello.
-    var attributes: ClientAttributes?
+    /// Everything known after hello, boxed so that connections that never say hello (the echo
+    /// endpoint, idle sockets) do not carry it.
+    var ready: ReadySession?
+
+    var id: String { ready?.id ?? "" }
+    var attributes: ClientAttributes? { ready?.attributes }
+}
+
+/// A session after its hello: identity, and what it acknowledged and was exposed to.
+///
+/// Invariant: owned by one connection on one loop (never shared).
+final class ReadySession {
+    let id: String
+    let attributes: ClientAttributes
     /// Syncs this connection acknowledged (each counts once).
     var acked: Set<String> = []
     /// Variant assignments, per experiment as of its last change ("key@changedAt"); nil: not in it.
@@ -21,6 +32,11 @@ struct Session {
     /// Exposures logged, per "experiment|screen": the variant and the version served, and
     /// whether a `rendered` confirmed it.
     var exposed: [String: (variant: String, version: Int, confirmed: Bool)] = [:]
+
+    init(id: String, attributes: ClientAttributes) {
+        self.id = id
+        self.attributes = attributes
+    }
 }
 
 extension Connection {
@@ -109,7 +125,7 @@ extension Connection {
             session: id, user: user, device: device, platform: hello.platform,
             appVersion: target.appVersion, appVersionText: hello.appVersion,
             claimCohorts: claimCohorts, claims: claims, connectedAt: ScreenRoutes.nowMilliseconds())
-        session = Session(state: .ready, id: id, target: target, attributes: attributes)
+        session = Session(state: .ready, target: target, ready: ReadySession(id: id, attributes: attributes))
         helloDeadline = nil
         loop.services.online.add(OnlineIndex.Key(loop: loop.index, token: token), attributes)
         let syncs = loop.services.syncs
@@ -156,7 +172,7 @@ extension Connection {
             send(error: WireError(code: "unknown_sync", message: "no live sync \(id)", ref: "ack"))
             return
         }
-        if session.acked.insert(id).inserted { sync.receipts.acked.add(1, ordering: .relaxed) }
+        if session.ready?.acked.insert(id).inserted == true { sync.receipts.acked.add(1, ordering: .relaxed) }
     }
 
     private func subscribe(_ screen: String, have: ClientMessage.Have?) {
@@ -196,14 +212,14 @@ extension Connection {
         for experiment in experiments {
             let label = "\(experiment.key)@\(set.changedAt[experiment.key] ?? 0)"
             let variant: String?
-            if let cached = session.assignments[label] {
+            if let cached = session.ready?.assignments[label] {
                 variant = cached
             } else {
                 variant =
                     loop.services.experiments.variant(
                         experiment, unit: unit, client: client, cohorts: loop.services.cohorts, remember: true
                     ).variant
-                session.assignments[label] = .some(variant)
+                session.ready?.assignments[label] = .some(variant)
             }
             guard let variant else { continue }
             view.exposures.append((experiment.key, variant))
@@ -218,11 +234,12 @@ extension Connection {
 
     /// Logs the first exposure of this session to each experiment on `screen` (DESIGN §6).
     func noteExposures(_ view: VariantView, screen: String, version: Int) {
-        guard let client = session.attributes else { return }
+        guard let ready = session.ready else { return }
+        let client = ready.attributes
         for (experiment, variant) in view.exposures {
             let key = experiment + "|" + screen
-            if let known = session.exposed[key], known.variant == variant { continue }
-            session.exposed[key] = (variant, version, false)
+            if let known = ready.exposed[key], known.variant == variant { continue }
+            ready.exposed[key] = (variant, version, false)
             loop.services.exposures.served(
                 experiment: experiment, variant: variant, unit: client.user ?? client.device, screen: screen,
                 version: version, now: ScreenRoutes.nowMilliseconds())
@@ -231,10 +248,11 @@ extension Connection {
 
     /// The client rendered `version` of `screen`: its exposures there are confirmed.
     private func confirmExposures(screen: String, version: Int) {
-        guard let client = session.attributes else { return }
-        for (key, exposure) in session.exposed
+        guard let ready = session.ready else { return }
+        let client = ready.attributes
+        for (key, exposure) in ready.exposed
         where !exposure.confirmed && key.hasSuffix("|" + screen) && version >= exposure.version {
-            session.exposed[key]?.confirmed = true
+            ready.exposed[key]?.confirmed = true
             let experiment = String(key.dropLast(screen.count + 1))
             loop.services.exposures.confirmed(
                 experiment: experiment, variant: exposure.variant, unit: client.user ?? client.device,

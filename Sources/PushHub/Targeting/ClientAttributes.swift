@@ -1,18 +1,33 @@
-/// What targeting knows about one connected client (DESIGN §5): identity and app.
+/// What targeting knows about one connected client (DESIGN §5): identity and app. A class, so
+/// that the session and the online index share one copy per connection.
 ///
-/// Invariant: `user` is the verified JWT `sub`, nil for anonymous clients (whose unit is `device`).
-public struct ClientAttributes: Sendable {
-    public var session: String
-    public var user: String?
-    public var device: String
-    public var platform: String?
-    public var appVersion: SemanticVersion?
-    public var appVersionText: String?
+/// Invariants: immutable; `user` is the verified JWT `sub`, nil for anonymous clients (whose
+/// unit is `device`).
+public final class ClientAttributes: Sendable {
+    public let session: String
+    public let user: String?
+    public let device: String
+    public let platform: String?
+    public let appVersion: SemanticVersion?
+    public let appVersionText: String?
     /// Cohorts named by the token's `cohorts` claim.
-    public var claimCohorts: [String]
-    public var claims: JSONObject
+    public let claimCohorts: [String]
+    public let claims: JSONObject
     /// Milliseconds since the Unix epoch.
-    public var connectedAt: Int
+    public let connectedAt: Int
+
+    public init(session: String, user: String?, device: String, platform: String?, appVersion: SemanticVersion?,
+                appVersionText: String?, claimCohorts: [String], claims: JSONObject, connectedAt: Int) {
+        self.session = session
+        self.user = user
+        self.device = device
+        self.platform = platform
+        self.appVersion = appVersion
+        self.appVersionText = appVersionText
+        self.claimCohorts = claimCohorts
+        self.claims = claims
+        self.connectedAt = connectedAt
+    }
 
     public var json: JSONValue {
         .object([
