@@ -3,6 +3,7 @@
 /// Invariants: at most one close frame is ever sent; once `closed`, every input answers `.none`.
 /// The server closes TCP first after the handshake (§7.1.1), so every path ends in a shutdown.
 public struct CloseHandshake: Sendable {
+    /// Where the handshake stands.
     public enum State: Equatable, Sendable {
         case open
         /// We sent a close and wait for the peer's until `deadline` (nanoseconds, caller's clock).
@@ -10,6 +11,7 @@ public struct CloseHandshake: Sendable {
         case closed
     }
 
+    /// What the connection must do next.
     public enum Action: Equatable, Sendable {
         /// Send this close, then keep reading until the peer answers or the deadline passes.
         case sendClose(ClosePayload)

@@ -11,6 +11,7 @@ public struct FrameDecoder: Sendable {
     /// Which side we are: a server requires masked frames, a client refuses them (§5.1).
     public enum Role: Sendable { case server, client }
 
+    /// One decoding result: need more input, a validated header, or a run of unmasked payload.
     public enum Step: Equatable, Sendable {
         case needMoreBytes
         case header(FrameHeader)

@@ -2,6 +2,7 @@
 ///
 /// Invariant: names and values are stored as received, without surrounding whitespace.
 public struct HeaderFields: Sendable, Equatable, Sequence {
+    /// One `name: value` line, as received.
     public struct Field: Sendable, Equatable {
         public var name: String
         public var value: String

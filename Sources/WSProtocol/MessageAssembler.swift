@@ -17,6 +17,7 @@ public struct MessageAssembler: Sendable {
         case assembledControl
     }
 
+    /// A completed message or control frame.
     public enum Event: Equatable, Sendable {
         case message(Opcode, Payload)
         case ping(Payload)

@@ -5,6 +5,7 @@
 /// call and is valid until the caller reuses that buffer; after a `ProtocolError` the stream
 /// cannot be parsed any further, so every later call throws that error again.
 public struct MessageReader: Sendable {
+    /// What `next` produced: need more input, or a message or control frame.
     public enum Event: Equatable, Sendable {
         case needMoreBytes
         case message(Opcode, MessageAssembler.Payload)

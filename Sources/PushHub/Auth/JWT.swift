@@ -32,6 +32,7 @@ public enum JWTError: Error, Equatable, Sendable, CustomStringConvertible {
 /// Invariant: `verify` returns claims only for a token whose signature was compared in constant
 /// time against HMAC-SHA256(secret, header.payload).
 public struct JWTVerifier: Sendable {
+    /// What a verified token says: `sub`, the `cohorts` claim, and every claim (for cohort rules).
     public struct Claims: Equatable, Sendable {
         public var subject: String
         public var cohorts: [String]

@@ -6,6 +6,7 @@ import WSProtocol
 /// Invariant: after `init` the handshake has succeeded; frames it sends are masked with a fresh
 /// key each; frames it receives are decoded by a client-role `MessageReader`.
 public final class WebSocketClient {
+    /// One received message or control frame, copied out of the reader's buffers.
     public enum Message: Equatable {
         case text(String)
         case binary([UInt8])

@@ -11,6 +11,7 @@ public struct DataDirectory: Sendable {
 
     public init(path: String) { self.path = path }
 
+    /// The admin token and JWT secret, each non-empty, trimmed of surrounding whitespace.
     public struct Secrets: Sendable {
         public var adminToken: String
         public var jwtSecret: String
@@ -48,6 +49,7 @@ public struct DataDirectory: Sendable {
     }
 }
 
+/// Why the data dir could not be prepared; the description names the file and what to do.
 public enum DataDirectoryError: Error, CustomStringConvertible {
     case emptySecret(String)
     case cannotWrite(String, Int32)

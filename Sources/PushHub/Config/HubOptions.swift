@@ -4,6 +4,7 @@
 /// Invariant: `parse` either returns a complete config or throws a `UsageError` naming the
 /// flag or variable at fault.
 public enum HubOptions {
+    /// A flag or variable the hub cannot use; the description names it (exit 2).
     public struct UsageError: Error, CustomStringConvertible {
         public var description: String
     }

@@ -10,6 +10,7 @@ import COpenSSL
 /// 3. variant: `v = u64(SHA-256("{salt}/{key}/{unit}/variant")) % 10000`; variant i owns
 ///    `[floor(10000·(w₁+…+wᵢ₋₁)/W), floor(10000·(w₁+…+wᵢ)/W))`.
 public enum Assignment {
+    /// A unit's variant with the step that decided it, or why it is not in the experiment.
     public enum Outcome: Equatable, Sendable {
         case variant(String, reason: String)
         case notInExperiment(reason: String)

@@ -4,13 +4,16 @@
 /// known variants; `traffic` in 0...1 unless a `layer` with `layerRange` (from < to, within
 /// 0...10000) replaces it; every screen change is an object (a merge patch) for a known variant.
 public struct Experiment: Equatable, Sendable {
+    /// Only `running` experiments change what clients see.
     public enum Status: String, Sendable { case draft, running, stopped }
 
+    /// A variant and its integer weight (≥ 0; the total is positive).
     public struct Variant: Equatable, Sendable {
         public var key: String
         public var weight: Int
     }
 
+    /// Who may enter (step 1 of DESIGN §6); a nil field does not restrict.
     public struct Audience: Equatable, Sendable {
         public var platforms: [String]?
         public var appVersion: VersionRange?

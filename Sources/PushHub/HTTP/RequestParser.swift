@@ -16,6 +16,7 @@ public struct HTTPError: Error, Equatable, Sendable {
 /// refuses a head over `maxHeadBytes` (431) or a malformed one (400) as soon as it can tell.
 /// Invariants: it buffers at most `maxHeadBytes`; `scanned` never exceeds the buffer.
 public struct RequestParser: Sendable {
+    /// What a feed produced: nothing yet, or a complete head and how many fed bytes follow it.
     public enum Step: Sendable, Equatable {
         case needMoreBytes
         /// A complete head; `leftover` is how many of the bytes fed last came after it.

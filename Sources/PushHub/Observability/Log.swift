@@ -5,6 +5,7 @@ import Synchronization
 ///
 /// Invariant: a line is written with one `write(2)`, so lines from several loops never interleave.
 public enum Log {
+    /// Severity, ordered; lines below the configured level are not even formatted.
     public enum Level: Int, Sendable, Comparable {
         case debug, info, warning, error
         public static func < (a: Level, b: Level) -> Bool { a.rawValue < b.rawValue }

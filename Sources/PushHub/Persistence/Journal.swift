@@ -16,6 +16,7 @@ public final class Journal {
     public private(set) var size: Int
     public static let maxRecordBytes = 64 << 20
 
+    /// A bad record followed by more data: start-up stops, naming the file and byte offset.
     public struct Corruption: Error, CustomStringConvertible {
         public var path: String
         public var offset: Int

@@ -3,6 +3,7 @@
 /// Invariant: `apply` is all-or-nothing: it returns the patched document or throws, never a
 /// half-patched one (it works on a copy).
 public struct JSONPatch: Equatable, Sendable {
+    /// One RFC 6902 operation (§4.1–§4.6).
     public enum Operation: Equatable, Sendable {
         case add(JSONPointer, JSONValue)
         case remove(JSONPointer)
@@ -12,6 +13,7 @@ public struct JSONPatch: Equatable, Sendable {
         case test(JSONPointer, JSONValue)
     }
 
+    /// Why a patch did not apply: the index of the operation and what was wrong with it.
     public struct ApplyError: Error, Equatable, Sendable, CustomStringConvertible {
         public var operation: Int
         public var message: String

@@ -6,6 +6,7 @@ import Synchronization
 ///
 /// Invariants: `byUser[u]` contains a key iff `clients[key].user == u`; no empty sets remain.
 public final class OnlineIndex: Sendable {
+    /// A connection, hub-wide: its loop and its token on that loop.
     public struct Key: Hashable, Sendable {
         public var loop: Int
         public var token: UInt64

@@ -3,6 +3,7 @@
 ///
 /// Invariant: parsed targets hold exactly one scope; `users` is non-empty.
 public struct Target: Equatable, Sendable {
+    /// Exactly one of DESIGN §5's target kinds.
     public enum Scope: Equatable, Sendable {
         case user(String)
         case users(Set<String>)
@@ -16,6 +17,7 @@ public struct Target: Equatable, Sendable {
     /// Narrowed to one variant of a running experiment.
     public var variant: Variant?
 
+    /// One variant of one experiment (`{"exp-key": "B"}`).
     public struct Variant: Equatable, Sendable {
         public var experiment: String
         public var variant: String

@@ -2,6 +2,7 @@
 ///
 /// Invariant: a parsed message has every field its type requires, of the right JSON type.
 public enum ClientMessage: Equatable, Sendable {
+    /// The first message: protocol, identity (token or device), app, and where the sync log stood.
     public struct Hello: Equatable, Sendable {
         public var protocolVersion: Int
         public var token: String?
@@ -11,6 +12,7 @@ public enum ClientMessage: Equatable, Sendable {
         public var lastSync: Int?
     }
 
+    /// The client's cached state of a screen, for resumption.
     public struct Have: Equatable, Sendable {
         public var version: Int?
         public var hash: String?
