@@ -177,3 +177,75 @@ def test_history_rollback_and_list(dev_hub):
     status, screens = call(dev_hub, "GET", "/v1/screens")
     assert [s["name"] for s in screens["screens"]] == ["roll"] and screens["screens"][0]["version"] == 4
     assert call(dev_hub, "POST", "/v1/screens/roll/rollback", {"to": 99})[0] == 404
+
+
+def test_a_subscriber_that_stops_reading_gets_one_catch_up_instead_of_every_patch(hub_factory):
+    """DESIGN §9 backpressure: above the high watermark the latest state supersedes queued
+    updates; when the client reads again it gets one catch-up and ends on the latest tree."""
+    import base64
+    import os
+    import socket
+    import struct
+    hub = hub_factory("--dev")
+    rows = [{"id": "r%d" % i, "text": "x" * 100} for i in range(10)]
+    publish(hub, "busy", {"rows": rows})
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(("127.0.0.1", hub.port))
+    key = base64.b64encode(os.urandom(16)).decode()
+    s.sendall(("GET /v1/connect HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n" % key).encode())
+
+    def frame(text):
+        payload = text.encode()
+        mask = os.urandom(4)
+        head = struct.pack("!BB", 0x81, 0x80 | 126) + struct.pack("!H", len(payload)) if len(payload) >= 126 else struct.pack("!BB", 0x81, 0x80 | len(payload))
+        return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+    s.sendall(frame(json.dumps({"type": "hello", "protocol": 1, "device": "slow"})) +
+              frame(json.dumps({"type": "subscribe", "screen": "busy"})))
+    buffered = b""
+
+    def messages():
+        nonlocal buffered
+        while True:
+            while b"\r\n\r\n" in buffered and buffered.startswith(b"HTTP/1.1"):
+                buffered = buffered.split(b"\r\n\r\n", 1)[1]
+            if len(buffered) >= 2:
+                length, start = buffered[1] & 0x7F, 2
+                if length == 126 and len(buffered) >= 4:
+                    length, start = struct.unpack("!H", buffered[2:4])[0], 4
+                elif length == 127 and len(buffered) >= 10:
+                    length, start = struct.unpack("!Q", buffered[2:10])[0], 10
+                if length < 126 or start > 2:
+                    if len(buffered) >= start + length:
+                        payload, buffered = buffered[start:start + length], buffered[start + length:]
+                        yield json.loads(payload)
+                        continue
+            chunk = s.recv(1 << 20)
+            assert chunk, "the hub closed the connection"
+            buffered += chunk
+
+    stream = messages()
+    assert next(stream)["type"] == "welcome"
+    tree = next(stream)["tree"]
+    last = None
+    for n in range(300):  # ~20 KB per patch, ~6 MB in all: far over the 1 MiB high watermark
+        rows[n % 10] = {"id": "r%d" % (n % 10), "text": ("%d" % n) * (20000 // len(str(n)))}
+        last = {"rows": list(rows)}
+        publish(hub, "busy", last)
+    received = 0
+    while True:
+        message = next(stream)
+        received += 1
+        if message["type"] == "patch":
+            tree = jsonpatch.apply_patch(tree, message["ops"])
+        else:
+            tree = message["tree"]
+        if message["version"] == 301:
+            break
+    assert tree == last
+    assert received < 300, "updates were not coalesced (%d messages)" % received
+    metrics = call(hub, "GET", "/metrics")[1]
+    assert "pushhub_coalesced_total 0" not in metrics
+    s.close()

@@ -62,6 +62,11 @@ final class Connection {
     /// Set after the 101: once it is written, the outbound buffer is freed, so that an idle
     /// connection holds no buffer (the first frame it sends allocates one and keeps it).
     private var releaseOutboundWhenFlushed = false
+    /// Whether screen updates are being coalesced: the outbound queue is above the high watermark.
+    var isCongested: Bool { outbound.pendingBytes > loop.config.outboundHighWatermark }
+    /// Updates were skipped while congested; `catchUp()` sends one per screen once drained.
+    var needsCatchUp = false
+
     /// One subscribed screen: the version and rendition this connection was last brought to.
     struct Subscription {
         var version: ScreenVersion
@@ -371,6 +376,7 @@ final class Connection {
             return
         }
         if isReadPaused && outbound.pendingBytes < loop.config.outboundLowWatermark { resumeReading() }
+        if needsCatchUp && outbound.pendingBytes < loop.config.outboundLowWatermark { catchUp() }
         loop.updateInterest(self, writable: !outbound.isEmpty)
     }
 

@@ -279,6 +279,22 @@ extension Connection {
         loop.flushSoon(self)
     }
 
+    /// The queue drained after updates were coalesced: bring every subscription from the version
+    /// the client has to the current one with one patch (or snapshot) each.
+    func catchUp() {
+        needsCatchUp = false
+        let set = loop.services.experiments.current
+        for index in subscribed.indices {
+            let had = subscribed[index]
+            guard let current = loop.services.screens.current(had.version.name) else { continue }
+            let (target, view) = renderTarget(for: current.name, in: set)
+            guard current !== had.version || target != had.target else { continue }
+            loop.subscriptions.update(self, at: index, current, target)
+            noteExposures(view, screen: current.name, version: current.version)
+            if let frame = Fanout.update(from: had.version, oldTarget: had.target, to: current, newTarget: target) { queueShared(frame) }
+        }
+    }
+
     /// Queues a frame shared with other connections (by reference, no copy).
     func queueShared(_ frame: [UInt8]) {
         guard closeHandshakeIsOpen else { return }

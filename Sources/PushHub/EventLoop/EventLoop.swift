@@ -220,6 +220,13 @@ final class EventLoop {
             guard let index = connection.subscriptionIndex(version.name) else { continue }
             let had = connection.subscribed[index]
             guard had.version.version < version.version else { continue }
+            if connection.isCongested {
+                // DESIGN §9: above the high watermark the latest state supersedes; one catch-up
+                // patch goes out from what the client has once its buffer drains.
+                connection.needsCatchUp = true
+                metrics.coalesced.add(1, ordering: .relaxed)
+                continue
+            }
             let (target, view) = connection.renderTarget(for: version.name, in: set)
             let frame: [UInt8]?
             if let memo, memo.from === had.version, memo.fromTarget == had.target, memo.target == target {

@@ -17,6 +17,8 @@ public final class Metrics: Sendable {
     public let protocolCloses = Atomic<Int>(0)
     public let timeoutCloses = Atomic<Int>(0)
     public let slowConsumerCloses = Atomic<Int>(0)
+    /// Screen updates skipped for a congested connection (superseded by a later catch-up).
+    public let coalesced = Atomic<Int>(0)
 
     public init() {}
 
