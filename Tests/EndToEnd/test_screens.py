@@ -234,16 +234,28 @@ def test_a_subscriber_that_stops_reading_gets_one_catch_up_instead_of_every_patc
         rows[n % 10] = {"id": "r%d" % (n % 10), "text": ("%d" % n) * (20000 // len(str(n)))}
         last = {"rows": list(rows)}
         publish(hub, "busy", last)
-    received = 0
-    while True:
+    ids = [call(hub, "POST", "/v1/syncs", {"target": {"all": True}, "collapse": "config", "mandatory": n == 1})[1]["id"] for n in range(4)]
+    received, syncs, latest = 0, [], 0
+    while latest < 301 or not syncs:
         message = next(stream)
+        if message["type"] == "sync":
+            syncs.append(message)
+            continue
         received += 1
         if message["type"] == "patch":
             tree = jsonpatch.apply_patch(tree, message["ops"])
         else:
             tree = message["tree"]
-        if message["version"] == 301:
-            break
+        latest = message["version"]
+    s.settimeout(0.5)
+    try:
+        while True:
+            extra = next(stream)
+            assert extra["type"] != "sync", "a collapsed sync was sent as well"
+    except (socket.timeout, TimeoutError):
+        pass
+    # The four syncs collapsed into the newest, mandatory because one of them was.
+    assert [m["id"] for m in syncs] == [ids[-1]] and syncs[0]["mandatory"] is True
     assert tree == last
     assert received < 300, "updates were not coalesced (%d messages)" % received
     metrics = call(hub, "GET", "/metrics")[1]

@@ -32,6 +32,8 @@ final class ReadySession {
     /// Exposures logged, per "experiment|screen": the variant and the version served, and
     /// whether a `rendered` confirmed it.
     var exposed: [String: (variant: String, version: Int, confirmed: Bool)] = [:]
+    /// Syncs held back while the connection was congested, newest per collapse key.
+    var collapsedSyncs: [String: (sync: Sync, mandatory: Bool)] = [:]
 
     init(id: String, attributes: ClientAttributes) {
         self.id = id
@@ -161,8 +163,21 @@ extension Connection {
 
     /// A sync reached this connection (live or after its spread delay).
     func deliver(_ sync: Sync) {
-        guard session.state == .ready, closeHandshakeIsOpen else { return }
-        queueShared(sync.frame)
+        guard session.state == .ready, closeHandshakeIsOpen, let ready = session.ready else { return }
+        if isCongested, let key = sync.collapse {
+            // DESIGN §9: while congested, syncs collapse by key; the newest is sent at catch-up,
+            // mandatory if any collapsed one was.
+            let mandatory = sync.mandatory || (ready.collapsedSyncs[key]?.mandatory ?? false)
+            ready.collapsedSyncs[key] = (sync, mandatory)
+            needsCatchUp = true
+            loop.metrics.coalesced.add(1, ordering: .relaxed)
+            return
+        }
+        send(sync, mandatory: sync.mandatory)
+    }
+
+    private func send(_ sync: Sync, mandatory: Bool) {
+        queueShared(sync.frame(mandatory: mandatory))
         sync.receipts.delivered.add(1, ordering: .relaxed)
         loop.metrics.messagesOut.add(1, ordering: .relaxed)
     }
@@ -283,6 +298,10 @@ extension Connection {
     /// the client has to the current one with one patch (or snapshot) each.
     func catchUp() {
         needsCatchUp = false
+        if let ready = session.ready, !ready.collapsedSyncs.isEmpty {
+            for (sync, mandatory) in ready.collapsedSyncs.values.sorted(by: { $0.sync.seq < $1.sync.seq }) { send(sync, mandatory: mandatory) }
+            ready.collapsedSyncs.removeAll()
+        }
         let set = loop.services.experiments.current
         for index in subscribed.indices {
             let had = subscribed[index]
