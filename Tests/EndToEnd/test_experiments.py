@@ -23,6 +23,8 @@ DEFINITIONS = [
      "variants": [{"key": "x", "weight": 1}, {"key": "y", "weight": 1}]},
     {"key": "layered2", "status": "running", "layer": "checkout", "layer_range": [5000, 10000],
      "variants": [{"key": "p", "weight": 3}, {"key": "q", "weight": 1}], "overrides": {"u42": "q"}},
+    {"key": "searchy", "status": "running", "layer": "search", "layer_range": [0, 5000],
+     "variants": [{"key": "s1", "weight": 1}, {"key": "s2", "weight": 1}]},
 ]
 
 
@@ -71,10 +73,11 @@ def test_distribution_and_layers(exp_hub):
     first = hub_assignments(exp_hub, "layered", units[:40000])
     second = hub_assignments(exp_hub, "layered2", units[:40000])
     assert not any(a is not None and b is not None for a, b in zip(first, second)), "one layer shares no unit"
-    # Different layers are independent: "even" (no layer) against "layered" membership, chi-square 2x2.
+    # Different layers are independent: membership in layer "checkout" against layer "search", chi-square 2x2.
+    other_layer = hub_assignments(exp_hub, "searchy", units[:40000])
     table = [[0, 0], [0, 0]]
-    for a, b in zip(even[:40000], first):
-        table[a == "A"][b is not None] += 1
+    for a, b in zip(other_layer, first):
+        table[a is not None][b is not None] += 1
     total = sum(map(sum, table))
     chi2 = sum((table[i][j] - sum(table[i]) * (table[0][j] + table[1][j]) / total) ** 2 /
                (sum(table[i]) * (table[0][j] + table[1][j]) / total) for i in range(2) for j in range(2))
