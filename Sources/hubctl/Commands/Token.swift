@@ -38,7 +38,8 @@ enum Token: Command {
             "exp": .number(Double(now + Int(ttl.components.seconds))),
         ]
         if let cohorts = arguments.options["--cohort"] { claims["cohorts"] = .array(cohorts.map(JSONValue.string)) }
-        output.print(JWTVerifier.sign(claims, secret: Array(secret.utf8)))
+        let token = JWTVerifier.sign(claims, secret: Array(secret.utf8))
+        output.print(output.json ? JSONWriter.string(.object(["token": .string(token), "sub": .string(user)])) : token)
         return ExitCode.success
     }
 }
