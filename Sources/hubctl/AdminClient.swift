@@ -46,24 +46,8 @@ struct AdminClient {
 
     func send(_ method: String, _ path: String, body: [UInt8] = []) throws(Unreachable) -> Answer {
         do {
-            let socket = try BlockingSocket(connectingTo: address, timeout: .seconds(10))
-            var head =
-                "\(method) \(path) HTTP/1.1\r\nHost: \(address)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
-            if let token { head += "Authorization: Bearer \(token)\r\n" }
-            if !body.isEmpty { head += "Content-Type: application/json\r\n" }
-            try socket.write(Array((head + "\r\n").utf8) + body)
-            var received: [UInt8] = []
-            while true {
-                let chunk = try socket.read()
-                if chunk.isEmpty { break }
-                received += chunk
-            }
-            guard let response = try ClientHandshake.parseResponse(received) else {
-                throw Unreachable(description: "the hub at \(url) closed the connection before answering")
-            }
-            return Answer(status: response.status, body: Array(received[response.headLength...]))
-        } catch let error as Unreachable {
-            throw error
+            let answer = try BlockingHTTP.request(address, method: method, path: path, body: body, bearer: token)
+            return Answer(status: answer.status, body: answer.body)
         } catch {
             throw Unreachable(description: "cannot reach the hub at \(url): \(error)")
         }

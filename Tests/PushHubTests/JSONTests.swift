@@ -51,6 +51,12 @@ import Testing
             }
         }
         #expect(throws: JSONError.self) { try JSONReader.parse([0x22, 0xFF, 0x22]) }
+        let tooLong = Array("[1,2,3]".utf8)
+        #expect(throws: JSONError(offset: 4, message: "the text is 7 bytes; at most 4 are accepted")) {
+            try tooLong.withUnsafeBytes { raw in
+                Result { () throws(JSONError) in try JSONReader.parse(raw, maxBytes: 4) }
+            }.get()
+        }
         let deep = String(repeating: "[", count: 300) + String(repeating: "]", count: 300)
         #expect(throws: JSONError.self) { try JSONReader.parse(deep) }
     }

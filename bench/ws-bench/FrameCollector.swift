@@ -69,7 +69,9 @@ final class FrameCollector {
                 let i = Int(events[e].data.u64)
                 let n = buffer.withUnsafeMutableBytes { recv(fds[i], $0.baseAddress, $0.count, 0) }
                 guard n > 0 else { continue }
-                let (frames, last) = buffer.withUnsafeBytes { counters[i].feed(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                let (frames, last) = buffer.withUnsafeBytes {
+                    counters[i].feed(UnsafeRawBufferPointer(rebasing: $0[0..<n]))
+                }
                 for _ in 0..<frames { arrivals.append(now) }
                 if frames > 0 { lastFrame = last }
             }

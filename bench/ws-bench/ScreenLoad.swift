@@ -125,20 +125,13 @@ struct AdminClientLite {
 
     /// Sends a request; returns the response body (throws unless 200).
     func send(_ method: String, _ path: String, _ body: [UInt8]) throws -> [UInt8] {
-        let socket = try BlockingSocket(connectingTo: address, timeout: .seconds(120))
-        let head =
-            "\(method) \(path) HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer \(token)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
-        try socket.write(Array(head.utf8) + body)
-        var answer: [UInt8] = []
-        while true {
-            let chunk = try socket.read()
-            if chunk.isEmpty { break }
-            answer += chunk
+        let answer = try BlockingHTTP.request(
+            address, method: method, path: path, body: body, bearer: token, timeout: .seconds(120))
+        guard answer.status == 200 else {
+            throw BenchError(
+                "\(method) \(path) failed (\(answer.status)): \(String(decoding: answer.body.prefix(200), as: UTF8.self))"
+            )
         }
-        guard answer.starts(with: Array("HTTP/1.1 200".utf8)), let end = answer.firstRange(of: Array("\r\n\r\n".utf8))
-        else {
-            throw BenchError("\(method) \(path) failed: \(String(decoding: answer.prefix(200), as: UTF8.self))")
-        }
-        return Array(answer[end.upperBound...])
+        return answer.body
     }
 }

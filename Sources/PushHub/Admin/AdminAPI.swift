@@ -102,14 +102,7 @@ public struct AdminAPI: Sendable {
 
     private func isAuthorized(_ head: RequestHead) -> Bool {
         guard let value = head.headers["Authorization"], value.hasPrefix("Bearer ") else { return false }
-        return Self.constantTimeEquals(Array(value.utf8.dropFirst(7)), Array(services.adminToken.utf8))
+        return JWTVerifier.constantTimeEquals(Array(value.utf8.dropFirst(7)), Array(services.adminToken.utf8))
     }
 
-    /// Compares without an early exit, so timing does not reveal how much of a token matched.
-    static func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        var difference: UInt8 = 0
-        for i in 0..<a.count { difference |= a[i] ^ b[i] }
-        return difference == 0
-    }
 }

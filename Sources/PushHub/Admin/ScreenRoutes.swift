@@ -55,7 +55,9 @@ struct ScreenRoutes {
     }
 
     private func publish(_ name: String, _ tree: JSONValue) throws(AdminError) -> Response {
-        let (new, previous) = try store { try services.screens.publish(name, tree: tree, now: Self.nowMilliseconds()) }
+        let (new, previous) = try store {
+            try services.screens.publish(name, tree: tree, now: WallClock.nowMilliseconds())
+        }
         services.broadcast(.screenPublished(new))
         let reach = services.subscriberCounts.reach(from: previous, to: new)
         return .json(
@@ -71,7 +73,7 @@ struct ScreenRoutes {
     private func dryRun(_ name: String, _ tree: JSONValue) throws(AdminError) -> Response {
         let current = services.screens.current(name)
         let candidate = ScreenVersion(
-            name: name, version: (current?.version ?? 0) + 1, tree: tree, publishedAt: Self.nowMilliseconds())
+            name: name, version: (current?.version ?? 0) + 1, tree: tree, publishedAt: WallClock.nowMilliseconds())
         let reach = services.subscriberCounts.reach(from: current, to: candidate)
         let before = current?.rendered(for: .latest).tree ?? .null
         let ops = JSONPatchDiff.diff(before, candidate.rendered(for: .latest).tree)
@@ -170,11 +172,5 @@ struct ScreenRoutes {
             Log.error("persisting a screen change failed", [("error", "\(error)")])
             throw AdminError(500, "storage_failed", "the change could not be made durable: \(error)")
         }
-    }
-
-    static func nowMilliseconds() -> Int {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Int(spec.tv_sec) * 1000 + Int(spec.tv_nsec) / 1_000_000
     }
 }

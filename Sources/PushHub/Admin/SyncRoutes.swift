@@ -42,7 +42,7 @@ struct SyncRoutes {
                         "users": .number(Double(Set(reached.compactMap { $0.1.user }).count)),
                     ])))
         }
-        let now = ScreenRoutes.nowMilliseconds()
+        let now = WallClock.nowMilliseconds()
         let sync: Sync
         do {
             sync = try services.syncs.append(now: now) { seq in

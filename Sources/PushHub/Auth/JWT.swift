@@ -108,6 +108,8 @@ public struct JWTVerifier: Sendable {
         return Array(out.prefix(Int(length)))
     }
 
+    /// Compares without an early exit, so timing does not reveal how much of a secret matched
+    /// (signatures here, the admin token in `AdminAPI`).
     static func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }
         var difference: UInt8 = 0

@@ -113,18 +113,13 @@ final class Connection {
                 return
             }
             if count == 0 {
-                peerEndedStream()
+                requestClose()  // end of stream: a peer that leaves without a close frame is simply gone
                 return
             }
             lastReadAt = loop.now
             process(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
             if count < buffer.count { return }
         }
-    }
-
-    private func peerEndedStream() {
-        // A peer that ends its stream mid-request or without a close frame is simply gone.
-        requestClose()
     }
 
     private func process(_ bytes: UnsafeMutableRawBufferPointer) {

@@ -92,7 +92,7 @@ extension Connection {
         var claims = JSONObject()
         if let token = hello.token ?? session.upgradeToken {
             do {
-                let verified = try loop.services.tokens.verify(token, now: ScreenRoutes.nowMilliseconds() / 1000)
+                let verified = try loop.services.tokens.verify(token, now: WallClock.nowMilliseconds() / 1000)
                 (user, claimCohorts, claims) = (verified.subject, verified.cohorts, verified.all)
             } catch {
                 refuse("unauthorized", error.description, reason: "unauthorized")
@@ -126,7 +126,7 @@ extension Connection {
         let attributes = ClientAttributes(
             session: id, user: user, device: device, platform: hello.platform,
             appVersion: target.appVersion, appVersionText: hello.appVersion,
-            claimCohorts: claimCohorts, claims: claims, connectedAt: ScreenRoutes.nowMilliseconds())
+            claimCohorts: claimCohorts, claims: claims, connectedAt: WallClock.nowMilliseconds())
         session = Session(state: .ready, target: target, ready: ReadySession(id: id, attributes: attributes))
         helloDeadline = nil
         loop.services.online.add(OnlineIndex.Key(loop: loop.index, token: token), attributes)
@@ -139,11 +139,11 @@ extension Connection {
         let cohorts = loop.services.cohorts
         let missed: [(sync: Sync, mandatory: Bool)]
         if let lastSync = hello.lastSync {
-            missed = syncs.missed(after: lastSync, now: ScreenRoutes.nowMilliseconds()) {
+            missed = syncs.missed(after: lastSync, now: WallClock.nowMilliseconds()) {
                 $0.target.matches(attributes, cohorts: cohorts)
             }
         } else if let user {
-            missed = syncs.missed(after: 0, now: ScreenRoutes.nowMilliseconds()) {
+            missed = syncs.missed(after: 0, now: WallClock.nowMilliseconds()) {
                 $0.target.namesUser(user) && $0.target.matches(attributes, cohorts: cohorts)
             }
         } else {
@@ -257,7 +257,7 @@ extension Connection {
             ready.exposed[key] = (variant, version, false)
             loop.services.exposures.served(
                 experiment: experiment, variant: variant, unit: client.user ?? client.device, screen: screen,
-                version: version, now: ScreenRoutes.nowMilliseconds())
+                version: version, now: WallClock.nowMilliseconds())
         }
     }
 
@@ -271,7 +271,7 @@ extension Connection {
             let experiment = String(key.dropLast(screen.count + 1))
             loop.services.exposures.confirmed(
                 experiment: experiment, variant: exposure.variant, unit: client.user ?? client.device,
-                screen: screen, version: version, now: ScreenRoutes.nowMilliseconds())
+                screen: screen, version: version, now: WallClock.nowMilliseconds())
         }
     }
 
@@ -283,7 +283,7 @@ extension Connection {
     /// Drops this connection's subscriptions and registration (it is going away).
     func unsubscribeAll() {
         if session.attributes != nil { loop.services.online.remove(OnlineIndex.Key(loop: loop.index, token: token)) }
-        _ = loop.subscriptions.removeAll(self)
+        loop.subscriptions.removeAll(self)
     }
 
     private func send(error: WireError) { queue(ServerMessage.error(error)) }
@@ -299,7 +299,9 @@ extension Connection {
     func catchUp() {
         needsCatchUp = false
         if let ready = session.ready, !ready.collapsedSyncs.isEmpty {
-            for (sync, mandatory) in ready.collapsedSyncs.values.sorted(by: { $0.sync.seq < $1.sync.seq }) { send(sync, mandatory: mandatory) }
+            for (sync, mandatory) in ready.collapsedSyncs.values.sorted(by: { $0.sync.seq < $1.sync.seq }) {
+                send(sync, mandatory: mandatory)
+            }
             ready.collapsedSyncs.removeAll()
         }
         let set = loop.services.experiments.current
@@ -310,7 +312,9 @@ extension Connection {
             guard current !== had.version || target != had.target else { continue }
             loop.subscriptions.update(self, at: index, current, target)
             noteExposures(view, screen: current.name, version: current.version)
-            if let frame = Fanout.update(from: had.version, oldTarget: had.target, to: current, newTarget: target) { queueShared(frame) }
+            if let frame = Fanout.update(from: had.version, oldTarget: had.target, to: current, newTarget: target) {
+                queueShared(frame)
+            }
         }
     }
 

@@ -58,6 +58,15 @@ public enum MonotonicClock {
     }
 }
 
+/// Milliseconds since the Unix epoch: timestamps in records, logs and API answers.
+public enum WallClock {
+    public static func nowMilliseconds() -> Int {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Int(spec.tv_sec) * 1000 + Int(spec.tv_nsec) / 1_000_000
+    }
+}
+
 extension Duration {
     /// Whole nanoseconds, for arithmetic on `MonotonicClock` instants.
     public var nanoseconds: UInt64 {

@@ -24,10 +24,13 @@ public struct JSONReader {
         self.maxDepth = maxDepth
     }
 
-    /// Parses one JSON text (surrounding whitespace allowed).
-    public static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth) throws(JSONError)
-        -> JSONValue
+    /// Parses one JSON text (surrounding whitespace allowed), refusing texts over `maxBytes`.
+    public static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth, maxBytes: Int = .max)
+        throws(JSONError) -> JSONValue
     {
+        guard bytes.count <= maxBytes else {
+            throw JSONError(offset: maxBytes, message: "the text is \(bytes.count) bytes; at most \(maxBytes) are accepted")
+        }
         var validator = UTF8Validator()
         guard validator.validate(bytes), validator.isComplete else {
             throw JSONError(offset: validator.invalidByteOffset ?? bytes.count, message: "the text is not valid UTF-8")

@@ -17,7 +17,7 @@ public enum JSONWriter {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let flag): out.append(contentsOf: (flag ? "true" : "false").utf8)
         case .number(let number):
-            if number.rounded(.towardZero) == number && abs(number) < 9_007_199_254_740_992 {
+            if isSafeInteger(number) {
                 appendInteger(Int64(number), to: &out)
             } else {
                 out.append(contentsOf: formatNumber(number).utf8)
@@ -108,6 +108,11 @@ public enum JSONWriter {
         out.append(UInt8(ascii: "\""))
     }
 
+    /// Integers below 2^53 print as themselves (counts, ids, versions): no shortest-digits work.
+    @inline(__always) static func isSafeInteger(_ value: Double) -> Bool {
+        value.rounded(.towardZero) == value && abs(value) < 9_007_199_254_740_992
+    }
+
     /// Appends the decimal digits of `value`.
     static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
         if value < 0 { out.append(UInt8(ascii: "-")) }
@@ -133,8 +138,7 @@ public enum JSONWriter {
     public static func formatNumber(_ value: Double) -> String {
         precondition(value.isFinite, "JSON numbers are finite")
         if value == 0 { return "0" }
-        // Integers below 2^53 print as themselves (the common case: counts, ids, versions).
-        if value.rounded(.towardZero) == value && abs(value) < 9_007_199_254_740_992 { return String(Int64(value)) }
+        if isSafeInteger(value) { return String(Int64(value)) }
         if value < 0 { return "-" + formatNumber(-value) }
         // Swift's description gives the shortest digits that round-trip, e.g. "1.5e-07", "123.0".
         var text = Substring(value.description)

@@ -31,9 +31,7 @@ public enum Log {
         _ fields: @autoclosure () -> [(String, any Sendable)] = [], force: Bool = false
     ) {
         guard force || isEnabled(level) else { return }
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        let millis = Int(spec.tv_sec) * 1000 + Int(spec.tv_nsec) / 1_000_000
+        let millis = WallClock.nowMilliseconds()
         var line = #"{"ts":\#(millis),"level":"\#(level.name)","msg":\#(JSONString.quoted(message()))"#
         for (key, value) in fields() {
             line += ",\(JSONString.quoted(key)):"

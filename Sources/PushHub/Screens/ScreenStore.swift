@@ -29,8 +29,9 @@ public final class ScreenStore: Sendable {
         var restored = State()
         if let dataDirectory {
             let log = try RecordLog(directory: dataDirectory, name: "screens", snapshotEvery: snapshotEvery)
-            try log.restore(snapshot: { json in Self.restore(snapshot: json, into: &restored) },
-                            record: { json in Self.apply(json, to: &restored, keep: keepVersions) })
+            try log.restore(
+                snapshot: { json in Self.restore(snapshot: json, into: &restored) },
+                record: { json in Self.apply(json, to: &restored, keep: keepVersions) })
             self.log = log
         } else {
             log = nil
@@ -48,13 +49,17 @@ public final class ScreenStore: Sendable {
 
     public func history(_ name: String) -> [ScreenVersion]? { state.withLock { $0.screens[name]?.versions } }
 
-    public func list() -> [ScreenVersion] { state.withLock { $0.screens.values.map(\.current) }.sorted { $0.name < $1.name } }
+    public func list() -> [ScreenVersion] {
+        state.withLock { $0.screens.values.map(\.current) }.sorted { $0.name < $1.name }
+    }
 
     // MARK: - Mutations
 
     /// Publishes `tree` as the next version of `name`.
     /// - Returns: the new version and the one it replaces.
-    public func publish(_ name: String, tree: JSONValue, now: Int) throws -> (new: ScreenVersion, previous: ScreenVersion?) {
+    public func publish(_ name: String, tree: JSONValue, now: Int) throws -> (
+        new: ScreenVersion, previous: ScreenVersion?
+    ) {
         try state.withLock { state in
             let version = (state.lastVersion[name] ?? 0) + 1
             let record = JSONValue.object([
@@ -94,7 +99,8 @@ public final class ScreenStore: Sendable {
         guard let name = record["screen"]?.stringValue else { return }
         switch record["op"]?.stringValue {
         case "publish":
-            guard let version = record["version"]?.intValue, let at = record["at"]?.intValue, let tree = record["tree"] else { return }
+            guard let version = record["version"]?.intValue, let at = record["at"]?.intValue, let tree = record["tree"]
+            else { return }
             var screen = state.screens[name] ?? Screen(versions: [])
             screen.versions.append(ScreenVersion(name: name, version: version, tree: tree, publishedAt: at))
             if screen.versions.count > keep { screen.versions.removeFirst(screen.versions.count - keep) }
@@ -108,21 +114,29 @@ public final class ScreenStore: Sendable {
     }
 
     static func snapshot(_ state: State) -> JSONValue {
-        .object(["screens": .array(state.lastVersion.keys.sorted().map { name in
-            .object([
-                "name": .string(name), "last_version": .number(Double(state.lastVersion[name]!)),
-                "versions": .array((state.screens[name]?.versions ?? []).map {
-                    .object(["version": .number(Double($0.version)), "at": .number(Double($0.publishedAt)), "tree": $0.tree])
-                }),
-            ])
-        })])
+        .object([
+            "screens": .array(
+                state.lastVersion.keys.sorted().map { name in
+                    .object([
+                        "name": .string(name), "last_version": .number(Double(state.lastVersion[name]!)),
+                        "versions": .array(
+                            (state.screens[name]?.versions ?? []).map {
+                                .object([
+                                    "version": .number(Double($0.version)), "at": .number(Double($0.publishedAt)),
+                                    "tree": $0.tree,
+                                ])
+                            }),
+                    ])
+                })
+        ])
     }
 
     static func restore(snapshot json: JSONValue, into state: inout State) {
         for screen in json["screens"]?.arrayValue ?? [] {
             guard let name = screen["name"]?.stringValue, let last = screen["last_version"]?.intValue else { continue }
             let versions = (screen["versions"]?.arrayValue ?? []).compactMap { entry -> ScreenVersion? in
-                guard let version = entry["version"]?.intValue, let at = entry["at"]?.intValue, let tree = entry["tree"] else { return nil }
+                guard let version = entry["version"]?.intValue, let at = entry["at"]?.intValue, let tree = entry["tree"]
+                else { return nil }
                 return ScreenVersion(name: name, version: version, tree: tree, publishedAt: at)
             }
             if !versions.isEmpty { state.screens[name] = Screen(versions: versions) }

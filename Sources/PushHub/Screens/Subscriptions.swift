@@ -49,11 +49,9 @@ struct Subscriptions {
         return true
     }
 
-    /// Removes every subscription of `connection`; returns the screens it had.
-    mutating func removeAll(_ connection: Connection) -> [String] {
-        let screens = connection.subscribed.map(\.version.name)
-        for screen in screens { remove(connection, from: screen) }
-        return screens
+    /// Removes every subscription of `connection`.
+    mutating func removeAll(_ connection: Connection) {
+        for screen in connection.subscribed.map(\.version.name) { remove(connection, from: screen) }
     }
 
     /// Removes every subscriber of `screen`; returns their connections.
@@ -61,7 +59,9 @@ struct Subscriptions {
         guard let subscribers = byScreen.removeValue(forKey: screen) else { return [] }
         let connections = Array(subscribers.values)
         for connection in connections {
-            for subscription in connection.subscribed where subscription.version.name == screen { counts.remove(screen, subscription.target) }
+            for subscription in connection.subscribed where subscription.version.name == screen {
+                counts.remove(screen, subscription.target)
+            }
             connection.subscribed.removeAll { $0.version.name == screen }
         }
         return connections

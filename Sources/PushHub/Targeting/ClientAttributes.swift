@@ -16,8 +16,10 @@ public final class ClientAttributes: Sendable {
     /// Milliseconds since the Unix epoch.
     public let connectedAt: Int
 
-    public init(session: String, user: String?, device: String, platform: String?, appVersion: SemanticVersion?,
-                appVersionText: String?, claimCohorts: [String], claims: JSONObject, connectedAt: Int) {
+    public init(
+        session: String, user: String?, device: String, platform: String?, appVersion: SemanticVersion?,
+        appVersionText: String?, claimCohorts: [String], claims: JSONObject, connectedAt: Int
+    ) {
         self.session = session
         self.user = user
         self.device = device

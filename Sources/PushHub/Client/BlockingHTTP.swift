@@ -1,0 +1,38 @@
+import WSProtocol
+
+/// One blocking HTTP/1.1 request per connection (`Connection: close`), for the tools that talk
+/// to the admin API: hubctl and the benchmarks.
+///
+/// Invariant: returns only once the server closed the connection after a complete response head.
+public enum BlockingHTTP {
+    public struct Answer: Sendable {
+        public var status: Int
+        public var body: [UInt8]
+    }
+
+    public struct NoAnswer: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public static func request(
+        _ address: SocketAddress, method: String, path: String, body: [UInt8] = [],
+        bearer: String? = nil, timeout: Duration = .seconds(10)
+    ) throws -> Answer {
+        let socket = try BlockingSocket(connectingTo: address, timeout: timeout)
+        var head =
+            "\(method) \(path) HTTP/1.1\r\nHost: \(address)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
+        if let bearer { head += "Authorization: Bearer \(bearer)\r\n" }
+        if !body.isEmpty { head += "Content-Type: application/json\r\n" }
+        try socket.write(Array((head + "\r\n").utf8) + body)
+        var received: [UInt8] = []
+        while true {
+            let chunk = try socket.read()
+            if chunk.isEmpty { break }
+            received += chunk
+        }
+        guard let response = try ClientHandshake.parseResponse(received) else {
+            throw NoAnswer(description: "the server at \(address) closed the connection before answering")
+        }
+        return Answer(status: response.status, body: Array(received[response.headLength...]))
+    }
+}
