@@ -46,8 +46,8 @@ public enum Assignment {
             }
         }
         let prefix = experiment.hashPrefix
-        if let layer = experiment.layer, let range = experiment.layerRange {
-            guard range.contains(bucket("layer/\(layer)/\(unit)")) else {
+        if experiment.layer != nil, let range = experiment.layerRange {
+            guard range.contains(bucket(prefix: experiment.layerPrefix, unit: unit, suffix: [])) else {
                 return .notInExperiment(reason: "layer range")
             }
         } else if experiment.traffic < 1 {

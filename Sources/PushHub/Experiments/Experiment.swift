@@ -40,6 +40,9 @@ public struct Experiment: Equatable, Sendable {
     /// The bytes of "{salt}/{key}/", which every bucket hash of this experiment starts with.
     public private(set) var hashPrefix: [UInt8] = []
 
+    /// The bytes of "layer/{layer}/" for layered experiments (empty otherwise).
+    public private(set) var layerPrefix: [UInt8] = []
+
     /// Variant i owns `[upper(i-1), upper(i))` of the 10,000 variant buckets (DESIGN §6 step 3).
     public private(set) var variantUpperBounds: [Int] = []
 
@@ -156,6 +159,7 @@ public struct Experiment: Equatable, Sendable {
         self.screens = screens
         sticky = members["sticky"] == .bool(true)
         hashPrefix = Array("\(salt)/\(key)/".utf8)
+        layerPrefix = layer.map { Array("layer/\($0)/".utf8) } ?? []
         var cumulative = 0
         let total = variants.reduce(0) { $0 + $1.weight }
         variantUpperBounds = variants.map { variant in
