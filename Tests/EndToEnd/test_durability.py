@@ -68,7 +68,7 @@ def test_torn_tail_is_dropped_with_a_warning(hub_factory):
         call(hub, "PUT", "/v1/screens/torn", {"n": n})
     hub.process.send_signal(signal.SIGKILL)
     hub.process.wait()
-    journal = os.path.join(hub.data, "data", "screens.journal")
+    journal = os.path.join(hub.data, "data", "state.journal")
     with open(journal, "ab") as f:
         f.write(b"\x40\x00\x00\x00\x12\x34")  # a header cut short by the crash
     again = restart(hub)
@@ -88,11 +88,11 @@ def test_corruption_before_the_tail_refuses_to_start(hub_factory):
         call(hub, "PUT", "/v1/screens/bad", {"n": n, "pad": "x" * 50})
     hub.process.send_signal(signal.SIGKILL)
     hub.process.wait()
-    journal = os.path.join(hub.data, "data", "screens.journal")
+    journal = os.path.join(hub.data, "data", "state.journal")
     data = bytearray(open(journal, "rb").read())
     data[20] ^= 0xFF  # inside the first record's payload
     open(journal, "wb").write(bytes(data))
     process = subprocess.run([os.path.join(BIN, "pushhub"), "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0",
                               "--data", os.path.join(hub.data, "data")], capture_output=True, text=True, timeout=20)
     assert process.returncode != 0
-    assert "screens.journal is corrupt at byte 0" in process.stderr, process.stderr
+    assert "state.journal is corrupt at byte 0" in process.stderr, process.stderr

@@ -22,10 +22,10 @@ import Testing
         #expect(Assignment.bucket("layer/checkout/u17") == 6206)
         #expect(Assignment.bucket("s/k/device-1") == 4991)
         #expect(
-            (0..<8).map { Assignment.assign(Self.layout, unit: "u\($0)", client: nil, cohorts: nil).variant }
+            (0..<8).map { Assignment.assign(Self.layout, unit: "u\($0)", client: nil, view: nil).variant }
                 == ["control", "control", "compact", "compact", "control", "compact", "compact", "compact"])
         #expect(
-            (0..<12).map { Assignment.assign(Self.weighted, unit: "u\($0)", client: nil, cohorts: nil).variant }
+            (0..<12).map { Assignment.assign(Self.weighted, unit: "u\($0)", client: nil, view: nil).variant }
                 == [nil, nil, "c", nil, nil, nil, nil, nil, "c", nil, nil, "c"])
     }
 
@@ -37,7 +37,7 @@ import Testing
                 #"{"key":"ramp","variants":[{"key":"A"},{"key":"B","weight":3}],"traffic":\#(traffic)}"#)
             for n in 0..<3000 {
                 let unit = "r\(n)"
-                let variant = Assignment.assign(experiment, unit: unit, client: nil, cohorts: nil).variant
+                let variant = Assignment.assign(experiment, unit: unit, client: nil, view: nil).variant
                 if let before = previous[unit] { #expect(variant == before, "unit \(unit) at traffic \(traffic)") }
                 if let variant { previous[unit] = variant }
             }
@@ -47,7 +47,7 @@ import Testing
 
     @Test("with sticky, changing weights moves nobody already assigned; without, it does")
     func sticky() throws {
-        let store = try ExperimentStore(dataDirectory: nil)
+        var view = HubView()
         let before = Self.experiment(
             #"{"key":"st","sticky":true,"status":"running","variants":[{"key":"A","weight":1},{"key":"B","weight":1}]}"#
         )
@@ -55,10 +55,14 @@ import Testing
             #"{"key":"st","sticky":true,"status":"running","variants":[{"key":"A","weight":1},{"key":"B","weight":9}]}"#
         )
         let units = (0..<2000).map { "s\($0)" }
-        let first = units.map { store.variant(before, unit: $0, client: nil, cohorts: nil, remember: true).variant }
-        let second = units.map { store.variant(after, unit: $0, client: nil, cohorts: nil, remember: true).variant }
+        let first = units.map { unit in
+            let variant = view.assignment(before, unit: unit, client: nil).variant!
+            view.apply(.stickyRecorded(experiment: "st", unit: unit, variant: variant), keepVersions: 1)
+            return variant
+        }
+        let second = units.map { view.assignment(after, unit: $0, client: nil).variant }
         #expect(first == second)
-        let unsticky = units.map { Assignment.assign(after, unit: $0, client: nil, cohorts: nil).variant }
+        let unsticky = units.map { Assignment.assign(after, unit: $0, client: nil, view: nil).variant }
         #expect(unsticky != first)  // the hash alone would have moved some
     }
 
@@ -70,20 +74,20 @@ import Testing
              "audience":{"platform":["ios"],"app_version":">=5.0.0"}}
             """#)
         #expect(
-            Assignment.assign(experiment, unit: "vip", client: nil, cohorts: nil) == .variant("B", reason: "override"))
+            Assignment.assign(experiment, unit: "vip", client: nil, view: nil) == .variant("B", reason: "override"))
         func client(_ platform: String, _ version: String) -> ClientAttributes {
             ClientAttributes(
                 session: "", user: "u1", device: "d", platform: platform, appVersion: SemanticVersion(version),
                 appVersionText: version, claimCohorts: [], claims: JSONObject(), connectedAt: 0)
         }
         #expect(
-            Assignment.assign(experiment, unit: "u1", client: client("android", "6.0.0"), cohorts: nil).reason
+            Assignment.assign(experiment, unit: "u1", client: client("android", "6.0.0"), view: nil).reason
                 == "audience: platform")
         #expect(
-            Assignment.assign(experiment, unit: "u1", client: client("ios", "4.9.0"), cohorts: nil).reason
+            Assignment.assign(experiment, unit: "u1", client: client("ios", "4.9.0"), view: nil).reason
                 == "audience: app_version")
         #expect(
-            Assignment.assign(experiment, unit: "u1", client: client("ios", "5.1.0"), cohorts: nil).reason == "traffic")
+            Assignment.assign(experiment, unit: "u1", client: client("ios", "5.1.0"), view: nil).reason == "traffic")
     }
 
     @Test("RFC 7386 merge patch")

@@ -10,7 +10,7 @@ enum AssignmentRate {
         let units = (0..<count).map { "user-\($0)" }
         var assigned = 0
         let start = MonotonicClock.now()
-        for unit in units where Assignment.assign(experiment, unit: unit, client: nil, cohorts: nil).variant != nil {
+        for unit in units where Assignment.assign(experiment, unit: unit, client: nil, view: nil).variant != nil {
             assigned += 1
         }
         let seconds = Double(MonotonicClock.now() - start) / 1e9

@@ -4,91 +4,91 @@ import WSProtocol
 ///
 /// Invariants: every route but `/healthz` requires `Authorization: Bearer <admin token>`
 /// (compared in constant time); every error is `{"error":{"code","message"}}` with its status.
-/// Handlers run on the loop that read the request; mutations are durable before they answer.
-public struct AdminAPI: Sendable {
-    let services: HubServices
+/// Handlers run on the control plane's loop; a mutation answers after its record is durable and
+/// its change reached the loops (DESIGN §7, §9); a read answers from durable state only.
+struct AdminAPI {
+    let plane: ControlPlane
 
-    public init(services: HubServices) { self.services = services }
-
-    public func handle(_ head: RequestHead, body: [UInt8]) -> Response {
+    func handle(_ head: RequestHead, body: [UInt8], reply: AdminReply) {
         do {
-            return try route(head, body: body)
+            try route(head, body: body, reply: reply)
         } catch {
-            return error.response
+            reply.error(error)
         }
     }
 
-    private func route(_ head: RequestHead, body: [UInt8]) throws(AdminError) -> Response {
+    private func route(_ head: RequestHead, body: [UInt8], reply: AdminReply) throws(AdminError) {
         let path = String(head.path)
         if path == "/healthz" {
             try allow(head, "GET", "HEAD")
-            return .json(200, #"{"status":"ok"}"#)
+            return reply(.json(200, #"{"status":"ok"}"#))
         }
         guard isAuthorized(head) else {
             var response = Response.error(
                 401, code: "unauthorized",
                 message: "send Authorization: Bearer <token>; the token is in admin.token in the data dir")
             response.headers.append(name: "WWW-Authenticate", value: "Bearer")
-            return response
+            return reply(response)
         }
         switch path {
         case "/v1/stats":
             try allow(head, "GET")
-            return .json(200, statsJSON())
+            plane.afterCommit { reply.json(200, statsJSON()) }
         case "/metrics":
             try allow(head, "GET")
             var headers = HeaderFields()
             headers.append(name: "Content-Type", value: "text/plain; version=0.0.4")
-            return Response(status: 200, headers: headers, body: Array(services.metrics.prometheusText().utf8))
+            reply(Response(status: 200, headers: headers, body: Array(plane.metrics.prometheusText().utf8)))
         case "/v1/screens":
             try allow(head, "GET")
-            return ScreenRoutes(services: services).list()
+            ScreenRoutes(plane: plane, reply: reply).list()
         case "/v1/syncs":
             try allow(head, "POST")
-            return try SyncRoutes(services: services).send(body)
+            try SyncRoutes(plane: plane, reply: reply).send(body)
         case "/v1/clients":
             try allow(head, "GET")
-            return SyncRoutes(services: services).clients(head)
+            SyncRoutes(plane: plane, reply: reply).clients(head)
         case "/v1/cohorts":
             try allow(head, "GET")
-            return CohortRoutes(services: services).list()
+            CohortRoutes(plane: plane, reply: reply).list()
         case "/v1/experiments":
             try allow(head, "GET")
-            return ExperimentRoutes(services: services).list()
+            ExperimentRoutes(plane: plane, reply: reply).list()
         default:
             if path.hasPrefix("/v1/screens/") {
-                return try ScreenRoutes(services: services).handle(
+                return try ScreenRoutes(plane: plane, reply: reply).handle(
                     head, name: RequestHead.percentDecoded(path.dropFirst("/v1/screens/".count)), body: body)
             }
             if path.hasPrefix("/v1/syncs/") {
                 try allow(head, "GET")
-                return try SyncRoutes(services: services).status(String(path.dropFirst("/v1/syncs/".count)))
+                return SyncRoutes(plane: plane, reply: reply).status(String(path.dropFirst("/v1/syncs/".count)))
             }
             if path.hasPrefix("/v1/experiments/") {
-                return try ExperimentRoutes(services: services).handle(
+                return try ExperimentRoutes(plane: plane, reply: reply).handle(
                     head, path: String(path.dropFirst("/v1/experiments/".count)), body: body)
             }
             if path.hasPrefix("/v1/cohorts/") {
-                return try CohortRoutes(services: services).handle(
+                return try CohortRoutes(plane: plane, reply: reply).handle(
                     head, path: String(path.dropFirst("/v1/cohorts/".count)), body: body)
             }
             throw AdminError.notFound("no admin route \(head.method) \(path)")
         }
     }
 
-    func statsJSON() -> String {
-        let metrics = services.metrics
-        let values: [(String, JSONValue)] = [
-            ("connections", .number(Double(metrics.openConnections.load(ordering: .relaxed)))),
-            ("websocket_connections", .number(Double(metrics.webSocketConnections.load(ordering: .relaxed)))),
-            ("messages_in", .number(Double(metrics.messagesIn.load(ordering: .relaxed)))),
-            ("messages_out", .number(Double(metrics.messagesOut.load(ordering: .relaxed)))),
-            ("screens", .number(Double(services.screens.list().count))),
-            ("sessions", .number(Double(services.online.count))),
-            ("sync_seq", .number(Double(services.syncs.lastSeq))),
-            ("client_listen", .string(services.clientAddress.description)),
-        ]
-        return JSONWriter.string(.object(JSONObject(Dictionary(uniqueKeysWithValues: values))))
+    func statsJSON() -> JSONValue {
+        let metrics = plane.metrics
+        let view = plane.state.view
+        return .object([
+            "connections": .number(Double(metrics.openConnections.load(ordering: .relaxed))),
+            "websocket_connections": .number(Double(metrics.webSocketConnections.load(ordering: .relaxed))),
+            "messages_in": .number(Double(metrics.messagesIn.load(ordering: .relaxed))),
+            "messages_out": .number(Double(metrics.messagesOut.load(ordering: .relaxed))),
+            "screens": .number(Double(view.screens.count)),
+            "sessions": .number(Double(metrics.sessions.load(ordering: .relaxed))),
+            "subscriptions": .number(Double(metrics.subscriptions.load(ordering: .relaxed))),
+            "sync_seq": .number(Double(view.syncs.lastSeq)),
+            "client_listen": .string(plane.clientAddress.description),
+        ])
     }
 
     /// Refuses other methods with 405 and `Allow`.
@@ -102,7 +102,7 @@ public struct AdminAPI: Sendable {
 
     private func isAuthorized(_ head: RequestHead) -> Bool {
         guard let value = head.headers["Authorization"], value.hasPrefix("Bearer ") else { return false }
-        return JWTVerifier.constantTimeEquals(Array(value.utf8.dropFirst(7)), Array(services.adminToken.utf8))
+        return JWTVerifier.constantTimeEquals(Array(value.utf8.dropFirst(7)), Array(plane.adminToken.utf8))
     }
 
 }

@@ -17,3 +17,8 @@ public struct AdminError: Error, Sendable {
 
     static func badJSON(_ error: JSONError) -> AdminError { AdminError(400, "bad_json", error.description) }
 }
+
+extension AdminError {
+    /// Bad input found by a domain parser: 400 with its code and sentence.
+    init(_ error: InputError) { self.init(400, error.code, error.message) }
+}

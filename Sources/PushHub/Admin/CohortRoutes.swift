@@ -1,6 +1,7 @@
 /// `/v1/cohorts…` (DESIGN §7): define, list, show, edit and delete cohorts.
 struct CohortRoutes {
-    let services: HubServices
+    let plane: ControlPlane
+    let reply: AdminReply
 
     /// A cohort name: `[a-z0-9._-]{1,100}`.
     static func validationError(_ name: String) -> String? {
@@ -13,14 +14,19 @@ struct CohortRoutes {
             ? nil : "a cohort name is 1 to 100 of a-z 0-9 . _ - (got \"\(name)\")"
     }
 
-    func list() -> Response {
-        let cohorts = services.cohorts.names().map { name, count, hasRule -> JSONValue in
-            .object(["name": .string(name), "users": .number(Double(count)), "rule": .bool(hasRule)])
+    func list() {
+        plane.afterCommit { [plane, reply] in
+            let cohorts = plane.state.view.cohorts.sorted { $0.key < $1.key }.map { name, cohort -> JSONValue in
+                .object([
+                    "name": .string(name), "users": .number(Double(cohort.users.count)),
+                    "rule": .bool(cohort.rule != nil),
+                ])
+            }
+            reply.json(200, .object(["cohorts": .array(cohorts)]))
         }
-        return .json(200, JSONWriter.string(.object(["cohorts": .array(cohorts)])))
     }
 
-    func handle(_ head: RequestHead, path: String, body: [UInt8]) throws(AdminError) -> Response {
+    func handle(_ head: RequestHead, path: String, body: [UInt8]) throws(AdminError) {
         var name = path
         var editUsers = false
         if name.hasSuffix("/users") {
@@ -31,50 +37,59 @@ struct CohortRoutes {
         switch (head.method, editUsers) {
         case ("PUT", false):
             let request = try parse(body)
-            let users = try ids(request, "users")
-            let rule = try request["rule"].flatMap { value throws(AdminError) -> CohortRule? in
-                value == .null ? nil : try CohortRule(json: value)
+            let users = Set(try ids(request, "users"))
+            var rule: CohortRule?
+            if let value = request["rule"], value != .null {
+                do {
+                    rule = try CohortRule(json: value)
+                } catch {
+                    throw AdminError(error)
+                }
             }
             guard request["users"] != nil || rule != nil else {
                 throw AdminError(400, "bad_request", "a cohort needs \"users\" and/or \"rule\"")
             }
-            try store { try services.cohorts.set(name, users: Set(users), rule: rule) }
-            return .json(
-                200,
-                JSONWriter.string(
-                    .object([
-                        "name": .string(name), "users": .number(Double(Set(users).count)),
-                        "rule": rule?.json ?? .null,
-                    ])))
+            commit(.cohortSet(name, Cohort(users: users, rule: rule))) {
+                .object(["name": .string(name), "users": .number(Double(users.count)), "rule": rule?.json ?? .null])
+            }
         case ("POST", true):
             let request = try parse(body)
             let add = try ids(request, "add"), remove = try ids(request, "remove")
-            try store { try services.cohorts.edit(name, add: add, remove: remove) }
-            return .json(
-                200,
-                JSONWriter.string(
-                    .object([
-                        "name": .string(name),
-                        "users": .number(Double(services.cohorts.get(name)?.users.count ?? 0)),
-                    ])))
+            commit(.cohortUsersEdited(name, add: add, remove: remove)) { [plane] in
+                .object([
+                    "name": .string(name), "users": .number(Double(plane.state.view.cohorts[name]?.users.count ?? 0)),
+                ])
+            }
         case ("GET", false):
-            guard let cohort = services.cohorts.get(name) else { throw AdminError.notFound("no cohort named \(name)") }
-            return .json(
-                200,
-                JSONWriter.string(
+            plane.afterCommit { [plane, reply] in
+                guard let cohort = plane.state.view.cohorts[name] else {
+                    return reply.error(.notFound("no cohort named \(name)"))
+                }
+                reply.json(
+                    200,
                     .object([
                         "name": .string(name), "users": .number(Double(cohort.users.count)),
                         "sample": .array(cohort.users.sorted().prefix(100).map(JSONValue.string)),
                         "rule": cohort.rule?.json ?? .null,
-                    ])))
+                    ]))
+            }
         case ("DELETE", false):
-            guard services.cohorts.get(name) != nil else { throw AdminError.notFound("no cohort named \(name)") }
-            try store { try services.cohorts.delete(name) }
-            return .json(200, JSONWriter.string(.object(["name": .string(name), "deleted": .bool(true)])))
+            guard plane.state.view.cohorts[name] != nil else { throw AdminError.notFound("no cohort named \(name)") }
+            commit(.cohortDeleted(name)) { .object(["name": .string(name), "deleted": .bool(true)]) }
         default:
             throw AdminError(
                 405, "method_not_allowed",
                 editUsers ? "users accepts POST" : "/v1/cohorts/\(name) accepts GET, PUT, DELETE")
+        }
+    }
+
+    /// Makes `record` durable, then answers `answer()` (computed after the commit).
+    private func commit(_ record: HubRecord, answer: @escaping () -> JSONValue) {
+        plane.mutate([record]) { [reply] result in
+            switch result {
+            case .failure(let error): reply.error(error)
+            case .success: reply.json(200, answer())
+            }
         }
     }
 
@@ -104,13 +119,5 @@ struct CohortRoutes {
             ids.append(id)
         }
         return ids
-    }
-
-    private func store(_ body: () throws -> Void) throws(AdminError) {
-        do {
-            try body()
-        } catch {
-            throw AdminError(500, "storage_failed", "the change could not be made durable: \(error)")
-        }
     }
 }

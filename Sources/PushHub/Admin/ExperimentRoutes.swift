@@ -1,48 +1,54 @@
 /// `/v1/experiments…` (DESIGN §6, §7): define, list, show, delete; assignment lookups (one or
 /// many units); exposure results.
 struct ExperimentRoutes {
-    let services: HubServices
+    let plane: ControlPlane
+    let reply: AdminReply
 
     /// An experiment key: `[a-z0-9._-]{1,100}`.
     static func validationError(_ key: String) -> String? { Identifier.validationError(key, kind: "an experiment key") }
 
-    func list() -> Response {
-        let entries = services.experiments.current.all.values.sorted { $0.key < $1.key }.map {
-            experiment -> JSONValue in
-            .object([
-                "key": .string(experiment.key), "status": .string(experiment.status.rawValue),
-                "variants": .array(experiment.variants.map { .string($0.key) }),
-                "screens": .array(experiment.screens.keys.sorted().map(JSONValue.string)),
-            ])
+    func list() {
+        plane.afterCommit { [plane, reply] in
+            let entries = plane.state.view.experiments.all.values.sorted { $0.key < $1.key }.map {
+                experiment -> JSONValue in
+                .object([
+                    "key": .string(experiment.key), "status": .string(experiment.status.rawValue),
+                    "variants": .array(experiment.variants.map { .string($0.key) }),
+                    "screens": .array(experiment.screens.keys.sorted().map(JSONValue.string)),
+                ])
+            }
+            reply.json(200, .object(["experiments": .array(entries)]))
         }
-        return .json(200, JSONWriter.string(.object(["experiments": .array(entries)])))
     }
 
-    func handle(_ head: RequestHead, path: String, body: [UInt8]) throws(AdminError) -> Response {
+    /// The experiment `key` as of the durable state, or a 404.
+    private func withExperiment(_ key: String, _ body: @escaping (Experiment) -> Void) {
+        plane.afterCommit { [plane, reply] in
+            guard let experiment = plane.state.view.experiments.all[key] else {
+                return reply.error(.notFound("no experiment \(key)"))
+            }
+            body(experiment)
+        }
+    }
+
+    func handle(_ head: RequestHead, path: String, body: [UInt8]) throws(AdminError) {
         let parts = path.split(separator: "/", maxSplits: 1).map(String.init)
         let key = parts.first ?? ""
         if let problem = Self.validationError(key) { throw AdminError(422, "invalid_experiment_key", problem) }
         let sub = parts.count > 1 ? parts[1] : ""
         switch (head.method, sub) {
-        case ("PUT", ""): return try put(key, body)
-        case ("GET", ""):
-            guard let experiment = services.experiments.current.all[key] else {
-                throw AdminError.notFound("no experiment \(key)")
-            }
-            return .json(200, JSONWriter.string(experiment.json))
+        case ("PUT", ""): try put(key, body)
+        case ("GET", ""): withExperiment(key) { [reply] in reply.json(200, $0.json) }
         case ("DELETE", ""):
-            guard let experiment = services.experiments.current.all[key] else {
-                throw AdminError.notFound("no experiment \(key)")
+            guard plane.state.view.experiments.all[key] != nil else { throw AdminError.notFound("no experiment \(key)") }
+            plane.mutate([.experimentDeleted(key)]) { [reply] result in
+                switch result {
+                case .failure(let error): reply.error(error)
+                case .success: reply.json(200, .object(["key": .string(key), "deleted": .bool(true)]))
+                }
             }
-            do {
-                _ = try services.experiments.delete(key)
-            } catch {
-                throw AdminError(500, "storage_failed", "the change could not be made durable: \(error)")
-            }
-            services.broadcast(.experimentsChanged(Array(experiment.screens.keys)))
-            return .json(200, JSONWriter.string(.object(["key": .string(key), "deleted": .bool(true)])))
-        case ("GET", "assignment"): return try assignment(key, head)
-        case ("GET", "results"): return try results(key)
+        case ("GET", "assignment"): try assignment(key, head)
+        case ("GET", "results"): withExperiment(key) { results($0) }
         default:
             throw AdminError(
                 405, "method_not_allowed",
@@ -50,7 +56,10 @@ struct ExperimentRoutes {
         }
     }
 
-    private func put(_ key: String, _ body: [UInt8]) throws(AdminError) -> Response {
+    /// Validates and stores a definition. The layer check and the store are one step on the
+    /// control plane (`state` includes every mutation accepted before, durable or not), so two
+    /// overlapping ranges can never both be accepted.
+    private func put(_ key: String, _ body: [UInt8]) throws(AdminError) {
         let json: JSONValue
         do {
             json = try JSONReader.parse(body)
@@ -58,7 +67,7 @@ struct ExperimentRoutes {
             throw AdminError.badJSON(error)
         }
         let experiment = try Experiment(key: key, json: json)
-        let set = services.experiments.current
+        let set = plane.state.view.experiments
         if let layer = experiment.layer, let range = experiment.layerRange {
             for other in set.all.values where other.key != key && other.layer == layer && other.status != .stopped {
                 if let theirs = other.layerRange, theirs.overlaps(range) {
@@ -69,28 +78,24 @@ struct ExperimentRoutes {
                 }
             }
         }
-        let previous = set.all[key]
-        do {
-            _ = try services.experiments.put(experiment)
-        } catch {
-            throw AdminError(500, "storage_failed", "the change could not be made durable: \(error)")
+        let screens = Set(experiment.screens.keys).union(set.all[key]?.screens.keys.map { $0 } ?? [])
+        plane.mutate([.experimentPut(experiment)]) { [reply] result in
+            switch result {
+            case .failure(let error):
+                reply.error(error)
+            case .success:
+                reply.json(
+                    200,
+                    .object([
+                        "key": .string(key), "status": .string(experiment.status.rawValue),
+                        "screens": .array(screens.sorted().map(JSONValue.string)),
+                    ]))
+            }
         }
-        let screens = Set(experiment.screens.keys).union(previous?.screens.keys ?? [:].keys)
-        services.broadcast(.experimentsChanged(Array(screens)))
-        return .json(
-            200,
-            JSONWriter.string(
-                .object([
-                    "key": .string(key), "status": .string(experiment.status.rawValue),
-                    "screens": .array(screens.sorted().map(JSONValue.string)),
-                ])))
     }
 
     /// `?unit=U[&unit=…][&platform=P&app_version=V]` → the variant of each unit, with the reason.
-    private func assignment(_ key: String, _ head: RequestHead) throws(AdminError) -> Response {
-        guard let experiment = services.experiments.current.all[key] else {
-            throw AdminError.notFound("no experiment \(key)")
-        }
+    private func assignment(_ key: String, _ head: RequestHead) throws(AdminError) {
         let query = head.query
         let units = query.filter { $0.name == "unit" }.map(\.value)
         guard !units.isEmpty else {
@@ -105,13 +110,14 @@ struct ExperimentRoutes {
             }
             appVersion = parsed
         }
+        withExperiment(key) { [plane, reply] experiment in
+        let view = plane.state.view
         let answers = units.map { unit -> JSONValue in
             let client = ClientAttributes(
                 session: "", user: unit, device: unit, platform: platform, appVersion: appVersion,
                 appVersionText: versionText,
                 claimCohorts: [], claims: JSONObject(), connectedAt: 0)
-            let outcome = services.experiments.variant(
-                experiment, unit: unit, client: client, cohorts: services.cohorts, remember: false)
+            let outcome = view.assignment(experiment, unit: unit, client: client)
             return .object([
                 "unit": .string(unit), "variant": outcome.variant.map(JSONValue.string) ?? .null,
                 "reason": .string(outcome.reason),
@@ -119,16 +125,15 @@ struct ExperimentRoutes {
         }
         if answers.count == 1, case .object(var only) = answers[0] {
             only["unit"] = nil
-            return .json(200, JSONWriter.string(.object(only)))
+            return reply.json(200, .object(only))
         }
-        return .json(200, JSONWriter.string(.object(["assignments": .array(answers)])))
+        reply.json(200, .object(["assignments": .array(answers)]))
+        }
     }
 
-    private func results(_ key: String) throws(AdminError) -> Response {
-        guard let experiment = services.experiments.current.all[key] else {
-            throw AdminError.notFound("no experiment \(key)")
-        }
-        let counts = services.exposures.results(key)
+    private func results(_ experiment: Experiment) {
+        let key = experiment.key
+        let counts = plane.exposures.results(key)
         let variants = experiment.variants.map { variant -> JSONValue in
             let count = counts[variant.key] ?? (0, 0)
             return .object([
@@ -136,11 +141,8 @@ struct ExperimentRoutes {
                 "confirmed": .number(Double(count.confirmed)),
             ])
         }
-        return .json(
+        reply.json(
             200,
-            JSONWriter.string(
-                .object([
-                    "key": .string(key), "status": .string(experiment.status.rawValue), "variants": .array(variants),
-                ])))
+            .object(["key": .string(key), "status": .string(experiment.status.rawValue), "variants": .array(variants)]))
     }
 }

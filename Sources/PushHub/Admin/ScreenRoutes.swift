@@ -3,12 +3,13 @@ import Glibc
 /// `/v1/screens…` (DESIGN §7): publish, read (as a client sees it), list, history, rollback,
 /// delete, and the dry run behind `hubctl screen diff`.
 ///
-/// Invariant: a mutation answers 2xx only after its journal record is fsynced, and only then is
-/// the change broadcast to the loops.
+/// Invariant: a mutation answers 2xx only after its journal record is fsynced and every loop has
+/// brought its subscribers to it (its answer counts what they sent).
 struct ScreenRoutes {
-    let services: HubServices
+    let plane: ControlPlane
+    let reply: AdminReply
 
-    func handle(_ head: RequestHead, name fullName: String, body: [UInt8]) throws(AdminError) -> Response {
+    func handle(_ head: RequestHead, name fullName: String, body: [UInt8]) throws(AdminError) {
         var name = fullName
         var action = ""
         for suffix in ["/history", "/rollback"] where name.hasSuffix(suffix) {
@@ -19,26 +20,35 @@ struct ScreenRoutes {
         switch (head.method, action) {
         case ("PUT", ""):
             let tree = try parse(body)
-            return isDryRun(head) ? try dryRun(name, tree) : try publish(name, tree)
-        case ("GET", ""): return try get(name, head)
-        case ("DELETE", ""): return try delete(name)
-        case ("GET", "history"): return try history(name)
-        case ("POST", "rollback"): return try rollback(name, try parse(body))
+            isDryRun(head) ? dryRun(name, tree) : publish(name, tree)
+        case ("GET", ""):
+            let target = try renderTarget(head)
+            plane.afterCommit { get(name, target) }
+        case ("DELETE", ""): try delete(name)
+        case ("GET", "history"): plane.afterCommit { history(name) }
+        case ("POST", "rollback"): try rollback(name, try parse(body))
         case (_, ""): throw AdminError(405, "method_not_allowed", "/v1/screens/\(name) accepts GET, PUT, DELETE")
         case (_, "history"): throw AdminError(405, "method_not_allowed", "\(action) accepts GET")
         default: throw AdminError(405, "method_not_allowed", "\(action) accepts POST")
         }
     }
 
-    func list() -> Response {
-        let screens = services.screens.list().map { version -> JSONValue in
-            .object([
-                "name": .string(version.name), "version": .number(Double(version.version)),
-                "hash": .string(version.latestHash), "published_at": .number(Double(version.publishedAt)),
-                "subscribers": .number(Double(services.subscriberCounts.total(of: version.name))),
-            ])
+    func list() {
+        plane.gather(.subscribers, now: MonotonicClock.now()) { answers, _ in
+            var subscribers: [String: Int] = [:]
+            for case .subscribers(let counts) in answers { subscribers.merge(counts, uniquingKeysWith: +) }
+            plane.afterCommit {
+                let screens = plane.state.view.screens.values.compactMap(\.last).sorted { $0.name < $1.name }.map {
+                    version -> JSONValue in
+                    .object([
+                        "name": .string(version.name), "version": .number(Double(version.version)),
+                        "hash": .string(version.latestHash), "published_at": .number(Double(version.publishedAt)),
+                        "subscribers": .number(Double(subscribers[version.name] ?? 0)),
+                    ])
+                }
+                reply.json(200, .object(["screens": .array(screens)]))
+            }
         }
-        return .json(200, JSONWriter.string(.object(["screens": .array(screens)])))
     }
 
     private func parse(_ body: [UInt8]) throws(AdminError) -> JSONValue {
@@ -54,43 +64,57 @@ struct ScreenRoutes {
         head.query.contains { $0.name == "dry_run" && ($0.value == "true" || $0.value == "1") }
     }
 
-    private func publish(_ name: String, _ tree: JSONValue) throws(AdminError) -> Response {
-        let (new, previous) = try store {
-            try services.screens.publish(name, tree: tree, now: WallClock.nowMilliseconds())
+    private func publish(_ name: String, _ tree: JSONValue) {
+        let version = ScreenVersion(
+            name: name, version: plane.state.nextVersion(of: name), tree: tree,
+            publishedAt: WallClock.nowMilliseconds())
+        plane.mutate([.screenPublished(version)], gathering: true) { [reply] result in
+            switch result {
+            case .failure(let error):
+                reply.error(error)
+            case .success(let answers):
+                var sent = 0
+                var renditions = Set<RenditionKey>()
+                for case .published(let count, let keys) in answers {
+                    sent += count
+                    renditions.formUnion(keys)
+                }
+                reply.json(
+                    200,
+                    .object([
+                        "name": .string(name), "version": .number(Double(version.version)),
+                        "hash": .string(version.latestHash), "renditions": .number(Double(max(renditions.count, 1))),
+                        "sent": .number(Double(sent)),
+                    ]))
+            }
         }
-        services.broadcast(.screenPublished(new))
-        let reach = services.subscriberCounts.reach(from: previous, to: new)
-        return .json(
-            200,
-            JSONWriter.string(
-                .object([
-                    "name": .string(name), "version": .number(Double(new.version)), "hash": .string(new.latestHash),
-                    "renditions": .number(Double(max(reach.renditions, 1))), "sent": .number(Double(reach.sent)),
-                ])))
     }
 
     /// What a publish would do: the patch (for an up-to-date client) and who would get it.
-    private func dryRun(_ name: String, _ tree: JSONValue) throws(AdminError) -> Response {
-        let current = services.screens.current(name)
-        let candidate = ScreenVersion(
-            name: name, version: (current?.version ?? 0) + 1, tree: tree, publishedAt: WallClock.nowMilliseconds())
-        let reach = services.subscriberCounts.reach(from: current, to: candidate)
-        let before = current?.rendered(for: .latest).tree ?? .null
-        let ops = JSONPatchDiff.diff(before, candidate.rendered(for: .latest).tree)
-        return .json(
-            200,
-            JSONWriter.string(
+    private func dryRun(_ name: String, _ tree: JSONValue) {
+        plane.gather(.renderTargets(screen: name), now: MonotonicClock.now()) { [plane, reply] answers, _ in
+            var targets: [RenderTarget: Int] = [:]
+            for case .renderTargets(let counts) in answers { targets.merge(counts, uniquingKeysWith: +) }
+            let current = plane.state.view.current(name)
+            let candidate = ScreenVersion(
+                name: name, version: plane.state.nextVersion(of: name), tree: tree,
+                publishedAt: WallClock.nowMilliseconds())
+            let reach = Fanout.reach(from: current, to: candidate, targets: targets)
+            let before = current?.rendered(for: .latest).tree ?? .null
+            let ops = JSONPatchDiff.diff(before, candidate.rendered(for: .latest).tree)
+            reply.json(
+                200,
                 .object([
                     "name": .string(name), "from": current.map { .number(Double($0.version)) } ?? .null,
                     "version": .number(Double(candidate.version)), "hash": .string(candidate.latestHash),
-                    "ops": ops.json,
-                    "renditions": .number(Double(max(reach.renditions, 1))), "would_send": .number(Double(reach.sent)),
-                    "subscribers": .number(Double(services.subscriberCounts.total(of: name))),
-                ])))
+                    "ops": ops.json, "renditions": .number(Double(max(reach.renditions, 1))),
+                    "would_send": .number(Double(reach.sent)),
+                    "subscribers": .number(Double(targets.values.reduce(0, +))),
+                ]))
+        }
     }
 
-    private func get(_ name: String, _ head: RequestHead) throws(AdminError) -> Response {
-        guard let current = services.screens.current(name) else { throw AdminError.notFound("no screen named \(name)") }
+    private func renderTarget(_ head: RequestHead) throws(AdminError) -> RenderTarget {
         var target = RenderTarget.latest
         if let text = head.query.first(where: { $0.name == "app_version" })?.value {
             guard let version = SemanticVersion(text) else {
@@ -99,6 +123,13 @@ struct ScreenRoutes {
             }
             target.appVersion = version
         }
+        return target
+    }
+
+    private func get(_ name: String, _ target: RenderTarget) {
+        guard let current = plane.state.view.current(name) else {
+            return reply.error(.notFound("no screen named \(name)"))
+        }
         let rendered = current.rendered(for: target)
         var body = Array(#"{"name":"#.utf8)
         JSONWriter.writeString(name, to: &body)
@@ -106,12 +137,12 @@ struct ScreenRoutes {
             Array(#","version":\#(current.version),"hash":"\#(rendered.hash)","tree":"#.utf8) + rendered.canonical + [
                 UInt8(ascii: "}")
             ]
-        return Response(status: 200, headers: Response.json(200, "").headers, body: body)
+        reply(Response(status: 200, headers: Response.json(200, "").headers, body: body))
     }
 
-    private func history(_ name: String) throws(AdminError) -> Response {
-        guard let versions = services.screens.history(name) else {
-            throw AdminError.notFound("no screen named \(name)")
+    private func history(_ name: String) {
+        guard let versions = plane.state.view.screens[name] else {
+            return reply.error(.notFound("no screen named \(name)"))
         }
         let entries = versions.reversed().map { version -> JSONValue in
             .object([
@@ -119,11 +150,11 @@ struct ScreenRoutes {
                 "published_at": .number(Double(version.publishedAt)),
             ])
         }
-        return .json(200, JSONWriter.string(.object(["name": .string(name), "versions": .array(entries)])))
+        reply.json(200, .object(["name": .string(name), "versions": .array(entries)]))
     }
 
-    private func rollback(_ name: String, _ request: JSONValue) throws(AdminError) -> Response {
-        guard let versions = services.screens.history(name), let current = versions.last else {
+    private func rollback(_ name: String, _ request: JSONValue) throws(AdminError) {
+        guard let versions = plane.state.view.screens[name], let current = versions.last else {
             throw AdminError.notFound("no screen named \(name)")
         }
         let target: Int
@@ -146,31 +177,25 @@ struct ScreenRoutes {
         guard earlier.version != current.version else {
             throw AdminError(409, "already_current", "version \(target) is the current version of \(name)")
         }
-        return try publish(name, earlier.tree)
+        publish(name, earlier.tree)
     }
 
-    private func delete(_ name: String) throws(AdminError) -> Response {
-        let subscribers = services.subscriberCounts.total(of: name)
-        guard let last = try store({ try services.screens.delete(name) }) else {
-            throw AdminError.notFound("no screen named \(name)")
-        }
-        services.broadcast(.screenDeleted(name))
-        return .json(
-            200,
-            JSONWriter.string(
-                .object([
-                    "name": .string(name), "deleted": .bool(true), "last_version": .number(Double(last.version)),
-                    "sent": .number(Double(subscribers)),
-                ])))
-    }
-
-    /// Runs a store mutation; a failure to persist is a 500 that says so (nothing was changed).
-    private func store<T>(_ body: () throws -> T) throws(AdminError) -> T {
-        do {
-            return try body()
-        } catch {
-            Log.error("persisting a screen change failed", [("error", "\(error)")])
-            throw AdminError(500, "storage_failed", "the change could not be made durable: \(error)")
+    private func delete(_ name: String) throws(AdminError) {
+        guard let last = plane.state.view.current(name) else { throw AdminError.notFound("no screen named \(name)") }
+        plane.mutate([.screenDeleted(name)], gathering: true) { [reply] result in
+            switch result {
+            case .failure(let error):
+                reply.error(error)
+            case .success(let answers):
+                var told = 0
+                for case .count(let count) in answers { told += count }
+                reply.json(
+                    200,
+                    .object([
+                        "name": .string(name), "deleted": .bool(true), "last_version": .number(Double(last.version)),
+                        "sent": .number(Double(told)),
+                    ]))
+            }
         }
     }
 }

@@ -1,13 +1,15 @@
 /// `/v1/syncs` and `/v1/clients` (DESIGN §5, §7): send a sync now (or spread), dry runs, receipts,
 /// and who is connected.
 ///
-/// Invariant: a sync is journaled (fsynced) before any client gets it and before the 2xx.
+/// Invariant: a sync is journaled (fsynced) before any client gets it and before the 2xx; its
+/// `targeted_online` is what the loops targeted when it reached them.
 struct SyncRoutes {
-    let services: HubServices
+    let plane: ControlPlane
+    let reply: AdminReply
 
     static let maxHintBytes = 1024
 
-    func send(_ body: [UInt8]) throws(AdminError) -> Response {
+    func send(_ body: [UInt8]) throws(AdminError) {
         let request: JSONValue
         do {
             request = try JSONReader.parse(body)
@@ -16,7 +18,12 @@ struct SyncRoutes {
         }
         guard case .object = request else { throw AdminError(400, "bad_request", "the body must be a JSON object") }
         guard let targetJSON = request["target"] else { throw AdminError(400, "bad_target", "\"target\" is missing") }
-        let target = try Target(json: targetJSON)
+        let target: Target
+        do {
+            target = try Target(json: targetJSON)
+        } catch {
+            throw AdminError(error)
+        }
         let reason = try string(request, "reason", default: "sync")
         let scope = try string(request, "scope", default: "bundle")
         var hint: JSONValue?
@@ -28,73 +35,74 @@ struct SyncRoutes {
             }
             hint = value
         }
-        let ttl = try duration(request, "ttl", default: services.config.syncTTL, max: .seconds(30 * 24 * 3600))
+        let ttl = try duration(request, "ttl", default: plane.config.syncTTL, max: .seconds(30 * 24 * 3600))
         let spread = try duration(request, "spread", default: .zero, max: .seconds(3600))
         let collapse = try optionalString(request, "collapse")
         let mandatory = try bool(request, "mandatory")
-        let reached = services.online.resolve(target, cohorts: services.cohorts)
         if try bool(request, "dry_run") {
-            return .json(
-                200,
-                JSONWriter.string(
+            plane.gather(.reach(target), now: MonotonicClock.now()) { [reply] answers, _ in
+                var connections = 0
+                var users = Set<String>()
+                for case .reach(let count, let names) in answers {
+                    connections += count
+                    users.formUnion(names)
+                }
+                reply.json(
+                    200,
                     .object([
-                        "dry_run": .bool(true), "targeted_online": .number(Double(reached.count)),
-                        "users": .number(Double(Set(reached.compactMap { $0.1.user }).count)),
-                    ])))
+                        "dry_run": .bool(true), "targeted_online": .number(Double(connections)),
+                        "users": .number(Double(users.count)),
+                    ]))
+            }
+            return
         }
         let now = WallClock.nowMilliseconds()
-        let sync: Sync
-        do {
-            sync = try services.syncs.append(now: now) { seq in
-                Sync(
-                    seq: seq, target: target, reason: reason, scope: scope, hint: hint, collapse: collapse,
-                    mandatory: mandatory,
-                    createdAt: now, expiresAt: now + Int(ttl.nanoseconds / 1_000_000),
-                    spreadMilliseconds: Int(spread.nanoseconds / 1_000_000),
-                    jitterMilliseconds: services.config.syncJitterMilliseconds)
+        let sync = Sync(
+            seq: plane.state.view.syncs.lastSeq + 1, target: target, reason: reason, scope: scope, hint: hint,
+            collapse: collapse, mandatory: mandatory, createdAt: now,
+            expiresAt: now + Int(ttl.nanoseconds / 1_000_000), spreadMilliseconds: Int(spread.nanoseconds / 1_000_000),
+            jitterMilliseconds: plane.config.syncJitterMilliseconds)
+        plane.mutate([.syncAppended(sync)], gathering: true) { [reply] result in
+            switch result {
+            case .failure(let error):
+                reply.error(error)
+            case .success(let answers):
+                var targeted = 0
+                for case .count(let count) in answers { targeted += count }
+                reply.json(
+                    200,
+                    .object([
+                        "id": .string(sync.id), "seq": .number(Double(sync.seq)),
+                        "targeted_online": .number(Double(targeted)),
+                    ]))
             }
-        } catch {
-            throw AdminError(500, "storage_failed", "the sync could not be made durable: \(error)")
         }
-        sync.receipts.targetedOnline.store(reached.count, ordering: .relaxed)
-        // Spread: the i-th of n targets is due at start + spread × i / n, wherever it is connected.
-        let start = MonotonicClock.now()
-        var perLoop: [Int: [(token: UInt64, due: UInt64)]] = [:]
-        for (i, (key, _)) in reached.enumerated() {
-            let due = start + (reached.count > 1 ? spread.nanoseconds * UInt64(i) / UInt64(reached.count) : 0)
-            perLoop[key.loop, default: []].append((key.token, due))
-        }
-        for (loop, deliveries) in perLoop { services.post(.deliverSync(sync, deliveries), toLoop: loop) }
-        return .json(
-            200,
-            JSONWriter.string(
-                .object([
-                    "id": .string(sync.id), "seq": .number(Double(sync.seq)),
-                    "targeted_online": .number(Double(reached.count)),
-                ])))
     }
 
-    func status(_ id: String) throws(AdminError) -> Response {
-        guard let sync = services.syncs.find(id) else {
-            throw AdminError.notFound("no live sync \(id) (unknown or expired)")
+    func status(_ id: String) {
+        plane.afterCommit { [plane, reply] in
+            guard let sync = plane.state.view.syncs.find(id) else {
+                return reply.error(.notFound("no live sync \(id) (unknown or expired)"))
+            }
+            var members = sync.json.objectValue ?? JSONObject()
+            members["id"] = .string(sync.id)
+            members["receipts"] = .object([
+                "targeted_online": .number(Double(sync.receipts.targetedOnline.load(ordering: .relaxed))),
+                "delivered": .number(Double(sync.receipts.delivered.load(ordering: .relaxed))),
+                "acked": .number(Double(sync.receipts.acked.load(ordering: .relaxed))),
+            ])
+            reply.json(200, .object(members))
         }
-        var members = sync.json.objectValue ?? JSONObject()
-        members["id"] = .string(sync.id)
-        members["receipts"] = .object([
-            "targeted_online": .number(Double(sync.receipts.targetedOnline.load(ordering: .relaxed))),
-            "delivered": .number(Double(sync.receipts.delivered.load(ordering: .relaxed))),
-            "acked": .number(Double(sync.receipts.acked.load(ordering: .relaxed))),
-        ])
-        return .json(200, JSONWriter.string(.object(members)))
     }
 
-    func clients(_ head: RequestHead) -> Response {
+    func clients(_ head: RequestHead) {
         let user = head.query.first { $0.name == "user" }?.value
-        let clients = services.online.clients(user: user)
-        return .json(
-            200,
-            JSONWriter.string(
-                .object(["clients": .array(clients.map(\.json)), "count": .number(Double(clients.count))])))
+        plane.gather(.clients(user: user), now: MonotonicClock.now()) { [reply] answers, _ in
+            var clients: [ClientAttributes] = []
+            for case .clients(let some) in answers { clients += some }
+            clients.sort { $0.connectedAt < $1.connectedAt }
+            reply.json(200, .object(["clients": .array(clients.map(\.json)), "count": .number(Double(clients.count))]))
+        }
     }
 
     // MARK: - Field readers that name the field at fault

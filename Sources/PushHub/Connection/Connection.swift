@@ -14,6 +14,9 @@ final class Connection {
         case readingHead(deadline: UInt64)
         /// Reading an admin request body (`bodyExpected` bytes); answered 408 after the deadline.
         case readingBody(deadline: UInt64)
+        /// An admin request is with the control plane (waiting for its commit or its gather);
+        /// reading is paused until the answer is written.
+        case awaitingAnswer
         case webSocket
         /// Writing what is queued, then half-closing and waiting for the peer's end of stream
         /// until `deadline`, so that our last bytes are not lost to a reset.
@@ -34,6 +37,8 @@ final class Connection {
         var pendingRequest: RequestHead?
         var body: [UInt8] = []
         var bodyExpected = 0
+        /// Bytes of the next (pipelined) request that arrived while an answer was awaited.
+        var leftover: [UInt8] = []
     }
 
     private var http: HTTPExchange? = HTTPExchange()
@@ -42,8 +47,8 @@ final class Connection {
     private(set) var endpoint: Endpoint?
     private var reader: MessageReader?
     private var closeHandshake = CloseHandshake()
-    var helloDeadline: UInt64?
-    var session = Session()
+    /// The v1 session of a `/v1/connect` connection (nil on other endpoints and before the 101).
+    var session: Session?
     private var lastReadAt: UInt64
     private var lastPingAt: UInt64
 
@@ -62,21 +67,8 @@ final class Connection {
     /// Set after the 101: once it is written, the outbound buffer is freed, so that an idle
     /// connection holds no buffer (the first frame it sends allocates one and keeps it).
     private var releaseOutboundWhenFlushed = false
-    /// Whether screen updates are being coalesced: the outbound queue is above the high watermark.
+    /// Whether updates are being held back: the outbound queue is above the high watermark.
     var isCongested: Bool { outbound.pendingBytes > loop.config.outboundHighWatermark }
-    /// Updates were skipped while congested; `catchUp()` sends one per screen once drained.
-    var needsCatchUp = false
-
-    /// One subscribed screen: the version and rendition this connection was last brought to.
-    struct Subscription {
-        var version: ScreenVersion
-        var target: RenderTarget
-    }
-
-    /// This connection's subscriptions (the loop's `Subscriptions` indexes them by screen).
-    var subscribed: [Subscription] = []
-
-    func subscriptionIndex(_ screen: String) -> Int? { subscribed.firstIndex { $0.version.name == screen } }
 
     init(token: UInt64, socket: Socket, kind: ListenerKind, loop: EventLoop) {
         self.token = token
@@ -128,6 +120,13 @@ final class Connection {
             readHead(bytes)
         case .readingBody:
             readBody(bytes)
+        case .awaitingAnswer:
+            // The next request arrived before the answer to this one: kept until then, bounded.
+            guard let http, http.leftover.count + bytes.count <= loop.config.maxAdminBodyBytes + 8192 else {
+                requestClose()
+                return
+            }
+            http.leftover.append(contentsOf: bytes)
         case .webSocket:
             readFrames(bytes)
         case .closing:
@@ -174,11 +173,14 @@ final class Connection {
         http = nil
         if endpoint == .client {
             // A token may come on the upgrade instead of in hello (DESIGN §3).
+            var upgradeToken: String?
             if let authorization = head.headers["Authorization"], authorization.hasPrefix("Bearer ") {
-                session.upgradeToken = String(authorization.dropFirst("Bearer ".count))
+                upgradeToken = String(authorization.dropFirst("Bearer ".count))
             } else if let token = head.query.first(where: { $0.name == "token" })?.value {
-                session.upgradeToken = token
+                upgradeToken = token
             }
+            session = Session(
+                helloDeadline: loop.now + loop.config.helloTimeout.nanoseconds, upgradeToken: upgradeToken)
         }
         outbound.append(Array(accepted.responseHead.utf8))
         releaseOutboundWhenFlushed = true
@@ -188,7 +190,6 @@ final class Connection {
         isWebSocket = true
         phase = .webSocket
         lastPingAt = loop.now
-        if endpoint == .client { helloDeadline = loop.now + loop.config.helloTimeout.nanoseconds }
         loop.metrics.webSocketConnections.add(1, ordering: .relaxed)
         if rest.count > 0 { readFrames(rest) }
     }
@@ -242,7 +243,18 @@ final class Connection {
             loop.flushSoon(self)
             if outbound.pendingBytes > loop.config.outboundHighWatermark { pauseReading() }
         case .client:
-            clientMessageReceived(opcode, data)
+            guard let shard = loop.shard else { return }
+            guard opcode == .text else {
+                shard.receivedInvalid(
+                    WireError(code: "bad_message", message: "protocol v1 messages are JSON text, not binary", ref: nil),
+                    on: self)
+                return
+            }
+            do {
+                shard.received(try ClientMessage.parse(data), on: self)
+            } catch {
+                shard.receivedInvalid(error, on: self)
+            }
         case nil:
             break
         }
@@ -311,17 +323,37 @@ final class Connection {
         http.body.append(contentsOf: bytes[0..<take])
         guard http.body.count == http.bodyExpected, let head = http.pendingRequest else { return }
         http.pendingRequest = nil
-        let response = loop.admin.handle(head, body: http.body)
+        let body = http.body
         http.body = []
-        if head.isKeepAlive {
-            outbound.append(response.serialized(keepAlive: true))
-            loop.flushSoon(self)
-            http.parser = RequestParser()
-            phase = .readingHead(deadline: loop.now + loop.config.idleTimeout.nanoseconds)
-            if take < bytes.count { readHead(UnsafeMutableRawBufferPointer(rebasing: bytes[take...])) }
-        } else {
+        http.leftover = Array(bytes[take...])
+        guard let controlPlane = loop.controlPlane else { return }
+        phase = .awaitingAnswer
+        pauseReading()
+        let keepAlive = head.isKeepAlive
+        controlPlane.handle(head, body: body, reply: AdminReply { [weak self] response in
+            self?.answered(response, keepAlive: keepAlive)
+        })
+    }
+
+    /// The control plane answered the request this connection sent (now or after its commit).
+    private func answered(_ response: Response, keepAlive: Bool) {
+        guard phase == .awaitingAnswer, !isCloseRequested, let http else { return }
+        guard keepAlive else {
             respondAndClose(response)
+            return
         }
+        outbound.append(response.serialized(keepAlive: true))
+        loop.flushSoon(self)
+        http.parser = RequestParser()
+        phase = .readingHead(deadline: loop.now + loop.config.idleTimeout.nanoseconds)
+        resumeReading()
+        let leftover = http.leftover
+        http.leftover = []
+        if !leftover.isEmpty {
+            var bytes = leftover
+            bytes.withUnsafeMutableBytes { readHead($0) }
+        }
+        loop.schedule(self)
     }
 
     // MARK: - Output and closing
@@ -371,7 +403,9 @@ final class Connection {
             return
         }
         if isReadPaused && outbound.pendingBytes < loop.config.outboundLowWatermark { resumeReading() }
-        if needsCatchUp && outbound.pendingBytes < loop.config.outboundLowWatermark { catchUp() }
+        if session?.needsCatchUp == true && outbound.pendingBytes < loop.config.outboundLowWatermark {
+            loop.shard?.drained(self)
+        }
         loop.updateInterest(self, writable: !outbound.isEmpty)
     }
 
@@ -402,6 +436,18 @@ final class Connection {
 
     var closeHandshakeIsOpen: Bool { closeHandshake.isOpen && !isCloseRequested }
 
+    /// Queues a frame shared with other connections (by reference, no copy). Past the hard limit
+    /// the client is too slow to keep: the connection is dropped (DESIGN §9).
+    func queueShared(_ frame: [UInt8]) {
+        guard closeHandshakeIsOpen else { return }
+        outbound.appendShared(frame)
+        loop.flushSoon(self)
+        if outbound.pendingBytes > loop.config.outboundHardLimit {
+            loop.metrics.slowConsumerCloses.add(1, ordering: .relaxed)
+            requestClose()
+        }
+    }
+
     private func leaveWebSocket() {
         guard isWebSocket else { return }
         isWebSocket = false
@@ -416,12 +462,14 @@ final class Connection {
         switch phase {
         case .readingHead(let deadline), .readingBody(let deadline), .closing(let deadline):
             return deadline
+        case .awaitingAnswer:
+            return nil
         case .webSocket:
             // Only what `timerFired` acts on in this state: after our close frame, just its deadline.
             if case .closeSent(let deadline) = closeHandshake.state { return deadline }
             var next = max(lastReadAt, lastPingAt) + loop.config.pingInterval.nanoseconds
             next = min(next, lastReadAt + loop.config.idleTimeout.nanoseconds)
-            if let helloDeadline { next = min(next, helloDeadline) }
+            if let helloDeadline = session?.helloDeadline { next = min(next, helloDeadline) }
             return next
         }
     }
@@ -438,16 +486,17 @@ final class Connection {
             }
         case .closing(let deadline):
             if now >= deadline { requestClose() }
+        case .awaitingAnswer:
+            break
         case .webSocket:
             perform(closeHandshake.timerFired(now: now))
             guard closeHandshake.isOpen else { return }
             if now >= lastReadAt + loop.config.idleTimeout.nanoseconds {
                 loop.metrics.timeoutCloses.add(1, ordering: .relaxed)
                 requestClose()  // the peer is gone: no traffic, no pong
-            } else if let helloDeadline, now >= helloDeadline {
-                self.helloDeadline = nil
+            } else if let helloDeadline = session?.helloDeadline, now >= helloDeadline {
                 loop.metrics.timeoutCloses.add(1, ordering: .relaxed)
-                close(.policyViolation, reason: "hello timeout")
+                loop.shard?.sessionTimerFired(self, now: now)
             } else if now >= max(lastReadAt, lastPingAt) + loop.config.pingInterval.nanoseconds {
                 lastPingAt = now
                 outbound.append { FrameEncoder.appendFrame(opcode: .ping, payload: [], to: &$0) }

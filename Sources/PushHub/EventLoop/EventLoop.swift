@@ -2,24 +2,36 @@ import CLinux
 import Glibc
 
 /// One epoll loop on its own thread (STYLE §7). It owns its epoll fd, eventfd, timers, read
-/// buffer, listeners and connections, and touches nothing else.
+/// buffer, listeners and connections, and touches nothing else. A client loop serves WebSocket
+/// clients through its `Shard`; the control plane's loop serves the admin API through the
+/// `ControlPlane` (DESIGN §9 "Who owns what").
 ///
-/// A tick: wait → dispatch readiness → drain the mailbox → fire timers → flush pending output
-/// → reap closed connections. Output is written at the end of the tick, so a burst of messages
-/// costs one `writev` per connection; EPOLLOUT is armed only for what the socket did not take.
+/// A tick: wait → dispatch readiness → drain the mailbox → fire timers → (control plane: commit
+/// the tick's mutations with one fsync) → flush pending output → reap closed connections. Output
+/// is written at the end of the tick, so a burst of messages costs one `writev` per connection;
+/// EPOLLOUT is armed only for what the socket did not take.
 /// Invariants: every connection in `connections` has an open socket registered under its
-/// token; a reaped connection is gone from `connections` before the next tick.
+/// token; a reaped connection is gone from `connections` (and from its shard's indexes) before
+/// the next tick; exactly one of `shard` and `controlPlane` is set.
 final class EventLoop {
     static let wakeToken: UInt64 = 0
     static let firstConnectionToken: UInt64 = 16
 
+    /// What a loop is for.
+    enum Role {
+        /// Clients: a shard starting from `view`, reporting to the control plane's mailbox.
+        case client(view: HubView, tokens: JWTVerifier, control: Mailbox)
+        /// The control plane, with the admin listener.
+        case control(ControlPlane)
+    }
+
     let index: Int
-    let services: HubServices
     let config: HubConfig
     let metrics: Metrics
-    let admin: AdminAPI
-    /// Who on this loop is subscribed to which screen.
-    var subscriptions: Subscriptions
+    /// This loop's share of the clients (client loops).
+    private(set) var shard: Shard?
+    /// The hub's state and admin API (the control plane's loop).
+    let controlPlane: ControlPlane?
     private let epoll: Epoll
     private let wakeFD: Int32
     private let mailbox: Mailbox
@@ -27,8 +39,6 @@ final class EventLoop {
     private var connections: [UInt64: Connection] = [:]
     private var nextToken = EventLoop.firstConnectionToken
     private var timers = Timers<UInt64>()
-    /// Sync deliveries spread over a window (DESIGN §5 `spread`), due at their deadline.
-    private var scheduledSyncs = Timers<(token: UInt64, sync: Sync)>()
     private var pendingFlush: [Connection] = []
     private var pendingReap: [Connection] = []
     private var shutdownDeadline: UInt64?
@@ -40,21 +50,23 @@ final class EventLoop {
     /// One read buffer for every connection of the loop; a handler must not keep slices of it.
     let readBuffer: UnsafeMutableRawBufferPointer
 
-    init(index: Int, services: HubServices, mailbox: Mailbox, wakeFD: Int32, listeners: [(Listener, ListenerKind)])
-        throws(SystemError)
-    {
+    init(
+        index: Int, role: Role, config: HubConfig, metrics: Metrics, mailbox: Mailbox, wakeFD: Int32,
+        listeners: [(Listener, ListenerKind)]
+    ) throws(SystemError) {
         self.index = index
-        self.services = services
-        config = services.config
-        metrics = services.metrics
-        admin = AdminAPI(services: services)
-        subscriptions = Subscriptions(counts: services.subscriberCounts)
+        self.config = config
+        self.metrics = metrics
         self.mailbox = mailbox
         self.wakeFD = wakeFD
         self.listeners = listeners.map { (listener: $0.0, kind: $0.1) }
+        if case .control(let plane) = role { controlPlane = plane } else { controlPlane = nil }
         epoll = try Epoll()
         now = MonotonicClock.now()
         readBuffer = .allocate(byteCount: 256 << 10, alignment: 16)
+        if case .client(let view, let tokens, let control) = role {
+            shard = Shard(loop: self, view: view, config: config, tokens: tokens, control: control, metrics: metrics)
+        }
         try epoll.add(fd: wakeFD, token: Self.wakeToken)
         for (i, entry) in self.listeners.enumerated() {
             try epoll.add(fd: entry.listener.socket.fd, token: UInt64(i + 1))
@@ -80,9 +92,11 @@ final class EventLoop {
             }
             for command in mailbox.drain() { perform(command) }
             fireTimers()
-            deliverDueSyncs()
+            shard?.deliverDueSyncs(now: now)
+            controlPlane?.tickEnded(now: now)
             resumeAcceptingIfDue()
             flushPending()
+            metrics.noteTick(nanoseconds: MonotonicClock.now() - now)
             reapPending()
             if let deadline = shutdownDeadline, connections.isEmpty || now >= deadline { break }
         }
@@ -93,7 +107,8 @@ final class EventLoop {
     private func waitTimeoutMilliseconds() -> Int32 {
         if !pendingFlush.isEmpty || !pendingReap.isEmpty { return 0 }
         var deadline = timers.nextDeadline
-        if let due = scheduledSyncs.nextDeadline { deadline = min(deadline ?? due, due) }
+        if let due = shard?.nextSyncDeadline { deadline = min(deadline ?? due, due) }
+        if let due = controlPlane?.nextDeadline { deadline = min(deadline ?? due, due) }
         if let acceptPausedUntil { deadline = min(deadline ?? acceptPausedUntil, acceptPausedUntil) }
         if let shutdownDeadline { deadline = min(deadline ?? shutdownDeadline, shutdownDeadline) }
         guard let deadline else { return -1 }
@@ -189,86 +204,22 @@ final class EventLoop {
                 connection.close(.goingAway, reason: "hub shutting down")
                 schedule(connection)
             }
-        case .run(let body):
-            body()
-        case .screenPublished(let version):
-            fanOut(version)
-        case .deliverSync(let sync, let deliveries):
-            for (token, due) in deliveries {
-                if due <= now {
-                    connections[token]?.deliver(sync)
-                } else {
-                    scheduledSyncs.schedule((token, sync), at: due)
-                }
-            }
-        case .experimentsChanged(let screens):
-            experimentsChanged(screens)
-        case .screenDeleted(let name):
-            for connection in subscriptions.removeScreen(name) { connection.screenDeleted(name) }
+        case .change(let change, let reply):
+            shard?.apply(change, reply: reply)
+        case .query(let query, let reply):
+            shard?.answer(query, reply: reply)
+        case .event(let event):
+            controlPlane?.received(event)
         }
     }
 
-    /// Brings every subscriber of `version.name` on this loop to `version` (under the experiment
-    /// set in force). The frame for a run of subscribers with the same starting point and
-    /// rendition is looked up once; the frames themselves are shared by all loops.
-    private func fanOut(_ version: ScreenVersion) {
-        guard let subscribers = subscriptions.subscribers(of: version.name) else { return }
-        let set = services.experiments.current
-        var memo: (from: ScreenVersion, fromTarget: RenderTarget, target: RenderTarget, frame: [UInt8]?)?
-        var sent = 0
-        for connection in subscribers {
-            guard let index = connection.subscriptionIndex(version.name) else { continue }
-            let had = connection.subscribed[index]
-            guard had.version.version < version.version else { continue }
-            if connection.isCongested {
-                // DESIGN §9: above the high watermark the latest state supersedes; one catch-up
-                // patch goes out from what the client has once its buffer drains.
-                connection.needsCatchUp = true
-                metrics.coalesced.add(1, ordering: .relaxed)
-                continue
-            }
-            let (target, view) = connection.renderTarget(for: version.name, in: set)
-            let frame: [UInt8]?
-            if let memo, memo.from === had.version, memo.fromTarget == had.target, memo.target == target {
-                frame = memo.frame
-            } else {
-                frame = Fanout.update(from: had.version, oldTarget: had.target, to: version, newTarget: target)
-                memo = (had.version, had.target, target, frame)
-            }
-            subscriptions.update(connection, at: index, version, target)
-            connection.noteExposures(view, screen: version.name, version: version.version)
-            if let frame {
-                connection.queueShared(frame)
-                sent += 1
-            }
-        }
-        metrics.messagesOut.add(sent, ordering: .relaxed)
-    }
+    // MARK: - Services for connections and the shard
 
-    /// Experiments changed: re-render the affected screens for their subscribers here and send
-    /// patches to exactly those whose rendition changed.
-    private func experimentsChanged(_ screens: [String]) {
-        let set = services.experiments.current
-        for screen in screens {
-            guard let subscribers = subscriptions.subscribers(of: screen),
-                let current = services.screens.current(screen)
-            else { continue }
-            for connection in subscribers {
-                guard let index = connection.subscriptionIndex(screen) else { continue }
-                let had = connection.subscribed[index]
-                let (target, view) = connection.renderTarget(for: screen, in: set)
-                guard target != had.target || had.version !== current else { continue }
-                subscriptions.update(connection, at: index, current, target)
-                connection.noteExposures(view, screen: screen, version: current.version)
-                if let frame = Fanout.update(from: had.version, oldTarget: had.target, to: current, newTarget: target) {
-                    connection.queueShared(frame)
-                    metrics.messagesOut.add(1, ordering: .relaxed)
-                }
-            }
-        }
+    /// The connection with this token on this loop, if it is still open.
+    func connection(_ token: UInt64) -> Connection? {
+        guard let connection = connections[token], !connection.isCloseRequested else { return nil }
+        return connection
     }
-
-    // MARK: - Services for connections
 
     /// Queues `connection` for a write at the end of this tick.
     func flushSoon(_ connection: Connection) {
@@ -320,12 +271,6 @@ final class EventLoop {
         }
     }
 
-    private func deliverDueSyncs() {
-        while let entry = scheduledSyncs.popDue(now: now) {
-            connections[entry.payload.token]?.deliver(entry.payload.sync)
-        }
-    }
-
     private func flushPending() {
         var index = 0
         // A flush may queue more work (e.g. resume reading); iterate by index over a growing list.
@@ -343,7 +288,7 @@ final class EventLoop {
         for connection in pendingReap {
             guard connections.removeValue(forKey: connection.token) != nil else { continue }
             epoll.remove(fd: connection.socket.fd)
-            connection.unsubscribeAll()
+            shard?.connectionClosed(connection)
             connection.reap()
             metrics.openConnections.subtract(1, ordering: .relaxed)
         }

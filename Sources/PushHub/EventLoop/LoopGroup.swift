@@ -1,18 +1,24 @@
 import CLinux
 import Glibc
 
-/// The hub's event loops, one per thread, each with its own SO_REUSEPORT listeners.
+/// The hub's threads (DESIGN §9): one client loop per core, each with its own SO_REUSEPORT
+/// client listener, and the control plane's loop with the admin listener.
 ///
-/// Invariant: `mailboxes[i]` belongs to loop `i`; after `join()` every loop thread has exited.
+/// Invariant: `mailboxes[i]` belongs to client loop `i` and `controlMailbox` to the control
+/// plane; after `join()` every loop thread has exited.
 public final class LoopGroup: Sendable {
     public let mailboxes: [Mailbox]
+    public let controlMailbox: Mailbox
     private let threads: [pthread_t]
 
-    /// Starts `count` loops serving the given listener sockets (one set per loop).
-    init(count: Int, services: HubServices, listenersPerLoop: [[(Listener, ListenerKind)]]) throws(SystemError) {
+    /// Starts the control plane's loop and `clientListeners.count` client loops.
+    init(
+        controlPlane: ControlPlane, config: HubConfig, metrics: Metrics, tokens: JWTVerifier,
+        clientListeners: [Listener], adminListener: Listener
+    ) throws(SystemError) {
         var mailboxes: [Mailbox] = []
         var wakeFDs: [Int32] = []
-        for _ in 0..<count {
+        for _ in 0...clientListeners.count {
             let wakeFD = try blockingSystemCall("eventfd") { eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC)) }
             mailboxes.append(
                 Mailbox(wake: {
@@ -21,24 +27,38 @@ public final class LoopGroup: Sendable {
                 }))
             wakeFDs.append(wakeFD)
         }
-        services.setMailboxes(mailboxes)
-        var threads: [pthread_t] = []
-        for index in 0..<count {
+        let control = mailboxes.removeLast()
+        let controlWakeFD = wakeFDs.removeLast()
+        controlPlane.attach(loops: mailboxes)
+        // Every loop starts from the restored state; later changes reach each through its mailbox.
+        let view = controlPlane.state.view
+        var starts: [LoopStart] = []
+        for (index, listener) in clientListeners.enumerated() {
             let mailbox = mailboxes[index]
             let wakeFD = wakeFDs[index]
-            let listeners = listenersPerLoop[index]
-            let started = LoopStart(body: {
-                do {
-                    let loop = try EventLoop(
-                        index: index, services: services, mailbox: mailbox, wakeFD: wakeFD, listeners: listeners)
-                    loop.run()
-                } catch {
-                    Log.error("event loop failed to start", [("loop", index), ("error", "\(error)")])
+            starts.append(
+                LoopStart(body: {
+                    Self.run(wakeFD: wakeFD) { () throws(SystemError) in
+                        try EventLoop(
+                            index: index, role: .client(view: view, tokens: tokens, control: control), config: config,
+                            metrics: metrics, mailbox: mailbox, wakeFD: wakeFD, listeners: [(listener, .client)])
+                    }
+                }))
+        }
+        // The control plane is not Sendable: it is handed to its thread once and used only there.
+        let plane = UncheckedHandOff(controlPlane)
+        starts.append(
+            LoopStart(body: {
+                Self.run(wakeFD: controlWakeFD) { () throws(SystemError) in
+                    try EventLoop(
+                        index: clientListeners.count, role: .control(plane.value), config: config, metrics: metrics,
+                        mailbox: control, wakeFD: controlWakeFD, listeners: [(adminListener, .admin)])
                 }
-                _ = Glibc.close(wakeFD)
-            })
+            }))
+        var threads: [pthread_t] = []
+        for start in starts {
             var thread = pthread_t()
-            let box = Unmanaged.passRetained(started).toOpaque()
+            let box = Unmanaged.passRetained(start).toOpaque()
             let result = pthread_create(
                 &thread, nil,
                 { argument in
@@ -50,13 +70,23 @@ public final class LoopGroup: Sendable {
             threads.append(thread)
         }
         self.mailboxes = mailboxes
+        controlMailbox = control
         self.threads = threads
+    }
+
+    private static func run(wakeFD: Int32, _ make: () throws(SystemError) -> EventLoop) {
+        do {
+            try make().run()
+        } catch {
+            Log.error("event loop failed to start", [("error", "\(error)")])
+        }
+        _ = Glibc.close(wakeFD)
     }
 
     /// Asks every loop to shut down (close 1001 to clients) and drain until `drain` has passed.
     public func shutdown(drain: Duration) {
         let deadline = MonotonicClock.now() + drain.nanoseconds
-        for mailbox in mailboxes { mailbox.post(.shutdown(deadline: deadline)) }
+        for mailbox in mailboxes + [controlMailbox] { mailbox.post(.shutdown(deadline: deadline)) }
     }
 
     /// Waits for every loop thread to exit.
@@ -69,4 +99,11 @@ public final class LoopGroup: Sendable {
 private final class LoopStart: Sendable {
     let body: @Sendable () -> Void
     init(body: @escaping @Sendable () -> Void) { self.body = body }
+}
+
+/// Moves a loop-confined object to the thread that will own it. Sound only when the sender never
+/// touches the object again (the control plane after `LoopGroup.init`).
+private struct UncheckedHandOff<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

@@ -1,23 +1,21 @@
 import Synchronization
 
-/// Work posted to a loop from another thread.
+/// Work posted to a loop from another thread: the only traffic between threads (DESIGN §9).
 public enum LoopCommand: Sendable {
     /// Stop accepting, close every client with 1001, and exit once all are gone or `deadline`
     /// (monotonic nanoseconds) passes.
     case shutdown(deadline: UInt64)
-    /// Run `body` on the loop's thread (admin scatter-gather, tests).
-    case run(@Sendable () -> Void)
-    /// A screen has a new version: bring this loop's subscribers to it.
-    case screenPublished(ScreenVersion)
-    /// Deliver `sync` to these connections of the loop, each at its due time (monotonic ns).
-    case deliverSync(Sync, [(token: UInt64, due: UInt64)])
-    /// Experiments touching these screens changed: re-render them for this loop's subscribers.
-    case experimentsChanged([String])
-    /// A screen was deleted: tell this loop's subscribers it is `gone`.
-    case screenDeleted(String)
+    /// To a client loop: apply a durable change of hub state (in the order they are posted) and,
+    /// with `reply`, answer the control plane with what it did there.
+    case change(HubChange, reply: GatherID?)
+    /// To a client loop: count something about its connections for the control plane.
+    case query(LoopQuery, reply: GatherID)
+    /// To the control plane, from a client loop.
+    case event(LoopEvent)
 }
 
-/// The only lock in PushHub: taken once per post and once per tick, never per message.
+/// A loop's inbox: commands in the order they were posted. Its lock is taken once per post and
+/// once per tick, never per message.
 ///
 /// Invariant: `wakeupPending` is true from the first post after a drain until the next drain,
 /// so a burst of posts costs one eventfd write.

@@ -29,7 +29,7 @@ public enum Assignment {
 
     public static func assign(
         _ experiment: Experiment, unit: String, client: ClientAttributes?,
-        cohorts: CohortStore?
+        view: HubView?
     ) -> Outcome {
         if let forced = experiment.overrides[unit] { return .variant(forced, reason: "override") }
         if let platforms = experiment.audience.platforms, !platforms.contains(client?.platform ?? "") {
@@ -41,7 +41,7 @@ public enum Assignment {
             }
         }
         if let cohort = experiment.audience.cohort {
-            guard let client, let cohorts, cohorts.contains(cohort, client) else {
+            guard let client, let view, view.isInCohort(cohort, client) else {
                 return .notInExperiment(reason: "audience: cohort")
             }
         }

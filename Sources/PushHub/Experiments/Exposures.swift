@@ -1,76 +1,54 @@
 import Glibc
-import Synchronization
 
-/// The exposure log (DESIGN §6): a JSONL file in the data dir with one line per first exposure
+/// The exposure log (DESIGN §6): `exposures.jsonl` in the data dir, one line per first exposure
 /// of a session to an experiment's rendition (`served`) and per confirmation (`rendered`), and
-/// the counts per variant of the distinct units served and confirmed.
+/// the counts per variant of the distinct units served and confirmed. Owned by the control plane,
+/// which receives exposures from the loops as events.
 ///
-/// Invariant: counts are of distinct units, so a unit seen by many sessions counts once.
-public final class Exposures: Sendable {
-    struct State {
-        var served: [String: [String: Set<String>]] = [:]  // experiment → variant → units
-        var confirmed: [String: [String: Set<String>]] = [:]
-        var fd: Int32 = -1
+/// Invariant: counts are of distinct units, so a unit seen by many sessions counts once; a line
+/// that cannot be written is logged and counted (`pushhub_persist_failures_total`), never dropped
+/// silently.
+final class Exposures {
+    private var served: [String: [String: Set<String>]] = [:]  // experiment → variant → units
+    private var confirmed: [String: [String: Set<String>]] = [:]
+    private let fd: Int32
+    private let metrics: Metrics
+
+    init(dataDirectory: String?, metrics: Metrics) {
+        self.metrics = metrics
+        fd = dataDirectory.map { open($0 + "/exposures.jsonl", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600) } ?? -1
     }
 
-    private let state: Mutex<State>
+    deinit { if fd >= 0 { close(fd) } }
 
-    public init(dataDirectory: String?) {
-        var state = State()
-        if let dataDirectory {
-            state.fd = open(dataDirectory + "/exposures.jsonl", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+    func record(_ exposure: Exposure) {
+        switch exposure.event {
+        case .served: served[exposure.experiment, default: [:]][exposure.variant, default: []].insert(exposure.unit)
+        case .confirmed:
+            confirmed[exposure.experiment, default: [:]][exposure.variant, default: []].insert(exposure.unit)
         }
-        self.state = Mutex(state)
-    }
-
-    public func served(experiment: String, variant: String, unit: String, screen: String, version: Int, now: Int) {
-        record(
-            "served", experiment: experiment, variant: variant, unit: unit, screen: screen, version: version, now: now
-        ) {
-            $0.served[experiment, default: [:]][variant, default: []].insert(unit)
-        }
-    }
-
-    public func confirmed(experiment: String, variant: String, unit: String, screen: String, version: Int, now: Int) {
-        record(
-            "confirmed", experiment: experiment, variant: variant, unit: unit, screen: screen, version: version,
-            now: now
-        ) {
-            $0.confirmed[experiment, default: [:]][variant, default: []].insert(unit)
-        }
-    }
-
-    private func record(
-        _ event: String, experiment: String, variant: String, unit: String, screen: String, version: Int, now: Int,
-        _ count: (inout State) -> Void
-    ) {
+        guard fd >= 0 else { return }
         let line =
             JSONWriter.write(
                 .object([
-                    "ts": .number(Double(now)), "event": .string(event), "experiment": .string(experiment),
-                    "variant": .string(variant),
-                    "unit": .string(unit), "screen": .string(screen), "version": .number(Double(version)),
+                    "ts": .number(Double(exposure.at)), "event": .string(exposure.event.rawValue),
+                    "experiment": .string(exposure.experiment), "variant": .string(exposure.variant),
+                    "unit": .string(exposure.unit), "screen": .string(exposure.screen),
+                    "version": .number(Double(exposure.version)),
                 ])) + [0x0A]
-        state.withLock { state in
-            count(&state)
-            if state.fd >= 0 { _ = line.withUnsafeBytes { write(state.fd, $0.baseAddress, $0.count) } }
+        do {
+            try FileBytes.writeAll(line, to: fd, path: "exposures.jsonl")
+        } catch {
+            metrics.persistFailures.add(1, ordering: .relaxed)
+            Log.error("cannot append to the exposure log", [("error", "\(error)")])
         }
     }
 
     /// Served and confirmed distinct units per variant.
-    public func results(_ experiment: String) -> [String: (served: Int, confirmed: Int)] {
-        state.withLock { state in
-            var out: [String: (served: Int, confirmed: Int)] = [:]
-            for (variant, units) in state.served[experiment] ?? [:] {
-                out[variant, default: (0, 0)].served = units.count
-            }
-            for (variant, units) in state.confirmed[experiment] ?? [:] {
-                out[variant, default: (0, 0)].confirmed = units.count
-            }
-            return out
-        }
+    func results(_ experiment: String) -> [String: (served: Int, confirmed: Int)] {
+        var out: [String: (served: Int, confirmed: Int)] = [:]
+        for (variant, units) in served[experiment] ?? [:] { out[variant, default: (0, 0)].served = units.count }
+        for (variant, units) in confirmed[experiment] ?? [:] { out[variant, default: (0, 0)].confirmed = units.count }
+        return out
     }
 }
-
-@available(*, unavailable)
-extension Exposures.State: Sendable {}

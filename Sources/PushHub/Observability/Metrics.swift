@@ -17,15 +17,50 @@ public final class Metrics: Sendable {
     public let protocolCloses = Atomic<Int>(0)
     public let timeoutCloses = Atomic<Int>(0)
     public let slowConsumerCloses = Atomic<Int>(0)
-    /// Screen updates skipped for a congested connection (superseded by a later catch-up).
+    /// Screen updates and syncs held back for a congested connection (superseded by a catch-up).
     public let coalesced = Atomic<Int>(0)
+    /// Signed-in sessions and their subscriptions (gauges).
+    public let sessions = Atomic<Int>(0)
+    public let subscriptions = Atomic<Int>(0)
+    /// Fan-outs of a published version run by the loops.
+    public let fanouts = Atomic<Int>(0)
+    /// Sync receipts summed over every sync (DESIGN §5).
+    public let syncsDelivered = Atomic<Int>(0)
+    public let syncsAcked = Atomic<Int>(0)
+    /// Group commits: fsyncs, the records they covered, and the time they took.
+    public let commits = Atomic<Int>(0)
+    public let committedRecords = Atomic<Int>(0)
+    public let commitNanoseconds = Atomic<Int>(0)
+    /// Writes that could not be made durable (journal, snapshot, exposure log): logged and counted.
+    public let persistFailures = Atomic<Int>(0)
+    /// The longest loop tick (dispatch to flush) since the last scrape: how late a loop can be.
+    public let maxTickNanoseconds = Atomic<Int>(0)
 
     public init() {}
+
+    func noteCommit(records: Int, nanoseconds: UInt64) {
+        commits.add(1, ordering: .relaxed)
+        committedRecords.add(records, ordering: .relaxed)
+        commitNanoseconds.add(Int(nanoseconds), ordering: .relaxed)
+    }
+
+    func noteTick(nanoseconds: UInt64) {
+        var seen = maxTickNanoseconds.load(ordering: .relaxed)
+        while Int(nanoseconds) > seen {
+            let (exchanged, original) = maxTickNanoseconds.compareExchange(
+                expected: seen, desired: Int(nanoseconds), ordering: .relaxed)
+            if exchanged { break }
+            seen = original
+        }
+    }
 
     /// Process-wide: renditions rendered and outgoing screen messages encoded (DESIGN §4's
     /// "once per rendition", checked by the benchmarks).
     public static let renders = Atomic<Int>(0)
     public static let encodes = Atomic<Int>(0)
+    /// Of the encodes: patches and snapshots (DESIGN §4 sends whichever is smaller).
+    public static let patchesEncoded = Atomic<Int>(0)
+    public static let snapshotsEncoded = Atomic<Int>(0)
 
     /// The counters as Prometheus text exposition format (version 0.0.4).
     public func prometheusText() -> String {
@@ -62,6 +97,35 @@ public final class Metrics: Sendable {
                 slowConsumerCloses.load(ordering: .relaxed)
             ),
             (
+                "pushhub_coalesced_total", "counter", "Updates and syncs held back for congested connections.",
+                coalesced.load(ordering: .relaxed)
+            ),
+            ("pushhub_sessions", "gauge", "Signed-in client sessions.", sessions.load(ordering: .relaxed)),
+            ("pushhub_subscriptions", "gauge", "Screen subscriptions.", subscriptions.load(ordering: .relaxed)),
+            ("pushhub_fanouts_total", "counter", "Published versions fanned out by a loop.", fanouts.load(ordering: .relaxed)),
+            (
+                "pushhub_syncs_delivered_total", "counter", "Syncs queued to clients (receipts).",
+                syncsDelivered.load(ordering: .relaxed)
+            ),
+            ("pushhub_syncs_acked_total", "counter", "Syncs acknowledged by clients.", syncsAcked.load(ordering: .relaxed)),
+            ("pushhub_commits_total", "counter", "Group commits (one fsync each).", commits.load(ordering: .relaxed)),
+            (
+                "pushhub_committed_records_total", "counter", "Records made durable (records / commits = group size).",
+                committedRecords.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_persist_failures_total", "counter", "Writes that could not be made durable.",
+                persistFailures.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_patches_encoded_total", "counter", "Patch messages encoded.",
+                Metrics.patchesEncoded.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_snapshots_encoded_total", "counter", "Snapshot messages encoded.",
+                Metrics.snapshotsEncoded.load(ordering: .relaxed)
+            ),
+            (
                 "pushhub_renders_total", "counter", "Screen renditions rendered.",
                 Metrics.renders.load(ordering: .relaxed)
             ),
@@ -70,6 +134,17 @@ public final class Metrics: Sendable {
                 Metrics.encodes.load(ordering: .relaxed)
             ),
         ]
+        let seconds: [(String, String, String, Double)] = [
+            (
+                "pushhub_commit_seconds_total", "counter", "Time spent writing and fsyncing group commits.",
+                Double(commitNanoseconds.load(ordering: .relaxed)) / 1e9
+            ),
+            (
+                "pushhub_loop_lag_seconds", "gauge", "The longest loop tick since the last scrape.",
+                Double(maxTickNanoseconds.exchange(0, ordering: .relaxed)) / 1e9
+            ),
+        ]
         return rows.map { "# HELP \($0.0) \($0.2)\n# TYPE \($0.0) \($0.1)\n\($0.0) \($0.3)\n" }.joined()
+            + seconds.map { "# HELP \($0.0) \($0.2)\n# TYPE \($0.0) \($0.1)\n\($0.0) \($0.3)\n" }.joined()
     }
 }

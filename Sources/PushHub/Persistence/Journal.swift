@@ -1,6 +1,6 @@
 import Glibc
 
-/// An append-only file of checksummed records, fsynced on every append (DESIGN §9).
+/// An append-only file of checksummed records; each append is one write and one fsync (DESIGN §9).
 ///
 /// Record layout (little-endian):
 /// ```
@@ -8,7 +8,7 @@ import Glibc
 /// | length (u32)   | CRC-32 (u32)   | payload (length bytes)    |
 /// +----------------+----------------+---------------------------+
 /// ```
-/// Invariant: after `append` returns, the record is on stable storage; `read` returns every
+/// Invariant: after `append` returns, its records are on stable storage; `read` returns every
 /// complete record and tells a torn tail (dropped) from corruption before the tail (fatal).
 public final class Journal {
     public let path: String
@@ -36,16 +36,18 @@ public final class Journal {
 
     deinit { close(fd) }
 
-    /// Appends one record and fsyncs it.
-    public func append(_ payload: [UInt8]) throws(SystemError) {
-        var record: [UInt8] = []
-        record.reserveCapacity(8 + payload.count)
-        Self.appendLittleEndian(UInt32(payload.count), to: &record)
-        Self.appendLittleEndian(CRC32.checksum(payload), to: &record)
-        record += payload
-        try FileBytes.writeAll(record, to: fd, path: path)
-        try blockingSystemCall("fsync \(path)") { fsync(fd) }
-        size += record.count
+    /// Appends records and makes them durable with one fsync (group commit, DESIGN §9). On a
+    /// failure the file is cut back to where it was, so a later append follows the last good record.
+    public func append(_ payloads: [[UInt8]]) throws(SystemError) {
+        let bytes = Self.framed(payloads)
+        do {
+            try FileBytes.writeAll(bytes, to: fd, path: path)
+            try blockingSystemCall("fsync \(path)") { fsync(fd) }
+        } catch {
+            _ = ftruncate(fd, off_t(size))  // best effort: the caller reports the write as failed
+            throw error
+        }
+        size += bytes.count
     }
 
     /// Empties the journal (after a snapshot made its records redundant).
@@ -53,6 +55,18 @@ public final class Journal {
         try blockingSystemCall("ftruncate \(path)") { ftruncate(fd, 0) }
         try blockingSystemCall("fsync \(path)") { fsync(fd) }
         size = 0
+    }
+
+    /// The records as they are laid out in a file (the layout above, one after another).
+    static func framed(_ payloads: [[UInt8]]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(payloads.reduce(0) { $0 + 8 + $1.count })
+        for payload in payloads {
+            appendLittleEndian(UInt32(payload.count), to: &bytes)
+            appendLittleEndian(CRC32.checksum(payload), to: &bytes)
+            bytes += payload
+        }
+        return bytes
     }
 
     static func appendLittleEndian(_ value: UInt32, to out: inout [UInt8]) {

@@ -25,8 +25,12 @@ public enum Fanout {
                 screen: new.name, from: old.version, version: new.version, hash: rendered.hash, ops: ops)
             let snapshotSize = ServerMessage.snapshotSize(screen: new.name, version: new.version, rendered: rendered)
             // Not `snapshot(...)`: that would ask `new` for a message from inside this one.
-            return patch.count < snapshotSize
-                ? patch : ServerMessage.snapshot(screen: new.name, version: new.version, rendered: rendered)
+            guard patch.count < snapshotSize else {
+                Metrics.snapshotsEncoded.add(1, ordering: .relaxed)
+                return ServerMessage.snapshot(screen: new.name, version: new.version, rendered: rendered)
+            }
+            Metrics.patchesEncoded.add(1, ordering: .relaxed)
+            return patch
         }
     }
 
@@ -36,7 +40,24 @@ public enum Fanout {
 
     static func snapshot(_ version: ScreenVersion, rendition: RenditionKey, rendered: RenderedTree) -> [UInt8] {
         version.message(.snapshot(rendition: rendition)) {
-            ServerMessage.snapshot(screen: version.name, version: version.version, rendered: rendered)
+            Metrics.snapshotsEncoded.add(1, ordering: .relaxed)
+            return ServerMessage.snapshot(screen: version.name, version: version.version, rendered: rendered)
         }
+    }
+}
+
+extension Fanout {
+    /// Who a change from `old` to `new` reaches among subscribers rendered as `targets` (with
+    /// their counts): those whose rendered tree changes, and the distinct renditions of `new`.
+    static func reach(from old: ScreenVersion?, to new: ScreenVersion, targets: [RenderTarget: Int]) -> (
+        sent: Int, renditions: Int
+    ) {
+        var sent = 0
+        var renditions = Set<RenditionKey>()
+        for (target, count) in targets {
+            renditions.insert(new.renditionKey(for: target))
+            if old?.rendered(for: target).hash != new.rendered(for: target).hash { sent += count }
+        }
+        return (sent, renditions.count)
     }
 }

@@ -78,17 +78,4 @@ public final class Sync: Sendable {
             "spread_ms": .number(Double(spreadMilliseconds)), "jitter_ms": .number(Double(jitterMilliseconds)),
         ])
     }
-
-    static func decode(_ json: JSONValue) -> Sync? {
-        guard let seq = json["seq"]?.intValue, let targetJSON = json["target"],
-            let target = try? Target(json: targetJSON),
-            let reason = json["reason"]?.stringValue, let scope = json["scope"]?.stringValue,
-            let createdAt = json["created_at"]?.intValue, let expiresAt = json["expires_at"]?.intValue
-        else { return nil }
-        let hint = json["hint"].flatMap { $0 == .null ? nil : $0 }
-        return Sync(
-            seq: seq, target: target, reason: reason, scope: scope, hint: hint, collapse: json["collapse"]?.stringValue,
-            mandatory: json["mandatory"] == .bool(true), createdAt: createdAt, expiresAt: expiresAt,
-            spreadMilliseconds: json["spread_ms"]?.intValue ?? 0, jitterMilliseconds: json["jitter_ms"]?.intValue ?? 0)
-    }
 }

@@ -29,20 +29,6 @@ public struct Target: Equatable, Sendable {
         self.appVersion = appVersion
     }
 
-    public func matches(_ client: ClientAttributes, cohorts: CohortStore) -> Bool {
-        if let platform, client.platform != platform { return false }
-        if let appVersion {
-            guard let version = client.appVersion, appVersion.contains(version) else { return false }
-        }
-        if let variant, !cohorts.isInVariant(variant.experiment, variant.variant, client) { return false }
-        switch scope {
-        case .user(let user): return client.user == user
-        case .users(let users): return client.user.map(users.contains) ?? false
-        case .cohort(let name): return cohorts.contains(name, client)
-        case .all: return true
-        }
-    }
-
     /// Whether the target names `user` explicitly (what an offline user gets on connect).
     public func namesUser(_ user: String) -> Bool {
         switch scope {
@@ -67,48 +53,46 @@ public struct Target: Equatable, Sendable {
     }
 
     /// Parses the `target` object; errors name the field at fault.
-    public init(json: JSONValue) throws(AdminError) {
+    public init(json: JSONValue) throws(InputError) {
         guard case .object(let members) = json else {
-            throw AdminError(400, "bad_target", "\"target\" must be an object")
+            throw InputError("bad_target", "\"target\" must be an object")
         }
         var scopes: [Scope] = []
         if let user = members["user"] {
             guard let id = user.stringValue, !id.isEmpty else {
-                throw AdminError(400, "bad_target", "\"target.user\" must be a user id")
+                throw InputError("bad_target", "\"target.user\" must be a user id")
             }
             scopes.append(.user(id))
         }
         if let users = members["users"] {
             guard let list = users.arrayValue, !list.isEmpty, list.allSatisfy({ $0.stringValue != nil }) else {
-                throw AdminError(400, "bad_target", "\"target.users\" must be a non-empty array of user ids")
+                throw InputError("bad_target", "\"target.users\" must be a non-empty array of user ids")
             }
             scopes.append(.users(Set(list.compactMap(\.stringValue))))
         }
         if let cohort = members["cohort"] {
             guard let name = cohort.stringValue, !name.isEmpty else {
-                throw AdminError(400, "bad_target", "\"target.cohort\" must be a cohort name")
+                throw InputError("bad_target", "\"target.cohort\" must be a cohort name")
             }
             scopes.append(.cohort(name))
         }
         if let all = members["all"] {
-            guard all == .bool(true) else { throw AdminError(400, "bad_target", "\"target.all\" can only be true") }
+            guard all == .bool(true) else { throw InputError("bad_target", "\"target.all\" can only be true") }
             scopes.append(.all)
         }
         guard scopes.count == 1 else {
-            throw AdminError(
-                400, "bad_target", "\"target\" needs exactly one of user, users, cohort, all (got \(scopes.count))")
+            throw InputError("bad_target", "\"target\" needs exactly one of user, users, cohort, all (got \(scopes.count))")
         }
         scope = scopes[0]
         if let platform = members["platform"] {
             guard let text = platform.stringValue else {
-                throw AdminError(400, "bad_target", "\"target.platform\" must be a string")
+                throw InputError("bad_target", "\"target.platform\" must be a string")
             }
             self.platform = text
         }
         if let range = members["app_version"] {
             guard let text = range.stringValue, let parsed = VersionRange(text) else {
-                throw AdminError(
-                    400, "bad_target", "\"target.app_version\" must be a range such as \"<5.3.0\" or \">=5.0.0 <6.0.0\""
+                throw InputError("bad_target", "\"target.app_version\" must be a range such as \"<5.3.0\" or \">=5.0.0 <6.0.0\""
                 )
             }
             appVersion = parsed
@@ -116,7 +100,7 @@ public struct Target: Equatable, Sendable {
         if let value = members["variant"] {
             guard case .object(let pair) = value, pair.count == 1, let variant = pair.members[0].value.stringValue
             else {
-                throw AdminError(400, "bad_target", "\"target.variant\" must be {\"experiment-key\": \"variant\"}")
+                throw InputError("bad_target", "\"target.variant\" must be {\"experiment-key\": \"variant\"}")
             }
             self.variant = Variant(experiment: pair.members[0].key, variant: variant)
         }

@@ -1,0 +1,78 @@
+/// Names one scatter-gather: the control plane asks every client loop and waits for each answer.
+public typealias GatherID = UInt64
+
+/// What the control plane asks every client loop about its own connections (DESIGN §9: queries
+/// over connections are scatter-gather, exact on a quiet hub).
+public enum LoopQuery: Sendable {
+    /// The connections (and distinct users) `target` reaches on the loop (dry runs).
+    case reach(Target)
+    /// How many subscribers of `screen` see it as each render target (a publish dry run).
+    case renderTargets(screen: String)
+    /// Subscribers per screen.
+    case subscribers
+    /// The signed-in connections, of `user` only when given.
+    case clients(user: String?)
+}
+
+/// A client loop's answer to a change with a reply or to a query.
+public enum LoopAnswer: Sendable {
+    /// A publish: subscribers whose rendered tree changed, and the renditions of the new version
+    /// among the loop's subscribers.
+    case published(sent: Int, renditions: Set<RenditionKey>)
+    /// A count: subscribers told a screen is gone, or connections a sync targeted.
+    case count(Int)
+    case reach(connections: Int, users: Set<String>)
+    case renderTargets([RenderTarget: Int])
+    case subscribers([String: Int])
+    case clients([ClientAttributes])
+}
+
+/// What a client loop tells the control plane.
+public enum LoopEvent: Sendable {
+    case answer(GatherID, LoopAnswer)
+    /// A sticky experiment's first assignment of a unit, to make durable (first writer wins).
+    case stickyAssigned(experiment: String, unit: String, variant: String)
+    case exposure(Exposure)
+}
+
+/// One line of the exposure log (DESIGN §6): a session was first served a variant's rendition,
+/// or confirmed it rendered it.
+public struct Exposure: Sendable {
+    public enum Event: String, Sendable { case served, confirmed }
+    public var event: Event
+    public var experiment: String
+    public var variant: String
+    public var unit: String
+    public var screen: String
+    public var version: Int
+    /// Milliseconds since the Unix epoch.
+    public var at: Int
+}
+
+/// One scatter-gather in flight on the control plane: the answers so far and what to do with
+/// them once every loop has answered or the deadline has passed.
+///
+/// Invariant: `finish` runs exactly once; answers that arrive after it are ignored.
+final class Gather {
+    let expected: Int
+    let deadline: UInt64
+    private(set) var answers: [LoopAnswer] = []
+    private let finish: (_ answers: [LoopAnswer], _ complete: Bool) -> Void
+
+    init(expected: Int, deadline: UInt64, finish: @escaping ([LoopAnswer], Bool) -> Void) {
+        self.expected = expected
+        self.deadline = deadline
+        self.finish = finish
+    }
+
+    /// Adds an answer. - Returns: whether the gather is complete (and finished).
+    func add(_ answer: LoopAnswer) -> Bool {
+        answers.append(answer)
+        guard answers.count >= expected else { return false }
+        finish(answers, true)
+        return true
+    }
+
+    /// The deadline passed: finish with what arrived.
+    func expire() { finish(answers, false) }
+}

@@ -1,0 +1,86 @@
+/// All mutable hub state, owned by the control plane (DESIGN §9): the view every loop reads, plus
+/// the numbering that must survive deletes and expiry. Records change it; nothing else does.
+///
+/// Invariants: a screen's versions are strictly increasing and never reused, even across a
+/// delete (`lastVersion` remembers); `apply` is deterministic, so replaying the journal rebuilds
+/// the state that was acknowledged.
+struct HubState {
+    private(set) var view = HubView()
+    /// The last version number ever given to each screen name, deleted screens included.
+    private(set) var lastVersion: [String: Int] = [:]
+    let keepVersions: Int
+
+    init(keepVersions: Int) { self.keepVersions = keepVersions }
+
+    /// Applies `record`; returns what the loops must apply to stay equal (nil: nothing).
+    @discardableResult
+    mutating func apply(_ record: HubRecord) -> HubChange? {
+        let change: HubChange?
+        switch record {
+        case .screenPublished(let version):
+            lastVersion[version.name] = max(lastVersion[version.name] ?? 0, version.version)
+            change = .screenPublished(version)
+        case .screenDeleted(let name):
+            change = .screenDeleted(name)
+        case .screenNumbered(let name, let last):
+            lastVersion[name] = max(lastVersion[name] ?? 0, last)
+            change = nil
+        case .cohortSet(let name, let cohort):
+            change = .cohortChanged(name, cohort)
+        case .cohortUsersEdited(let name, let add, let remove):
+            var cohort = view.cohorts[name] ?? Cohort(users: [], rule: nil)
+            view.cohorts[name] = nil  // keep the set uniquely referenced while it changes
+            cohort.users.formUnion(add)
+            cohort.users.subtract(remove)
+            change = .cohortChanged(name, cohort)
+        case .cohortDeleted(let name):
+            change = .cohortChanged(name, nil)
+        case .experimentPut(let experiment):
+            change = experimentsChanged(experiment.key, to: experiment)
+        case .experimentDeleted(let key):
+            change = experimentsChanged(key, to: nil)
+        case .stickyAssigned(let experiment, let unit, let variant):
+            change = .stickyRecorded(experiment: experiment, unit: unit, variant: variant)
+        case .syncAppended(let sync):
+            change = .syncAppended(sync)
+        case .syncNumbered(let seq):
+            view.syncs.numberFrom(seq)
+            change = nil
+        }
+        if let change { view.apply(change, keepVersions: keepVersions) }
+        return change
+    }
+
+    private func experimentsChanged(_ key: String, to experiment: Experiment?) -> HubChange {
+        let old = view.experiments
+        var all = old.all
+        var changedAt = old.changedAt
+        all[key] = experiment
+        changedAt[key] = experiment == nil ? nil : old.generation + 1
+        let screens = Set(old.all[key]?.screens.keys.map { $0 } ?? []).union(experiment?.screens.keys.map { $0 } ?? [])
+        return .experimentsChanged(
+            ExperimentSet(generation: old.generation + 1, all: all, changedAt: changedAt), screens: screens.sorted())
+    }
+
+    /// The next version number of `name`.
+    func nextVersion(of name: String) -> Int { (lastVersion[name] ?? 0) + 1 }
+
+    /// Records that rebuild this state from nothing (what a snapshot holds).
+    func snapshotRecords() -> [HubRecord] {
+        var records: [HubRecord] = []
+        for name in lastVersion.keys.sorted() {
+            for version in view.screens[name] ?? [] { records.append(.screenPublished(version)) }
+            records.append(.screenNumbered(name, lastVersion: lastVersion[name]!))
+        }
+        for name in view.cohorts.keys.sorted() { records.append(.cohortSet(name, view.cohorts[name]!)) }
+        for key in view.experiments.all.keys.sorted() { records.append(.experimentPut(view.experiments.all[key]!)) }
+        for experiment in view.sticky.keys.sorted() {
+            for (unit, variant) in view.sticky[experiment]!.sorted(by: { $0.key < $1.key }) {
+                records.append(.stickyAssigned(experiment: experiment, unit: unit, variant: variant))
+            }
+        }
+        for sync in view.syncs.syncs { records.append(.syncAppended(sync)) }
+        records.append(.syncNumbered(view.syncs.lastSeq))
+        return records
+    }
+}

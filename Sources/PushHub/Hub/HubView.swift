@@ -1,0 +1,98 @@
+/// The hub state a client loop reads (DESIGN §9 "Who owns what"): screens with their kept
+/// versions, cohorts, the experiments in force with the sticky assignments, and the live window
+/// of the sync log — as of the last `HubChange` the loop applied.
+///
+/// Invariants: only values (immutable classes, copy-on-write collections), so a copy is cheap and
+/// may cross threads; the control plane owns the authoritative copy and every loop's copy equals
+/// it as of the changes that loop has drained from its mailbox, applied in the same order.
+public struct HubView: Sendable {
+    /// Kept versions per screen, oldest first; the last is current; never empty.
+    public internal(set) var screens: [String: [ScreenVersion]] = [:]
+    public internal(set) var cohorts: [String: Cohort] = [:]
+    public internal(set) var experiments = ExperimentSet.empty
+    /// experiment → unit → variant: first assignments of sticky experiments (DESIGN §6).
+    public internal(set) var sticky: [String: [String: String]] = [:]
+    public internal(set) var syncs = SyncWindow()
+
+    public init() {}
+
+    public func current(_ screen: String) -> ScreenVersion? { screens[screen]?.last }
+
+    public func version(_ screen: String, _ version: Int) -> ScreenVersion? {
+        screens[screen]?.first { $0.version == version }
+    }
+
+    /// Applies one change; `keepVersions` bounds each screen's history (DESIGN §4).
+    mutating func apply(_ change: HubChange, keepVersions: Int) {
+        switch change {
+        case .screenPublished(let version):
+            var versions = screens.removeValue(forKey: version.name) ?? []
+            versions.append(version)
+            if versions.count > keepVersions { versions.removeFirst(versions.count - keepVersions) }
+            screens[version.name] = versions
+        case .screenDeleted(let name):
+            screens[name] = nil
+        case .cohortChanged(let name, let cohort):
+            cohorts[name] = cohort
+        case .experimentsChanged(let set, _):
+            for key in sticky.keys where set.all[key] == nil { sticky[key] = nil }
+            experiments = set
+        case .stickyRecorded(let experiment, let unit, let variant):
+            sticky[experiment, default: [:]][unit] = variant
+        case .syncAppended(let sync):
+            syncs.append(sync)
+        }
+    }
+
+    // MARK: - Membership (DESIGN §5, §6)
+
+    /// Whether `client` is in cohort `name`: listed, matched by the rule, or named by its token.
+    public func isInCohort(_ name: String, _ client: ClientAttributes) -> Bool {
+        if client.claimCohorts.contains(name) { return true }
+        guard let cohort = cohorts[name] else { return false }
+        if let user = client.user, cohort.users.contains(user) { return true }
+        return cohort.rule?.matches(client, in: self) ?? false
+    }
+
+    /// Whether `client` is assigned `variant` in the running experiment `key`.
+    public func isInVariant(_ key: String, _ variant: String, _ client: ClientAttributes) -> Bool {
+        guard let experiment = experiments.all[key], experiment.status == .running else { return false }
+        return assignment(experiment, unit: client.user ?? client.device, client: client).variant == variant
+    }
+
+    /// The unit's variant: its sticky first assignment if it has one (and no override), else
+    /// DESIGN §6's function.
+    public func assignment(_ experiment: Experiment, unit: String, client: ClientAttributes?) -> Assignment.Outcome {
+        if experiment.sticky, experiment.overrides[unit] == nil, let stored = sticky[experiment.key]?[unit] {
+            return .variant(stored, reason: "sticky")
+        }
+        return Assignment.assign(experiment, unit: unit, client: client, view: self)
+    }
+
+    /// Whether `target` reaches `client` (DESIGN §5), through one code path for every scope.
+    public func matches(_ target: Target, _ client: ClientAttributes) -> Bool {
+        if let platform = target.platform, client.platform != platform { return false }
+        if let range = target.appVersion {
+            guard let version = client.appVersion, range.contains(version) else { return false }
+        }
+        if let variant = target.variant, !isInVariant(variant.experiment, variant.variant, client) { return false }
+        switch target.scope {
+        case .user(let user): return client.user == user
+        case .users(let users): return client.user.map(users.contains) ?? false
+        case .cohort(let name): return isInCohort(name, client)
+        case .all: return true
+        }
+    }
+}
+
+/// One change of hub state, as the control plane sends it to every loop after it is durable.
+public enum HubChange: Sendable {
+    case screenPublished(ScreenVersion)
+    case screenDeleted(String)
+    /// nil: deleted.
+    case cohortChanged(String, Cohort?)
+    /// The new set, and the screens whose renditions may have changed.
+    case experimentsChanged(ExperimentSet, screens: [String])
+    case stickyRecorded(experiment: String, unit: String, variant: String)
+    case syncAppended(Sync)
+}

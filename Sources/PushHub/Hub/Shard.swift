@@ -1,0 +1,256 @@
+/// One client loop's share of the hub (DESIGN §9 "Who owns what"): its view of hub state, its
+/// signed-in clients indexed by user, its subscribers indexed by screen, and its spread syncs.
+/// It applies the control plane's changes in the order they were posted and performs what the
+/// sessions decide. Confined to its loop: nothing here is locked or shared.
+///
+/// Invariants (STYLE §5): a connection is in `subscribers[s]` iff its session subscribes to `s`;
+/// `clients[t].user == u` iff `t` is in `byUser[u]`; no key maps to an empty collection; a
+/// connection leaves every index (`connectionClosed`) before it is reaped.
+final class Shard {
+    private(set) var view: HubView
+    unowned let loop: EventLoop
+    let settings: Session.Settings
+    private let keepVersions: Int
+    /// The control plane's mailbox: answers, sticky assignments and exposures go there.
+    private let control: Mailbox
+    private let metrics: Metrics
+    private var subscribers: [String: [UInt64: Connection]] = [:]
+    private var clients: [UInt64: ClientAttributes] = [:]
+    private var byUser: [String: Set<UInt64>] = [:]
+    /// Sync deliveries spread over a window (DESIGN §5 `spread`), due at their deadline.
+    private var scheduledSyncs = Timers<(token: UInt64, sync: Sync)>()
+    /// The actions of the session being served; reused so that serving allocates nothing.
+    private var actions: [Session.Action] = []
+
+    init(loop: EventLoop, view: HubView, config: HubConfig, tokens: JWTVerifier, control: Mailbox, metrics: Metrics) {
+        self.loop = loop
+        self.view = view
+        self.control = control
+        self.metrics = metrics
+        keepVersions = config.keepVersions
+        settings = Session.Settings(
+            allowAnonymous: config.allowAnonymous,
+            heartbeatSeconds: Int(config.pingInterval.components.seconds), tokens: tokens)
+        actions.reserveCapacity(8)
+    }
+
+    // MARK: - Client input
+
+    /// A message arrived on a connection's `/v1/connect` session.
+    func received(_ message: ClientMessage, on connection: Connection) {
+        connection.session?.received(
+            message, view: view, settings: settings, nowMilliseconds: WallClock.nowMilliseconds(), out: &actions)
+        perform(on: connection)
+    }
+
+    func receivedInvalid(_ error: WireError, on connection: Connection) {
+        connection.session?.receivedInvalid(error, out: &actions)
+        perform(on: connection)
+    }
+
+    func sessionTimerFired(_ connection: Connection, now: UInt64) {
+        connection.session?.timerFired(now: now, out: &actions)
+        perform(on: connection)
+    }
+
+    /// The connection's queue drained below the low watermark after updates were held back.
+    func drained(_ connection: Connection) {
+        connection.session?.drained(view: view, nowMilliseconds: WallClock.nowMilliseconds(), out: &actions)
+        perform(on: connection)
+    }
+
+    /// The connection is going away: it leaves every index.
+    func connectionClosed(_ connection: Connection) {
+        guard let session = connection.session else { return }
+        if let ready = session.ready {
+            for subscription in ready.subscriptions { unsubscribe(connection, from: subscription.version.name) }
+            signOut(connection.token, ready.attributes)
+        }
+        connection.session?.closed()
+    }
+
+    // MARK: - Changes from the control plane
+
+    func apply(_ change: HubChange, reply: GatherID?) {
+        view.apply(change, keepVersions: keepVersions)
+        let answer: LoopAnswer?
+        switch change {
+        case .screenPublished(let version):
+            answer = fanOut(version)
+        case .screenDeleted(let name):
+            let told = subscribers[name].map { Array($0.values) } ?? []
+            for connection in told {
+                connection.session?.screenDeleted(name, out: &actions)
+                perform(on: connection)
+            }
+            answer = .count(told.count)
+        case .experimentsChanged(_, let screens):
+            let now = WallClock.nowMilliseconds()
+            for screen in screens {
+                for connection in subscribers[screen]?.values.map({ $0 }) ?? [] {
+                    connection.session?.experimentsChanged(
+                        screen: screen, view: view, isCongested: connection.isCongested, nowMilliseconds: now,
+                        out: &actions)
+                    perform(on: connection)
+                }
+            }
+            answer = nil
+        case .syncAppended(let sync):
+            answer = .count(deliver(sync))
+        case .cohortChanged, .stickyRecorded:
+            answer = nil  // read when targeting and rendering; nothing to send now
+        }
+        if let reply { control.post(.event(.answer(reply, answer ?? .count(0)))) }
+    }
+
+    /// Brings every subscriber of `version.name` here to `version`.
+    private func fanOut(_ version: ScreenVersion) -> LoopAnswer {
+        guard let connections = subscribers[version.name] else { return .published(sent: 0, renditions: []) }
+        let now = WallClock.nowMilliseconds()
+        var memo = FanoutMemo()
+        var sent = 0
+        for connection in connections.values {
+            connection.session?.versionPublished(
+                version, view: view, isCongested: connection.isCongested, nowMilliseconds: now, memo: &memo,
+                out: &actions)
+            if actions.contains(where: \.isSendOrHold) { sent += 1 }
+            perform(on: connection)
+        }
+        metrics.fanouts.add(1, ordering: .relaxed)
+        return .published(sent: sent, renditions: Set(memo.targets.map { version.renditionKey(for: $0) }))
+    }
+
+    /// Delivers `sync` to every signed-in client here it targets, now or spread over its window.
+    /// - Returns: how many it targets.
+    private func deliver(_ sync: Sync) -> Int {
+        let targets = resolve(sync.target)
+        sync.receipts.targetedOnline.add(targets.count, ordering: .relaxed)
+        let spread = UInt64(sync.spreadMilliseconds) * 1_000_000
+        for (i, token) in targets.enumerated() {
+            // Spread: the i-th of n targets here is due at start + spread × i / n.
+            let delay = targets.count > 1 ? spread * UInt64(i) / UInt64(targets.count) : 0
+            if delay == 0 {
+                deliverNow(sync, to: token)
+            } else {
+                scheduledSyncs.schedule((token, sync), at: loop.now + delay)
+            }
+        }
+        return targets.count
+    }
+
+    private func deliverNow(_ sync: Sync, to token: UInt64) {
+        guard let connection = loop.connection(token) else { return }
+        connection.session?.syncArrived(sync, isCongested: connection.isCongested, out: &actions)
+        perform(on: connection)
+    }
+
+    /// The tokens of the signed-in connections here that `target` reaches.
+    private func resolve(_ target: Target) -> [UInt64] {
+        switch target.scope {
+        case .user(let user):
+            return (byUser[user] ?? []).filter { clients[$0].map { view.matches(target, $0) } ?? false }
+        case .users(let users):
+            return users.flatMap { byUser[$0] ?? [] }.filter { clients[$0].map { view.matches(target, $0) } ?? false }
+        case .cohort, .all:
+            return clients.compactMap { view.matches(target, $0.value) ? $0.key : nil }
+        }
+    }
+
+    /// Spread syncs whose time has come.
+    func deliverDueSyncs(now: UInt64) {
+        while let entry = scheduledSyncs.popDue(now: now) { deliverNow(entry.payload.sync, to: entry.payload.token) }
+    }
+
+    var nextSyncDeadline: UInt64? { scheduledSyncs.nextDeadline }
+
+    // MARK: - Queries
+
+    func answer(_ query: LoopQuery, reply: GatherID) {
+        let answer: LoopAnswer
+        switch query {
+        case .reach(let target):
+            let tokens = resolve(target)
+            answer = .reach(connections: tokens.count, users: Set(tokens.compactMap { clients[$0]?.user }))
+        case .renderTargets(let screen):
+            var counts: [RenderTarget: Int] = [:]
+            for connection in subscribers[screen]?.values.map({ $0 }) ?? [] {
+                guard let ready = connection.session?.ready, let index = ready.index(of: screen) else { continue }
+                counts[ready.subscriptions[index].target, default: 0] += 1
+            }
+            answer = .renderTargets(counts)
+        case .subscribers:
+            answer = .subscribers(subscribers.mapValues(\.count))
+        case .clients(let user):
+            let tokens = user.map { byUser[$0].map(Array.init) ?? [] } ?? Array(clients.keys)
+            answer = .clients(tokens.compactMap { clients[$0] })
+        }
+        control.post(.event(.answer(reply, answer)))
+    }
+
+    // MARK: - Performing session actions
+
+    private func perform(on connection: Connection) {
+        for action in actions {
+            switch action {
+            case .send(let frame):
+                connection.queueShared(frame)
+                metrics.messagesOut.add(1, ordering: .relaxed)
+            case .close(let code, let reason):
+                connection.close(code, reason: reason)
+            case .signedIn(let attributes):
+                clients[connection.token] = attributes
+                if let user = attributes.user { byUser[user, default: []].insert(connection.token) }
+                metrics.sessions.add(1, ordering: .relaxed)
+            case .subscribed(let screen):
+                subscribers[screen, default: [:]][connection.token] = connection
+                metrics.subscriptions.add(1, ordering: .relaxed)
+            case .unsubscribed(let screen):
+                unsubscribe(connection, from: screen)
+            case .delivered(let sync):
+                sync.receipts.delivered.add(1, ordering: .relaxed)
+                metrics.syncsDelivered.add(1, ordering: .relaxed)
+            case .acked(let sync):
+                sync.receipts.acked.add(1, ordering: .relaxed)
+                metrics.syncsAcked.add(1, ordering: .relaxed)
+            case .exposure(let exposure):
+                control.post(.event(.exposure(exposure)))
+            case .stickyAssigned(let experiment, let unit, let variant):
+                // Kept here at once so this loop's other sessions agree; the control plane makes it
+                // durable and tells every loop (first writer wins there).
+                view.apply(.stickyRecorded(experiment: experiment, unit: unit, variant: variant), keepVersions: keepVersions)
+                control.post(.event(.stickyAssigned(experiment: experiment, unit: unit, variant: variant)))
+            case .coalesced:
+                metrics.coalesced.add(1, ordering: .relaxed)
+            }
+        }
+        actions.removeAll(keepingCapacity: true)
+    }
+
+    private func unsubscribe(_ connection: Connection, from screen: String) {
+        guard subscribers[screen]?.removeValue(forKey: connection.token) != nil else { return }
+        if subscribers[screen]?.isEmpty == true { subscribers[screen] = nil }
+        metrics.subscriptions.subtract(1, ordering: .relaxed)
+    }
+
+    private func signOut(_ token: UInt64, _ attributes: ClientAttributes) {
+        guard clients.removeValue(forKey: token) != nil else { return }
+        if let user = attributes.user {
+            byUser[user]?.remove(token)
+            if byUser[user]?.isEmpty == true { byUser[user] = nil }
+        }
+        metrics.sessions.subtract(1, ordering: .relaxed)
+    }
+}
+
+extension Session.Action {
+    /// Whether the action sends (or holds back for a catch-up) an update.
+    var isSendOrHold: Bool {
+        switch self {
+        case .send, .coalesced: true
+        case .close, .signedIn, .subscribed, .unsubscribed, .delivered, .acked, .exposure, .stickyAssigned: false
+        }
+    }
+}
+
+@available(*, unavailable)
+extension Shard: Sendable {}

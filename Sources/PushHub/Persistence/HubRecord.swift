@@ -1,0 +1,165 @@
+/// One durable change of hub state, as the journal holds it (DESIGN §9 "Durability"). Every
+/// mutation the control plane makes is one of these; restoring applies them in order.
+///
+/// Invariant: `HubRecord(json: record.json)` restores an equal record; a record that does not
+/// decode is an error naming what is wrong (restoring stops there, it never skips a record).
+enum HubRecord: Sendable {
+    case screenPublished(ScreenVersion)
+    case screenDeleted(String)
+    /// Snapshots only: the last version number of a deleted screen (numbers are never reused).
+    case screenNumbered(String, lastVersion: Int)
+    case cohortSet(String, Cohort)
+    case cohortUsersEdited(String, add: [String], remove: [String])
+    case cohortDeleted(String)
+    case experimentPut(Experiment)
+    case experimentDeleted(String)
+    case stickyAssigned(experiment: String, unit: String, variant: String)
+    case syncAppended(Sync)
+    /// Snapshots only: the last sync seq given out, when the syncs themselves have expired.
+    case syncNumbered(Int)
+
+    /// Why a stored record cannot be restored.
+    struct DecodingError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    var json: JSONValue {
+        switch self {
+        case .screenPublished(let version):
+            return .object([
+                "kind": .string("screen_published"), "screen": .string(version.name),
+                "version": .number(Double(version.version)), "at": .number(Double(version.publishedAt)),
+                "tree": version.tree,
+            ])
+        case .screenDeleted(let name):
+            return .object(["kind": .string("screen_deleted"), "screen": .string(name)])
+        case .screenNumbered(let name, let last):
+            return .object([
+                "kind": .string("screen_numbered"), "screen": .string(name), "last_version": .number(Double(last)),
+            ])
+        case .cohortSet(let name, let cohort):
+            return .object([
+                "kind": .string("cohort_set"), "name": .string(name),
+                "users": .array(cohort.users.sorted().map(JSONValue.string)), "rule": cohort.rule?.json ?? .null,
+            ])
+        case .cohortUsersEdited(let name, let add, let remove):
+            return .object([
+                "kind": .string("cohort_users_edited"), "name": .string(name),
+                "add": .array(add.map(JSONValue.string)), "remove": .array(remove.map(JSONValue.string)),
+            ])
+        case .cohortDeleted(let name):
+            return .object(["kind": .string("cohort_deleted"), "name": .string(name)])
+        case .experimentPut(let experiment):
+            return .object([
+                "kind": .string("experiment_put"), "key": .string(experiment.key), "definition": experiment.json,
+            ])
+        case .experimentDeleted(let key):
+            return .object(["kind": .string("experiment_deleted"), "key": .string(key)])
+        case .stickyAssigned(let experiment, let unit, let variant):
+            return .object([
+                "kind": .string("sticky_assigned"), "experiment": .string(experiment), "unit": .string(unit),
+                "variant": .string(variant),
+            ])
+        case .syncAppended(let sync):
+            var members = sync.json.objectValue ?? JSONObject()
+            members["kind"] = .string("sync_appended")
+            return .object(members)
+        case .syncNumbered(let seq):
+            return .object(["kind": .string("sync_numbered"), "last_seq": .number(Double(seq))])
+        }
+    }
+
+    init(json: JSONValue) throws(DecodingError) {
+        let fields = Fields(json: json)
+        let kind = try fields.string("kind")
+        switch kind {
+        case "screen_published":
+            guard let tree = json["tree"] else { throw DecodingError(description: "screen_published has no tree") }
+            self = .screenPublished(
+                ScreenVersion(
+                    name: try fields.string("screen"), version: try fields.int("version"), tree: tree,
+                    publishedAt: try fields.int("at")))
+        case "screen_deleted":
+            self = .screenDeleted(try fields.string("screen"))
+        case "screen_numbered":
+            self = .screenNumbered(try fields.string("screen"), lastVersion: try fields.int("last_version"))
+        case "cohort_set":
+            var rule: CohortRule?
+            if let value = json["rule"], value != .null {
+                do {
+                    rule = try CohortRule(json: value)
+                } catch {
+                    throw DecodingError(description: "cohort_set: the rule no longer parses: \(error.message)")
+                }
+            }
+            self = .cohortSet(try fields.string("name"), Cohort(users: Set(try fields.strings("users")), rule: rule))
+        case "cohort_users_edited":
+            self = .cohortUsersEdited(
+                try fields.string("name"), add: try fields.strings("add"), remove: try fields.strings("remove"))
+        case "cohort_deleted":
+            self = .cohortDeleted(try fields.string("name"))
+        case "experiment_put":
+            let key = try fields.string("key")
+            do {
+                self = .experimentPut(try Experiment(key: key, json: json["definition"] ?? .null))
+            } catch {
+                throw DecodingError(description: "experiment_put \(key) no longer validates: \(error.message)")
+            }
+        case "experiment_deleted":
+            self = .experimentDeleted(try fields.string("key"))
+        case "sticky_assigned":
+            self = .stickyAssigned(
+                experiment: try fields.string("experiment"), unit: try fields.string("unit"),
+                variant: try fields.string("variant"))
+        case "sync_appended":
+            let target: Target
+            do {
+                target = try Target(json: json["target"] ?? .null)
+            } catch {
+                throw DecodingError(description: "sync_appended: the target no longer parses: \(error.message)")
+            }
+            let hint = json["hint"].flatMap { $0 == .null ? nil : $0 }
+            self = .syncAppended(
+                Sync(
+                    seq: try fields.int("seq"), target: target, reason: try fields.string("reason"),
+                    scope: try fields.string("scope"), hint: hint, collapse: json["collapse"]?.stringValue,
+                    mandatory: json["mandatory"] == .bool(true), createdAt: try fields.int("created_at"),
+                    expiresAt: try fields.int("expires_at"), spreadMilliseconds: try fields.int("spread_ms"),
+                    jitterMilliseconds: try fields.int("jitter_ms")))
+        case "sync_numbered":
+            self = .syncNumbered(try fields.int("last_seq"))
+        default:
+            throw DecodingError(description: "unknown record kind \"\(kind)\"")
+        }
+    }
+
+    /// Reads required fields of a record, naming the one that is missing or of the wrong type.
+    private struct Fields {
+        let json: JSONValue
+
+        func string(_ name: String) throws(DecodingError) -> String {
+            guard let value = json[name]?.stringValue else { throw missing(name, "a string") }
+            return value
+        }
+
+        func int(_ name: String) throws(DecodingError) -> Int {
+            guard let value = json[name]?.intValue else { throw missing(name, "an integer") }
+            return value
+        }
+
+        func strings(_ name: String) throws(DecodingError) -> [String] {
+            guard let list = json[name]?.arrayValue else { throw missing(name, "an array of strings") }
+            var values: [String] = []
+            values.reserveCapacity(list.count)
+            for element in list {
+                guard let value = element.stringValue else { throw missing(name, "an array of strings") }
+                values.append(value)
+            }
+            return values
+        }
+
+        private func missing(_ name: String, _ type: String) -> DecodingError {
+            DecodingError(description: "\"\(name)\" is missing or not \(type)")
+        }
+    }
+}

@@ -1,0 +1,486 @@
+import WSProtocol
+
+/// The v1 client session on `/v1/connect` (DESIGN §3) as a state machine (STYLE §3): one
+/// mutating method per input, each appending the actions it decides to `out`; no socket, loop or
+/// clock inside (`now` is a parameter). `Connection` and the loop's `Shard` perform the actions.
+///
+/// Invariants: nothing but `hello` is served before `.ready` (`hello_first`); in `.ready`, each
+/// subscription holds the version and rendition the client was last brought to, and a newer
+/// version is sent as a patch from exactly that version (or one catch-up once a congested
+/// connection drains); a subscription moves to a version only with a message the client
+/// receives, so a patch's `from` is always the version the client holds; after `.closed` no
+/// input produces an action.
+struct Session {
+    enum State {
+        /// Until hello: its deadline (monotonic ns) and the token of the upgrade request, if any.
+        case awaitingHello(deadline: UInt64, upgradeToken: String?)
+        case ready(ReadySession)
+        case closed
+    }
+
+    enum Action {
+        /// Queue this frame (shared frames are queued by reference).
+        case send([UInt8])
+        /// Send what is queued, then close with this code (1008 for refusals and the hello timeout).
+        case close(CloseCode, reason: String)
+        /// The client is signed in: index it on the loop (user → connections) for targeting.
+        case signedIn(ClientAttributes)
+        case subscribed(String)
+        case unsubscribed(String)
+        /// Receipts (DESIGN §5): a sync was queued for the client, or acknowledged by it.
+        case delivered(Sync)
+        case acked(Sync)
+        /// For the control plane: an exposure line, a sticky first assignment.
+        case exposure(Exposure)
+        case stickyAssigned(experiment: String, unit: String, variant: String)
+        /// An update was held back because the connection is congested (a catch-up follows).
+        case coalesced
+    }
+
+    /// What every session of a loop shares: fixed at start.
+    struct Settings {
+        var allowAnonymous: Bool
+        var heartbeatSeconds: Int
+        var tokens: JWTVerifier
+    }
+
+    private(set) var state: State
+
+    init(helloDeadline: UInt64, upgradeToken: String?) {
+        state = .awaitingHello(deadline: helloDeadline, upgradeToken: upgradeToken)
+    }
+
+    /// The signed-in session, if any.
+    var ready: ReadySession? {
+        if case .ready(let ready) = state { return ready }
+        return nil
+    }
+
+    /// The deadline `timerFired` acts on.
+    var helloDeadline: UInt64? {
+        if case .awaitingHello(let deadline, _) = state { return deadline }
+        return nil
+    }
+
+    // MARK: - Client messages
+
+    /// A message that is not a valid v1 message (binary, bad JSON, missing fields).
+    func receivedInvalid(_ error: WireError, out: inout [Action]) {
+        guard !isClosed else { return }
+        out.append(.send(ServerMessage.error(error)))
+    }
+
+    /// A parsed client message; `nowMilliseconds` is wall-clock time (token expiry, logs).
+    mutating func received(
+        _ message: ClientMessage, view: HubView, settings: Settings, nowMilliseconds: Int, out: inout [Action]
+    ) {
+        switch (state, message) {
+        case (.awaitingHello(_, let upgradeToken), .hello(let hello)):
+            helloReceived(
+                hello, upgradeToken: upgradeToken, view: view, settings: settings, nowMilliseconds: nowMilliseconds,
+                out: &out)
+        case (.awaitingHello, _):
+            out.append(error("hello_first", "say hello before anything else", ref: message.typeName))
+        case (.ready, .hello):
+            out.append(error("already_hello", "this session already said hello", ref: "hello"))
+        case (.ready(let ready), .subscribe(let screen, let have)):
+            subscribe(ready, screen, have: have, view: view, nowMilliseconds: nowMilliseconds, out: &out)
+        case (.ready(let ready), .unsubscribe(let screen)):
+            if let index = ready.index(of: screen) {
+                ready.subscriptions.remove(at: index)
+                out.append(.unsubscribed(screen))
+            } else {
+                out.append(error("not_subscribed", "not subscribed to \(screen)", ref: "unsubscribe"))
+            }
+        case (.ready(let ready), .ack(let id)):
+            guard let sync = view.syncs.find(id) else {
+                out.append(error("unknown_sync", "no live sync \(id)", ref: "ack"))
+                return
+            }
+            if ready.acked.insert(id).inserted { out.append(.acked(sync)) }
+        case (.ready(let ready), .rendered(let screen, let version)):
+            confirmExposures(ready, screen: screen, version: version, nowMilliseconds: nowMilliseconds, out: &out)
+        case (.closed, _):
+            break
+        }
+    }
+
+    private mutating func helloReceived(
+        _ hello: ClientMessage.Hello, upgradeToken: String?, view: HubView, settings: Settings,
+        nowMilliseconds: Int, out: inout [Action]
+    ) {
+        guard hello.protocolVersion == 1 else {
+            refuse("unsupported_protocol", "this hub speaks protocol 1, not \(hello.protocolVersion)",
+                reason: "unsupported protocol", out: &out)
+            return
+        }
+        var user: String?
+        var claimCohorts: [String] = []
+        var claims = JSONObject()
+        if let token = hello.token ?? upgradeToken {
+            do {
+                let verified = try settings.tokens.verify(token, now: nowMilliseconds / 1000)
+                (user, claimCohorts, claims) = (verified.subject, verified.cohorts, verified.all)
+            } catch {
+                refuse("unauthorized", error.description, reason: "unauthorized", out: &out)
+                return
+            }
+        } else if !settings.allowAnonymous {
+            refuse("unauthorized", "this hub requires a token (hello.token, Authorization: Bearer, or ?token=)",
+                reason: "unauthorized", out: &out)
+            return
+        }
+        let device = hello.device ?? ""
+        guard user != nil || !device.isEmpty else {
+            out.append(error("bad_message", "an anonymous hello needs \"device\" (the unit id)", ref: "hello"))
+            return
+        }
+        var appVersion: SemanticVersion?
+        if let text = hello.appVersion {
+            guard let version = SemanticVersion(text) else {
+                out.append(error("bad_message", "app.version \"\(text)\" is not a semantic version", ref: "hello"))
+                return
+            }
+            appVersion = version
+        }
+        let attributes = ClientAttributes(
+            session: Self.newSessionID(), user: user, device: device, platform: hello.platform,
+            appVersion: appVersion, appVersionText: hello.appVersion, claimCohorts: claimCohorts, claims: claims,
+            connectedAt: nowMilliseconds)
+        state = .ready(ReadySession(attributes: attributes))
+        out.append(.signedIn(attributes))
+        out.append(
+            .send(
+                ServerMessage.welcome(
+                    session: attributes.session, user: user, heartbeatSeconds: settings.heartbeatSeconds,
+                    syncSeq: view.syncs.lastSeq)))
+        // Continuity (DESIGN §5): what was missed since last_sync; without it, what names this user.
+        // The view holds every sync this loop has applied; any later one arrives as `syncArrived`
+        // now that the client is signed in, so none falls between the two.
+        let missed: [(sync: Sync, mandatory: Bool)]
+        if let lastSync = hello.lastSync {
+            missed = view.syncs.missed(after: lastSync, now: nowMilliseconds) { view.matches($0.target, attributes) }
+        } else if let user {
+            missed = view.syncs.missed(after: 0, now: nowMilliseconds) {
+                $0.target.namesUser(user) && view.matches($0.target, attributes)
+            }
+        } else {
+            missed = []
+        }
+        for (sync, mandatory) in missed {
+            out.append(.send(sync.frame(mandatory: mandatory)))
+            out.append(.delivered(sync))
+        }
+    }
+
+    private func subscribe(
+        _ ready: ReadySession, _ screen: String, have: ClientMessage.Have?, view: HubView, nowMilliseconds: Int,
+        out: inout [Action]
+    ) {
+        if let problem = ScreenName.validationError(screen) {
+            out.append(error("invalid_screen_name", problem, ref: "subscribe"))
+            return
+        }
+        guard let current = view.current(screen) else {
+            out.append(error("unknown_screen", "no screen named \(screen)", ref: "subscribe"))
+            return
+        }
+        let (target, variants) = renderTarget(ready, screen, view: view, out: &out)
+        let rendered = current.rendered(for: target)
+        if let hash = have?.hash, hash == rendered.hash {
+            out.append(.send(ServerMessage.unchanged(screen: screen, version: current.version, hash: hash)))
+        } else if let version = have?.version, let old = view.version(screen, version),
+            have?.hash == nil || old.rendered(for: target).hash == have?.hash
+        {
+            out.append(
+                .send(
+                    Fanout.update(from: old, to: current, for: target)
+                        ?? ServerMessage.unchanged(screen: screen, version: current.version, hash: rendered.hash)))
+        } else {
+            out.append(.send(Fanout.snapshot(current, for: target)))
+        }
+        noteExposures(ready, variants, screen: screen, version: current.version, nowMilliseconds: nowMilliseconds,
+            out: &out)
+        let subscription = ReadySession.Subscription(version: current, target: target)
+        if let index = ready.index(of: screen) {
+            ready.subscriptions[index] = subscription
+        } else {
+            ready.subscriptions.append(subscription)
+            out.append(.subscribed(screen))
+        }
+    }
+
+    // MARK: - Hub events
+
+    /// A newer version of a screen was published; `memo` carries the frame of the previous
+    /// subscriber across one fan-out (same starting point and rendition: same bytes).
+    func versionPublished(
+        _ version: ScreenVersion, view: HubView, isCongested: Bool, nowMilliseconds: Int, memo: inout FanoutMemo,
+        out: inout [Action]
+    ) {
+        guard case .ready(let ready) = state, let index = ready.index(of: version.name) else { return }
+        let had = ready.subscriptions[index]
+        guard had.version.version < version.version else { return }
+        if isCongested {
+            // DESIGN §9: above the high watermark the latest state supersedes; one catch-up goes
+            // out from what the client has once its buffer drains.
+            ready.needsCatchUp = true
+            out.append(.coalesced)
+            return
+        }
+        let (target, variants) = renderTarget(ready, version.name, view: view, out: &out)
+        noteExposures(ready, variants, screen: version.name, version: version.version,
+            nowMilliseconds: nowMilliseconds, out: &out)
+        // A version that does not change what this client sees sends nothing, and the
+        // subscription stays where the client is: the next patch starts from the version it holds.
+        guard let frame = memo.frame(from: had.version, had.target, to: version, target) else { return }
+        ready.subscriptions[index] = ReadySession.Subscription(version: version, target: target)
+        out.append(.send(frame))
+    }
+
+    /// Experiments touching `screen` changed: send a patch if what this client sees changed.
+    func experimentsChanged(screen: String, view: HubView, isCongested: Bool, nowMilliseconds: Int, out: inout [Action])
+    {
+        guard case .ready(let ready) = state, let index = ready.index(of: screen), let current = view.current(screen)
+        else { return }
+        if isCongested {
+            ready.needsCatchUp = true
+            out.append(.coalesced)
+            return
+        }
+        bringUpToDate(ready, at: index, current, view: view, nowMilliseconds: nowMilliseconds, out: &out)
+    }
+
+    /// The screen was deleted: the client is told it is `gone` and unsubscribed.
+    func screenDeleted(_ screen: String, out: inout [Action]) {
+        guard case .ready(let ready) = state, let index = ready.index(of: screen) else { return }
+        ready.subscriptions.remove(at: index)
+        out.append(.unsubscribed(screen))
+        out.append(.send(ServerMessage.gone(screen: screen)))
+    }
+
+    /// A sync targeting this client arrived (live, or after its spread delay).
+    func syncArrived(_ sync: Sync, isCongested: Bool, out: inout [Action]) {
+        guard case .ready(let ready) = state else { return }
+        if isCongested, let key = sync.collapse {
+            // DESIGN §9: while congested, syncs collapse by key; the newest is sent at catch-up,
+            // mandatory if any collapsed one was.
+            let mandatory = sync.mandatory || (ready.collapsedSyncs[key]?.mandatory ?? false)
+            ready.collapsedSyncs[key] = (sync, mandatory)
+            ready.needsCatchUp = true
+            out.append(.coalesced)
+            return
+        }
+        out.append(.send(sync.frame(mandatory: sync.mandatory)))
+        out.append(.delivered(sync))
+    }
+
+    /// Whether `drained` has catching up to do.
+    var needsCatchUp: Bool { ready?.needsCatchUp ?? false }
+
+    /// The outbound queue drained after updates were held back: the newest collapsed syncs, then
+    /// every subscription brought from the version the client has to the current one.
+    func drained(view: HubView, nowMilliseconds: Int, out: inout [Action]) {
+        guard case .ready(let ready) = state, ready.needsCatchUp else { return }
+        ready.needsCatchUp = false
+        for (sync, mandatory) in ready.collapsedSyncs.values.sorted(by: { $0.sync.seq < $1.sync.seq }) {
+            out.append(.send(sync.frame(mandatory: mandatory)))
+            out.append(.delivered(sync))
+        }
+        ready.collapsedSyncs.removeAll()
+        for index in ready.subscriptions.indices {
+            guard let current = view.current(ready.subscriptions[index].version.name) else { continue }
+            bringUpToDate(ready, at: index, current, view: view, nowMilliseconds: nowMilliseconds, out: &out)
+        }
+    }
+
+    /// A timer fired: past the hello deadline, a client that has not said hello is closed (1008).
+    mutating func timerFired(now: UInt64, out: inout [Action]) {
+        guard case .awaitingHello(let deadline, _) = state, now >= deadline else { return }
+        state = .closed
+        out.append(.close(.policyViolation, reason: "hello timeout"))
+    }
+
+    /// The connection is closing: nothing more is sent.
+    mutating func closed() { state = .closed }
+
+    var isClosed: Bool {
+        if case .closed = state { return true }
+        return false
+    }
+
+    // MARK: - Rendering and exposures
+
+    private func bringUpToDate(
+        _ ready: ReadySession, at index: Int, _ current: ScreenVersion, view: HubView, nowMilliseconds: Int,
+        out: inout [Action]
+    ) {
+        let had = ready.subscriptions[index]
+        let (target, variants) = renderTarget(ready, current.name, view: view, out: &out)
+        guard current !== had.version || target != had.target else { return }
+        noteExposures(ready, variants, screen: current.name, version: current.version,
+            nowMilliseconds: nowMilliseconds, out: &out)
+        // As in `versionPublished`: the subscription moves only with a message the client gets.
+        guard let frame = Fanout.update(from: had.version, oldTarget: had.target, to: current, newTarget: target)
+        else { return }
+        ready.subscriptions[index] = ReadySession.Subscription(version: current, target: target)
+        out.append(.send(frame))
+    }
+
+    /// What this client is rendered as on `screen`, and the variants it is exposed to there.
+    /// Assignments are cached per experiment change (DESIGN §6 is pure, so this is a cache).
+    private func renderTarget(_ ready: ReadySession, _ screen: String, view: HubView, out: inout [Action])
+        -> (RenderTarget, VariantView)
+    {
+        guard let experiments = view.experiments.touching[screen] else { return (ready.target, VariantView()) }
+        let client = ready.attributes
+        var variants = VariantView()
+        let unit = client.user ?? client.device
+        for experiment in experiments {
+            let label = "\(experiment.key)@\(view.experiments.changedAt[experiment.key] ?? 0)"
+            let variant: String?
+            if let cached = ready.assignments[label] {
+                variant = cached
+            } else {
+                let outcome = view.assignment(experiment, unit: unit, client: client)
+                variant = outcome.variant
+                if experiment.sticky, let variant, outcome.reason != "sticky", experiment.overrides[unit] == nil {
+                    out.append(.stickyAssigned(experiment: experiment.key, unit: unit, variant: variant))
+                }
+                ready.assignments[label] = .some(variant)
+            }
+            guard let variant else { continue }
+            variants.exposures.append((experiment.key, variant))
+            if let patch = experiment.screens[screen]?[variant] {
+                variants.patches.append(VariantPatch(label: "\(label)=\(variant)", patch: patch))
+            }
+        }
+        var target = ready.target
+        target.variantPatches = variants.patches
+        return (target, variants)
+    }
+
+    /// The first exposure of this session to each experiment on `screen` (DESIGN §6).
+    private func noteExposures(
+        _ ready: ReadySession, _ variants: VariantView, screen: String, version: Int, nowMilliseconds: Int,
+        out: inout [Action]
+    ) {
+        for (experiment, variant) in variants.exposures {
+            let key = experiment + "|" + screen
+            if let known = ready.exposed[key], known.variant == variant { continue }
+            ready.exposed[key] = (variant, version, false)
+            out.append(
+                .exposure(
+                    Exposure(
+                        event: .served, experiment: experiment, variant: variant, unit: ready.unit, screen: screen,
+                        version: version, at: nowMilliseconds)))
+        }
+    }
+
+    /// The client rendered `version` of `screen`: its exposures there are confirmed.
+    private func confirmExposures(
+        _ ready: ReadySession, screen: String, version: Int, nowMilliseconds: Int, out: inout [Action]
+    ) {
+        for (key, exposure) in ready.exposed
+        where !exposure.confirmed && key.hasSuffix("|" + screen) && version >= exposure.version {
+            ready.exposed[key]?.confirmed = true
+            out.append(
+                .exposure(
+                    Exposure(
+                        event: .confirmed, experiment: String(key.dropLast(screen.count + 1)),
+                        variant: exposure.variant, unit: ready.unit, screen: screen, version: version,
+                        at: nowMilliseconds)))
+        }
+    }
+
+    // MARK: - Helpers
+
+    private func error(_ code: String, _ message: String, ref: String?) -> Action {
+        .send(ServerMessage.error(WireError(code: code, message: message, ref: ref)))
+    }
+
+    /// Identity and protocol refusals: an error, then close 1008 (policy).
+    private mutating func refuse(_ code: String, _ message: String, reason: String, out: inout [Action]) {
+        out.append(error(code, message, ref: "hello"))
+        out.append(.close(.policyViolation, reason: reason))
+        state = .closed
+    }
+
+    /// "s-" and 13 base-62 characters (77 random bits): 15 bytes, which Swift stores inline.
+    static func newSessionID() -> String {
+        let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
+        var rng = SystemRandomNumberGenerator()
+        var id: [UInt8] = Array("s-".utf8)
+        for _ in 0..<13 { id.append(alphabet[Int.random(in: 0..<62, using: &rng)]) }
+        return String(decoding: id, as: UTF8.self)
+    }
+}
+
+/// A session after its hello: identity, subscriptions, and what it acknowledged and was exposed
+/// to. Boxed, so that connections that never say hello do not carry it.
+///
+/// Invariant: owned by one session on one loop (never shared); `subscriptions` names each screen
+/// at most once.
+final class ReadySession {
+    /// One subscribed screen: the version and rendition the client was last brought to.
+    struct Subscription {
+        var version: ScreenVersion
+        var target: RenderTarget
+    }
+
+    let attributes: ClientAttributes
+    /// What the client is rendered as before experiments (its app version).
+    let target: RenderTarget
+    var subscriptions: [Subscription] = []
+    /// Syncs this connection acknowledged (each counts once).
+    var acked: Set<String> = []
+    /// Variant assignments, per experiment as of its last change ("key@changedAt"); nil: not in it.
+    var assignments: [String: String?] = [:]
+    /// Exposures logged, per "experiment|screen": the variant and the version served, and
+    /// whether a `rendered` confirmed it.
+    var exposed: [String: (variant: String, version: Int, confirmed: Bool)] = [:]
+    /// Syncs held back while the connection was congested, newest per collapse key.
+    var collapsedSyncs: [String: (sync: Sync, mandatory: Bool)] = [:]
+    /// Updates were held back while congested; `Session.drained` catches up.
+    var needsCatchUp = false
+
+    init(attributes: ClientAttributes) {
+        self.attributes = attributes
+        target = RenderTarget(appVersion: attributes.appVersion)
+    }
+
+    /// The unit experiments assign (DESIGN §6): the user, or the device of an anonymous client.
+    var unit: String { attributes.user ?? attributes.device }
+
+    func index(of screen: String) -> Int? { subscriptions.firstIndex { $0.version.name == screen } }
+}
+
+/// The frame of the last subscriber in one fan-out, reused while the next one starts from the
+/// same version and rendition and goes to the same rendition (DESIGN §4: encode once).
+struct FanoutMemo {
+    private var last: (from: ScreenVersion, fromTarget: RenderTarget, target: RenderTarget, frame: [UInt8]?)?
+    /// The render targets met in this fan-out (each inserted once per computed frame, not per subscriber).
+    private(set) var targets = Set<RenderTarget>()
+
+    mutating func frame(from old: ScreenVersion, _ oldTarget: RenderTarget, to new: ScreenVersion, _ target: RenderTarget)
+        -> [UInt8]?
+    {
+        if let last, last.from === old, last.fromTarget == oldTarget, last.target == target { return last.frame }
+        let frame = Fanout.update(from: old, oldTarget: oldTarget, to: new, newTarget: target)
+        last = (old, oldTarget, target, frame)
+        targets.insert(target)
+        return frame
+    }
+}
+
+extension ClientMessage {
+    var typeName: String {
+        switch self {
+        case .hello: "hello"
+        case .subscribe: "subscribe"
+        case .unsubscribe: "unsubscribe"
+        case .ack: "ack"
+        case .rendered: "rendered"
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+
+@testable import PushHub
+
+/// The control plane's state and its one journaled store (`HubState`, `StateJournal`).
+@Suite struct HubStateTests {
+    static func directory() -> String { NSTemporaryDirectory() + "pushhub-state-\(UUID().uuidString)" }
+
+    /// A state with its journal, as the control plane keeps them.
+    struct Store {
+        var state: HubState
+        let journal: StateJournal
+
+        init(_ directory: String, keepVersions: Int = 4, snapshotEvery: Int = 1000) throws {
+            var state = HubState(keepVersions: keepVersions)
+            journal = try StateJournal(directory: directory, snapshotEvery: snapshotEvery)
+            try journal.restore { state.apply($0) }
+            self.state = state
+        }
+
+        /// Applies and commits `records` together (one group commit), snapshotting when due.
+        mutating func commit(_ records: [HubRecord]) throws {
+            for record in records {
+                journal.append(record)
+                state.apply(record)
+            }
+            _ = try journal.commit()
+            if journal.isSnapshotDue { try journal.writeSnapshot(state.snapshotRecords()) }
+        }
+
+        mutating func publish(_ name: String, _ tree: JSONValue) throws {
+            try commit([
+                .screenPublished(
+                    ScreenVersion(name: name, version: state.nextVersion(of: name), tree: tree, publishedAt: 0))
+            ])
+        }
+    }
+
+    @Test("versions increase, only the last N are kept, and numbering survives a delete")
+    func versions() throws {
+        var state = HubState(keepVersions: 3)
+        for n in 1...5 {
+            state.apply(.screenPublished(ScreenVersion(name: "s", version: state.nextVersion(of: "s"), tree: .number(Double(n)), publishedAt: n)))
+        }
+        #expect(state.view.current("s")?.version == 5)
+        #expect(state.view.screens["s"]?.map(\.version) == [3, 4, 5])
+        #expect(state.view.version("s", 2) == nil)
+        state.apply(.screenDeleted("s"))
+        #expect(state.view.current("s") == nil)
+        #expect(state.nextVersion(of: "s") == 6)
+    }
+
+    @Test("a restart restores every kind of record from snapshot + journal, replaying nothing twice")
+    func restart() throws {
+        let directory = Self.directory()
+        let rule = try CohortRule(json: .object(["platform": .string("ios")]))
+        let experiment = try Experiment(
+            key: "e", json: try JSONReader.parse(#"{"status":"running","sticky":true,"variants":[{"key":"A"}]}"#))
+        do {
+            var store = try Store(directory, snapshotEvery: 5)
+            for n in 1...12 { try store.publish("a", .object(["n": .number(Double(n))])) }
+            try store.publish("b", .string("b1"))
+            try store.commit([.screenDeleted("b")])
+            try store.commit([
+                .cohortSet("beta", Cohort(users: ["u1", "u2"], rule: rule)),
+                .cohortUsersEdited("beta", add: ["u3"], remove: ["u1"]), .experimentPut(experiment),
+                .stickyAssigned(experiment: "e", unit: "u9", variant: "A"),
+            ])
+            try store.publish("c", .bool(true))
+        }
+        #expect(FileManager.default.fileExists(atPath: directory + "/state.snapshot"))
+        var restored = try Store(directory, snapshotEvery: 5)
+        let view = restored.state.view
+        #expect(view.current("a")?.version == 12)
+        #expect(view.screens["a"]?.map(\.version) == [9, 10, 11, 12])
+        #expect(view.current("a")?.tree == .object(["n": .number(12)]))
+        #expect(view.current("b") == nil)
+        #expect(restored.state.nextVersion(of: "b") == 2)
+        #expect(view.current("c")?.tree == .bool(true))
+        #expect(view.cohorts["beta"]?.users == ["u2", "u3"] && view.cohorts["beta"]?.rule == rule)
+        #expect(view.experiments.all["e"] == experiment)
+        #expect(view.sticky["e"]?["u9"] == "A")
+        try restored.publish("c", .null)
+        #expect(try Store(directory).state.view.current("c")?.version == 2)
+    }
+
+    @Test("a group commit makes every record of the batch durable with one fsync")
+    func groupCommit() throws {
+        let directory = Self.directory()
+        let journal = try StateJournal(directory: directory)
+        for n in 1...50 {
+            journal.append(.screenPublished(ScreenVersion(name: "g", version: n, tree: .number(Double(n)), publishedAt: 0)))
+        }
+        #expect(try journal.commit() == 50)
+        #expect(try Store(directory).state.view.current("g")?.version == 50)
+    }
+
+    @Test("a journal record that is cut short is dropped; corruption before the tail stops the restore")
+    func tornAndCorrupt() throws {
+        let directory = Self.directory()
+        do {
+            var store = try Store(directory)
+            for n in 1...3 { try store.publish("a", .number(Double(n))) }
+        }
+        let journal = directory + "/state.journal"
+        var bytes = try #require(try FileBytes.read(journal))
+        let intact = bytes
+        bytes += [9, 0, 0, 0, 1, 2]
+        try FileBytes.writeAtomically(bytes, to: journal)
+        #expect(try Store(directory).state.view.current("a")?.version == 3)
+        #expect(try FileBytes.read(journal) == intact)  // the torn tail was cut off
+        bytes = intact
+        bytes[10] ^= 0xFF
+        try FileBytes.writeAtomically(bytes, to: journal)
+        #expect(throws: Journal.Corruption.self) { try Store(directory) }
+    }
+
+    @Test("a record that no longer decodes stops the start, naming the file and its offset")
+    func undecodableRecord() throws {
+        let directory = Self.directory()
+        do {
+            var store = try Store(directory)
+            try store.publish("a", .number(1))
+        }
+        let journal = try Journal(path: directory + "/state.journal")
+        let first = try #require(try FileBytes.read(directory + "/state.journal")).count
+        try journal.append([Array(#"{"kind":"screen_renamed","lsn":2}"#.utf8)])
+        let error = try #require(throws: Journal.Corruption.self) { try Store(directory) }
+        #expect(error.offset == first && error.path.hasSuffix("state.journal"))
+        #expect(error.description.contains("unknown record kind \"screen_renamed\""))
+    }
+
+    @Test("a data dir of the earlier per-store layout is refused with a message, not read as empty")
+    func legacyLayout() throws {
+        let directory = Self.directory()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try FileBytes.writeAtomically([], to: directory + "/screens.journal")
+        #expect(throws: StateJournal.UnsupportedLayout.self) { try StateJournal(directory: directory) }
+    }
+}
+
