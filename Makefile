@@ -6,7 +6,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug
 BIN_RELEASE := .build/release
 
-.PHONY: run test build release deps venv unit e2e conformance bench clean
+.PHONY: run test build release deps venv unit e2e conformance bench tsan clean
 
 deps:
 	@pkg-config --exists openssl 2>/dev/null || { \
@@ -35,8 +35,12 @@ conformance: build
 
 test: unit e2e conformance
 
+# The Swift test suite under ThreadSanitizer (its own build folder: every object is instrumented).
+tsan: deps
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+
 bench: release
 	$(BIN_RELEASE)/ws-bench
 
 clean:
-	rm -rf .build .venv .autobahn
+	rm -rf .build .build-tsan .venv .autobahn
