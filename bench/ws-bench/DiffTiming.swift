@@ -68,18 +68,19 @@ enum DiffTiming {
     ) {
         let old = ScreenVersion(
             name: "big", version: 1, tree: tree(sections: 100, items: 99, changed: false), publishedAt: 0)
-        _ = old.rendered(for: .latest)
+        var cache = RenditionCache()
+        _ = cache.rendered(old, for: .latest)
         let newTree = tree(sections: 100, items: 99, changed: true)
         var samples: [UInt64] = []
         var patchBytes = 0
         for iteration in 0..<iterations {
             let new = ScreenVersion(name: "big", version: 2 + iteration, tree: newTree, publishedAt: 0)
             let start = MonotonicClock.now()
-            let frame = Fanout.update(from: old, to: new, for: .latest)
+            let frame = cache.update(from: old, to: new, for: .latest)
             samples.append(MonotonicClock.now() - start)
             patchBytes = frame?.count ?? 0
         }
-        let snapshotBytes = Fanout.snapshot(old, for: .latest).count
+        let snapshotBytes = cache.snapshot(old, for: .latest).count
         samples.sort()
         return (
             Double(samples[samples.count / 2]) / 1000,

@@ -42,7 +42,7 @@ struct ScreenRoutes {
                     version -> JSONValue in
                     .object([
                         "name": .string(version.name), "version": .number(Double(version.version)),
-                        "hash": .string(version.latestHash), "published_at": .number(Double(version.publishedAt)),
+                        "hash": .string(plane.latestHash(version)), "published_at": .number(Double(version.publishedAt)),
                         "subscribers": .number(Double(subscribers[version.name] ?? 0)),
                     ])
                 }
@@ -68,7 +68,7 @@ struct ScreenRoutes {
         let version = ScreenVersion(
             name: name, version: plane.state.nextVersion(of: name), tree: tree,
             publishedAt: WallClock.nowMilliseconds())
-        plane.mutate([.screenPublished(version)], gathering: true) { [reply] result in
+        plane.mutate([.screenPublished(version)], gathering: true) { [plane, reply] result in
             switch result {
             case .failure(let error):
                 reply.error(error)
@@ -83,7 +83,7 @@ struct ScreenRoutes {
                     200,
                     .object([
                         "name": .string(name), "version": .number(Double(version.version)),
-                        "hash": .string(version.latestHash), "renditions": .number(Double(max(renditions.count, 1))),
+                        "hash": .string(plane.latestHash(version)), "renditions": .number(Double(max(renditions.count, 1))),
                         "sent": .number(Double(sent)),
                     ]))
             }
@@ -99,14 +99,17 @@ struct ScreenRoutes {
             let candidate = ScreenVersion(
                 name: name, version: plane.state.nextVersion(of: name), tree: tree,
                 publishedAt: WallClock.nowMilliseconds())
-            let reach = Fanout.reach(from: current, to: candidate, targets: targets)
-            let before = current?.rendered(for: .latest).tree ?? .null
-            let ops = JSONPatchDiff.diff(before, candidate.rendered(for: .latest).tree)
+            // A scratch cache: the candidate is never published, so nothing of it is kept.
+            var scratch = RenditionCache()
+            let reach = scratch.reach(from: current, to: candidate, targets: targets)
+            let before = current.map { scratch.rendered($0, for: .latest).tree } ?? .null
+            let after = scratch.rendered(candidate, for: .latest)
+            let ops = JSONPatchDiff.diff(before, after.tree)
             reply.json(
                 200,
                 .object([
                     "name": .string(name), "from": current.map { .number(Double($0.version)) } ?? .null,
-                    "version": .number(Double(candidate.version)), "hash": .string(candidate.latestHash),
+                    "version": .number(Double(candidate.version)), "hash": .string(after.hash),
                     "ops": ops.json, "renditions": .number(Double(max(reach.renditions, 1))),
                     "would_send": .number(Double(reach.sent)),
                     "subscribers": .number(Double(targets.values.reduce(0, +))),
@@ -130,7 +133,7 @@ struct ScreenRoutes {
         guard let current = plane.state.view.current(name) else {
             return reply.error(.notFound("no screen named \(name)"))
         }
-        let rendered = current.rendered(for: target)
+        let rendered = plane.renditions.rendered(current, for: target)
         var body = Array(#"{"name":"#.utf8)
         JSONWriter.writeString(name, to: &body)
         body +=
@@ -146,7 +149,7 @@ struct ScreenRoutes {
         }
         let entries = versions.reversed().map { version -> JSONValue in
             .object([
-                "version": .number(Double(version.version)), "hash": .string(version.latestHash),
+                "version": .number(Double(version.version)), "hash": .string(plane.latestHash(version)),
                 "published_at": .number(Double(version.publishedAt)),
             ])
         }

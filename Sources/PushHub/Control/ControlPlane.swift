@@ -24,6 +24,10 @@ final class ControlPlane {
     private var loops: [Mailbox] = []
     private var uncommitted: [Mutation] = []
     private var gathers: [GatherID: Gather] = [:]
+    /// Renditions and frames derived here; what a publish prepares is sent to the loops with it.
+    var renditions = RenditionCache()
+    /// Per screen, the render targets some loop's subscribers see it as, with how many loops.
+    private var targetsInUse: [String: [RenderTarget: Int]] = [:]
     private var nextGatherID: GatherID = 1
     /// How long a scatter-gather waits for a loop before answering with what it has.
     static let gatherTimeout: UInt64 = 2_000_000_000
@@ -109,7 +113,8 @@ final class ControlPlane {
         }
         committed = state
         for mutation in batch {
-            for (index, change) in mutation.changes.enumerated() {
+            for (index, plain) in mutation.changes.enumerated() {
+                let change = prepared(plain)
                 if mutation.gathers && index == mutation.changes.count - 1 {
                     let done = mutation.done
                     let id = startGather(now: now) { answers, _ in done(.success(answers)) }
@@ -130,6 +135,28 @@ final class ControlPlane {
             }
         }
     }
+
+    /// A publish with its renditions rendered and its patch from the previous version encoded
+    /// for every render target in use (so the loops find them ready); other changes as they are.
+    private func prepared(_ change: HubChange) -> HubChange {
+        switch change {
+        case .screenPublished(let version, _):
+            let kept = committed.view.screens[version.name] ?? []
+            let previous = kept.firstIndex { $0 === version }.flatMap { $0 > 0 ? kept[$0 - 1] : nil }
+            let targets = [RenderTarget.latest] + (targetsInUse[version.name]?.keys.filter { $0 != .latest } ?? [])
+            let entry = renditions.prepare(version, from: previous, for: targets)
+            renditions.forget(screen: version.name, keeping: kept)
+            return .screenPublished(version, prepared: entry)
+        case .screenDeleted(let name):
+            renditions.forget(screen: name, keeping: [])
+            return change
+        case .cohortChanged, .experimentsChanged, .stickyRecorded, .syncAppended:
+            return change
+        }
+    }
+
+    /// The hash of `version` as an up-to-date client sees it (what admin answers report).
+    func latestHash(_ version: ScreenVersion) -> String { renditions.rendered(version, for: .latest).hash }
 
     private func broadcast(_ change: HubChange, reply: GatherID?) {
         for mailbox in loops { mailbox.post(.change(change, reply: reply)) }
@@ -174,6 +201,10 @@ final class ControlPlane {
             }
         case .exposure(let exposure):
             exposures.record(exposure)
+        case .targetInUse(let screen, let target, let inUse):
+            let loops = (targetsInUse[screen]?[target] ?? 0) + (inUse ? 1 : -1)
+            targetsInUse[screen, default: [:]][target] = loops > 0 ? loops : nil
+            if targetsInUse[screen]?.isEmpty == true { targetsInUse[screen] = nil }
         }
     }
 }

@@ -1,9 +1,9 @@
 /// Names one scatter-gather: the control plane asks every client loop and waits for each answer.
-public typealias GatherID = UInt64
+typealias GatherID = UInt64
 
 /// What the control plane asks every client loop about its own connections (DESIGN §9: queries
 /// over connections are scatter-gather, exact on a quiet hub).
-public enum LoopQuery: Sendable {
+enum LoopQuery: Sendable {
     /// The connections (and distinct users) `target` reaches on the loop (dry runs).
     case reach(Target)
     /// How many subscribers of `screen` see it as each render target (a publish dry run).
@@ -15,7 +15,7 @@ public enum LoopQuery: Sendable {
 }
 
 /// A client loop's answer to a change with a reply or to a query.
-public enum LoopAnswer: Sendable {
+enum LoopAnswer: Sendable {
     /// A publish: subscribers whose rendered tree changed, and the renditions of the new version
     /// among the loop's subscribers.
     case published(sent: Int, renditions: Set<RenditionKey>)
@@ -28,25 +28,27 @@ public enum LoopAnswer: Sendable {
 }
 
 /// What a client loop tells the control plane.
-public enum LoopEvent: Sendable {
+enum LoopEvent: Sendable {
     case answer(GatherID, LoopAnswer)
     /// A sticky experiment's first assignment of a unit, to make durable (first writer wins).
     case stickyAssigned(experiment: String, unit: String, variant: String)
     case exposure(Exposure)
+    /// A loop started (true) or stopped (false) having subscribers of `screen` seen as `target`.
+    case targetInUse(screen: String, RenderTarget, Bool)
 }
 
 /// One line of the exposure log (DESIGN §6): a session was first served a variant's rendition,
 /// or confirmed it rendered it.
-public struct Exposure: Sendable {
-    public enum Event: String, Sendable { case served, confirmed }
-    public var event: Event
-    public var experiment: String
-    public var variant: String
-    public var unit: String
-    public var screen: String
-    public var version: Int
+struct Exposure: Sendable {
+    enum Event: String, Sendable { case served, confirmed }
+    var event: Event
+    var experiment: String
+    var variant: String
+    var unit: String
+    var screen: String
+    var version: Int
     /// Milliseconds since the Unix epoch.
-    public var at: Int
+    var at: Int
 }
 
 /// One scatter-gather in flight on the control plane: the answers so far and what to do with

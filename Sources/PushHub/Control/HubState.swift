@@ -19,7 +19,7 @@ struct HubState {
         switch record {
         case .screenPublished(let version):
             lastVersion[version.name] = max(lastVersion[version.name] ?? 0, version.version)
-            change = .screenPublished(version)
+            change = .screenPublished(version, prepared: nil)
         case .screenDeleted(let name):
             change = .screenDeleted(name)
         case .screenNumbered(let name, let last):

@@ -7,8 +7,8 @@ import Glibc
 /// Invariant: `mailboxes[i]` belongs to client loop `i` and `controlMailbox` to the control
 /// plane; after `join()` every loop thread has exited.
 public final class LoopGroup: Sendable {
-    public let mailboxes: [Mailbox]
-    public let controlMailbox: Mailbox
+    let mailboxes: [Mailbox]
+    let controlMailbox: Mailbox
     private let threads: [pthread_t]
 
     /// Starts the control plane's loop and `clientListeners.count` client loops.

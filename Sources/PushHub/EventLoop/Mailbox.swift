@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Work posted to a loop from another thread: the only traffic between threads (DESIGN §9).
-public enum LoopCommand: Sendable {
+enum LoopCommand: Sendable {
     /// Stop accepting, close every client with 1001, and exit once all are gone or `deadline`
     /// (monotonic nanoseconds) passes.
     case shutdown(deadline: UInt64)
@@ -19,7 +19,7 @@ public enum LoopCommand: Sendable {
 ///
 /// Invariant: `wakeupPending` is true from the first post after a drain until the next drain,
 /// so a burst of posts costs one eventfd write.
-public final class Mailbox: Sendable {
+final class Mailbox: Sendable {
     private struct Pending {
         var commands: [LoopCommand] = []
         var wakeupPending = false
@@ -30,7 +30,7 @@ public final class Mailbox: Sendable {
 
     init(wake: @escaping @Sendable () -> Void) { self.wake = wake }
 
-    public func post(_ command: LoopCommand) {
+    func post(_ command: LoopCommand) {
         let mustWake = pending.withLock { p in
             p.commands.append(command)
             defer { p.wakeupPending = true }

@@ -25,7 +25,7 @@ public struct HubView: Sendable {
     /// Applies one change; `keepVersions` bounds each screen's history (DESIGN §4).
     mutating func apply(_ change: HubChange, keepVersions: Int) {
         switch change {
-        case .screenPublished(let version):
+        case .screenPublished(let version, _):
             var versions = screens.removeValue(forKey: version.name) ?? []
             versions.append(version)
             if versions.count > keepVersions { versions.removeFirst(versions.count - keepVersions) }
@@ -86,8 +86,9 @@ public struct HubView: Sendable {
 }
 
 /// One change of hub state, as the control plane sends it to every loop after it is durable.
-public enum HubChange: Sendable {
-    case screenPublished(ScreenVersion)
+enum HubChange: Sendable {
+    /// A new version, with what the control plane already rendered and encoded for it.
+    case screenPublished(ScreenVersion, prepared: RenditionCache.Entry?)
     case screenDeleted(String)
     /// nil: deleted.
     case cohortChanged(String, Cohort?)

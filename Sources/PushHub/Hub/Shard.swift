@@ -21,6 +21,11 @@ final class Shard {
     private var scheduledSyncs = Timers<(token: UInt64, sync: Sync)>()
     /// The actions of the session being served; reused so that serving allocates nothing.
     private var actions: [Session.Action] = []
+    /// Renditions and frames derived here (seeded with what the control plane prepared).
+    private var cache = RenditionCache()
+    /// How many subscriptions here see each screen as each render target; the control plane
+    /// hears when a target starts or stops being used, to prepare renditions for it.
+    private var targetCounts: [String: [RenderTarget: Int]] = [:]
 
     init(loop: EventLoop, view: HubView, config: HubConfig, tokens: JWTVerifier, control: Mailbox, metrics: Metrics) {
         self.loop = loop
@@ -39,7 +44,8 @@ final class Shard {
     /// A message arrived on a connection's `/v1/connect` session.
     func received(_ message: ClientMessage, on connection: Connection) {
         connection.session?.received(
-            message, view: view, settings: settings, nowMilliseconds: WallClock.nowMilliseconds(), out: &actions)
+            message, view: view, settings: settings, nowMilliseconds: WallClock.nowMilliseconds(), cache: &cache,
+            out: &actions)
         perform(on: connection)
     }
 
@@ -55,7 +61,8 @@ final class Shard {
 
     /// The connection's queue drained below the low watermark after updates were held back.
     func drained(_ connection: Connection) {
-        connection.session?.drained(view: view, nowMilliseconds: WallClock.nowMilliseconds(), out: &actions)
+        connection.session?.drained(
+            view: view, nowMilliseconds: WallClock.nowMilliseconds(), cache: &cache, out: &actions)
         perform(on: connection)
     }
 
@@ -63,7 +70,9 @@ final class Shard {
     func connectionClosed(_ connection: Connection) {
         guard let session = connection.session else { return }
         if let ready = session.ready {
-            for subscription in ready.subscriptions { unsubscribe(connection, from: subscription.version.name) }
+            for subscription in ready.subscriptions {
+                unsubscribe(connection, from: subscription.version.name, subscription.target)
+            }
             signOut(connection.token, ready.attributes)
         }
         connection.session?.closed()
@@ -75,9 +84,12 @@ final class Shard {
         view.apply(change, keepVersions: keepVersions)
         let answer: LoopAnswer?
         switch change {
-        case .screenPublished(let version):
+        case .screenPublished(let version, let prepared):
+            if let prepared { cache.seed(prepared) }
+            cache.forget(screen: version.name, keeping: view.screens[version.name] ?? [])
             answer = fanOut(version)
         case .screenDeleted(let name):
+            cache.forget(screen: name, keeping: [])
             let told = subscribers[name].map { Array($0.values) } ?? []
             for connection in told {
                 connection.session?.screenDeleted(name, out: &actions)
@@ -90,7 +102,7 @@ final class Shard {
                 for connection in subscribers[screen]?.values.map({ $0 }) ?? [] {
                     connection.session?.experimentsChanged(
                         screen: screen, view: view, isCongested: connection.isCongested, nowMilliseconds: now,
-                        out: &actions)
+                        cache: &cache, out: &actions)
                     perform(on: connection)
                 }
             }
@@ -112,12 +124,12 @@ final class Shard {
         for connection in connections.values {
             connection.session?.versionPublished(
                 version, view: view, isCongested: connection.isCongested, nowMilliseconds: now, memo: &memo,
-                out: &actions)
+                cache: &cache, out: &actions)
             if actions.contains(where: \.isSendOrHold) { sent += 1 }
             perform(on: connection)
         }
         metrics.fanouts.add(1, ordering: .relaxed)
-        return .published(sent: sent, renditions: Set(memo.targets.map { version.renditionKey(for: $0) }))
+        return .published(sent: sent, renditions: Set(memo.targets.map { cache.renditionKey(version, for: $0) }))
     }
 
     /// Delivers `sync` to every signed-in client here it targets, now or spread over its window.
@@ -201,11 +213,15 @@ final class Shard {
                 clients[connection.token] = attributes
                 if let user = attributes.user { byUser[user, default: []].insert(connection.token) }
                 metrics.sessions.add(1, ordering: .relaxed)
-            case .subscribed(let screen):
+            case .subscribed(let screen, let target):
                 subscribers[screen, default: [:]][connection.token] = connection
                 metrics.subscriptions.add(1, ordering: .relaxed)
-            case .unsubscribed(let screen):
-                unsubscribe(connection, from: screen)
+                count(screen, target, +1)
+            case .retargeted(let screen, let old, let new):
+                count(screen, old, -1)
+                count(screen, new, +1)
+            case .unsubscribed(let screen, let target):
+                unsubscribe(connection, from: screen, target)
             case .delivered(let sync):
                 sync.receipts.delivered.add(1, ordering: .relaxed)
                 metrics.syncsDelivered.add(1, ordering: .relaxed)
@@ -226,10 +242,23 @@ final class Shard {
         actions.removeAll(keepingCapacity: true)
     }
 
-    private func unsubscribe(_ connection: Connection, from screen: String) {
+    private func unsubscribe(_ connection: Connection, from screen: String, _ target: RenderTarget) {
         guard subscribers[screen]?.removeValue(forKey: connection.token) != nil else { return }
         if subscribers[screen]?.isEmpty == true { subscribers[screen] = nil }
         metrics.subscriptions.subtract(1, ordering: .relaxed)
+        count(screen, target, -1)
+    }
+
+    /// Counts a subscription seen as `target`; tells the control plane when the target starts or
+    /// stops being used here.
+    private func count(_ screen: String, _ target: RenderTarget, _ delta: Int) {
+        let before = targetCounts[screen]?[target] ?? 0
+        let after = before + delta
+        targetCounts[screen, default: [:]][target] = after > 0 ? after : nil
+        if targetCounts[screen]?.isEmpty == true { targetCounts[screen] = nil }
+        if (before == 0) != (after <= 0) {
+            control.post(.event(.targetInUse(screen: screen, target, after > 0)))
+        }
     }
 
     private func signOut(_ token: UInt64, _ attributes: ClientAttributes) {
@@ -247,7 +276,9 @@ extension Session.Action {
     var isSendOrHold: Bool {
         switch self {
         case .send, .coalesced: true
-        case .close, .signedIn, .subscribed, .unsubscribed, .delivered, .acked, .exposure, .stickyAssigned: false
+        case .close, .signedIn, .subscribed, .retargeted, .unsubscribed, .delivered, .acked, .exposure,
+            .stickyAssigned:
+            false
         }
     }
 }

@@ -25,8 +25,11 @@ struct Session {
         case close(CloseCode, reason: String)
         /// The client is signed in: index it on the loop (user → connections) for targeting.
         case signedIn(ClientAttributes)
-        case subscribed(String)
-        case unsubscribed(String)
+        /// Subscriptions and the render target each is seen as (the loop counts targets in use,
+        /// so the control plane prepares those renditions for the next publish).
+        case subscribed(String, RenderTarget)
+        case retargeted(String, from: RenderTarget, to: RenderTarget)
+        case unsubscribed(String, RenderTarget)
         /// Receipts (DESIGN §5): a sync was queued for the client, or acknowledged by it.
         case delivered(Sync)
         case acked(Sync)
@@ -72,7 +75,8 @@ struct Session {
 
     /// A parsed client message; `nowMilliseconds` is wall-clock time (token expiry, logs).
     mutating func received(
-        _ message: ClientMessage, view: HubView, settings: Settings, nowMilliseconds: Int, out: inout [Action]
+        _ message: ClientMessage, view: HubView, settings: Settings, nowMilliseconds: Int,
+        cache: inout RenditionCache, out: inout [Action]
     ) {
         switch (state, message) {
         case (.awaitingHello(_, let upgradeToken), .hello(let hello)):
@@ -84,11 +88,12 @@ struct Session {
         case (.ready, .hello):
             out.append(error("already_hello", "this session already said hello", ref: "hello"))
         case (.ready(let ready), .subscribe(let screen, let have)):
-            subscribe(ready, screen, have: have, view: view, nowMilliseconds: nowMilliseconds, out: &out)
+            subscribe(
+                ready, screen, have: have, view: view, nowMilliseconds: nowMilliseconds, cache: &cache, out: &out)
         case (.ready(let ready), .unsubscribe(let screen)):
             if let index = ready.index(of: screen) {
-                ready.subscriptions.remove(at: index)
-                out.append(.unsubscribed(screen))
+                let removed = ready.subscriptions.remove(at: index)
+                out.append(.unsubscribed(screen, removed.target))
             } else {
                 out.append(error("not_subscribed", "not subscribed to \(screen)", ref: "unsubscribe"))
             }
@@ -175,7 +180,7 @@ struct Session {
 
     private func subscribe(
         _ ready: ReadySession, _ screen: String, have: ClientMessage.Have?, view: HubView, nowMilliseconds: Int,
-        out: inout [Action]
+        cache: inout RenditionCache, out: inout [Action]
     ) {
         if let problem = ScreenName.validationError(screen) {
             out.append(error("invalid_screen_name", problem, ref: "subscribe"))
@@ -186,27 +191,29 @@ struct Session {
             return
         }
         let (target, variants) = renderTarget(ready, screen, view: view, out: &out)
-        let rendered = current.rendered(for: target)
+        let rendered = cache.rendered(current, for: target)
         if let hash = have?.hash, hash == rendered.hash {
             out.append(.send(ServerMessage.unchanged(screen: screen, version: current.version, hash: hash)))
         } else if let version = have?.version, let old = view.version(screen, version),
-            have?.hash == nil || old.rendered(for: target).hash == have?.hash
+            have?.hash == nil || cache.rendered(old, for: target).hash == have?.hash
         {
             out.append(
                 .send(
-                    Fanout.update(from: old, to: current, for: target)
+                    cache.update(from: old, to: current, for: target)
                         ?? ServerMessage.unchanged(screen: screen, version: current.version, hash: rendered.hash)))
         } else {
-            out.append(.send(Fanout.snapshot(current, for: target)))
+            out.append(.send(cache.snapshot(current, for: target)))
         }
         noteExposures(ready, variants, screen: screen, version: current.version, nowMilliseconds: nowMilliseconds,
             out: &out)
         let subscription = ReadySession.Subscription(version: current, target: target)
         if let index = ready.index(of: screen) {
+            let old = ready.subscriptions[index].target
             ready.subscriptions[index] = subscription
+            if old != target { out.append(.retargeted(screen, from: old, to: target)) }
         } else {
             ready.subscriptions.append(subscription)
-            out.append(.subscribed(screen))
+            out.append(.subscribed(screen, target))
         }
     }
 
@@ -216,7 +223,7 @@ struct Session {
     /// subscriber across one fan-out (same starting point and rendition: same bytes).
     func versionPublished(
         _ version: ScreenVersion, view: HubView, isCongested: Bool, nowMilliseconds: Int, memo: inout FanoutMemo,
-        out: inout [Action]
+        cache: inout RenditionCache, out: inout [Action]
     ) {
         guard case .ready(let ready) = state, let index = ready.index(of: version.name) else { return }
         let had = ready.subscriptions[index]
@@ -233,14 +240,17 @@ struct Session {
             nowMilliseconds: nowMilliseconds, out: &out)
         // A version that does not change what this client sees sends nothing, and the
         // subscription stays where the client is: the next patch starts from the version it holds.
-        guard let frame = memo.frame(from: had.version, had.target, to: version, target) else { return }
+        guard let frame = memo.frame(from: had.version, had.target, to: version, target, cache: &cache) else { return }
         ready.subscriptions[index] = ReadySession.Subscription(version: version, target: target)
+        if had.target != target { out.append(.retargeted(version.name, from: had.target, to: target)) }
         out.append(.send(frame))
     }
 
     /// Experiments touching `screen` changed: send a patch if what this client sees changed.
-    func experimentsChanged(screen: String, view: HubView, isCongested: Bool, nowMilliseconds: Int, out: inout [Action])
-    {
+    func experimentsChanged(
+        screen: String, view: HubView, isCongested: Bool, nowMilliseconds: Int, cache: inout RenditionCache,
+        out: inout [Action]
+    ) {
         guard case .ready(let ready) = state, let index = ready.index(of: screen), let current = view.current(screen)
         else { return }
         if isCongested {
@@ -248,14 +258,14 @@ struct Session {
             out.append(.coalesced)
             return
         }
-        bringUpToDate(ready, at: index, current, view: view, nowMilliseconds: nowMilliseconds, out: &out)
+        bringUpToDate(ready, at: index, current, view: view, nowMilliseconds: nowMilliseconds, cache: &cache, out: &out)
     }
 
     /// The screen was deleted: the client is told it is `gone` and unsubscribed.
     func screenDeleted(_ screen: String, out: inout [Action]) {
         guard case .ready(let ready) = state, let index = ready.index(of: screen) else { return }
-        ready.subscriptions.remove(at: index)
-        out.append(.unsubscribed(screen))
+        let removed = ready.subscriptions.remove(at: index)
+        out.append(.unsubscribed(screen, removed.target))
         out.append(.send(ServerMessage.gone(screen: screen)))
     }
 
@@ -280,7 +290,7 @@ struct Session {
 
     /// The outbound queue drained after updates were held back: the newest collapsed syncs, then
     /// every subscription brought from the version the client has to the current one.
-    func drained(view: HubView, nowMilliseconds: Int, out: inout [Action]) {
+    func drained(view: HubView, nowMilliseconds: Int, cache: inout RenditionCache, out: inout [Action]) {
         guard case .ready(let ready) = state, ready.needsCatchUp else { return }
         ready.needsCatchUp = false
         for (sync, mandatory) in ready.collapsedSyncs.values.sorted(by: { $0.sync.seq < $1.sync.seq }) {
@@ -290,7 +300,8 @@ struct Session {
         ready.collapsedSyncs.removeAll()
         for index in ready.subscriptions.indices {
             guard let current = view.current(ready.subscriptions[index].version.name) else { continue }
-            bringUpToDate(ready, at: index, current, view: view, nowMilliseconds: nowMilliseconds, out: &out)
+            bringUpToDate(
+                ready, at: index, current, view: view, nowMilliseconds: nowMilliseconds, cache: &cache, out: &out)
         }
     }
 
@@ -313,7 +324,7 @@ struct Session {
 
     private func bringUpToDate(
         _ ready: ReadySession, at index: Int, _ current: ScreenVersion, view: HubView, nowMilliseconds: Int,
-        out: inout [Action]
+        cache: inout RenditionCache, out: inout [Action]
     ) {
         let had = ready.subscriptions[index]
         let (target, variants) = renderTarget(ready, current.name, view: view, out: &out)
@@ -321,9 +332,10 @@ struct Session {
         noteExposures(ready, variants, screen: current.name, version: current.version,
             nowMilliseconds: nowMilliseconds, out: &out)
         // As in `versionPublished`: the subscription moves only with a message the client gets.
-        guard let frame = Fanout.update(from: had.version, oldTarget: had.target, to: current, newTarget: target)
+        guard let frame = cache.update(from: had.version, oldTarget: had.target, to: current, newTarget: target)
         else { return }
         ready.subscriptions[index] = ReadySession.Subscription(version: current, target: target)
+        if had.target != target { out.append(.retargeted(current.name, from: had.target, to: target)) }
         out.append(.send(frame))
     }
 
@@ -462,11 +474,12 @@ struct FanoutMemo {
     /// The render targets met in this fan-out (each inserted once per computed frame, not per subscriber).
     private(set) var targets = Set<RenderTarget>()
 
-    mutating func frame(from old: ScreenVersion, _ oldTarget: RenderTarget, to new: ScreenVersion, _ target: RenderTarget)
-        -> [UInt8]?
-    {
+    mutating func frame(
+        from old: ScreenVersion, _ oldTarget: RenderTarget, to new: ScreenVersion, _ target: RenderTarget,
+        cache: inout RenditionCache
+    ) -> [UInt8]? {
         if let last, last.from === old, last.fromTarget == oldTarget, last.target == target { return last.frame }
-        let frame = Fanout.update(from: old, oldTarget: oldTarget, to: new, newTarget: target)
+        let frame = cache.update(from: old, oldTarget: oldTarget, to: new, newTarget: target)
         last = (old, oldTarget, target, frame)
         targets.insert(target)
         return frame

@@ -1,0 +1,171 @@
+/// What one thread derived from screen versions (DESIGN §4: render, diff and encode once per
+/// rendition): merged variant trees, rendered renditions, and the encoded messages that lead to
+/// each version. Every loop and the control plane own one; nothing in it is shared or locked.
+///
+/// The control plane renders and encodes a published version for every render target some loop
+/// uses (`prepare`) and sends the result along with the version; loops `seed` their cache with
+/// it, so the common fan-out finds its frame ready and a rendition is rendered once per hub.
+/// Only what a loop needs beyond that (an old starting version, a new target) is computed there.
+///
+/// Invariants: an entry only holds values that are pure functions of its version (and, for
+/// patches, of the immutable version they start from), so a cache hit equals a recompute; an
+/// entry keeps its version alive, so its `ObjectIdentifier` is never reused while it is here.
+public struct RenditionCache {
+    /// Everything derived from one version.
+    public struct Entry: Sendable {
+        let version: ScreenVersion
+        fileprivate var merged: [[String]: MergedTree] = [:]
+        fileprivate var rendered: [RenditionKey: RenderedTree] = [:]
+        fileprivate var messages: [MessageKey: [UInt8]] = [:]
+    }
+
+    /// The tree after a combination of variant patches, and its capability thresholds.
+    public struct MergedTree: Sendable {
+        var tree: JSONValue
+        var thresholds: [SemanticVersion]
+    }
+
+    /// The outgoing messages that end at a version, as complete WebSocket frames.
+    public enum MessageKey: Hashable, Sendable {
+        case snapshot(rendition: RenditionKey)
+        case patch(fromVersion: Int, fromRendition: RenditionKey, rendition: RenditionKey)
+    }
+
+    private var entries: [ObjectIdentifier: Entry] = [:]
+
+    public init() {}
+
+    /// The tree with `target`'s variant patches applied (RFC 7386, in order), and its thresholds.
+    mutating func mergedTree(_ version: ScreenVersion, for target: RenderTarget) -> MergedTree {
+        if target.variantPatches.isEmpty { return MergedTree(tree: version.tree, thresholds: version.thresholds) }
+        let labels = target.variantPatches.map(\.label)
+        let id = ObjectIdentifier(version)
+        if let cached = entries[id]?.merged[labels] { return cached }
+        let tree = target.variantPatches.reduce(version.tree) { MergePatch.apply($1.patch, to: $0) }
+        let merged = MergedTree(tree: tree, thresholds: Rendition.thresholds(in: tree))
+        entries[id, default: Entry(version: version)].merged[labels] = merged
+        return merged
+    }
+
+    /// The rendition key of `target` for `version`: clients with equal keys see equal trees.
+    mutating func renditionKey(_ version: ScreenVersion, for target: RenderTarget) -> RenditionKey {
+        RenditionKey(
+            patches: target.variantPatches.map(\.label),
+            capabilities: Rendition.key(for: target, thresholds: mergedTree(version, for: target).thresholds))
+    }
+
+    /// The tree `target` sees of `version`, rendered once.
+    public mutating func rendered(_ version: ScreenVersion, for target: RenderTarget) -> RenderedTree {
+        let key = renditionKey(version, for: target)
+        let id = ObjectIdentifier(version)
+        if let cached = entries[id]?.rendered[key] { return cached }
+        let base = mergedTree(version, for: target)
+        // Without capability nodes every client sees the merged tree as it is.
+        let rendered = RenderedTree(base.thresholds.isEmpty ? base.tree : Rendition.render(base.tree, for: target))
+        Metrics.renders.add(1, ordering: .relaxed)
+        entries[id, default: Entry(version: version)].rendered[key] = rendered
+        return rendered
+    }
+
+    /// A message frame ending at `version`, made by `make` the first time.
+    private mutating func message(_ version: ScreenVersion, _ key: MessageKey, make: () -> [UInt8])
+        -> [UInt8]
+    {
+        let id = ObjectIdentifier(version)
+        if let cached = entries[id]?.messages[key] { return cached }
+        let made = make()
+        Metrics.encodes.add(1, ordering: .relaxed)
+        entries[id, default: Entry(version: version)].messages[key] = made
+        return made
+    }
+
+    // MARK: - What a client is sent (DESIGN §4)
+
+    /// The frame bringing a client from `old` as `oldTarget` saw it (nil: it has nothing) to
+    /// `new` as `target` sees it: a `patch` when that is smaller, else a `snapshot`.
+    /// - Returns: nil when the client's rendered tree is unchanged.
+    public mutating func update(
+        from old: ScreenVersion?, oldTarget: RenderTarget, to new: ScreenVersion, newTarget target: RenderTarget
+    ) -> [UInt8]? {
+        guard let old else { return snapshot(new, for: target) }
+        let rendered = rendered(new, for: target)
+        let before = self.rendered(old, for: oldTarget)
+        if before.hash == rendered.hash { return nil }
+        let key = MessageKey.patch(
+            fromVersion: old.version, fromRendition: renditionKey(old, for: oldTarget),
+            rendition: renditionKey(new, for: target))
+        return message(new, key) {
+            let ops = JSONPatchDiff.diff(before.tree, rendered.tree)
+            let patch = ServerMessage.patch(
+                screen: new.name, from: old.version, version: new.version, hash: rendered.hash, ops: ops)
+            guard patch.count < ServerMessage.snapshotSize(screen: new.name, version: new.version, rendered: rendered)
+            else {
+                Metrics.snapshotsEncoded.add(1, ordering: .relaxed)
+                return ServerMessage.snapshot(screen: new.name, version: new.version, rendered: rendered)
+            }
+            Metrics.patchesEncoded.add(1, ordering: .relaxed)
+            return patch
+        }
+    }
+
+    /// The same for a client whose rendition did not change.
+    public mutating func update(from old: ScreenVersion?, to new: ScreenVersion, for target: RenderTarget) -> [UInt8]? {
+        update(from: old, oldTarget: target, to: new, newTarget: target)
+    }
+
+    /// The `snapshot` of `version` as `target` sees it.
+    public mutating func snapshot(_ version: ScreenVersion, for target: RenderTarget) -> [UInt8] {
+        let rendered = rendered(version, for: target)
+        return message(version, .snapshot(rendition: renditionKey(version, for: target))) {
+            Metrics.snapshotsEncoded.add(1, ordering: .relaxed)
+            return ServerMessage.snapshot(screen: version.name, version: version.version, rendered: rendered)
+        }
+    }
+
+    /// Who a change from `old` to `new` reaches among subscribers rendered as `targets` (with
+    /// their counts): those whose rendered tree changes, and the distinct renditions of `new`.
+    mutating func reach(from old: ScreenVersion?, to new: ScreenVersion, targets: [RenderTarget: Int]) -> (
+        sent: Int, renditions: Int
+    ) {
+        var sent = 0
+        var renditions = Set<RenditionKey>()
+        for (target, count) in targets {
+            renditions.insert(renditionKey(new, for: target))
+            if let old, rendered(old, for: target).hash == rendered(new, for: target).hash { continue }
+            sent += count
+        }
+        return (sent, renditions.count)
+    }
+
+    // MARK: - Sharing and forgetting
+
+    /// Renders and encodes `version` for each of `targets`, with the patch from `previous`.
+    /// - Returns: what was derived from `version`, to seed the loops' caches with.
+    mutating func prepare(_ version: ScreenVersion, from previous: ScreenVersion?, for targets: [RenderTarget])
+        -> Entry?
+    {
+        for target in targets { _ = update(from: previous, to: version, for: target) }
+        return entries[ObjectIdentifier(version)]
+    }
+
+    /// Takes what another thread derived from a version (values only: safe to share).
+    mutating func seed(_ entry: Entry) {
+        let id = ObjectIdentifier(entry.version)
+        guard let mine = entries[id] else {
+            entries[id] = entry
+            return
+        }
+        var merged = entry
+        merged.merged.merge(mine.merged) { theirs, _ in theirs }
+        merged.rendered.merge(mine.rendered) { theirs, _ in theirs }
+        merged.messages.merge(mine.messages) { theirs, _ in theirs }
+        entries[id] = merged
+    }
+
+    /// Drops what was derived from versions of `screen` other than `kept` (a version a client
+    /// still holds is derived again if it is needed).
+    mutating func forget(screen: String, keeping kept: [ScreenVersion]) {
+        let keep = Set(kept.map(ObjectIdentifier.init))
+        entries = entries.filter { $0.value.version.name != screen || keep.contains($0.key) }
+    }
+}
