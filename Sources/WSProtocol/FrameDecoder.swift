@@ -37,6 +37,14 @@ public struct FrameDecoder: Sendable {
         self.maxFrameBytes = maxFrameBytes
     }
 
+    /// Whether the next byte starts a frame (nothing of a header or payload is pending).
+    public var isAtFrameBoundary: Bool {
+        switch state {
+        case .header: partialHeader.isEmpty
+        case .payload: false
+        }
+    }
+
     /// Decodes the next step from `buffer[offset...]`, advancing `offset` past what it consumed.
     public mutating func next(in buffer: UnsafeMutableRawBufferPointer, offset: inout Int) throws(ProtocolError) -> Step
     {

@@ -39,6 +39,9 @@ public struct MessageAssembler: Sendable {
     /// A message buffer larger than this is released after its message rather than kept.
     static let retainedCapacity = 64 << 10
 
+    /// Whether no frame or fragmented message is in progress.
+    public var isBetweenMessages: Bool { current == nil && messageOpcode == nil }
+
     public init(limits: ProtocolLimits) {
         self.limits = limits
     }

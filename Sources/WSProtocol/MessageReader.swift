@@ -23,6 +23,11 @@ public struct MessageReader: Sendable {
         assembler = MessageAssembler(limits: limits)
     }
 
+    /// Whether nothing of a frame or message is buffered (and no violation was seen): the reader
+    /// may then be dropped and a new one made for the next bytes, so an idle connection does not
+    /// carry one.
+    public var isIdle: Bool { failure == nil && decoder.isAtFrameBoundary && assembler.isBetweenMessages }
+
     /// Decodes from `buffer[offset...]` until a message or control frame is complete or the
     /// input is used up. Unmasks in place.
     public mutating func next(in buffer: UnsafeMutableRawBufferPointer, offset: inout Int) throws(ProtocolError)

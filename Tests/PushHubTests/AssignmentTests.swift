@@ -78,7 +78,7 @@ import Testing
         func client(_ platform: String, _ version: String) -> ClientAttributes {
             ClientAttributes(
                 session: "", user: "u1", device: "d", platform: platform, appVersion: SemanticVersion(version),
-                appVersionText: version, claimCohorts: [], claims: JSONObject(), connectedAt: 0)
+                claimCohorts: [], claims: JSONObject(), connectedAt: 0)
         }
         #expect(
             Assignment.assign(experiment, unit: "u1", client: client("android", "6.0.0"), view: nil).reason

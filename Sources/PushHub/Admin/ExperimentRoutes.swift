@@ -115,7 +115,6 @@ struct ExperimentRoutes {
         let answers = units.map { unit -> JSONValue in
             let client = ClientAttributes(
                 session: "", user: unit, device: unit, platform: platform, appVersion: appVersion,
-                appVersionText: versionText,
                 claimCohorts: [], claims: JSONObject(), connectedAt: 0)
             let outcome = view.assignment(experiment, unit: unit, client: client)
             return .object([

@@ -6,9 +6,10 @@ import WSProtocol
 ///
 /// Lifecycle: `readingHead` → (`readingBody` →) `webSocket` or an HTTP answer → `closing` →
 /// reaped by the loop at the end of a tick (`requestClose`), never in the middle of one.
-/// Invariants: the socket is open until `reap()`; `phase == .webSocket` exactly when `reader`
-/// is non-nil (outside a decoding pass); only the owning loop's thread touches a connection.
-final class Connection {
+/// Invariants: the socket is open until `reap()`; `reader` is nil outside `.webSocket`, and on
+/// `/v1/connect` also between messages (it is made again for the next bytes, so an idle client
+/// carries none); only the owning loop's thread touches a connection.
+final class Connection: HasDeadline {
     enum Phase: Equatable {
         /// Reading an HTTP request head; answered 408 after the deadline.
         case readingHead(deadline: UInt64)
@@ -23,12 +24,38 @@ final class Connection {
         case closing(deadline: UInt64)
     }
 
+    // Stored properties are declared widest first and the small ones together, so that the
+    // object stays small (memory per connection, DESIGN §9): 8-byte fields, then the optionals
+    // and enums with a tag byte, each followed by one-byte fields that fill its padding.
     let token: UInt64
-    let kind: ListenerKind
     unowned let loop: EventLoop
+    private var lastReadAt: UInt64
+    private var lastPingAt: UInt64
+    var outbound = OutboundQueue()
+    private var http: HTTPExchange? = HTTPExchange()
+    /// The frame reader, boxed: a client between messages carries 8 bytes for it, not 200.
+    private var reader: ReaderBox?
+    /// The v1 session of a `/v1/connect` connection (nil on other endpoints and before the 101).
+    var session: Session?
     private(set) var socket: Socket
     private(set) var phase: Phase
-    var outbound = OutboundQueue()
+    let kind: ListenerKind
+    private(set) var endpoint: Endpoint?
+    var isFlushPending = false
+    var isCloseRequested = false
+    var isReadPaused = false
+    var hasShutDownWrite = false
+    /// Set after the 101: once it is written, the outbound buffer is freed, so that an idle
+    /// connection holds no buffer.
+    private var releaseOutboundWhenFlushed = false
+    private var closeHandshake = CloseHandshake()
+    /// True from the 101 until the connection starts closing; counted in the gauge meanwhile.
+    private(set) var isWebSocket = false
+    /// What epoll reports for this socket now (registration starts readable only).
+    var registeredInterest = Interest(readable: true, writable: false)
+    /// The loop's timer for this connection (`DeadlineHeap`): when, and where in the heap.
+    var scheduledDeadline: UInt64?
+    var timerIndex: Int32 = -1
 
     /// HTTP request state, boxed: a WebSocket connection drops it at the upgrade, so idle
     /// connections do not carry it.
@@ -41,32 +68,16 @@ final class Connection {
         var leftover: [UInt8] = []
     }
 
-    private var http: HTTPExchange? = HTTPExchange()
+    final class ReaderBox {
+        var reader: MessageReader
+        init(_ reader: MessageReader) { self.reader = reader }
+    }
 
-    // WebSocket state
-    private(set) var endpoint: Endpoint?
-    private var reader: MessageReader?
-    private var closeHandshake = CloseHandshake()
-    /// The v1 session of a `/v1/connect` connection (nil on other endpoints and before the 101).
-    var session: Session?
-    private var lastReadAt: UInt64
-    private var lastPingAt: UInt64
-
-    // Loop bookkeeping
-    var isFlushPending = false
-    var isCloseRequested = false
-    /// What epoll reports for this socket now (registration starts readable only).
     struct Interest: Equatable {
         var readable: Bool
         var writable: Bool
     }
-    var registeredInterest = Interest(readable: true, writable: false)
-    var isReadPaused = false
-    var hasShutDownWrite = false
-    var scheduledDeadline: UInt64?
-    /// Set after the 101: once it is written, the outbound buffer is freed, so that an idle
-    /// connection holds no buffer (the first frame it sends allocates one and keeps it).
-    private var releaseOutboundWhenFlushed = false
+
     /// Whether updates are being held back: the outbound queue is above the high watermark.
     var isCongested: Bool { outbound.pendingBytes > loop.config.outboundHighWatermark }
 
@@ -83,9 +94,6 @@ final class Connection {
     deinit {
         assert(!socket.isOpen, "a connection is reaped (socket closed) before it is released")
     }
-
-    /// True from the 101 until the connection starts closing; counted in the gauge meanwhile.
-    private(set) var isWebSocket = false
 
     // MARK: - Input
 
@@ -186,7 +194,7 @@ final class Connection {
         releaseOutboundWhenFlushed = true
         loop.flushSoon(self)
         self.endpoint = endpoint
-        reader = MessageReader(role: .server, limits: endpoint.limits(loop.config))
+        if endpoint == .echo { reader = ReaderBox(MessageReader(role: .server, limits: endpoint.limits(loop.config))) }
         isWebSocket = true
         phase = .webSocket
         lastPingAt = loop.now
@@ -195,16 +203,17 @@ final class Connection {
     }
 
     private func readFrames(_ bytes: UnsafeMutableRawBufferPointer) {
-        // Take the reader out while decoding so that its buffers stay uniquely referenced
-        // (no copy-on-write); put it back unless the connection left the WebSocket phase.
-        guard var reader = self.reader else { return }
-        self.reader = nil
-        defer { if phase == .webSocket { self.reader = reader } }
+        // The reader is decoded in place in its box (its buffers stay uniquely referenced). On
+        // /v1/connect it is dropped once nothing of a message is pending (memory per idle client).
+        guard phase == .webSocket, let endpoint else { return }
+        let box = reader ?? ReaderBox(MessageReader(role: .server, limits: endpoint.limits(loop.config)))
+        reader = box
+        defer { if phase == .webSocket && endpoint == .client && box.reader.isIdle { reader = nil } }
         var offset = 0
         while !isCloseRequested, phase == .webSocket {
             let event: MessageReader.Event
             do {
-                event = try reader.next(in: bytes, offset: &offset)
+                event = try box.reader.next(in: bytes, offset: &offset)
             } catch {
                 loop.metrics.protocolCloses.add(1, ordering: .relaxed)
                 Log.debug(
@@ -218,10 +227,10 @@ final class Connection {
             case .message(let opcode, let payload):
                 loop.metrics.messagesIn.add(1, ordering: .relaxed)
                 guard closeHandshake.isOpen else { continue }  // after our close, data is discarded (§7.1.4)
-                reader.withBytes(of: payload, input: bytes) { data in messageReceived(opcode, data) }
+                box.reader.withBytes(of: payload, input: bytes) { data in messageReceived(opcode, data) }
             case .ping(let payload):
                 guard closeHandshake.isOpen else { continue }
-                reader.withBytes(of: payload, input: bytes) { data in
+                box.reader.withBytes(of: payload, input: bytes) { data in
                     outbound.append { FrameEncoder.appendFrame(opcode: .pong, payload: data, to: &$0) }
                 }
                 loop.flushSoon(self)
@@ -388,7 +397,9 @@ final class Connection {
             }
         }
         if outbound.isEmpty {
-            if releaseOutboundWhenFlushed {
+            // After the 101, and on /v1/connect after every drain (clients mostly get shared
+            // frames): an idle connection holds no buffer. The echo endpoint keeps its buffer.
+            if releaseOutboundWhenFlushed || endpoint == .client {
                 outbound = OutboundQueue()
                 releaseOutboundWhenFlushed = false
             }

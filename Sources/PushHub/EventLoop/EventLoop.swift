@@ -38,7 +38,7 @@ final class EventLoop {
     private var listeners: [(listener: Listener, kind: ListenerKind)]
     private var connections: [UInt64: Connection] = [:]
     private var nextToken = EventLoop.firstConnectionToken
-    private var timers = Timers<UInt64>()
+    private var timers = DeadlineHeap<Connection>()
     private var pendingFlush: [Connection] = []
     private var pendingReap: [Connection] = []
     private var shutdownDeadline: UInt64?
@@ -221,6 +221,11 @@ final class EventLoop {
         return connection
     }
 
+    /// Calls `body` with every open connection of this loop.
+    func forEachConnection(_ body: (Connection) -> Void) {
+        for connection in connections.values where !connection.isCloseRequested { body(connection) }
+    }
+
     /// Queues `connection` for a write at the end of this tick.
     func flushSoon(_ connection: Connection) {
         guard !connection.isFlushPending else { return }
@@ -254,18 +259,11 @@ final class EventLoop {
         guard !connection.isCloseRequested, let due = connection.nextDeadline else { return }
         // Never due before the next tick: a deadline that is already past would otherwise be
         // popped again in the same `fireTimers` pass, forever, if its owner has nothing to do.
-        let deadline = max(due, now + 1_000_000)
-        if let scheduled = connection.scheduledDeadline, scheduled <= deadline { return }
-        connection.scheduledDeadline = deadline
-        timers.schedule(connection.token, at: deadline)
+        timers.schedule(connection, at: max(due, now + 1_000_000))
     }
 
     private func fireTimers() {
-        while let entry = timers.popDue(now: now) {
-            guard let connection = connections[entry.payload], connection.scheduledDeadline == entry.deadline else {
-                continue
-            }
-            connection.scheduledDeadline = nil
+        while let connection = timers.popDue(now: now) {
             connection.timerFired(now: now)
             schedule(connection)
         }
@@ -289,6 +287,7 @@ final class EventLoop {
             guard connections.removeValue(forKey: connection.token) != nil else { continue }
             epoll.remove(fd: connection.socket.fd)
             shard?.connectionClosed(connection)
+            timers.remove(connection)
             connection.reap()
             metrics.openConnections.subtract(1, ordering: .relaxed)
         }

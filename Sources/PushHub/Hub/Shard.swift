@@ -4,8 +4,8 @@
 /// sessions decide. Confined to its loop: nothing here is locked or shared.
 ///
 /// Invariants (STYLE §5): a connection is in `subscribers[s]` iff its session subscribes to `s`;
-/// `clients[t].user == u` iff `t` is in `byUser[u]`; no key maps to an empty collection; a
-/// connection leaves every index (`connectionClosed`) before it is reaped.
+/// a signed-in connection of user `u` is in `byUser[u]` (its token); no key maps to an empty
+/// collection; a connection leaves every index (`connectionClosed`) before it is reaped.
 final class Shard {
     private(set) var view: HubView
     unowned let loop: EventLoop
@@ -15,7 +15,6 @@ final class Shard {
     private let control: Mailbox
     private let metrics: Metrics
     private var subscribers: [String: [UInt64: Connection]] = [:]
-    private var clients: [UInt64: ClientAttributes] = [:]
     private var byUser: [String: Set<UInt64>] = [:]
     /// Sync deliveries spread over a window (DESIGN §5 `spread`), due at their deadline.
     private var scheduledSyncs = Timers<(token: UInt64, sync: Sync)>()
@@ -138,39 +137,45 @@ final class Shard {
         let targets = resolve(sync.target)
         sync.receipts.targetedOnline.add(targets.count, ordering: .relaxed)
         let spread = UInt64(sync.spreadMilliseconds) * 1_000_000
-        for (i, token) in targets.enumerated() {
+        for (i, connection) in targets.enumerated() {
             // Spread: the i-th of n targets here is due at start + spread × i / n.
             let delay = targets.count > 1 ? spread * UInt64(i) / UInt64(targets.count) : 0
             if delay == 0 {
-                deliverNow(sync, to: token)
+                deliverNow(sync, to: connection)
             } else {
-                scheduledSyncs.schedule((token, sync), at: loop.now + delay)
+                scheduledSyncs.schedule((connection.token, sync), at: loop.now + delay)
             }
         }
         return targets.count
     }
 
-    private func deliverNow(_ sync: Sync, to token: UInt64) {
-        guard let connection = loop.connection(token) else { return }
+    private func deliverNow(_ sync: Sync, to connection: Connection) {
         connection.session?.syncArrived(sync, isCongested: connection.isCongested, out: &actions)
         perform(on: connection)
     }
 
-    /// The tokens of the signed-in connections here that `target` reaches.
-    private func resolve(_ target: Target) -> [UInt64] {
+    /// The signed-in connections here that `target` reaches.
+    private func resolve(_ target: Target) -> [Connection] {
+        var reached: [Connection] = []
+        func consider(_ connection: Connection) {
+            if let ready = connection.session?.ready, view.matches(target, ready.attributes) { reached.append(connection) }
+        }
         switch target.scope {
         case .user(let user):
-            return (byUser[user] ?? []).filter { clients[$0].map { view.matches(target, $0) } ?? false }
+            for token in byUser[user] ?? [] { loop.connection(token).map(consider) }
         case .users(let users):
-            return users.flatMap { byUser[$0] ?? [] }.filter { clients[$0].map { view.matches(target, $0) } ?? false }
+            for user in users { for token in byUser[user] ?? [] { loop.connection(token).map(consider) } }
         case .cohort, .all:
-            return clients.compactMap { view.matches(target, $0.value) ? $0.key : nil }
+            loop.forEachConnection(consider)
         }
+        return reached
     }
 
     /// Spread syncs whose time has come.
     func deliverDueSyncs(now: UInt64) {
-        while let entry = scheduledSyncs.popDue(now: now) { deliverNow(entry.payload.sync, to: entry.payload.token) }
+        while let entry = scheduledSyncs.popDue(now: now) {
+            if let connection = loop.connection(entry.payload.token) { deliverNow(entry.payload.sync, to: connection) }
+        }
     }
 
     var nextSyncDeadline: UInt64? { scheduledSyncs.nextDeadline }
@@ -181,8 +186,9 @@ final class Shard {
         let answer: LoopAnswer
         switch query {
         case .reach(let target):
-            let tokens = resolve(target)
-            answer = .reach(connections: tokens.count, users: Set(tokens.compactMap { clients[$0]?.user }))
+            let reached = resolve(target)
+            answer = .reach(
+                connections: reached.count, users: Set(reached.compactMap { $0.session?.ready?.attributes.user }))
         case .renderTargets(let screen):
             var counts: [RenderTarget: Int] = [:]
             for connection in subscribers[screen]?.values.map({ $0 }) ?? [] {
@@ -193,8 +199,15 @@ final class Shard {
         case .subscribers:
             answer = .subscribers(subscribers.mapValues(\.count))
         case .clients(let user):
-            let tokens = user.map { byUser[$0].map(Array.init) ?? [] } ?? Array(clients.keys)
-            answer = .clients(tokens.compactMap { clients[$0] })
+            var found: [ClientAttributes] = []
+            if let user {
+                for token in byUser[user] ?? [] {
+                    if let ready = loop.connection(token)?.session?.ready { found.append(ready.attributes) }
+                }
+            } else {
+                loop.forEachConnection { if let ready = $0.session?.ready { found.append(ready.attributes) } }
+            }
+            answer = .clients(found)
         }
         control.post(.event(.answer(reply, answer)))
     }
@@ -210,7 +223,6 @@ final class Shard {
             case .close(let code, let reason):
                 connection.close(code, reason: reason)
             case .signedIn(let attributes):
-                clients[connection.token] = attributes
                 if let user = attributes.user { byUser[user, default: []].insert(connection.token) }
                 metrics.sessions.add(1, ordering: .relaxed)
             case .subscribed(let screen, let target):
@@ -262,7 +274,6 @@ final class Shard {
     }
 
     private func signOut(_ token: UInt64, _ attributes: ClientAttributes) {
-        guard clients.removeValue(forKey: token) != nil else { return }
         if let user = attributes.user {
             byUser[user]?.remove(token)
             if byUser[user]?.isEmpty == true { byUser[user] = nil }

@@ -102,7 +102,7 @@ struct Session {
                 out.append(error("unknown_sync", "no live sync \(id)", ref: "ack"))
                 return
             }
-            if ready.acked.insert(id).inserted { out.append(.acked(sync)) }
+            if ready.memory.acked.insert(id).inserted { out.append(.acked(sync)) }
         case (.ready(let ready), .rendered(let screen, let version)):
             confirmExposures(ready, screen: screen, version: version, nowMilliseconds: nowMilliseconds, out: &out)
         case (.closed, _):
@@ -150,7 +150,7 @@ struct Session {
         }
         let attributes = ClientAttributes(
             session: Self.newSessionID(), user: user, device: device, platform: hello.platform,
-            appVersion: appVersion, appVersionText: hello.appVersion, claimCohorts: claimCohorts, claims: claims,
+            appVersion: appVersion, claimCohorts: claimCohorts, claims: claims,
             connectedAt: nowMilliseconds)
         state = .ready(ReadySession(attributes: attributes))
         out.append(.signedIn(attributes))
@@ -272,17 +272,27 @@ struct Session {
     /// A sync targeting this client arrived (live, or after its spread delay).
     func syncArrived(_ sync: Sync, isCongested: Bool, out: inout [Action]) {
         guard case .ready(let ready) = state else { return }
-        if isCongested, let key = sync.collapse {
-            // DESIGN §9: while congested, syncs collapse by key; the newest is sent at catch-up,
-            // mandatory if any collapsed one was.
-            let mandatory = sync.mandatory || (ready.collapsedSyncs[key]?.mandatory ?? false)
-            ready.collapsedSyncs[key] = (sync, mandatory)
+        guard let key = sync.collapse else {
+            out.append(.send(sync.frame(mandatory: sync.mandatory)))
+            out.append(.delivered(sync))
+            return
+        }
+        // DESIGN §5, §9: syncs with one collapse key stand for each other; of a held one and this
+        // one the newer (by seq: a spread sync may arrive after a newer one) survives, mandatory
+        // if either was.
+        var survivor = (sync: sync, mandatory: sync.mandatory)
+        if let held = ready.memoryIfAny?.collapsedSyncs.removeValue(forKey: key) {
+            survivor = (held.sync.seq > sync.seq ? held.sync : sync, held.mandatory || sync.mandatory)
+        }
+        if isCongested {
+            // Held while congested; the survivor is sent at catch-up.
+            ready.memory.collapsedSyncs[key] = survivor
             ready.needsCatchUp = true
             out.append(.coalesced)
             return
         }
-        out.append(.send(sync.frame(mandatory: sync.mandatory)))
-        out.append(.delivered(sync))
+        out.append(.send(survivor.sync.frame(mandatory: survivor.mandatory)))
+        out.append(.delivered(survivor.sync))
     }
 
     /// Whether `drained` has catching up to do.
@@ -293,11 +303,11 @@ struct Session {
     func drained(view: HubView, nowMilliseconds: Int, cache: inout RenditionCache, out: inout [Action]) {
         guard case .ready(let ready) = state, ready.needsCatchUp else { return }
         ready.needsCatchUp = false
-        for (sync, mandatory) in ready.collapsedSyncs.values.sorted(by: { $0.sync.seq < $1.sync.seq }) {
+        for (sync, mandatory) in (ready.memoryIfAny?.collapsedSyncs.values.sorted { $0.sync.seq < $1.sync.seq } ?? []) {
             out.append(.send(sync.frame(mandatory: mandatory)))
             out.append(.delivered(sync))
         }
-        ready.collapsedSyncs.removeAll()
+        ready.memoryIfAny?.collapsedSyncs.removeAll()
         for index in ready.subscriptions.indices {
             guard let current = view.current(ready.subscriptions[index].version.name) else { continue }
             bringUpToDate(
@@ -351,7 +361,7 @@ struct Session {
         for experiment in experiments {
             let label = "\(experiment.key)@\(view.experiments.changedAt[experiment.key] ?? 0)"
             let variant: String?
-            if let cached = ready.assignments[label] {
+            if let cached = ready.memory.assignments[label] {
                 variant = cached
             } else {
                 let outcome = view.assignment(experiment, unit: unit, client: client)
@@ -359,7 +369,7 @@ struct Session {
                 if experiment.sticky, let variant, outcome.reason != "sticky", experiment.overrides[unit] == nil {
                     out.append(.stickyAssigned(experiment: experiment.key, unit: unit, variant: variant))
                 }
-                ready.assignments[label] = .some(variant)
+                ready.memory.assignments[label] = .some(variant)
             }
             guard let variant else { continue }
             variants.exposures.append((experiment.key, variant))
@@ -379,8 +389,8 @@ struct Session {
     ) {
         for (experiment, variant) in variants.exposures {
             let key = experiment + "|" + screen
-            if let known = ready.exposed[key], known.variant == variant { continue }
-            ready.exposed[key] = (variant, version, false)
+            if let known = ready.memory.exposed[key], known.variant == variant { continue }
+            ready.memory.exposed[key] = (variant, version, false)
             out.append(
                 .exposure(
                     Exposure(
@@ -393,9 +403,9 @@ struct Session {
     private func confirmExposures(
         _ ready: ReadySession, screen: String, version: Int, nowMilliseconds: Int, out: inout [Action]
     ) {
-        for (key, exposure) in ready.exposed
+        for (key, exposure) in ready.memory.exposed
         where !exposure.confirmed && key.hasSuffix("|" + screen) && version >= exposure.version {
-            ready.exposed[key]?.confirmed = true
+            ready.memory.exposed[key]?.confirmed = true
             out.append(
                 .exposure(
                     Exposure(
@@ -429,7 +439,8 @@ struct Session {
 }
 
 /// A session after its hello: identity, subscriptions, and what it acknowledged and was exposed
-/// to. Boxed, so that connections that never say hello do not carry it.
+/// to. Boxed, so that connections that never say hello do not carry it; what most sessions
+/// never need (acks, experiments, collapsed syncs) is boxed again, on first use.
 ///
 /// Invariant: owned by one session on one loop (never shared); `subscriptions` names each screen
 /// at most once.
@@ -440,31 +451,75 @@ final class ReadySession {
         var target: RenderTarget
     }
 
+    /// What a session remembers beyond its identity and subscriptions.
+    final class Memory {
+        /// Syncs this connection acknowledged (each counts once).
+        var acked: Set<String> = []
+        /// Variant assignments, per experiment as of its last change ("key@changedAt"); nil: not in it.
+        var assignments: [String: String?] = [:]
+        /// Exposures logged, per "experiment|screen": the variant and the version served, and
+        /// whether a `rendered` confirmed it.
+        var exposed: [String: (variant: String, version: Int, confirmed: Bool)] = [:]
+        /// Syncs held back while the connection was congested, newest per collapse key.
+        var collapsedSyncs: [String: (sync: Sync, mandatory: Bool)] = [:]
+    }
+
     let attributes: ClientAttributes
-    /// What the client is rendered as before experiments (its app version).
-    let target: RenderTarget
-    var subscriptions: [Subscription] = []
-    /// Syncs this connection acknowledged (each counts once).
-    var acked: Set<String> = []
-    /// Variant assignments, per experiment as of its last change ("key@changedAt"); nil: not in it.
-    var assignments: [String: String?] = [:]
-    /// Exposures logged, per "experiment|screen": the variant and the version served, and
-    /// whether a `rendered` confirmed it.
-    var exposed: [String: (variant: String, version: Int, confirmed: Bool)] = [:]
-    /// Syncs held back while the connection was congested, newest per collapse key.
-    var collapsedSyncs: [String: (sync: Sync, mandatory: Bool)] = [:]
+    var subscriptions = SubscriptionList()
+    /// Made on first use (`memory`); `memoryIfAny` reads without making it.
+    private(set) var memoryIfAny: Memory?
+
+    var memory: Memory {
+        if let memoryIfAny { return memoryIfAny }
+        let made = Memory()
+        memoryIfAny = made
+        return made
+    }
     /// Updates were held back while congested; `Session.drained` catches up.
     var needsCatchUp = false
 
-    init(attributes: ClientAttributes) {
-        self.attributes = attributes
-        target = RenderTarget(appVersion: attributes.appVersion)
-    }
+    init(attributes: ClientAttributes) { self.attributes = attributes }
+
+    /// What the client is rendered as before experiments (its app version).
+    var target: RenderTarget { RenderTarget(appVersion: attributes.appVersion) }
 
     /// The unit experiments assign (DESIGN §6): the user, or the device of an anonymous client.
     var unit: String { attributes.user ?? attributes.device }
 
     func index(of screen: String) -> Int? { subscriptions.firstIndex { $0.version.name == screen } }
+}
+
+/// A session's subscriptions: the first inline (most clients hold one), the rest in an array.
+struct SubscriptionList: RandomAccessCollection, MutableCollection {
+    private var first: ReadySession.Subscription?
+    private var rest: [ReadySession.Subscription] = []
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { first == nil ? 0 : 1 + rest.count }
+
+    subscript(position: Int) -> ReadySession.Subscription {
+        get { position == 0 ? first! : rest[position - 1] }
+        set {
+            if position == 0 { first = newValue } else { rest[position - 1] = newValue }
+        }
+    }
+
+    mutating func append(_ subscription: ReadySession.Subscription) {
+        if first == nil { first = subscription } else { rest.append(subscription) }
+    }
+
+    @discardableResult
+    mutating func remove(at position: Int) -> ReadySession.Subscription {
+        let removed = self[position]
+        if position > 0 {
+            rest.remove(at: position - 1)
+        } else if rest.isEmpty {
+            first = nil
+        } else {
+            first = rest.removeFirst()
+        }
+        return removed
+    }
 }
 
 /// The frame of the last subscriber in one fan-out, reused while the next one starts from the

@@ -1,15 +1,14 @@
-/// What targeting knows about one connected client (DESIGN §5): identity and app. A class, so
-/// that the session and the online index share one copy per connection.
+/// What targeting knows about one connected client (DESIGN §5): identity and app. Kept inline
+/// in the client's session (no object of its own); copied only to answer `GET /v1/clients`.
 ///
-/// Invariants: immutable; `user` is the verified JWT `sub`, nil for anonymous clients (whose
-/// unit is `device`).
-public final class ClientAttributes: Sendable {
+/// Invariants: `user` is the verified JWT `sub`, nil for anonymous clients (whose unit is
+/// `device`).
+public struct ClientAttributes: Sendable {
     public let session: String
     public let user: String?
     public let device: String
     public let platform: String?
     public let appVersion: SemanticVersion?
-    public let appVersionText: String?
     /// Cohorts named by the token's `cohorts` claim.
     public let claimCohorts: [String]
     public let claims: JSONObject
@@ -18,14 +17,13 @@ public final class ClientAttributes: Sendable {
 
     public init(
         session: String, user: String?, device: String, platform: String?, appVersion: SemanticVersion?,
-        appVersionText: String?, claimCohorts: [String], claims: JSONObject, connectedAt: Int
+        claimCohorts: [String], claims: JSONObject, connectedAt: Int
     ) {
         self.session = session
         self.user = user
         self.device = device
         self.platform = platform
         self.appVersion = appVersion
-        self.appVersionText = appVersionText
         self.claimCohorts = claimCohorts
         self.claims = claims
         self.connectedAt = connectedAt
@@ -35,7 +33,7 @@ public final class ClientAttributes: Sendable {
         .object([
             "session": .string(session), "user": user.map(JSONValue.string) ?? .null, "device": .string(device),
             "platform": platform.map(JSONValue.string) ?? .null,
-            "app_version": appVersionText.map(JSONValue.string) ?? .null,
+            "app_version": appVersion.map { .string($0.description) } ?? .null,
             "claim_cohorts": .array(claimCohorts.map(JSONValue.string)), "connected_at": .number(Double(connectedAt)),
         ])
     }
