@@ -387,7 +387,7 @@ final class Connection: HasDeadline {
         if !outbound.isEmpty {
             do {
                 switch try outbound.write(to: socket) {
-                case .processed(let n): loop.metrics.bytesOut.add(n, ordering: .relaxed)
+                case .processed(let n): loop.bytesWritten += n
                 case .wouldBlock: break
                 }
             } catch {
@@ -449,8 +449,30 @@ final class Connection: HasDeadline {
 
     /// Queues a frame shared with other connections (by reference, no copy). Past the hard limit
     /// the client is too slow to keep: the connection is dropped (DESIGN §9).
-    func queueShared(_ frame: [UInt8]) {
+    ///
+    /// `writeNow` (fan-out: one frame per connection per event) writes at once when nothing is
+    /// queued, so a fan-out is one pass of sends instead of a pass of queueing and a pass of
+    /// writes at the end of the tick; only what the socket does not take is queued.
+    func queueShared(_ frame: [UInt8], writeNow: Bool = false) {
         guard closeHandshakeIsOpen else { return }
+        if writeNow && outbound.isEmpty && phase == .webSocket {
+            let written: Int
+            do {
+                switch try frame.withUnsafeBytes({ bytes throws(SystemError) in try socket.write(bytes) }) {
+                case .processed(let count): written = count
+                case .wouldBlock: written = 0
+                }
+            } catch {
+                Log.debug("write failed", [("error", "\(error)")])
+                requestClose()
+                return
+            }
+            loop.bytesWritten += written
+            if written == frame.count { return }
+            outbound.appendShared(frame, written: written)
+            loop.updateInterest(self, writable: true)
+            return
+        }
         outbound.appendShared(frame)
         loop.flushSoon(self)
         if outbound.pendingBytes > loop.config.outboundHardLimit {

@@ -51,6 +51,14 @@ struct OutboundQueue {
         pendingBytes += bytes.count
     }
 
+    /// Queues the rest of `bytes` after its first `written` bytes went out directly.
+    mutating func appendShared(_ bytes: [UInt8], written: Int) {
+        precondition(isEmpty && written < bytes.count, "only an empty queue takes the rest of a direct write")
+        chunks = [Chunk(bytes: bytes, isShared: true)]
+        headOffset = written
+        pendingBytes = bytes.count - written
+    }
+
     mutating func append(_ bytes: [UInt8]) {
         append { $0.append(contentsOf: bytes) }
     }

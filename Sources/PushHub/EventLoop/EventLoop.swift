@@ -47,6 +47,8 @@ final class EventLoop {
     private var acceptPausedUntil: UInt64?
     /// The time of the current tick (monotonic nanoseconds), read once per wake-up.
     private(set) var now: UInt64
+    /// Bytes written this tick, added to the shared counter once per tick (not per write).
+    var bytesWritten = 0
     /// One read buffer for every connection of the loop; a handler must not keep slices of it.
     let readBuffer: UnsafeMutableRawBufferPointer
 
@@ -92,10 +94,14 @@ final class EventLoop {
             }
             for command in mailbox.drain() { perform(command) }
             fireTimers()
-            shard?.deliverDueSyncs(now: now)
+            shard?.tickEnded(now: now)
             controlPlane?.tickEnded(now: now)
             resumeAcceptingIfDue()
             flushPending()
+            if bytesWritten > 0 {
+                metrics.bytesOut.add(bytesWritten, ordering: .relaxed)
+                bytesWritten = 0
+            }
             metrics.noteTick(nanoseconds: MonotonicClock.now() - now)
             reapPending()
             if let deadline = shutdownDeadline, connections.isEmpty || now >= deadline { break }

@@ -20,6 +20,9 @@ final class Shard {
     private var scheduledSyncs = Timers<(token: UInt64, sync: Sync)>()
     /// The actions of the session being served; reused so that serving allocates nothing.
     private var actions: [Session.Action] = []
+    /// Counted here and added to the shared metrics once per tick (`tickEnded`).
+    private var messagesOut = 0
+    private var syncsDelivered = 0
     /// Renditions and frames derived here (seeded with what the control plane prepared).
     private var cache = RenditionCache()
     /// How many subscriptions here see each screen as each render target; the control plane
@@ -125,7 +128,7 @@ final class Shard {
                 version, view: view, isCongested: connection.isCongested, nowMilliseconds: now, memo: &memo,
                 cache: &cache, out: &actions)
             if actions.contains(where: \.isSendOrHold) { sent += 1 }
-            perform(on: connection)
+            perform(on: connection, fanningOut: true)
         }
         metrics.fanouts.add(1, ordering: .relaxed)
         return .published(sent: sent, renditions: Set(memo.targets.map { cache.renditionKey(version, for: $0) }))
@@ -151,7 +154,7 @@ final class Shard {
 
     private func deliverNow(_ sync: Sync, to connection: Connection) {
         connection.session?.syncArrived(sync, isCongested: connection.isCongested, out: &actions)
-        perform(on: connection)
+        perform(on: connection, fanningOut: true)
     }
 
     /// The signed-in connections here that `target` reaches.
@@ -171,10 +174,18 @@ final class Shard {
         return reached
     }
 
-    /// Spread syncs whose time has come.
-    func deliverDueSyncs(now: UInt64) {
+    /// The end of a tick: spread syncs whose time has come; the tick's counts to the shared metrics.
+    func tickEnded(now: UInt64) {
         while let entry = scheduledSyncs.popDue(now: now) {
             if let connection = loop.connection(entry.payload.token) { deliverNow(entry.payload.sync, to: connection) }
+        }
+        if messagesOut > 0 {
+            metrics.messagesOut.add(messagesOut, ordering: .relaxed)
+            messagesOut = 0
+        }
+        if syncsDelivered > 0 {
+            metrics.syncsDelivered.add(syncsDelivered, ordering: .relaxed)
+            syncsDelivered = 0
         }
     }
 
@@ -214,12 +225,14 @@ final class Shard {
 
     // MARK: - Performing session actions
 
-    private func perform(on connection: Connection) {
+    /// Performs the actions the session decided; `fanningOut`: one frame per connection for one
+    /// event, written at once (`Connection.queueShared`).
+    private func perform(on connection: Connection, fanningOut: Bool = false) {
         for action in actions {
             switch action {
             case .send(let frame):
-                connection.queueShared(frame)
-                metrics.messagesOut.add(1, ordering: .relaxed)
+                connection.queueShared(frame, writeNow: fanningOut)
+                messagesOut += 1
             case .close(let code, let reason):
                 connection.close(code, reason: reason)
             case .signedIn(let attributes):
@@ -236,7 +249,7 @@ final class Shard {
                 unsubscribe(connection, from: screen, target)
             case .delivered(let sync):
                 sync.receipts.delivered.add(1, ordering: .relaxed)
-                metrics.syncsDelivered.add(1, ordering: .relaxed)
+                syncsDelivered += 1
             case .acked(let sync):
                 sync.receipts.acked.add(1, ordering: .relaxed)
                 metrics.syncsAcked.add(1, ordering: .relaxed)

@@ -235,7 +235,8 @@ struct Session {
             out.append(.coalesced)
             return
         }
-        let (target, variants) = renderTarget(ready, version.name, view: view, out: &out)
+        let (target, variants) = renderTarget(
+            ready, version.name, experiments: memo.experiments(touching: version.name, in: view), view: view, out: &out)
         noteExposures(ready, variants, screen: version.name, version: version.version,
             nowMilliseconds: nowMilliseconds, out: &out)
         // A version that does not change what this client sees sends nothing, and the
@@ -354,7 +355,14 @@ struct Session {
     private func renderTarget(_ ready: ReadySession, _ screen: String, view: HubView, out: inout [Action])
         -> (RenderTarget, VariantView)
     {
-        guard let experiments = view.experiments.touching[screen] else { return (ready.target, VariantView()) }
+        renderTarget(ready, screen, experiments: view.experiments.touching[screen], view: view, out: &out)
+    }
+
+    /// The same, given the running experiments that touch `screen` (looked up once per fan-out).
+    private func renderTarget(
+        _ ready: ReadySession, _ screen: String, experiments: [Experiment]?, view: HubView, out: inout [Action]
+    ) -> (RenderTarget, VariantView) {
+        guard let experiments else { return (ready.target, VariantView()) }
         let client = ready.attributes
         var variants = VariantView()
         let unit = client.user ?? client.device
@@ -486,7 +494,7 @@ final class ReadySession {
     /// The unit experiments assign (DESIGN §6): the user, or the device of an anonymous client.
     var unit: String { attributes.user ?? attributes.device }
 
-    func index(of screen: String) -> Int? { subscriptions.firstIndex { $0.version.name == screen } }
+    func index(of screen: String) -> Int? { subscriptions.index(of: screen) }
 }
 
 /// A session's subscriptions: the first inline (most clients hold one), the rest in an array.
@@ -502,6 +510,14 @@ struct SubscriptionList: RandomAccessCollection, MutableCollection {
         set {
             if position == 0 { first = newValue } else { rest[position - 1] = newValue }
         }
+    }
+
+    /// Where `screen` is, looked up without copying subscriptions (fan-out asks once per subscriber).
+    func index(of screen: String) -> Int? {
+        guard first?.version.name == screen else {
+            return rest.firstIndex { $0.version.name == screen }.map { $0 + 1 }
+        }
+        return 0
     }
 
     mutating func append(_ subscription: ReadySession.Subscription) {
@@ -528,6 +544,15 @@ struct FanoutMemo {
     private var last: (from: ScreenVersion, fromTarget: RenderTarget, target: RenderTarget, frame: [UInt8]?)?
     /// The render targets met in this fan-out (each inserted once per computed frame, not per subscriber).
     private(set) var targets = Set<RenderTarget>()
+    /// The running experiments touching the fanned-out screen, once looked up.
+    private var touching: [Experiment]??
+
+    mutating func experiments(touching screen: String, in view: HubView) -> [Experiment]? {
+        if let touching { return touching }
+        let found = view.experiments.touching[screen]
+        touching = .some(found)
+        return found
+    }
 
     mutating func frame(
         from old: ScreenVersion, _ oldTarget: RenderTarget, to new: ScreenVersion, _ target: RenderTarget,
