@@ -47,7 +47,8 @@ if [ "$which" = client ] || [ "$which" = both ]; then
 {"url": "ws://127.0.0.1:$port", "outdir": "$work/client-report", "cases": $cases, "exclude-cases": [],
  "exclude-agent-cases": {}}
 JSON
-  (cd "$work" && "$OLDPWD/$python27" "$OLDPWD/$here/wstest_loopback.py" -m fuzzingserver -u 0 -s client-spec.json \
+  # exec: the pid is the server itself, so the cleanup stops it (not just the subshell).
+  (cd "$work" && exec "$OLDPWD/$python27" "$OLDPWD/$here/wstest_loopback.py" -m fuzzingserver -u 0 -s client-spec.json \
      >"$work/client-wstest.log" 2>&1) &
   pids+=($!)
   for _ in $(seq 100); do
