@@ -31,7 +31,8 @@ public struct RenditionCache {
         case patch(fromVersion: Int, fromRendition: RenditionKey, rendition: RenditionKey)
     }
 
-    private var entries: [ObjectIdentifier: Entry] = [:]
+    /// Per screen name, per version (by identity): what was derived from it.
+    private var entries: [String: [ObjectIdentifier: Entry]] = [:]
 
     public init() {}
 
@@ -40,10 +41,10 @@ public struct RenditionCache {
         if target.variantPatches.isEmpty { return MergedTree(tree: version.tree, thresholds: version.thresholds) }
         let labels = target.variantPatches.map(\.label)
         let id = ObjectIdentifier(version)
-        if let cached = entries[id]?.merged[labels] { return cached }
+        if let cached = entries[version.name]?[id]?.merged[labels] { return cached }
         let tree = target.variantPatches.reduce(version.tree) { MergePatch.apply($1.patch, to: $0) }
         let merged = MergedTree(tree: tree, thresholds: Rendition.thresholds(in: tree))
-        entries[id, default: Entry(version: version)].merged[labels] = merged
+        entries[version.name, default: [:]][id, default: Entry(version: version)].merged[labels] = merged
         return merged
     }
 
@@ -58,12 +59,12 @@ public struct RenditionCache {
     public mutating func rendered(_ version: ScreenVersion, for target: RenderTarget) -> RenderedTree {
         let key = renditionKey(version, for: target)
         let id = ObjectIdentifier(version)
-        if let cached = entries[id]?.rendered[key] { return cached }
+        if let cached = entries[version.name]?[id]?.rendered[key] { return cached }
         let base = mergedTree(version, for: target)
         // Without capability nodes every client sees the merged tree as it is.
         let rendered = RenderedTree(base.thresholds.isEmpty ? base.tree : Rendition.render(base.tree, for: target))
         Metrics.renders.add(1, ordering: .relaxed)
-        entries[id, default: Entry(version: version)].rendered[key] = rendered
+        entries[version.name, default: [:]][id, default: Entry(version: version)].rendered[key] = rendered
         return rendered
     }
 
@@ -72,10 +73,10 @@ public struct RenditionCache {
         -> [UInt8]
     {
         let id = ObjectIdentifier(version)
-        if let cached = entries[id]?.messages[key] { return cached }
+        if let cached = entries[version.name]?[id]?.messages[key] { return cached }
         let made = make()
         Metrics.encodes.add(1, ordering: .relaxed)
-        entries[id, default: Entry(version: version)].messages[key] = made
+        entries[version.name, default: [:]][id, default: Entry(version: version)].messages[key] = made
         return made
     }
 
@@ -145,27 +146,29 @@ public struct RenditionCache {
         -> Entry?
     {
         for target in targets { _ = update(from: previous, to: version, for: target) }
-        return entries[ObjectIdentifier(version)]
+        return entries[version.name]?[ObjectIdentifier(version)]
     }
 
     /// Takes what another thread derived from a version (values only: safe to share).
     mutating func seed(_ entry: Entry) {
         let id = ObjectIdentifier(entry.version)
-        guard let mine = entries[id] else {
-            entries[id] = entry
+        guard let mine = entries[entry.version.name]?[id] else {
+            entries[entry.version.name, default: [:]][id] = entry
             return
         }
         var merged = entry
         merged.merged.merge(mine.merged) { theirs, _ in theirs }
         merged.rendered.merge(mine.rendered) { theirs, _ in theirs }
         merged.messages.merge(mine.messages) { theirs, _ in theirs }
-        entries[id] = merged
+        entries[entry.version.name, default: [:]][id] = merged
     }
 
     /// Drops what was derived from versions of `screen` other than `kept` (a version a client
     /// still holds is derived again if it is needed).
     mutating func forget(screen: String, keeping kept: [ScreenVersion]) {
+        guard var versions = entries.removeValue(forKey: screen) else { return }
         let keep = Set(kept.map(ObjectIdentifier.init))
-        entries = entries.filter { $0.value.version.name != screen || keep.contains($0.key) }
+        for id in versions.keys where !keep.contains(id) { versions[id] = nil }
+        if !versions.isEmpty { entries[screen] = versions }
     }
 }
