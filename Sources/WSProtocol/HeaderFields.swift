@@ -33,20 +33,25 @@ public struct HeaderFields: Sendable, Equatable, Sequence {
         }
     }
 
-    /// Whether `name` lists `token`, case-insensitively (`Connection: keep-alive, Upgrade`).
+    /// Whether `name` lists `token`, case-insensitively (`Connection: keep-alive, Upgrade`);
+    /// scans the values in place (no list is built).
     public func containsToken(_ token: String, in name: String) -> Bool {
-        elements(name).contains { $0.caseInsensitiveEquals(token) }
+        for field in fields where field.name.caseInsensitiveEquals(name) {
+            for element in field.value.utf8.split(separator: UInt8(ascii: ",")) {
+                var trimmed = element[...]
+                while let first = trimmed.first, first == 0x20 || first == 0x09 { trimmed = trimmed.dropFirst() }
+                while let last = trimmed.last, last == 0x20 || last == 0x09 { trimmed = trimmed.dropLast() }
+                if trimmed.caseInsensitiveEquals(token.utf8) { return true }
+            }
+        }
+        return false
     }
 }
 
 extension StringProtocol {
     /// ASCII case-insensitive equality, as header names and tokens compare.
     public func caseInsensitiveEquals(_ other: some StringProtocol) -> Bool {
-        let a = utf8, b = other.utf8
-        guard a.count == b.count else { return false }
-        return zip(a, b).allSatisfy { x, y in
-            x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A)
-        }
+        utf8.caseInsensitiveEquals(other.utf8)
     }
 
     /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
@@ -55,5 +60,15 @@ extension StringProtocol {
         while let first = scalars.first, first == " " || first == "\t" { scalars.removeFirst() }
         while let last = scalars.last, last == " " || last == "\t" { scalars.removeLast() }
         return String(scalars)
+    }
+}
+
+extension Collection where Element == UInt8 {
+    /// ASCII case-insensitive equality of UTF-8 bytes.
+    public func caseInsensitiveEquals(_ other: some Collection<UInt8>) -> Bool {
+        guard count == other.count else { return false }
+        return zip(self, other).allSatisfy { x, y in
+            x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A)
+        }
     }
 }

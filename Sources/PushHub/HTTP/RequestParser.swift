@@ -64,41 +64,66 @@ public struct RequestParser: Sendable {
         return nil
     }
 
+    /// Parses a complete head (without its final blank line) byte by byte: lines end in CRLF;
+    /// strings are made only for the method, target, version and each header's name and value.
     private func parse(_ bytes: ArraySlice<UInt8>) throws(HTTPError) -> RequestHead {
         guard !bytes.contains(0) else { throw HTTPError(status: 400, reason: "the request head contains a NUL byte") }
-        let text = String(decoding: bytes, as: UTF8.self)
-        var lines = text.split(separator: "\r\n", omittingEmptySubsequences: false)[...]
-        let requestLine = lines.removeFirst().split(separator: " ", omittingEmptySubsequences: false)
-        guard requestLine.count == 3, !requestLine[0].isEmpty, requestLine[0].allSatisfy(Self.isTokenCharacter) else {
+        var lines = Self.lines(bytes)[...]
+        let requestLine = lines.removeFirst()
+        let parts = requestLine.split(separator: UInt8(ascii: " "), maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy(Self.isTokenByte) else {
             throw HTTPError(status: 400, reason: "the request line must be METHOD TARGET HTTP/1.1")
         }
-        let version = String(requestLine[2])
-        guard version.hasPrefix("HTTP/"), version.count == 8 else {
+        let version = String(decoding: parts[2], as: UTF8.self)
+        guard parts[2].count == 8, parts[2].starts(with: Self.httpSlash) else {
             throw HTTPError(status: 400, reason: "the request line names no HTTP version")
         }
-        guard requestLine[1].hasPrefix("/") else {
+        guard parts[1].first == UInt8(ascii: "/") else {
             throw HTTPError(status: 400, reason: "the request target must be a path starting with /")
         }
         var headers = HeaderFields()
         for line in lines {
-            guard let colon = line.firstIndex(of: ":"), colon != line.startIndex,
-                line[..<colon].allSatisfy(Self.isTokenCharacter)
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon != line.startIndex,
+                line[..<colon].allSatisfy(Self.isTokenByte)
             else {
                 throw HTTPError(status: 400, reason: "a header line is not NAME: VALUE")
             }
+            var value = line[(colon + 1)...]
+            while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
+            while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
             headers.append(
-                name: String(line[..<colon]), value: line[line.index(after: colon)...].trimmingHTTPWhitespace())
+                name: String(decoding: line[..<colon], as: UTF8.self), value: String(decoding: value, as: UTF8.self))
         }
         if version == "HTTP/1.1" && headers["Host"] == nil {
             throw HTTPError(status: 400, reason: "an HTTP/1.1 request needs a Host header")
         }
         return RequestHead(
-            method: String(requestLine[0]), target: String(requestLine[1]), version: version, headers: headers)
+            method: String(decoding: parts[0], as: UTF8.self), target: String(decoding: parts[1], as: UTF8.self),
+            version: version, headers: headers)
+    }
+
+    private static let httpSlash = Array("HTTP/".utf8)
+
+    /// The CRLF-separated lines of `bytes` (a lone CR or LF stays inside its line).
+    private static func lines(_ bytes: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
+        var lines: [ArraySlice<UInt8>] = []
+        var start = bytes.startIndex
+        var i = start
+        while i + 1 < bytes.endIndex {
+            if bytes[i] == 13 && bytes[i + 1] == 10 {
+                lines.append(bytes[start..<i])
+                i += 2
+                start = i
+            } else {
+                i += 1
+            }
+        }
+        lines.append(bytes[start...])
+        return lines
     }
 
     /// tchar (RFC 9110 §5.6.2).
-    static func isTokenCharacter(_ c: Character) -> Bool {
-        guard let ascii = c.asciiValue else { return false }
+    static func isTokenByte(_ ascii: UInt8) -> Bool {
         switch ascii {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"):

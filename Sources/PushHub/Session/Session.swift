@@ -1,3 +1,4 @@
+import Glibc
 import WSProtocol
 
 /// The v1 client session on `/v1/connect` (DESIGN §3) as a state machine (STYLE §3): one
@@ -436,13 +437,25 @@ struct Session {
         state = .closed
     }
 
-    /// "s-" and 13 base-62 characters (77 random bits): 15 bytes, which Swift stores inline.
+    /// "s-" and 13 base-62 characters (77 random bits): 15 bytes, which Swift stores inline. The
+    /// bits come from glibc's `arc4random_buf` (a per-thread ChaCha20 state the kernel seeds), not
+    /// from a `getrandom` system call per character.
     static func newSessionID() -> String {
-        let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
-        var rng = SystemRandomNumberGenerator()
-        var id: [UInt8] = Array("s-".utf8)
-        for _ in 0..<13 { id.append(alphabet[Int.random(in: 0..<62, using: &rng)]) }
-        return String(decoding: id, as: UTF8.self)
+        var random = (UInt64(0), UInt64(0))
+        withUnsafeMutableBytes(of: &random) { arc4random_buf($0.baseAddress!, $0.count) }
+        let alphabet: StaticString = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+        return String(unsafeUninitializedCapacity: 15) { id in
+            id[0] = UInt8(ascii: "s")
+            id[1] = UInt8(ascii: "-")
+            var (high, low) = random
+            for i in 2..<15 {
+                // 13 digits of base 62 from 128 random bits (the first 10 from `low`, the rest from `high`).
+                let source = i < 12 ? low : high
+                id[i] = alphabet.utf8Start[Int(source % 62)]
+                if i < 12 { low /= 62 } else { high /= 62 }
+            }
+            return 15
+        }
     }
 }
 
