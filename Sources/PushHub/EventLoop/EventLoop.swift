@@ -160,7 +160,6 @@ final class EventLoop {
                 owned.close()
                 continue
             }
-            owned.setNoDelay()
             let token = nextToken
             nextToken += 1
             do {

@@ -21,6 +21,9 @@ public struct Listener: Sendable {
             let size = socklen_t(MemoryLayout<Int32>.size)
             try blockingSystemCall("setsockopt(SO_REUSEADDR)") { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, size) }
             try blockingSystemCall("setsockopt(SO_REUSEPORT)") { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, size) }
+            // Accepted sockets inherit TCP_NODELAY from the listener on Linux: one system call
+            // per listener instead of one per connection.
+            try blockingSystemCall("setsockopt(TCP_NODELAY)") { setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, size) }
             var address = try Self.ipv4Address(requested)
             try blockingSystemCall("bind \(requested)") {
                 withUnsafePointer(to: &address) {
