@@ -49,13 +49,13 @@ struct CohortRoutes {
             guard request["users"] != nil || rule != nil else {
                 throw AdminError(400, "bad_request", "a cohort needs \"users\" and/or \"rule\"")
             }
-            commit(.cohortSet(name, Cohort(users: users, rule: rule))) {
+            plane.commit([.cohortSet(name, Cohort(users: users, rule: rule))], reply: reply) { _ in
                 .object(["name": .string(name), "users": .number(Double(users.count)), "rule": rule?.json ?? .null])
             }
         case ("POST", true):
             let request = try parse(body)
             let add = try ids(request, "add"), remove = try ids(request, "remove")
-            commit(.cohortUsersEdited(name, add: add, remove: remove)) { [plane] in
+            plane.commit([.cohortUsersEdited(name, add: add, remove: remove)], reply: reply) { [plane] _ in
                 .object([
                     "name": .string(name), "users": .number(Double(plane.state.view.cohorts[name]?.users.count ?? 0)),
                 ])
@@ -75,21 +75,11 @@ struct CohortRoutes {
             }
         case ("DELETE", false):
             guard plane.state.view.cohorts[name] != nil else { throw AdminError.notFound("no cohort named \(name)") }
-            commit(.cohortDeleted(name)) { .object(["name": .string(name), "deleted": .bool(true)]) }
+            plane.commit([.cohortDeleted(name)], reply: reply) { _ in .object(["name": .string(name), "deleted": .bool(true)]) }
         default:
             throw AdminError(
                 405, "method_not_allowed",
                 editUsers ? "users accepts POST" : "/v1/cohorts/\(name) accepts GET, PUT, DELETE")
-        }
-    }
-
-    /// Makes `record` durable, then answers `answer()` (computed after the commit).
-    private func commit(_ record: HubRecord, answer: @escaping () -> JSONValue) {
-        plane.mutate([record]) { [reply] result in
-            switch result {
-            case .failure(let error): reply.error(error)
-            case .success: reply.json(200, answer())
-            }
         }
     }
 

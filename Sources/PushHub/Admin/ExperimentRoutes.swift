@@ -41,11 +41,8 @@ struct ExperimentRoutes {
         case ("GET", ""): withExperiment(key) { [reply] in reply.json(200, $0.json) }
         case ("DELETE", ""):
             guard plane.state.view.experiments.all[key] != nil else { throw AdminError.notFound("no experiment \(key)") }
-            plane.mutate([.experimentDeleted(key)]) { [reply] result in
-                switch result {
-                case .failure(let error): reply.error(error)
-                case .success: reply.json(200, .object(["key": .string(key), "deleted": .bool(true)]))
-                }
+            plane.commit([.experimentDeleted(key)], reply: reply) { _ in
+                .object(["key": .string(key), "deleted": .bool(true)])
             }
         case ("GET", "assignment"): try assignment(key, head)
         case ("GET", "results"): withExperiment(key) { results($0) }
@@ -79,18 +76,11 @@ struct ExperimentRoutes {
             }
         }
         let screens = Set(experiment.screens.keys).union(set.all[key]?.screens.keys.map { $0 } ?? [])
-        plane.mutate([.experimentPut(experiment)]) { [reply] result in
-            switch result {
-            case .failure(let error):
-                reply.error(error)
-            case .success:
-                reply.json(
-                    200,
-                    .object([
-                        "key": .string(key), "status": .string(experiment.status.rawValue),
-                        "screens": .array(screens.sorted().map(JSONValue.string)),
-                    ]))
-            }
+        plane.commit([.experimentPut(experiment)], reply: reply) { _ in
+            .object([
+                "key": .string(key), "status": .string(experiment.status.rawValue),
+                "screens": .array(screens.sorted().map(JSONValue.string)),
+            ])
         }
     }
 

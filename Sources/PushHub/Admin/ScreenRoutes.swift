@@ -68,25 +68,18 @@ struct ScreenRoutes {
         let version = ScreenVersion(
             name: name, version: plane.state.nextVersion(of: name), tree: tree,
             publishedAt: WallClock.nowMilliseconds())
-        plane.mutate([.screenPublished(version)], gathering: true) { [plane, reply] result in
-            switch result {
-            case .failure(let error):
-                reply.error(error)
-            case .success(let answers):
-                var sent = 0
-                var renditions = Set<RenditionKey>()
-                for case .published(let count, let keys) in answers {
-                    sent += count
-                    renditions.formUnion(keys)
-                }
-                reply.json(
-                    200,
-                    .object([
-                        "name": .string(name), "version": .number(Double(version.version)),
-                        "hash": .string(plane.latestHash(version)), "renditions": .number(Double(max(renditions.count, 1))),
-                        "sent": .number(Double(sent)),
-                    ]))
+        plane.commit([.screenPublished(version)], gathering: true, reply: reply) { [plane] answers in
+            var sent = 0
+            var renditions = Set<RenditionKey>()
+            for case .published(let count, let keys) in answers {
+                sent += count
+                renditions.formUnion(keys)
             }
+            return .object([
+                "name": .string(name), "version": .number(Double(version.version)),
+                "hash": .string(plane.latestHash(version)), "renditions": .number(Double(max(renditions.count, 1))),
+                "sent": .number(Double(sent)),
+            ])
         }
     }
 
@@ -185,20 +178,11 @@ struct ScreenRoutes {
 
     private func delete(_ name: String) throws(AdminError) {
         guard let last = plane.state.view.current(name) else { throw AdminError.notFound("no screen named \(name)") }
-        plane.mutate([.screenDeleted(name)], gathering: true) { [reply] result in
-            switch result {
-            case .failure(let error):
-                reply.error(error)
-            case .success(let answers):
-                var told = 0
-                for case .count(let count) in answers { told += count }
-                reply.json(
-                    200,
-                    .object([
-                        "name": .string(name), "deleted": .bool(true), "last_version": .number(Double(last.version)),
-                        "sent": .number(Double(told)),
-                    ]))
-            }
+        plane.commit([.screenDeleted(name)], gathering: true, reply: reply) { answers in
+            .object([
+                "name": .string(name), "deleted": .bool(true), "last_version": .number(Double(last.version)),
+                "sent": .number(Double(answers.totalCount)),
+            ])
         }
     }
 }

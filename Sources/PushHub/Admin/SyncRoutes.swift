@@ -62,20 +62,11 @@ struct SyncRoutes {
             collapse: collapse, mandatory: mandatory, createdAt: now,
             expiresAt: now + Int(ttl.nanoseconds / 1_000_000), spreadMilliseconds: Int(spread.nanoseconds / 1_000_000),
             jitterMilliseconds: plane.config.syncJitterMilliseconds)
-        plane.mutate([.syncAppended(sync)], gathering: true) { [reply] result in
-            switch result {
-            case .failure(let error):
-                reply.error(error)
-            case .success(let answers):
-                var targeted = 0
-                for case .count(let count) in answers { targeted += count }
-                reply.json(
-                    200,
-                    .object([
-                        "id": .string(sync.id), "seq": .number(Double(sync.seq)),
-                        "targeted_online": .number(Double(targeted)),
-                    ]))
-            }
+        plane.commit([.syncAppended(sync)], gathering: true, reply: reply) { answers in
+            .object([
+                "id": .string(sync.id), "seq": .number(Double(sync.seq)),
+                "targeted_online": .number(Double(answers.totalCount)),
+            ])
         }
     }
 

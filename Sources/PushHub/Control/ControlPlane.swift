@@ -223,6 +223,20 @@ extension ControlPlane {
         }
     }
 
+    /// Makes `records` durable, then answers 200 with `answer` of the loops' answers (when
+    /// `gathering`), or the failure.
+    func commit(
+        _ records: [HubRecord], gathering: Bool = false, reply: AdminReply,
+        answer: @escaping ([LoopAnswer]) -> JSONValue
+    ) {
+        mutate(records, gathering: gathering) { result in
+            switch result {
+            case .failure(let error): reply.error(error)
+            case .success(let answers): reply.json(200, answer(answers))
+            }
+        }
+    }
+
     /// Serves one admin request (DESIGN §7); `reply` answers now or later.
     func handle(_ head: RequestHead, body: [UInt8], reply: AdminReply) {
         AdminAPI(plane: self).handle(head, body: body, reply: reply)

@@ -27,6 +27,15 @@ enum LoopAnswer: Sendable {
     case clients([ClientAttributes])
 }
 
+extension [LoopAnswer] {
+    /// The sum of the `.count` answers (a sync's targets, a deletion's subscribers).
+    var totalCount: Int {
+        var total = 0
+        for case .count(let count) in self { total += count }
+        return total
+    }
+}
+
 /// What a client loop tells the control plane.
 enum LoopEvent: Sendable {
     case answer(GatherID, LoopAnswer)

@@ -2,8 +2,9 @@ import Synchronization
 
 /// The hub's counters, shared by every loop and read by the admin API.
 ///
-/// Relaxed atomics: each update is one uncontended add on a loop's hot path; readers see a
-/// consistent enough snapshot for gauges and monotonic counters.
+/// Relaxed atomics; readers see a consistent enough snapshot for gauges and monotonic counters.
+/// What changes per delivery (messages and bytes out, sync deliveries) a loop counts itself and
+/// adds here once per tick; the rest changes per connection or per event.
 /// Invariant: gauges (`openConnections`, `webSocketConnections`) return to 0 when every
 /// connection is gone; counters only grow.
 public final class Metrics: Sendable {
@@ -144,7 +145,10 @@ public final class Metrics: Sendable {
                 Double(maxTickNanoseconds.exchange(0, ordering: .relaxed)) / 1e9
             ),
         ]
-        return rows.map { "# HELP \($0.0) \($0.2)\n# TYPE \($0.0) \($0.1)\n\($0.0) \($0.3)\n" }.joined()
-            + seconds.map { "# HELP \($0.0) \($0.2)\n# TYPE \($0.0) \($0.1)\n\($0.0) \($0.3)\n" }.joined()
+        func exposition(_ name: String, _ type: String, _ help: String, _ value: String) -> String {
+            "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name) \(value)\n"
+        }
+        return rows.map { exposition($0.0, $0.1, $0.2, String($0.3)) }.joined()
+            + seconds.map { exposition($0.0, $0.1, $0.2, String($0.3)) }.joined()
     }
 }
