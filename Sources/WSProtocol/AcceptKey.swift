@@ -8,9 +8,16 @@ public enum AcceptKey {
 
     /// The accept value for a client's `Sec-WebSocket-Key`.
     public static func compute(for key: String) -> String {
-        let input = Array((key + guid).utf8)
+        // A context on the stack: OpenSSL 3's one-shot `SHA1()` fetches the algorithm under a
+        // process-wide lock and allocates a context on every call (every upgrade).
+        var context = SHA_CTX()
         var digest = [UInt8](repeating: 0, count: Int(SHA_DIGEST_LENGTH))
-        _ = input.withUnsafeBufferPointer { SHA1($0.baseAddress, $0.count, &digest) }
+        SHA1_Init(&context)
+        var key = key
+        key.withUTF8 { _ = SHA1_Update(&context, $0.baseAddress, $0.count) }
+        var guid = Self.guid
+        guid.withUTF8 { _ = SHA1_Update(&context, $0.baseAddress, $0.count) }
+        SHA1_Final(&digest, &context)
         return Data(digest).base64EncodedString()
     }
 

@@ -95,17 +95,15 @@ public struct JWTVerifier: Sendable {
         return signingInput + "." + Base64URL.encode(hmacSHA256(key: secret, data: Array(signingInput.utf8)))
     }
 
+    /// HMAC-SHA256 (RFC 2104): SHA-256((K ⊕ opad) ‖ SHA-256((K ⊕ ipad) ‖ data)) through `Digest`
+    /// — OpenSSL 3's one-shot `HMAC()` fetches the algorithm under a process-wide lock on every
+    /// call (every signed-in hello).
     static func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        _ = key.withUnsafeBytes { k in
-            data.withUnsafeBytes { d in
-                HMAC(
-                    EVP_sha256(), k.baseAddress, Int32(k.count), d.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                    d.count, &out, &length)
-            }
-        }
-        return Array(out.prefix(Int(length)))
+        let blockSize = 64
+        var block = key.count > blockSize ? Digest.sha256(key) : key
+        block += [UInt8](repeating: 0, count: blockSize - block.count)
+        let inner = Digest.sha256(block.map { $0 ^ 0x36 } + data)
+        return Digest.sha256(block.map { $0 ^ 0x5C } + inner)
     }
 
     /// Compares without an early exit, so timing does not reveal how much of a secret matched

@@ -1,11 +1,8 @@
-import COpenSSL
-
 /// DESIGN §4: the hash of a rendered tree is lowercase hex SHA-256 of its RFC 8785 form, so any
 /// client can recompute it.
 public enum ScreenHash {
     public static func of(canonical bytes: [UInt8]) -> String {
-        var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
-        _ = bytes.withUnsafeBufferPointer { SHA256($0.baseAddress, $0.count, &digest) }
+        let digest = Digest.sha256(bytes)
         let hex = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(64)
