@@ -128,7 +128,7 @@ final class Shard {
                 version, view: view, isCongested: connection.isCongested, nowMilliseconds: now, memo: &memo,
                 cache: &cache, out: &actions)
             if actions.contains(where: \.isSendOrHold) { sent += 1 }
-            perform(on: connection, fanningOut: true)
+            perform(on: connection, sending: .writeNow)
         }
         metrics.fanouts.add(1, ordering: .relaxed)
         return .published(sent: sent, renditions: Set(memo.targets.map { cache.renditionKey(version, for: $0) }))
@@ -154,7 +154,7 @@ final class Shard {
 
     private func deliverNow(_ sync: Sync, to connection: Connection) {
         connection.session?.syncArrived(sync, isCongested: connection.isCongested, out: &actions)
-        perform(on: connection, fanningOut: true)
+        perform(on: connection, sending: .writeNow)
     }
 
     /// The signed-in connections here that `target` reaches.
@@ -225,13 +225,19 @@ final class Shard {
 
     // MARK: - Performing session actions
 
-    /// Performs the actions the session decided; `fanningOut`: one frame per connection for one
-    /// event, written at once (`Connection.queueShared`).
-    private func perform(on connection: Connection, fanningOut: Bool = false) {
+    /// How `perform` sends frames: queued for the end of the tick (a client's own messages), or
+    /// written at once (a fan-out: one frame per connection for one event).
+    private enum Sending { case queue, writeNow }
+
+    /// Performs the actions the session decided.
+    private func perform(on connection: Connection, sending: Sending = .queue) {
         for action in actions {
             switch action {
             case .send(let frame):
-                connection.queueShared(frame, writeNow: fanningOut)
+                switch sending {
+                case .queue: connection.queueShared(frame)
+                case .writeNow: connection.queueShared(frame, writeNow: true)
+                }
                 messagesOut += 1
             case .close(let code, let reason):
                 connection.close(code, reason: reason)
