@@ -137,19 +137,30 @@ final class Shard {
     /// Delivers `sync` to every signed-in client here it targets, now or spread over its window.
     /// - Returns: how many it targets.
     private func deliver(_ sync: Sync) -> Int {
-        let targets = resolve(sync.target)
-        sync.receipts.targetedOnline.add(targets.count, ordering: .relaxed)
-        let spread = UInt64(sync.spreadMilliseconds) * 1_000_000
-        for (i, connection) in targets.enumerated() {
-            // Spread: the i-th of n targets here is due at start + spread × i / n.
-            let delay = targets.count > 1 ? spread * UInt64(i) / UInt64(targets.count) : 0
-            if delay == 0 {
+        var count = 0
+        if sync.spreadMilliseconds == 0 {
+            // One pass: each target gets the sync as it is found.
+            forEachTarget(of: sync.target) { connection in
+                count += 1
                 deliverNow(sync, to: connection)
-            } else {
-                scheduledSyncs.schedule((connection.token, sync), at: loop.now + delay)
+            }
+        } else {
+            // Spread: the i-th of n targets here is due at start + spread × i / n.
+            var targets: [Connection] = []
+            forEachTarget(of: sync.target) { targets.append($0) }
+            count = targets.count
+            let spread = UInt64(sync.spreadMilliseconds) * 1_000_000
+            for (i, connection) in targets.enumerated() {
+                let delay = targets.count > 1 ? spread * UInt64(i) / UInt64(targets.count) : 0
+                if delay == 0 {
+                    deliverNow(sync, to: connection)
+                } else {
+                    scheduledSyncs.schedule((connection.token, sync), at: loop.now + delay)
+                }
             }
         }
-        return targets.count
+        sync.receipts.targetedOnline.add(count, ordering: .relaxed)
+        return count
     }
 
     private func deliverNow(_ sync: Sync, to connection: Connection) {
@@ -157,11 +168,10 @@ final class Shard {
         perform(on: connection, sending: .writeNow)
     }
 
-    /// The signed-in connections here that `target` reaches.
-    private func resolve(_ target: Target) -> [Connection] {
-        var reached: [Connection] = []
+    /// Calls `body` with each signed-in connection here that `target` reaches.
+    private func forEachTarget(of target: Target, _ body: (Connection) -> Void) {
         func consider(_ connection: Connection) {
-            if let ready = connection.session?.ready, view.matches(target, ready.attributes) { reached.append(connection) }
+            if let ready = connection.session?.ready, view.matches(target, ready.attributes) { body(connection) }
         }
         switch target.scope {
         case .user(let user):
@@ -171,7 +181,6 @@ final class Shard {
         case .cohort, .all:
             loop.forEachConnection(consider)
         }
-        return reached
     }
 
     /// The end of a tick: spread syncs whose time has come; the tick's counts to the shared metrics.
@@ -197,9 +206,13 @@ final class Shard {
         let answer: LoopAnswer
         switch query {
         case .reach(let target):
-            let reached = resolve(target)
-            answer = .reach(
-                connections: reached.count, users: Set(reached.compactMap { $0.session?.ready?.attributes.user }))
+            var connections = 0
+            var users = Set<String>()
+            forEachTarget(of: target) { connection in
+                connections += 1
+                if let user = connection.session?.ready?.attributes.user { users.insert(user) }
+            }
+            answer = .reach(connections: connections, users: users)
         case .renderTargets(let screen):
             var counts: [RenderTarget: Int] = [:]
             for connection in subscribers[screen]?.values.map({ $0 }) ?? [] {
