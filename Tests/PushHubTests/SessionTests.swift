@@ -1484,6 +1484,7 @@ extension SessionTests {
             _ session: Session, _ version: ScreenVersion, congested: Bool = false, memo: inout FanoutMemo
         ) -> [Step] {
             var out: [Session.Action] = []
+            var session = session
             session.versionPublished(
                 version, view: view, isCongested: congested, nowMilliseconds: now, memo: &memo, cache: &cache,
                 out: &out)
@@ -1492,6 +1493,7 @@ extension SessionTests {
 
         mutating func experimentsChanged(_ session: Session, screen: String, congested: Bool = false) -> [Step] {
             var out: [Session.Action] = []
+            var session = session
             session.experimentsChanged(
                 screen: screen, view: view, isCongested: congested, nowMilliseconds: now, cache: &cache, out: &out)
             return record(out)
@@ -1501,18 +1503,21 @@ extension SessionTests {
         mutating func screenDeleted(_ session: Session, _ screen: String) -> [Step] {
             view.apply(.screenDeleted(screen), keepVersions: keepVersions)
             var out: [Session.Action] = []
+            var session = session
             session.screenDeleted(screen, out: &out)
             return record(out)
         }
 
         mutating func syncArrived(_ session: Session, _ sync: Sync, congested: Bool = false) -> [Step] {
             var out: [Session.Action] = []
+            var session = session
             session.syncArrived(sync, isCongested: congested, out: &out)
             return record(out)
         }
 
         mutating func drained(_ session: Session) -> [Step] {
             var out: [Session.Action] = []
+            var session = session
             session.drained(view: view, nowMilliseconds: now, cache: &cache, out: &out)
             return record(out)
         }

@@ -28,7 +28,9 @@ final class Connection: HasDeadline {
     // object stays small (memory per connection, DESIGN §9): 8-byte fields, then the optionals
     // and enums with a tag byte, each followed by one-byte fields that fill its padding.
     let token: UInt64
-    unowned let loop: EventLoop
+    /// The owning loop, which holds this connection until it reaps it, so it always outlives it:
+    /// `unowned(unsafe)` spares the reference-count check on every use (several per delivery).
+    unowned(unsafe) let loop: EventLoop
     private var lastReadAt: UInt64
     private var lastPingAt: UInt64
     var outbound = OutboundQueue()

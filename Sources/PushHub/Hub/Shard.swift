@@ -7,8 +7,11 @@
 /// a signed-in connection of user `u` is in `byUser[u]` (its token); no key maps to an empty
 /// collection; a connection leaves every index (`connectionClosed`) before it is reaped.
 final class Shard {
+    /// Read per connection through a local copy (`let view = self.view`): passing the stored
+    /// property itself copies the struct (a retain and release of each of its fields) per call.
     private(set) var view: HubView
-    unowned let loop: EventLoop
+    /// The owning loop, which outlives its shard (it holds it): no reference-count check per use.
+    unowned(unsafe) let loop: EventLoop
     let settings: Session.Settings
     private let keepVersions: Int
     /// The control plane's mailbox: answers, sticky assignments and exposures go there.
@@ -100,6 +103,7 @@ final class Shard {
             answer = .count(told.count)
         case .experimentsChanged(_, let screens):
             let now = WallClock.nowMilliseconds()
+            let view = self.view
             for screen in screens {
                 for connection in subscribers[screen]?.values.map({ $0 }) ?? [] {
                     connection.session?.experimentsChanged(
@@ -121,6 +125,7 @@ final class Shard {
     private func fanOut(_ version: ScreenVersion) -> LoopAnswer {
         guard let connections = subscribers[version.name] else { return .published(sent: 0, renditions: []) }
         let now = WallClock.nowMilliseconds()
+        let view = self.view
         var memo = FanoutMemo()
         var sent = 0
         for connection in connections.values {
@@ -170,6 +175,7 @@ final class Shard {
 
     /// Calls `body` with each signed-in connection here that `target` reaches.
     private func forEachTarget(of target: Target, _ body: (Connection) -> Void) {
+        let view = self.view
         func consider(_ connection: Connection) {
             if let ready = connection.session?.ready, view.matches(target, ready.attributes) { body(connection) }
         }

@@ -4,6 +4,8 @@ import WSProtocol
 /// The v1 client session on `/v1/connect` (DESIGN §3) as a state machine (STYLE §3): one
 /// mutating method per input, each appending the actions it decides to `out`; no socket, loop or
 /// clock inside (`now` is a parameter). `Connection` and the loop's `Shard` perform the actions.
+/// (Inputs that change only the boxed ready state are mutating too: the call then works in
+/// place on the connection's session instead of on a copy.)
 ///
 /// Invariants: nothing but `hello` is served before `.ready` (`hello_first`); in `.ready`, each
 /// subscription holds the version and rendition the client was last brought to, and a newer
@@ -222,7 +224,7 @@ struct Session {
 
     /// A newer version of a screen was published; `memo` carries the frame of the previous
     /// subscriber across one fan-out (same starting point and rendition: same bytes).
-    func versionPublished(
+    mutating func versionPublished(
         _ version: ScreenVersion, view: HubView, isCongested: Bool, nowMilliseconds: Int, memo: inout FanoutMemo,
         cache: inout RenditionCache, out: inout [Action]
     ) {
@@ -249,7 +251,7 @@ struct Session {
     }
 
     /// Experiments touching `screen` changed: send a patch if what this client sees changed.
-    func experimentsChanged(
+    mutating func experimentsChanged(
         screen: String, view: HubView, isCongested: Bool, nowMilliseconds: Int, cache: inout RenditionCache,
         out: inout [Action]
     ) {
@@ -264,7 +266,7 @@ struct Session {
     }
 
     /// The screen was deleted: the client is told it is `gone` and unsubscribed.
-    func screenDeleted(_ screen: String, out: inout [Action]) {
+    mutating func screenDeleted(_ screen: String, out: inout [Action]) {
         guard case .ready(let ready) = state, let index = ready.index(of: screen) else { return }
         let removed = ready.subscriptions.remove(at: index)
         out.append(.unsubscribed(screen, removed.target))
@@ -272,7 +274,7 @@ struct Session {
     }
 
     /// A sync targeting this client arrived (live, or after its spread delay).
-    func syncArrived(_ sync: Sync, isCongested: Bool, out: inout [Action]) {
+    mutating func syncArrived(_ sync: Sync, isCongested: Bool, out: inout [Action]) {
         guard case .ready(let ready) = state else { return }
         guard let key = sync.collapse else {
             out.append(.send(sync.frame(mandatory: sync.mandatory)))
@@ -302,7 +304,7 @@ struct Session {
 
     /// The outbound queue drained after updates were held back: the newest collapsed syncs, then
     /// every subscription brought from the version the client has to the current one.
-    func drained(view: HubView, nowMilliseconds: Int, cache: inout RenditionCache, out: inout [Action]) {
+    mutating func drained(view: HubView, nowMilliseconds: Int, cache: inout RenditionCache, out: inout [Action]) {
         guard case .ready(let ready) = state, ready.needsCatchUp else { return }
         ready.needsCatchUp = false
         for (sync, mandatory) in (ready.memoryIfAny?.collapsedSyncs.values.sorted { $0.sync.seq < $1.sync.seq } ?? []) {
