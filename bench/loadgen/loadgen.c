@@ -1,0 +1,1599 @@
+/* loadgen — a dependency-free C load generator for PushHub and the bare C yardstick (rawserver).
+ *
+ * One thread, one epoll loop, non-blocking sockets.  Client frames are masked (RFC 6455 §5.3);
+ * server frames are parsed incrementally (a header may arrive a byte at a time; payloads are never
+ * buffered, only their first bytes are kept to tell the message type); pings are answered.
+ * Every client binds a source address in 127.0.0.2..127.0.0.250 before connecting so that the
+ * ephemeral ports of one address never run out.  Everything is bounded in count and time.
+ *
+ *   loadgen connect  --port P [--path /v1/connect|/ws] [--n 10000] [--inflight 100] [--no-hello]
+ *                    [--subscribe NAME --admin-port A --data DIR] [--pid SERVERPID] [--settle 2]
+ *   loadgen fanout   --port P --trigger raw|sync|patch [--n 10000] [--rounds R] [--admin-port A]
+ *                    [--data DIR | --token-file F] [--screen NAME] [--body-size B] [--pid SERVERPID]
+ *   loadgen admin    --admin-port A (--data DIR | --token-file F) [--conns 64] [--seconds 5]
+ *                    [--rate R] [--keys 64]
+ *   loadgen echo     --port P [--path /v1/echo] [--n 100] [--seconds 5] [--interval MS] [--size 32]
+ *                    [--idle N]
+ *   loadgen usersync --port P --admin-port A --data DIR [--n 10000] [--seconds 10] [--interval MS]
+ *
+ * Each mode prints one line of figures on stdout (progress and errors go to stderr) and exits 0,
+ * or 1 when a client failed, a delivery was missing or a request was refused.
+ * Build: make -C bench/loadgen (gcc -O2, nothing else). */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef IP_BIND_ADDRESS_NO_PORT
+#define IP_BIND_ADDRESS_NO_PORT 24
+#endif
+
+/* ------------------------------------------------------------------------------------------- */
+/* utilities                                                                                     */
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void die(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("loadgen: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(2);
+}
+
+static void note(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("loadgen: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint64_t rnd(void) { /* xorshift64* */
+    rng ^= rng >> 12, rng ^= rng << 25, rng ^= rng >> 27;
+    return rng * 0x2545F4914F6CDD1Dull;
+}
+
+static void *xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) die("out of memory");
+    return p;
+}
+
+static void *xcalloc(size_t n, size_t m) {
+    void *p = calloc(n ? n : 1, m ? m : 1);
+    if (!p) die("out of memory");
+    return p;
+}
+
+static void *xrealloc(void *p, size_t n) {
+    p = realloc(p, n ? n : 1);
+    if (!p) die("out of memory");
+    return p;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of a sorted array. */
+static uint64_t pct(const uint64_t *v, size_t n, double p) {
+    if (n == 0) return 0;
+    size_t k = (size_t)ceil(p * (double)n);
+    if (k < 1) k = 1;
+    if (k > n) k = n;
+    return v[k - 1];
+}
+
+/* A growable array of nanosecond samples. */
+typedef struct {
+    uint64_t *v;
+    size_t n, cap;
+} samples;
+
+static void samples_add(samples *s, uint64_t x) {
+    if (s->n == s->cap) s->cap = s->cap ? s->cap * 2 : 4096, s->v = xrealloc(s->v, s->cap * sizeof *s->v);
+    s->v[s->n++] = x;
+}
+
+static void samples_sort(samples *s) { qsort(s->v, s->n, sizeof *s->v, cmp_u64); }
+
+/* Formats nanoseconds as "123 µs" or "12.3 ms". */
+static const char *dur(uint64_t ns, char *buf) {
+    if (ns < 1000000) sprintf(buf, "%.0f µs", (double)ns / 1e3);
+    else if (ns < 100000000) sprintf(buf, "%.2f ms", (double)ns / 1e6);
+    else sprintf(buf, "%.1f ms", (double)ns / 1e6);
+    return buf;
+}
+
+static char *read_file_trimmed(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) die("cannot read %s: %s", path, strerror(errno));
+    char *buf = xmalloc(1 << 16);
+    size_t n = fread(buf, 1, (1 << 16) - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    while (n && isspace((unsigned char)buf[n - 1])) buf[--n] = 0;
+    size_t s = 0;
+    while (buf[s] && isspace((unsigned char)buf[s])) s++;
+    memmove(buf, buf + s, n - s + 1);
+    return buf;
+}
+
+/* VmRSS of a process in KiB (0 when unknown). */
+static long rss_kib(int pid) {
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    long v = 0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "VmRSS:", 6) == 0) { v = strtol(line + 6, NULL, 10); break; }
+    fclose(f);
+    return v;
+}
+
+/* CPU time (user + system, all threads) of a process in ns: the process CPU clock when the
+ * kernel lets us read it (ns resolution), else utime+stime from /proc/PID/stat (clock ticks). */
+static uint64_t cpu_ns(int pid) {
+    clockid_t cid;
+    struct timespec ts;
+    if (clock_getcpuclockid(pid, &cid) == 0 && clock_gettime(cid, &ts) == 0)
+        return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    if (!p) return 0;
+    unsigned long ut = 0, st = 0;
+    /* after ")": state(3) ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime(14) stime */
+    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2) return 0;
+    return (uint64_t)(ut + st) * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
+/* Busy CPU time of the whole machine (all cores, everything but idle and iowait), in ns. */
+static uint64_t machine_busy_ns(void) {
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f) return 0;
+    unsigned long long v[10] = {0};
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                   &v[6], &v[7], &v[8], &v[9]);
+    fclose(f);
+    if (n < 8) return 0;
+    unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7]; /* user nice system irq softirq steal */
+    return (uint64_t)busy * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
+static uint64_t self_cpu_ns(void);
+
+/* What the rest of the machine did during a measurement: busy CPU not spent by this process or by
+ * the server (--pid), as a percentage of every core over the same wall time. Printed with every
+ * figure so that a disturbed run shows (another engineer compiling, a background load). */
+static struct {
+    uint64_t wall, busy, self, server, excluded;
+} watch0;
+static int exclude_pid; /* --exclude-pid: a process of ours that is not "others" (a background load) */
+
+static void watch_start(int pid) {
+    watch0.wall = now_ns(), watch0.busy = machine_busy_ns(), watch0.self = self_cpu_ns();
+    watch0.server = pid ? cpu_ns(pid) : 0;
+    watch0.excluded = exclude_pid ? cpu_ns(exclude_pid) : 0;
+}
+
+static double watch_others_pct(int pid) {
+    uint64_t wall = now_ns() - watch0.wall, busy = machine_busy_ns() - watch0.busy, self = self_cpu_ns() - watch0.self;
+    uint64_t server = pid ? cpu_ns(pid) - watch0.server : 0;
+    uint64_t excluded = exclude_pid ? cpu_ns(exclude_pid) - watch0.excluded : 0;
+    double others = (double)busy - (double)self - (double)server - (double)excluded;
+    if (others < 0 || !wall) others = 0;
+    return 100.0 * others / ((double)wall * (double)sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+static uint64_t self_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- SHA-1 (RFC 3174), SHA-256 (FIPS 180-4), HMAC (RFC 2104), base64 (RFC 4648) ---- */
+
+static void sha1(const uint8_t *msg, size_t len, uint8_t out[20]) {
+    uint32_t h[5] = {0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0};
+    uint8_t block[128] = {0};
+    size_t full = len & ~(size_t)63, rest = len - full, tail = rest < 56 ? 64 : 128;
+    memcpy(block, msg + full, rest);
+    block[rest] = 0x80;
+    for (int k = 0; k < 8; k++) block[tail - 1 - k] = (uint8_t)((uint64_t)len * 8 >> (8 * k));
+    for (size_t off = 0; off < full + tail; off += 64) {
+        const uint8_t *p = off < full ? msg + off : block + (off - full);
+        uint32_t w[80], a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
+        for (int t = 0; t < 16; t++) w[t] = (uint32_t)p[4 * t] << 24 | p[4 * t + 1] << 16 | p[4 * t + 2] << 8 | p[4 * t + 3];
+        for (int t = 16; t < 80; t++) {
+            uint32_t x = w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16];
+            w[t] = x << 1 | x >> 31;
+        }
+        for (int t = 0; t < 80; t++) {
+            uint32_t f = t < 20 ? ((b & c) | (~b & d)) + 0x5A827999
+                       : t < 40 ? (b ^ c ^ d) + 0x6ED9EBA1
+                       : t < 60 ? ((b & c) | (b & d) | (c & d)) + 0x8F1BBCDC
+                                : (b ^ c ^ d) + 0xCA62C1D6;
+            uint32_t tmp = (a << 5 | a >> 27) + f + e + w[t];
+            e = d, d = c, c = b << 30 | b >> 2, b = a, a = tmp;
+        }
+        h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e;
+    }
+    for (int k = 0; k < 20; k++) out[k] = (uint8_t)(h[k / 4] >> (24 - 8 * (k % 4)));
+}
+
+typedef struct {
+    uint32_t h[8];
+    uint8_t buf[64];
+    size_t buf_len;
+    uint64_t total;
+} sha256_ctx;
+
+static const uint32_t K256[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
+    0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
+    0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+    0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
+    0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+    0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+#define ROR(x, n) ((x) >> (n) | (x) << (32 - (n)))
+
+static void sha256_block(sha256_ctx *c, const uint8_t *p) {
+    uint32_t w[64], s[8];
+    for (int t = 0; t < 16; t++) w[t] = (uint32_t)p[4 * t] << 24 | p[4 * t + 1] << 16 | p[4 * t + 2] << 8 | p[4 * t + 3];
+    for (int t = 16; t < 64; t++) {
+        uint32_t s0 = ROR(w[t - 15], 7) ^ ROR(w[t - 15], 18) ^ (w[t - 15] >> 3);
+        uint32_t s1 = ROR(w[t - 2], 17) ^ ROR(w[t - 2], 19) ^ (w[t - 2] >> 10);
+        w[t] = w[t - 16] + s0 + w[t - 7] + s1;
+    }
+    memcpy(s, c->h, sizeof s);
+    for (int t = 0; t < 64; t++) {
+        uint32_t S1 = ROR(s[4], 6) ^ ROR(s[4], 11) ^ ROR(s[4], 25), ch = (s[4] & s[5]) ^ (~s[4] & s[6]);
+        uint32_t t1 = s[7] + S1 + ch + K256[t] + w[t];
+        uint32_t S0 = ROR(s[0], 2) ^ ROR(s[0], 13) ^ ROR(s[0], 22), maj = (s[0] & s[1]) ^ (s[0] & s[2]) ^ (s[1] & s[2]);
+        uint32_t t2 = S0 + maj;
+        s[7] = s[6], s[6] = s[5], s[5] = s[4], s[4] = s[3] + t1, s[3] = s[2], s[2] = s[1], s[1] = s[0], s[0] = t1 + t2;
+    }
+    for (int k = 0; k < 8; k++) c->h[k] += s[k];
+}
+
+static void sha256_init(sha256_ctx *c) {
+    static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    memcpy(c->h, iv, sizeof iv);
+    c->buf_len = 0, c->total = 0;
+}
+
+static void sha256_update(sha256_ctx *c, const void *data, size_t n) {
+    const uint8_t *p = data;
+    c->total += n;
+    while (n) {
+        size_t take = 64 - c->buf_len < n ? 64 - c->buf_len : n;
+        memcpy(c->buf + c->buf_len, p, take);
+        c->buf_len += take, p += take, n -= take;
+        if (c->buf_len == 64) sha256_block(c, c->buf), c->buf_len = 0;
+    }
+}
+
+static void sha256_final(sha256_ctx *c, uint8_t out[32]) {
+    uint64_t bits = c->total * 8;
+    uint8_t pad = 0x80, zero = 0, len[8];
+    sha256_update(c, &pad, 1);
+    while (c->buf_len != 56) sha256_update(c, &zero, 1);
+    for (int k = 0; k < 8; k++) len[k] = (uint8_t)(bits >> (56 - 8 * k));
+    sha256_update(c, len, 8);
+    for (int k = 0; k < 32; k++) out[k] = (uint8_t)(c->h[k / 4] >> (24 - 8 * (k % 4)));
+}
+
+static void hmac_sha256(const uint8_t *key, size_t klen, const uint8_t *msg, size_t mlen, uint8_t out[32]) {
+    uint8_t k0[64] = {0}, ipad[64], opad[64], inner[32];
+    if (klen > 64) {
+        sha256_ctx c;
+        sha256_init(&c), sha256_update(&c, key, klen), sha256_final(&c, k0);
+    } else memcpy(k0, key, klen);
+    for (int i = 0; i < 64; i++) ipad[i] = k0[i] ^ 0x36, opad[i] = k0[i] ^ 0x5c;
+    sha256_ctx c;
+    sha256_init(&c), sha256_update(&c, ipad, 64), sha256_update(&c, msg, mlen), sha256_final(&c, inner);
+    sha256_init(&c), sha256_update(&c, opad, 64), sha256_update(&c, inner, 32), sha256_final(&c, out);
+}
+
+/* base64 (url: URL alphabet, no padding). Returns the length written (out gets a NUL). */
+static size_t b64(const uint8_t *in, size_t n, char *out, int url) {
+    const char *al = url ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                         : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t o = 0, i = 0;
+    for (; i + 2 < n; i += 3) {
+        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+        out[o++] = al[v >> 18], out[o++] = al[(v >> 12) & 63], out[o++] = al[(v >> 6) & 63], out[o++] = al[v & 63];
+    }
+    if (n - i == 1) {
+        uint32_t v = (uint32_t)in[i] << 16;
+        out[o++] = al[v >> 18], out[o++] = al[(v >> 12) & 63];
+        if (!url) out[o++] = '=', out[o++] = '=';
+    } else if (n - i == 2) {
+        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8;
+        out[o++] = al[v >> 18], out[o++] = al[(v >> 12) & 63], out[o++] = al[(v >> 6) & 63];
+        if (!url) out[o++] = '=';
+    }
+    out[o] = 0;
+    return o;
+}
+
+/* An HS256 JWT for user `sub`, valid for an hour. */
+static void mint_jwt(const char *secret, const char *sub, char *out, size_t cap) {
+    char payload[256], p64[400], sig64[64];
+    uint8_t sig[32];
+    int pn = snprintf(payload, sizeof payload, "{\"sub\":\"%s\",\"exp\":%ld}", sub, (long)time(NULL) + 3600);
+    b64((const uint8_t *)payload, (size_t)pn, p64, 1);
+    int n = snprintf(out, cap, "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.%s", p64); /* {"alg":"HS256","typ":"JWT"} */
+    hmac_sha256((const uint8_t *)secret, strlen(secret), (const uint8_t *)out, (size_t)n, sig);
+    b64(sig, 32, sig64, 1);
+    snprintf(out + n, cap - (size_t)n, ".%s", sig64);
+}
+
+/* ------------------------------------------------------------------------------------------- */
+/* options                                                                                       */
+
+static struct {
+    const char *mode;
+    const char *host;
+    int port, admin_port, pid;
+    const char *path;
+    int n, inflight, hello, src_first, src_last;
+    const char *subscribe, *data, *token_file, *jwt_secret_file, *user_token_file;
+    double settle_s, hold_s, timeout_s;
+    /* fanout */
+    const char *trigger, *screen;
+    int rounds, body_size;
+    double gap_s, round_timeout_s;
+    /* admin */
+    int conns, keys;
+    double seconds, rate;
+    /* echo / usersync */
+    int size, idle;
+    const char *idle_path;
+    double interval_ms, warmup_s;
+    const char *label;
+} O = {
+    .host = "127.0.0.1", .n = -1, .inflight = 100, .hello = -1, .src_first = 2, .src_last = 250,
+    .settle_s = 2, .timeout_s = 120, .rounds = -1, .body_size = 0, .gap_s = 0.05, .round_timeout_s = 30,
+    .conns = 64, .keys = 64, .seconds = -1, .rate = 0, .size = 32, .idle_path = "/v1/connect", .interval_ms = -1,
+    .warmup_s = 1,
+};
+
+static void usage(void) {
+    fputs("usage: loadgen MODE [options]   (see the comment at the top of loadgen.c, or bench/README.md)\n"
+          "  connect  --port P [--path /v1/connect|/ws] [--n 10000] [--inflight 100] [--no-hello|--hello]\n"
+          "           [--subscribe NAME [--admin-port A --data DIR]] [--pid SERVERPID] [--settle S] [--hold S]\n"
+          "  fanout   --port P --trigger raw|sync|patch [--n 10000] [--rounds R] [--gap S] [--pid SERVERPID]\n"
+          "           [--admin-port A --data DIR|--token-file F] [--screen NAME] [--body-size B]\n"
+          "  admin    --admin-port A --data DIR|--token-file F [--conns 64] [--seconds 5] [--rate R] [--keys 64]\n"
+          "  echo     --port P [--path /v1/echo] [--n 100] [--size 32] [--seconds 5] [--interval MS] [--idle N]\n"
+          "  usersync --port P --admin-port A --data DIR [--n 10000] [--seconds 10] [--interval MS]\n"
+          "common: --host 127.0.0.1  --src-first 2 --src-last 250 (source addresses 127.0.0.X)\n"
+          "        --timeout S (bound on every connect phase)  --label TEXT (prefix of the figures line)\n"
+          "        --jwt-secret-file F | --user-token-file F (sign clients in: user u<i>, or the i-th line)\n"
+          "        --exclude-pid P (a process of ours left out of the \"others\" CPU figure)\n",
+          stderr);
+    exit(2);
+}
+
+static void parse_args(int argc, char **argv) {
+    if (argc < 2 || argv[1][0] == '-') usage();
+    O.mode = argv[1];
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+#define ARG() (i + 1 < argc ? argv[++i] : (die("%s needs a value", a), ""))
+        if (!strcmp(a, "--host")) O.host = ARG();
+        else if (!strcmp(a, "--port")) O.port = atoi(ARG());
+        else if (!strcmp(a, "--admin-port")) O.admin_port = atoi(ARG());
+        else if (!strcmp(a, "--pid")) O.pid = atoi(ARG());
+        else if (!strcmp(a, "--path")) O.path = ARG();
+        else if (!strcmp(a, "--n")) O.n = atoi(ARG());
+        else if (!strcmp(a, "--inflight")) O.inflight = atoi(ARG());
+        else if (!strcmp(a, "--hello")) O.hello = 1;
+        else if (!strcmp(a, "--no-hello")) O.hello = 0;
+        else if (!strcmp(a, "--subscribe")) O.subscribe = ARG();
+        else if (!strcmp(a, "--data")) O.data = ARG();
+        else if (!strcmp(a, "--token-file")) O.token_file = ARG();
+        else if (!strcmp(a, "--jwt-secret-file")) O.jwt_secret_file = ARG();
+        else if (!strcmp(a, "--user-token-file")) O.user_token_file = ARG();
+        else if (!strcmp(a, "--settle")) O.settle_s = atof(ARG());
+        else if (!strcmp(a, "--hold")) O.hold_s = atof(ARG());
+        else if (!strcmp(a, "--timeout")) O.timeout_s = atof(ARG());
+        else if (!strcmp(a, "--src-first")) O.src_first = atoi(ARG());
+        else if (!strcmp(a, "--src-last")) O.src_last = atoi(ARG());
+        else if (!strcmp(a, "--trigger")) O.trigger = ARG();
+        else if (!strcmp(a, "--screen")) O.screen = ARG();
+        else if (!strcmp(a, "--rounds")) O.rounds = atoi(ARG());
+        else if (!strcmp(a, "--body-size")) O.body_size = atoi(ARG());
+        else if (!strcmp(a, "--gap")) O.gap_s = atof(ARG());
+        else if (!strcmp(a, "--round-timeout")) O.round_timeout_s = atof(ARG());
+        else if (!strcmp(a, "--conns")) O.conns = atoi(ARG());
+        else if (!strcmp(a, "--keys")) O.keys = atoi(ARG());
+        else if (!strcmp(a, "--seconds")) O.seconds = atof(ARG());
+        else if (!strcmp(a, "--rate")) O.rate = atof(ARG());
+        else if (!strcmp(a, "--size")) O.size = atoi(ARG());
+        else if (!strcmp(a, "--idle")) O.idle = atoi(ARG());
+        else if (!strcmp(a, "--idle-path")) O.idle_path = ARG();
+        else if (!strcmp(a, "--interval")) O.interval_ms = atof(ARG());
+        else if (!strcmp(a, "--warmup")) O.warmup_s = atof(ARG());
+        else if (!strcmp(a, "--label")) O.label = ARG();
+        else if (!strcmp(a, "--exclude-pid")) exclude_pid = atoi(ARG());
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) usage();
+        else die("unknown option %s (try --help)", a);
+#undef ARG
+    }
+    if (O.src_first < 1 || O.src_last > 254 || O.src_last < O.src_first) die("bad --src-first/--src-last");
+    if (O.inflight < 1) O.inflight = 1;
+}
+
+/* The admin token: --token-file, else DATA/admin.token. */
+static char *admin_token(void) {
+    char path[4096];
+    if (O.token_file) return read_file_trimmed(O.token_file);
+    if (!O.data) die("the admin API needs --data DIR or --token-file F");
+    snprintf(path, sizeof path, "%s/admin.token", O.data);
+    return read_file_trimmed(path);
+}
+
+/* ------------------------------------------------------------------------------------------- */
+/* the event loop                                                                                */
+
+enum { K_WS = 1, K_HTTP = 2 };
+static int epfd;
+static uint8_t rbuf[1 << 18];
+
+#define TAG(kind, idx) ((uint64_t)(kind) << 32 | (uint32_t)(idx))
+
+static void ep_add(int fd, uint32_t events, uint64_t tag) {
+    struct epoll_event ev = {.events = events, .data.u64 = tag};
+    if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0) die("epoll_ctl add: %s", strerror(errno));
+}
+
+static void ep_mod(int fd, uint32_t events, uint64_t tag) {
+    struct epoll_event ev = {.events = events, .data.u64 = tag};
+    epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev);
+}
+
+static void raise_nofile(void) {
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+static long nofile_limit(void) {
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    return (long)rl.rlim_cur;
+}
+
+/* ------------------------------------------------------------------------------------------- */
+/* WebSocket clients                                                                             */
+
+enum { WS_FREE, WS_CONNECTING, WS_UPGRADING, WS_HELLO, WS_SUBSCRIBING, WS_READY, WS_CLOSED };
+#define PREFIX 96
+
+typedef struct {
+    int fd, id;
+    uint8_t state, want_hello, in_payload, fh_len, fh_need, op, msg_op, prefix_len, ctrl_len, epout, awaiting;
+    uint16_t hlen;
+    uint32_t round;
+    uint64_t remaining, msg_len;
+    uint64_t t0;        /* start of the connect, or of the message in flight */
+    uint64_t next_send; /* echo pacing */
+    const char *path;
+    char *hbuf; /* the upgrade response, until its blank line */
+    char *out;  /* bytes the socket did not take */
+    uint32_t out_len, out_off;
+    char accept[29];
+    uint8_t fh[14];
+    uint8_t prefix[PREFIX]; /* first bytes of the current message */
+    uint8_t ctrl[125];      /* control frame payload */
+} ws;
+
+static ws *conns;
+static int n_conns;
+static int ws_ready, ws_failed, ws_inflight;
+static char first_error[256];
+static samples connect_lat;
+static char *jwt_secret;
+static char **user_tokens;
+static int n_user_tokens;
+
+/* Mode hooks. */
+static void (*on_ready)(ws *c);
+static void (*on_message)(ws *c, int op, const uint8_t *prefix, size_t plen, uint64_t len);
+
+static void ws_fail(ws *c, const char *why) {
+    if (c->state == WS_CLOSED || c->state == WS_FREE) return;
+    if (!first_error[0]) snprintf(first_error, sizeof first_error, "client %d: %s", c->id, why);
+    if (c->state != WS_READY) ws_inflight--;
+    ws_failed++;
+    if (c->state == WS_READY) ws_ready--;
+    close(c->fd);
+    c->fd = -1;
+    c->state = WS_CLOSED;
+    free(c->hbuf), c->hbuf = NULL;
+    free(c->out), c->out = NULL;
+}
+
+static void ws_flush(ws *c) {
+    while (c->out_off < c->out_len) {
+        ssize_t w = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
+        if (w < 0) {
+            if (errno == EAGAIN) break;
+            ws_fail(c, strerror(errno));
+            return;
+        }
+        c->out_off += (uint32_t)w;
+    }
+    if (c->out_off == c->out_len) {
+        free(c->out), c->out = NULL, c->out_len = c->out_off = 0;
+        if (c->epout) ep_mod(c->fd, EPOLLIN, TAG(K_WS, c->id)), c->epout = 0;
+    } else if (!c->epout) ep_mod(c->fd, EPOLLIN | EPOLLOUT, TAG(K_WS, c->id)), c->epout = 1;
+}
+
+static void ws_write(ws *c, const void *p, size_t n) {
+    if (c->state == WS_CLOSED) return;
+    if (c->out_len == c->out_off) {
+        ssize_t w = write(c->fd, p, n);
+        if (w == (ssize_t)n) return;
+        if (w < 0 && errno != EAGAIN) { ws_fail(c, strerror(errno)); return; }
+        if (w < 0) w = 0;
+        p = (const char *)p + w, n -= (size_t)w;
+    }
+    c->out = xrealloc(c->out, c->out_len + n);
+    memcpy(c->out + c->out_len, p, n);
+    c->out_len += (uint32_t)n;
+    ws_flush(c);
+}
+
+/* One masked client frame (FIN set). */
+static void ws_send(ws *c, int op, const void *payload, size_t n) {
+    uint8_t stack[4096], *f = n + 14 <= sizeof stack ? stack : xmalloc(n + 14);
+    size_t h = 0;
+    f[h++] = (uint8_t)(0x80 | op);
+    if (n < 126) f[h++] = (uint8_t)(0x80 | n);
+    else if (n < 65536) f[h++] = 0x80 | 126, f[h++] = (uint8_t)(n >> 8), f[h++] = (uint8_t)n;
+    else {
+        f[h++] = 0x80 | 127;
+        for (int k = 0; k < 8; k++) f[h++] = (uint8_t)((uint64_t)n >> (56 - 8 * k));
+    }
+    uint32_t m = (uint32_t)rnd();
+    uint8_t mask[4] = {(uint8_t)m, (uint8_t)(m >> 8), (uint8_t)(m >> 16), (uint8_t)(m >> 24)};
+    memcpy(f + h, mask, 4);
+    h += 4;
+    const uint8_t *p = payload;
+    for (size_t k = 0; k < n; k++) f[h + k] = p[k] ^ mask[k & 3];
+    ws_write(c, f, h + n);
+    if (f != stack) free(f);
+}
+
+static void ws_send_text(ws *c, const char *s) { ws_send(c, 0x1, s, strlen(s)); }
+
+/* Starts client `id`: socket, bind a 127.0.0.X source, non-blocking connect. */
+static void ws_start(int id, const char *path, int want_hello) {
+    ws *c = &conns[id];
+    memset(c, 0, sizeof *c);
+    c->id = id, c->path = path, c->want_hello = (uint8_t)want_hello, c->fd = -1;
+    c->state = WS_CONNECTING;
+    c->t0 = now_ns();
+    ws_inflight++;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) { c->fd = -1; ws_fail(c, strerror(errno)); return; }
+    c->fd = fd;
+    int one = 1;
+    setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    struct sockaddr_in src = {.sin_family = AF_INET};
+    src.sin_addr.s_addr = htonl(0x7F000000u | (uint32_t)(O.src_first + id % (O.src_last - O.src_first + 1)));
+    if (bind(fd, (struct sockaddr *)&src, sizeof src) < 0) { ws_fail(c, strerror(errno)); return; }
+    struct sockaddr_in dst = {.sin_family = AF_INET, .sin_port = htons((uint16_t)O.port)};
+    inet_pton(AF_INET, O.host, &dst.sin_addr);
+    if (connect(fd, (struct sockaddr *)&dst, sizeof dst) < 0 && errno != EINPROGRESS) {
+        char why[128];
+        snprintf(why, sizeof why, "connect: %s", strerror(errno));
+        ws_fail(c, why);
+        return;
+    }
+    ep_add(fd, EPOLLIN | EPOLLOUT, TAG(K_WS, id));
+    c->epout = 1;
+}
+
+static void ws_connected(ws *c) {
+    int err = 0;
+    socklen_t len = sizeof err;
+    getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err) {
+        char why[128];
+        snprintf(why, sizeof why, "connect: %s", strerror(err));
+        ws_fail(c, why);
+        return;
+    }
+    uint8_t key[16], digest[20];
+    char key64[25], req[4096], cat[64];
+    for (int k = 0; k < 16; k++) key[k] = (uint8_t)rnd();
+    b64(key, 16, key64, 0);
+    snprintf(cat, sizeof cat, "%s258EAFA5-E914-47DA-95CA-C5AB0DC85B11", key64);
+    sha1((uint8_t *)cat, strlen(cat), digest);
+    b64(digest, 20, c->accept, 0);
+    int n = snprintf(req, sizeof req,
+                     "GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                     "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n",
+                     c->path, O.host, O.port, key64);
+    c->state = WS_UPGRADING;
+    ep_mod(c->fd, EPOLLIN, TAG(K_WS, c->id)), c->epout = 0;
+    ws_write(c, req, (size_t)n);
+}
+
+static void ws_become_ready(ws *c) {
+    c->state = WS_READY;
+    ws_inflight--, ws_ready++;
+    samples_add(&connect_lat, now_ns() - c->t0);
+    if (on_ready) on_ready(c);
+}
+
+static void ws_send_hello(ws *c) {
+    char msg[2048];
+    if (user_tokens) {
+        if (c->id >= n_user_tokens) die("--user-token-file has %d lines, client %d needs one", n_user_tokens, c->id);
+        snprintf(msg, sizeof msg, "{\"type\":\"hello\",\"protocol\":1,\"token\":\"%s\",\"device\":\"d-%d\"}",
+                 user_tokens[c->id], c->id);
+    } else if (jwt_secret) {
+        char sub[32], jwt[1024];
+        snprintf(sub, sizeof sub, "u%d", c->id);
+        mint_jwt(jwt_secret, sub, jwt, sizeof jwt);
+        snprintf(msg, sizeof msg, "{\"type\":\"hello\",\"protocol\":1,\"token\":\"%s\",\"device\":\"d-%d\"}", jwt, c->id);
+    } else snprintf(msg, sizeof msg, "{\"type\":\"hello\",\"protocol\":1,\"device\":\"d-%d\"}", c->id);
+    c->state = WS_HELLO;
+    ws_send_text(c, msg);
+}
+
+static int has_type(const uint8_t *p, size_t n, const char *type) {
+    char pat[64];
+    int k = snprintf(pat, sizeof pat, "\"type\":\"%s\"", type);
+    return memmem(p, n, pat, (size_t)k) != NULL;
+}
+
+/* A complete message: the session steps before READY, then the mode's hook. */
+static void ws_message(ws *c, int op, const uint8_t *prefix, size_t plen, uint64_t len) {
+    if (c->state == WS_READY) {
+        if (on_message) on_message(c, op, prefix, plen, len);
+        return;
+    }
+    if (has_type(prefix, plen, "error")) {
+        char why[PREFIX + 32];
+        snprintf(why, sizeof why, "hub error: %.*s", (int)plen, (const char *)prefix);
+        ws_fail(c, why);
+        return;
+    }
+    if (c->state == WS_HELLO && has_type(prefix, plen, "welcome")) {
+        if (O.subscribe) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "{\"type\":\"subscribe\",\"screen\":\"%s\"}", O.subscribe);
+            c->state = WS_SUBSCRIBING;
+            ws_send_text(c, msg);
+        } else ws_become_ready(c);
+    } else if (c->state == WS_SUBSCRIBING && has_type(prefix, plen, "snapshot")) ws_become_ready(c);
+    /* anything else before READY (a replayed sync) is ignored */
+}
+
+/* Incremental frame parser: bytes in, messages out; only the prefix of a payload is kept. */
+static void ws_frames(ws *c, const uint8_t *p, size_t n) {
+    while (n && c->state != WS_CLOSED) {
+        if (!c->in_payload) {
+            if (c->fh_len == 0) c->fh_need = 2;
+            while (n && c->fh_len < c->fh_need) {
+                c->fh[c->fh_len++] = *p++, n--;
+                if (c->fh_len == 2) {
+                    uint8_t l7 = c->fh[1] & 0x7f;
+                    if (c->fh[1] & 0x80) { ws_fail(c, "masked server frame"); return; }
+                    if (c->fh[0] & 0x70) { ws_fail(c, "RSV bits set (no extension was negotiated)"); return; }
+                    c->fh_need = (uint8_t)(2 + (l7 == 126 ? 2 : l7 == 127 ? 8 : 0));
+                }
+            }
+            if (c->fh_len < c->fh_need) return;
+            uint8_t l7 = c->fh[1] & 0x7f;
+            uint64_t len = l7;
+            if (l7 == 126) len = (uint64_t)c->fh[2] << 8 | c->fh[3];
+            if (l7 == 127) {
+                len = 0;
+                for (int k = 0; k < 8; k++) len = len << 8 | c->fh[2 + k];
+            }
+            c->op = c->fh[0] & 0x0f;
+            c->fh_len = 0;
+            c->in_payload = 1;
+            c->remaining = len;
+            if (c->op >= 8) {
+                if (len > 125 || !(c->fh[0] & 0x80)) { ws_fail(c, "bad control frame"); return; }
+                c->ctrl_len = 0;
+            } else if (c->op != 0) {
+                c->msg_op = c->op, c->prefix_len = 0, c->msg_len = 0;
+            }
+        }
+        size_t take = c->remaining < n ? (size_t)c->remaining : n;
+        if (c->op >= 8) memcpy(c->ctrl + c->ctrl_len, p, take), c->ctrl_len += (uint8_t)take;
+        else {
+            size_t room = PREFIX - c->prefix_len, k = take < room ? take : room;
+            memcpy(c->prefix + c->prefix_len, p, k);
+            c->prefix_len += (uint8_t)k;
+            c->msg_len += take;
+        }
+        p += take, n -= take, c->remaining -= take;
+        if (c->remaining) return;
+        c->in_payload = 0;
+        int fin = c->fh[0] & 0x80;
+        if (c->op == 0x9) ws_send(c, 0xA, c->ctrl, c->ctrl_len);
+        else if (c->op == 0x8) {
+            char why[160];
+            int code = c->ctrl_len >= 2 ? c->ctrl[0] << 8 | c->ctrl[1] : 1005;
+            snprintf(why, sizeof why, "server closed %d %.*s", code, c->ctrl_len > 2 ? c->ctrl_len - 2 : 0,
+                     (const char *)c->ctrl + 2);
+            ws_send(c, 0x8, c->ctrl, c->ctrl_len >= 2 ? 2 : 0);
+            ws_fail(c, why);
+            return;
+        } else if (c->op < 8 && fin) ws_message(c, c->msg_op, c->prefix, c->prefix_len, c->msg_len);
+    }
+}
+
+static void ws_upgrade_input(ws *c, const uint8_t *p, size_t n) {
+    if (!c->hbuf) c->hbuf = xmalloc(2048);
+    size_t room = 2047 - c->hlen, take = n < room ? n : room;
+    memcpy(c->hbuf + c->hlen, p, take);
+    c->hlen += (uint16_t)take;
+    c->hbuf[c->hlen] = 0;
+    char *end = strstr(c->hbuf, "\r\n\r\n");
+    if (!end) {
+        if (c->hlen >= 2047) ws_fail(c, "upgrade response over 2 KiB");
+        return;
+    }
+    size_t head = (size_t)(end - c->hbuf) + 4;
+    if (strncmp(c->hbuf, "HTTP/1.1 101", 12) != 0) {
+        char why[160];
+        char *eol = strstr(c->hbuf, "\r\n");
+        snprintf(why, sizeof why, "upgrade refused: %.*s", (int)(eol - c->hbuf), c->hbuf);
+        ws_fail(c, why);
+        return;
+    }
+    char *acc = strcasestr(c->hbuf, "\r\nSec-WebSocket-Accept:");
+    if (!acc || acc > end) { ws_fail(c, "101 without Sec-WebSocket-Accept"); return; }
+    acc += 23;
+    while (*acc == ' ') acc++;
+    if (strncmp(acc, c->accept, 28) != 0) { ws_fail(c, "wrong Sec-WebSocket-Accept"); return; }
+    /* bytes after the head that were in this read are frames */
+    size_t consumed_before = c->hlen - take; /* bytes of hbuf from earlier reads */
+    size_t rest_off = head - consumed_before;
+    free(c->hbuf), c->hbuf = NULL, c->hlen = 0;
+    if (c->want_hello) ws_send_hello(c);
+    else ws_become_ready(c);
+    if (rest_off < n && c->state != WS_CLOSED) ws_frames(c, p + rest_off, n - rest_off);
+}
+
+static void ws_readable(ws *c) {
+    for (;;) {
+        ssize_t r = read(c->fd, rbuf, sizeof rbuf);
+        if (r > 0) {
+            if (c->state == WS_UPGRADING) ws_upgrade_input(c, rbuf, (size_t)r);
+            else ws_frames(c, rbuf, (size_t)r);
+            if (c->state == WS_CLOSED || (size_t)r < sizeof rbuf) return;
+            continue;
+        }
+        if (r == 0) { ws_fail(c, c->state == WS_UPGRADING ? "EOF before the 101" : "EOF"); return; }
+        if (errno == EAGAIN || errno == EINTR) return;
+        ws_fail(c, strerror(errno));
+        return;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------- */
+/* HTTP/1.1 keep-alive clients (the admin API, rawserver's POST /publish)                       */
+
+typedef struct http http;
+struct http {
+    int fd, id, busy, epout, port;
+    char *in;
+    size_t in_len, in_cap;
+    char *out;
+    size_t out_len, out_off;
+    uint64_t t_sent, due;
+    void (*done)(http *h, int status, const char *body, size_t len);
+};
+
+static http *https;
+static int n_https;
+static const char *bearer;
+
+static int tcp_connect_blocking(int port) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+    if (fd < 0) die("socket: %s", strerror(errno));
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    struct timeval tv = {.tv_sec = 30};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    struct sockaddr_in dst = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    inet_pton(AF_INET, O.host, &dst.sin_addr);
+    if (connect(fd, (struct sockaddr *)&dst, sizeof dst) < 0) die("connect to %s:%d: %s", O.host, port, strerror(errno));
+    return fd;
+}
+
+static int format_request(char *buf, size_t cap, const char *method, const char *path, int port, size_t blen) {
+    char auth[1024] = "";
+    if (bearer) snprintf(auth, sizeof auth, "Authorization: Bearer %s\r\n", bearer);
+    return snprintf(buf, cap, "%s %s HTTP/1.1\r\nHost: %s:%d\r\n%sContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+                    method, path, O.host, port, auth, blen);
+}
+
+/* Parses one response out of buf; returns its total size (0 = incomplete, -1 = unsupported). */
+static long parse_response(const char *buf, size_t n, int *status, size_t *body_off, size_t *body_len) {
+    const char *end = memmem(buf, n, "\r\n\r\n", 4);
+    if (!end) return 0;
+    size_t head = (size_t)(end - buf) + 4, cl = 0;
+    if (n < 12 || strncmp(buf, "HTTP/1.", 7) != 0) return -1;
+    *status = atoi(buf + 9);
+    for (const char *h = memmem(buf, head, "\r\n", 2); h && h + 2 < buf + head - 2; h = memmem(h + 2, (size_t)(buf + head - h - 2), "\r\n", 2)) {
+        if (strncasecmp(h + 2, "Content-Length:", 15) == 0) cl = strtoul(h + 17, NULL, 10);
+        if (strncasecmp(h + 2, "Transfer-Encoding:", 18) == 0) return -1;
+    }
+    if (n < head + cl) return 0;
+    *body_off = head, *body_len = cl;
+    return (long)(head + cl);
+}
+
+/* A blocking request on a fresh connection, for set-up and /metrics. Returns the status; *body
+ * (malloc'd, NUL-terminated) when asked. */
+static int http_blocking(int port, const char *method, const char *path, const char *body, char **out) {
+    int fd = tcp_connect_blocking(port);
+    size_t blen = body ? strlen(body) : 0;
+    char *req = xmalloc(blen + 2048);
+    int h = format_request(req, 2048, method, path, port, blen);
+    if (blen) memcpy(req + h, body, blen);
+    for (size_t off = 0; off < (size_t)h + blen;) {
+        ssize_t w = write(fd, req + off, (size_t)h + blen - off);
+        if (w <= 0) die("%s %s: write: %s", method, path, strerror(errno));
+        off += (size_t)w;
+    }
+    free(req);
+    size_t cap = 65536, n = 0;
+    char *buf = xmalloc(cap);
+    int status = 0;
+    size_t bo = 0, bl = 0;
+    long total;
+    while ((total = parse_response(buf, n, &status, &bo, &bl)) == 0) {
+        if (n + 4096 > cap) cap *= 2, buf = xrealloc(buf, cap);
+        ssize_t r = read(fd, buf + n, cap - n - 1);
+        if (r <= 0) die("%s %s: no complete answer (%s)", method, path, r < 0 ? strerror(errno) : "EOF");
+        n += (size_t)r;
+    }
+    if (total < 0) die("%s %s: unsupported answer", method, path);
+    close(fd);
+    if (out) {
+        memmove(buf, buf + bo, bl);
+        buf[bl] = 0;
+        *out = buf;
+    } else free(buf);
+    return status;
+}
+
+static void http_fail(http *h, const char *why) { die("HTTP connection %d to port %d: %s", h->id, h->port, why); }
+
+static void http_flush(http *h) {
+    while (h->out_off < h->out_len) {
+        ssize_t w = write(h->fd, h->out + h->out_off, h->out_len - h->out_off);
+        if (w < 0) {
+            if (errno == EAGAIN) break;
+            http_fail(h, strerror(errno));
+        }
+        h->out_off += (size_t)w;
+    }
+    int want = h->out_off < h->out_len;
+    if (want != h->epout) ep_mod(h->fd, EPOLLIN | (want ? EPOLLOUT : 0), TAG(K_HTTP, h->id)), h->epout = want;
+    if (!want) h->out_len = h->out_off = 0;
+}
+
+static http *http_open(int port, void (*done)(http *, int, const char *, size_t)) {
+    https = xrealloc(https, (size_t)(n_https + 1) * sizeof *https);
+    http *h = &https[n_https];
+    memset(h, 0, sizeof *h);
+    h->id = n_https++;
+    h->port = port;
+    h->done = done;
+    h->fd = tcp_connect_blocking(port);
+    fcntl(h->fd, F_SETFL, fcntl(h->fd, F_GETFL) | O_NONBLOCK);
+    ep_add(h->fd, EPOLLIN, TAG(K_HTTP, h->id));
+    return h;
+}
+
+static void http_send(http *h, const char *method, const char *path, const char *body, size_t blen) {
+    if (h->busy) die("HTTP connection %d is busy", h->id);
+    size_t need = h->out_len + blen + 2048;
+    h->out = xrealloc(h->out, need);
+    int n = format_request(h->out + h->out_len, 2048, method, path, h->port, blen);
+    memcpy(h->out + h->out_len + n, body, blen);
+    h->out_len += (size_t)n + blen;
+    h->busy = 1;
+    h->t_sent = now_ns();
+    http_flush(h);
+}
+
+/* The server may close a keep-alive connection that has nothing in flight (an idle timeout): open
+ * a new one in its place, as any HTTP client does. With a request in flight that is an error. */
+static long http_reconnects;
+
+static void http_reopen(http *h) {
+    epoll_ctl(epfd, EPOLL_CTL_DEL, h->fd, NULL);
+    close(h->fd);
+    h->fd = tcp_connect_blocking(h->port);
+    fcntl(h->fd, F_SETFL, fcntl(h->fd, F_GETFL) | O_NONBLOCK);
+    h->in_len = 0, h->out_len = h->out_off = 0, h->epout = 0;
+    ep_add(h->fd, EPOLLIN, TAG(K_HTTP, h->id));
+    http_reconnects++;
+}
+
+static void http_readable(http *h) {
+    for (;;) {
+        if (h->in_cap - h->in_len < 65536) h->in_cap = h->in_cap * 2 + 65536, h->in = xrealloc(h->in, h->in_cap);
+        ssize_t r = read(h->fd, h->in + h->in_len, h->in_cap - h->in_len);
+        if (r == 0 || (r < 0 && errno == ECONNRESET)) {
+            if (h->busy) http_fail(h, "the server closed the connection with a request in flight");
+            http_reopen(h); /* whatever it said before closing (a 408) answered no request of ours */
+            return;
+        }
+        if (r < 0) {
+            if (errno == EAGAIN || errno == EINTR) break;
+            http_fail(h, strerror(errno));
+        }
+        h->in_len += (size_t)r;
+        if ((size_t)r < 65536) break;
+    }
+    for (;;) {
+        int status = 0;
+        size_t bo = 0, bl = 0;
+        long total = parse_response(h->in, h->in_len, &status, &bo, &bl);
+        if (total == 0) return;
+        if (total < 0) http_fail(h, "unsupported answer (chunked, or not HTTP)");
+        int was_busy = h->busy;
+        h->busy = 0;
+        if (was_busy && h->done) h->done(h, status, h->in + bo, bl); /* else: unsolicited (a 408 before a close) */
+        memmove(h->in, h->in + total, h->in_len - (size_t)total);
+        h->in_len -= (size_t)total;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------- */
+/* the pump                                                                                      */
+
+static void pump(int timeout_ms) {
+    static struct epoll_event evs[1024];
+    int n = epoll_wait(epfd, evs, 1024, timeout_ms);
+    if (n < 0 && errno != EINTR) die("epoll_wait: %s", strerror(errno));
+    for (int k = 0; k < n; k++) {
+        uint32_t kind = (uint32_t)(evs[k].data.u64 >> 32), idx = (uint32_t)evs[k].data.u64, e = evs[k].events;
+        if (kind == K_WS) {
+            ws *c = &conns[idx];
+            if (c->state == WS_CLOSED || c->state == WS_FREE) continue;
+            if (e & EPOLLOUT) {
+                if (c->state == WS_CONNECTING) ws_connected(c);
+                else ws_flush(c);
+            }
+            if (c->state != WS_CLOSED && c->state != WS_CONNECTING && (e & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+                ws_readable(c);
+            else if (c->state == WS_CONNECTING && (e & (EPOLLHUP | EPOLLERR))) ws_connected(c);
+        } else if (kind == K_HTTP) {
+            http *h = &https[idx];
+            if (e & EPOLLOUT) http_flush(h);
+            if (e & (EPOLLIN | EPOLLHUP | EPOLLERR)) http_readable(h);
+        }
+    }
+}
+
+static int ms_until(uint64_t deadline, int cap) {
+    uint64_t t = now_ns();
+    if (t >= deadline) return 0;
+    uint64_t ms = (deadline - t + 999999) / 1000000;
+    return ms > (uint64_t)cap ? cap : (int)ms;
+}
+
+/* Pumps for `seconds`. */
+static void pump_for(double seconds) {
+    uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
+    while (now_ns() < end) pump(ms_until(end, 100));
+}
+
+/* Opens clients [first, first+count) with at most `inflight` handshakes at once; each goes
+ * upgrade (+ hello → welcome (+ subscribe → snapshot)). Returns the ns from the first connect to
+ * the last client ready. Bounded by --timeout. */
+static uint64_t open_clients(int first, int count, int inflight, const char *path, int want_hello) {
+    uint64_t t0 = now_ns(), deadline = t0 + (uint64_t)(O.timeout_s * 1e9), last = t0;
+    int started = 0, ready0 = ws_ready, failed0 = ws_failed;
+    while (now_ns() < deadline) {
+        while (started < count && ws_inflight < inflight) ws_start(first + started++, path, want_hello);
+        int done = (ws_ready - ready0) + (ws_failed - failed0);
+        if (done >= count) break;
+        pump(ms_until(deadline, 50));
+        if (ws_ready - ready0 + ws_failed - failed0 > done) last = now_ns();
+    }
+    if (ws_inflight > 0) {
+        note("%d clients still in their handshake after %.0f s", ws_inflight, O.timeout_s);
+        for (int i = first; i < first + started; i++)
+            if (conns[i].state != WS_READY && conns[i].state != WS_CLOSED) ws_fail(&conns[i], "handshake timeout");
+    }
+    for (int i = first + started; i < first + count; i++) {
+        conns[i].id = i, conns[i].state = WS_CLOSED, conns[i].fd = -1;
+        ws_failed++;
+    }
+    return last - t0;
+}
+
+static void alloc_conns(int n) {
+    long lim = nofile_limit();
+    if (n + 16 > lim) die("%d clients need %d descriptors; this process may open %ld (RLIMIT_NOFILE hard limit)", n, n + 16, lim);
+    conns = xcalloc((size_t)n, sizeof *conns);
+    n_conns = n;
+}
+
+static int default_hello(const char *path) { return O.hello >= 0 ? O.hello : strcmp(path, "/v1/connect") == 0; }
+
+static void load_identities(void) {
+    if (O.user_token_file) {
+        FILE *f = fopen(O.user_token_file, "r");
+        if (!f) die("cannot read %s: %s", O.user_token_file, strerror(errno));
+        char line[4096];
+        int cap = 0;
+        while (fgets(line, sizeof line, f)) {
+            size_t l = strcspn(line, "\r\n");
+            line[l] = 0;
+            if (!l) continue;
+            if (n_user_tokens == cap) cap = cap ? cap * 2 : 1024, user_tokens = xrealloc(user_tokens, (size_t)cap * sizeof *user_tokens);
+            user_tokens[n_user_tokens++] = strdup(line);
+        }
+        fclose(f);
+    } else if (O.jwt_secret_file) jwt_secret = read_file_trimmed(O.jwt_secret_file);
+}
+
+static void label(const char *mode) {
+    if (O.label) printf("%s: ", O.label);
+    printf("%s", mode);
+}
+
+/* ------------------------------------------------------------------------------------------- */
+/* mode: connect                                                                                 */
+
+static int mode_connect(void) {
+    if (!O.path) O.path = "/v1/connect";
+    if (O.n < 0) O.n = 10000;
+    int hello = default_hello(O.path) || O.subscribe;
+    alloc_conns(O.n);
+    if (O.subscribe && O.admin_port) {
+        bearer = admin_token();
+        char path[512];
+        snprintf(path, sizeof path, "/v1/screens/%s", O.subscribe);
+        int st = http_blocking(O.admin_port, "PUT", path,
+                               "{\"type\":\"screen\",\"title\":\"bench\",\"children\":[{\"id\":\"a\",\"type\":\"text\",\"text\":\"hello\"}]}", NULL);
+        if (st / 100 != 2) die("PUT %s: %d", path, st);
+        pump_for(0.3);
+    }
+    long rss0 = O.pid ? rss_kib(O.pid) : 0;
+    uint64_t cpu0 = O.pid ? cpu_ns(O.pid) : 0;
+    watch_start(O.pid);
+    uint64_t took = open_clients(0, O.n, O.inflight, O.path, hello);
+    uint64_t cpu1 = O.pid ? cpu_ns(O.pid) : 0;
+    double others = watch_others_pct(O.pid);
+    int ready = ws_ready;
+    pump_for(O.settle_s);
+    long rss1 = O.pid ? rss_kib(O.pid) : 0;
+    samples_sort(&connect_lat);
+    char a[32], b[32];
+    const char *what = O.subscribe ? "upgrade+hello+welcome+subscribe+snapshot" : hello ? "upgrade+hello+welcome" : "upgrade";
+    label("connect");
+    printf(" %s %s: %d clients, %d in flight: %.0f connects/s (%.3f s; each p50 %s, p99 %s)", O.path, what, ready,
+           O.inflight, took ? (double)ready / ((double)took / 1e9) : 0, (double)took / 1e9,
+           dur(pct(connect_lat.v, connect_lat.n, 0.5), a), dur(pct(connect_lat.v, connect_lat.n, 0.99), b));
+    if (O.pid)
+        printf("; server CPU %.1f µs/connect; server RSS %.1f -> %.1f MiB = %.2f KiB per connection (after %.1f s)",
+               ready ? (double)(cpu1 - cpu0) / 1e3 / ready : 0, rss0 / 1024.0, rss1 / 1024.0,
+               ready ? (double)(rss1 - rss0) / ready : 0, O.settle_s);
+    printf("; others %.0f%% CPU", others);
+    if (ws_failed) printf("; %d FAILED (%s)", ws_failed, first_error);
+    printf("\n");
+    fflush(stdout);
+    if (O.hold_s > 0) pump_for(O.hold_s);
+    return ws_failed ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------------------------------- */
+/* mode: fanout                                                                                  */
+
+enum { T_RAW, T_SYNC, T_PATCH };
+static int trigger_kind;
+static uint32_t cur_round;
+static int round_got, round_http_done, round_other, round_snapshots;
+static uint64_t round_t0, round_first, round_last, last_msg_len;
+static samples fan_lat;
+
+static void fan_message(ws *c, int op, const uint8_t *prefix, size_t plen, uint64_t len) {
+    (void)op;
+    int match = trigger_kind == T_RAW    ? 1
+              : trigger_kind == T_SYNC   ? has_type(prefix, plen, "sync")
+                                         : (has_type(prefix, plen, "patch") || has_type(prefix, plen, "snapshot"));
+    if (!match || c->round == cur_round || cur_round == 0) {
+        round_other++;
+        return;
+    }
+    if (trigger_kind == T_PATCH && has_type(prefix, plen, "snapshot")) round_snapshots++;
+    uint64_t t = now_ns();
+    c->round = cur_round;
+    round_got++;
+    if (!round_first) round_first = t;
+    round_last = t;
+    last_msg_len = len;
+    samples_add(&fan_lat, t - round_t0);
+}
+
+static void fan_http_done(http *h, int status, const char *body, size_t len) {
+    (void)h;
+    if (status / 100 != 2) die("trigger answered %d: %.*s", status, (int)(len > 300 ? 300 : len), body);
+    round_http_done = 1;
+}
+
+static void screen_tree(char *buf, size_t cap, unsigned v) {
+    /* 8 keyed rows and a title: changing the title is a one-op patch */
+    int n = snprintf(buf, cap, "{\"type\":\"screen\",\"title\":\"t%u\",\"children\":[", v);
+    for (int r = 0; r < 8; r++)
+        n += snprintf(buf + n, cap - (size_t)n, "%s{\"id\":\"r%d\",\"type\":\"row\",\"text\":\"row number %d\"}", r ? "," : "", r, r);
+    snprintf(buf + n, cap - (size_t)n, "]}");
+}
+
+static int mode_fanout(void) {
+    if (!O.trigger) die("fanout needs --trigger raw|sync|patch");
+    trigger_kind = !strcmp(O.trigger, "raw") ? T_RAW : !strcmp(O.trigger, "sync") ? T_SYNC : !strcmp(O.trigger, "patch") ? T_PATCH : -1;
+    if (trigger_kind < 0) die("--trigger is raw, sync or patch");
+    if (O.n < 0) O.n = 10000;
+    if (O.rounds < 0) O.rounds = O.n >= 200000 / 5 ? 5 : 200000 / O.n > 200 ? 200 : 200000 / O.n;
+    if (!O.path) O.path = trigger_kind == T_RAW ? "/ws" : "/v1/connect";
+    if (!O.screen) O.screen = "bench/fanout";
+    if (trigger_kind != T_RAW) {
+        if (!O.admin_port) die("--trigger %s needs --admin-port", O.trigger);
+        bearer = admin_token();
+    }
+    char tree[4096], path[512];
+    snprintf(path, sizeof path, "/v1/screens/%s", O.screen);
+    if (trigger_kind == T_PATCH) {
+        screen_tree(tree, sizeof tree, 0);
+        int st = http_blocking(O.admin_port, "PUT", path, tree, NULL);
+        if (st / 100 != 2) die("PUT %s: %d", path, st);
+        O.subscribe = O.screen;
+    }
+    alloc_conns(O.n);
+    on_message = fan_message;
+    uint64_t took = open_clients(0, O.n, O.inflight, O.path, trigger_kind != T_RAW);
+    if (ws_failed) {
+        note("%d of %d clients failed to connect (%s)", ws_failed, O.n, first_error);
+        return 1;
+    }
+    note("%d clients ready in %.2f s", ws_ready, (double)took / 1e9);
+    http *trig = http_open(trigger_kind == T_RAW ? O.port : O.admin_port, fan_http_done);
+    pump_for(0.5);
+    round_other = 0;
+    /* the raw body looks like a sync message of the requested size */
+    char body[8192];
+    int blen = 0;
+    if (trigger_kind == T_RAW) {
+        int size = O.body_size > 0 ? O.body_size : 87;
+        if (size > (int)sizeof body - 1) size = (int)sizeof body - 1;
+        /* what the hub sends for a sync to all (85-90 B), padded to --body-size */
+        blen = snprintf(body, sizeof body, "{\"type\":\"sync\",\"id\":\"s-1\",\"seq\":1,\"reason\":\"bench\",\"scope\":\"bundle\",\"jitter_ms\":4000}");
+        if (size > blen + 9) {
+            blen = snprintf(body + blen - 1, sizeof body - (size_t)blen, ",\"pad\":\"") + blen - 1;
+            while (blen < size - 2) body[blen++] = 'x';
+            body[blen++] = '"', body[blen++] = '}';
+            body[blen] = 0;
+        }
+    } else if (trigger_kind == T_SYNC) blen = snprintf(body, sizeof body, "{\"target\":{\"all\":true},\"reason\":\"bench\"}");
+    watch_start(O.pid);
+    double others = 0;
+    uint64_t cpu0 = O.pid ? cpu_ns(O.pid) : 0, gen0 = self_cpu_ns(), cpu1 = cpu0, gen1 = gen0;
+    uint64_t total_ns = 0, best_ns = UINT64_MAX, worst_ns = 0;
+    samples firsts = {0};
+    long missing = 0;
+    int rounds_done = 0;
+    for (int r = 1; r <= O.rounds; r++) {
+        cur_round = (uint32_t)r;
+        round_got = 0, round_http_done = 0, round_first = round_last = 0;
+        if (trigger_kind == T_PATCH) blen = (int)strlen((screen_tree(body, sizeof body, (unsigned)r), body));
+        round_t0 = now_ns();
+        http_send(trig, trigger_kind == T_PATCH ? "PUT" : "POST",
+                  trigger_kind == T_RAW ? "/publish" : trigger_kind == T_SYNC ? "/v1/syncs" : path, body, (size_t)blen);
+        uint64_t deadline = round_t0 + (uint64_t)(O.round_timeout_s * 1e9);
+        while ((round_got < ws_ready || !round_http_done) && now_ns() < deadline) pump(ms_until(deadline, 100));
+        if (!round_http_done) die("round %d: the trigger request got no answer in %.0f s", r, O.round_timeout_s);
+        cpu1 = O.pid ? cpu_ns(O.pid) : 0, gen1 = self_cpu_ns();
+        others = watch_others_pct(O.pid);
+        rounds_done++;
+        if (round_got < ws_ready) {
+            missing += ws_ready - round_got;
+            note("round %d: only %d of %d clients got the message in %.0f s", r, round_got, ws_ready, O.round_timeout_s);
+        }
+        if (round_got) {
+            uint64_t t = round_last - round_t0;
+            total_ns += t;
+            if (t < best_ns) best_ns = t;
+            if (t > worst_ns) worst_ns = t;
+            samples_add(&firsts, round_first - round_t0);
+        }
+        if (ws_failed) break;
+        pump_for(O.gap_s);
+    }
+    samples_sort(&fan_lat);
+    samples_sort(&firsts);
+    long deliveries = (long)fan_lat.n;
+    char a[32], b[32], c[32];
+    label("fanout");
+    printf(" %s N=%d rounds=%d: %.0f deliveries/s (rounds %.0f-%.0f/s), p50 %s, p99 %s, trigger->first %s",
+           O.trigger, ws_ready, rounds_done, total_ns ? (double)deliveries / ((double)total_ns / 1e9) : 0,
+           worst_ns ? (double)ws_ready / ((double)worst_ns / 1e9) : 0, best_ns != UINT64_MAX ? (double)ws_ready / ((double)best_ns / 1e9) : 0,
+           dur(pct(fan_lat.v, fan_lat.n, 0.5), a), dur(pct(fan_lat.v, fan_lat.n, 0.99), b), dur(pct(firsts.v, firsts.n, 0.5), c));
+    if (O.pid) printf(", server CPU %.2f µs/delivery", deliveries ? (double)(cpu1 - cpu0) / 1e3 / (double)deliveries : 0);
+    printf(", generator CPU %.2f µs/delivery, message %llu B", deliveries ? (double)(gen1 - gen0) / 1e3 / (double)deliveries : 0,
+           (unsigned long long)last_msg_len);
+    printf(", others %.0f%% CPU", others);
+    if (round_snapshots) printf(", %d snapshots instead of patches", round_snapshots);
+    if (missing) printf(", %ld MISSING", missing);
+    if (round_other) printf(", %d other messages", round_other);
+    if (ws_failed) printf(", %d clients FAILED (%s)", ws_failed, first_error);
+    printf("\n");
+    return missing || ws_failed ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------------------------------- */
+/* mode: admin                                                                                   */
+
+static samples adm_lat;
+static long adm_ok, adm_err, adm_seq;
+static int adm_last_status;
+static char adm_last_error[256];
+static uint64_t adm_stop, adm_start, adm_last_done;
+
+static void adm_issue(http *h) {
+    char path[128], body[256];
+    long k = adm_seq++;
+    snprintf(path, sizeof path, "/v1/screens/bench-%ld", k % O.keys);
+    int n = snprintf(body, sizeof body, "{\"type\":\"screen\",\"title\":\"bench\",\"n\":%ld,\"children\":[{\"id\":\"a\",\"type\":\"text\",\"text\":\"v%ld\"}]}", k, k);
+    http_send(h, "PUT", path, body, (size_t)n);
+}
+
+static void adm_done(http *h, int status, const char *body, size_t len) {
+    uint64_t t = now_ns();
+    adm_last_done = t;
+    if (status / 100 == 2) adm_ok++, samples_add(&adm_lat, t - h->t_sent);
+    else {
+        adm_err++;
+        adm_last_status = status;
+        snprintf(adm_last_error, sizeof adm_last_error, "%d %.*s", status, (int)(len > 200 ? 200 : len), body);
+    }
+    if (t < adm_stop && O.rate <= 0) adm_issue(h);
+}
+
+/* Counters from /metrics whose name mentions fsync, commit or journal (absent on older hubs). */
+typedef struct {
+    char name[128];
+    double v;
+} metric;
+
+static int scrape(metric *m, int cap) {
+    char *text = NULL;
+    int st = http_blocking(O.admin_port, "GET", "/metrics", NULL, &text);
+    int n = 0;
+    if (st == 200)
+        for (char *line = strtok(text, "\n"); line && n < cap; line = strtok(NULL, "\n")) {
+            if (line[0] == '#') continue;
+            if (!strstr(line, "fsync") && !strstr(line, "commit") && !strstr(line, "journal")) continue;
+            char *sp = strrchr(line, ' ');
+            if (!sp) continue;
+            snprintf(m[n].name, sizeof m[n].name, "%.*s", (int)(sp - line), line);
+            m[n].v = atof(sp + 1);
+            n++;
+        }
+    free(text);
+    return n;
+}
+
+static volatile sig_atomic_t stop_requested;
+static void on_stop_signal(int sig) { (void)sig, stop_requested = 1; }
+
+static int mode_admin(void) {
+    if (!O.admin_port) die("admin needs --admin-port");
+    if (O.seconds < 0) O.seconds = 5;
+    if (O.keys < 1) O.keys = 1;
+    bearer = admin_token();
+    metric m0[64], m1[64];
+    int nm0 = scrape(m0, 64);
+    for (int i = 0; i < O.conns; i++) http_open(O.admin_port, adm_done);
+    watch_start(O.pid);
+    uint64_t cpu0 = O.pid ? cpu_ns(O.pid) : 0;
+    adm_start = now_ns();
+    adm_stop = adm_start + (uint64_t)(O.seconds * 1e9);
+    if (O.rate <= 0)
+        for (int i = 0; i < n_https; i++) adm_issue(&https[i]);
+    uint64_t interval = O.rate > 0 ? (uint64_t)(1e9 / O.rate) : 0, next_due = adm_start;
+    long late = 0;
+    int rr = 0;
+    uint64_t late_due = 0;
+    /* SIGTERM/SIGINT end the run early and still print its figures (run.sh's background load) */
+    signal(SIGTERM, on_stop_signal), signal(SIGINT, on_stop_signal);
+    while (now_ns() < adm_stop) {
+        if (stop_requested) {
+            adm_stop = now_ns();
+            break;
+        }
+        if (O.rate > 0) {
+            uint64_t t = now_ns();
+            int blocked = 0;
+            while (next_due <= t && next_due < adm_stop) {
+                http *idle = NULL; /* round robin, so that every connection stays in use */
+                for (int i = 0; i < n_https && !idle; i++, rr = (rr + 1) % n_https)
+                    if (!https[rr].busy) idle = &https[rr];
+                if (!idle) {
+                    if (next_due != late_due) late++, late_due = next_due; /* counted once per request */
+                    blocked = 1;
+                    break;
+                }
+                adm_issue(idle);
+                next_due += interval;
+            }
+            /* wait for the next due time, or (every connection busy) for an answer */
+            pump(blocked ? 5 : ms_until(next_due, 1));
+        } else pump(ms_until(adm_stop, 100));
+    }
+    uint64_t drain = now_ns() + 10000000000ull;
+    for (;;) {
+        int busy = 0;
+        for (int i = 0; i < n_https; i++) busy += https[i].busy;
+        if (!busy || now_ns() > drain) break;
+        pump(ms_until(drain, 100));
+    }
+    uint64_t span = (adm_last_done > adm_start ? adm_last_done : now_ns()) - adm_start;
+    double others = watch_others_pct(O.pid);
+    uint64_t cpu1 = O.pid ? cpu_ns(O.pid) : 0;
+    int nm1 = scrape(m1, 64);
+    samples_sort(&adm_lat);
+    char a[32], b[32], c[32];
+    label("admin");
+    printf(" PUT /v1/screens/bench-K (%d keys), %d connections", O.keys, O.conns);
+    if (O.rate > 0) printf(", paced at %.0f/s", O.rate);
+    printf(", %.1f s: %.0f mutations/s, p50 %s, p99 %s, max %s", (double)span / 1e9, (double)adm_ok / ((double)span / 1e9),
+           dur(pct(adm_lat.v, adm_lat.n, 0.5), a), dur(pct(adm_lat.v, adm_lat.n, 0.99), b),
+           dur(adm_lat.n ? adm_lat.v[adm_lat.n - 1] : 0, c));
+    if (O.pid) printf(", server CPU %.0f µs/mutation", adm_ok ? (double)(cpu1 - cpu0) / 1e3 / (double)adm_ok : 0);
+    for (int i = 0; i < nm1; i++)
+        for (int j = 0; j < nm0; j++)
+            if (!strcmp(m0[j].name, m1[i].name) && m1[i].v != m0[j].v) printf("; %s +%.0f", m1[i].name, m1[i].v - m0[j].v);
+    printf("; others %.0f%% CPU", others);
+    if (late) printf("; %ld requests waited for a free connection", late);
+    if (http_reconnects) printf("; the server closed %ld idle keep-alive connections (reopened)", http_reconnects);
+    if (adm_err) printf("; %ld REFUSED (last: %s)", adm_err, adm_last_error);
+    printf("\n");
+    return adm_err ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------------------------------- */
+/* mode: echo                                                                                    */
+
+static int echo_first, echo_count;
+static uint64_t echo_measure_from, echo_stop, echo_interval;
+static samples echo_lat;
+static long echo_msgs;
+static int echo_running;
+
+static void echo_send(ws *c) {
+    uint8_t msg[65536];
+    size_t n = (size_t)O.size > sizeof msg ? sizeof msg : (size_t)O.size;
+    for (size_t k = 0; k < n; k++) msg[k] = (uint8_t)('a' + (k + (size_t)c->id) % 26);
+    c->t0 = now_ns();
+    c->awaiting = 1;
+    ws_send(c, 0x2, msg, n);
+}
+
+static void echo_message(ws *c, int op, const uint8_t *prefix, size_t plen, uint64_t len) {
+    (void)op, (void)prefix, (void)plen, (void)len;
+    if (c->id < echo_first || !c->awaiting) return; /* idle clients: ignore */
+    uint64_t t = now_ns();
+    c->awaiting = 0;
+    if (t >= echo_measure_from && t < echo_stop) samples_add(&echo_lat, t - c->t0), echo_msgs++;
+    if (t >= echo_stop) return;
+    if (echo_interval == 0) echo_send(c);
+    else c->next_send += echo_interval; /* on schedule; when late, the loop sends at once */
+}
+
+static int mode_echo(void) {
+    if (!O.path) O.path = "/v1/echo";
+    if (O.n < 0) O.n = 100;
+    if (O.seconds < 0) O.seconds = 5;
+    if (O.interval_ms < 0) O.interval_ms = 0;
+    alloc_conns(O.idle + O.n);
+    uint64_t idle_took = 0;
+    if (O.idle) {
+        idle_took = open_clients(0, O.idle, O.inflight, O.idle_path, default_hello(O.idle_path));
+        note("%d idle clients on %s ready in %.2f s", ws_ready, O.idle_path, (double)idle_took / 1e9);
+    }
+    echo_first = O.idle, echo_count = O.n;
+    open_clients(O.idle, O.n, O.inflight, O.path, 0);
+    if (ws_failed) die("%d clients failed (%s)", ws_failed, first_error);
+    on_message = echo_message;
+    echo_interval = (uint64_t)(O.interval_ms * 1e6);
+    uint64_t start = now_ns();
+    echo_measure_from = start + (uint64_t)(O.warmup_s * 1e9);
+    echo_stop = echo_measure_from + (uint64_t)(O.seconds * 1e9);
+    for (int i = 0; i < O.n; i++) {
+        ws *c = &conns[O.idle + i];
+        if (echo_interval == 0) echo_send(c);
+        else c->next_send = start + echo_interval * (uint64_t)i / (uint64_t)O.n; /* staggered */
+    }
+    echo_running = 1;
+    int watching = 0; /* 0 before the window, 1 in it, 2 after */
+    double others = 0;
+    while (now_ns() < echo_stop + 200000000ull) {
+        if (watching == 0 && now_ns() >= echo_measure_from) watch_start(O.pid), watching = 1;
+        if (watching == 1 && now_ns() >= echo_stop) others = watch_others_pct(O.pid), watching = 2;
+        uint64_t t = now_ns(), next = echo_stop + 200000000ull;
+        if (echo_interval && t < echo_stop)
+            for (int i = 0; i < O.n; i++) {
+                ws *c = &conns[O.idle + i];
+                if (c->state != WS_READY || c->awaiting) continue;
+                if (c->next_send <= t) echo_send(c);
+                else if (c->next_send < next) next = c->next_send;
+            }
+        pump(echo_interval ? ms_until(next < t + 1000000 ? t + 1000000 : next, 1) : ms_until(next, 100));
+    }
+    samples_sort(&echo_lat);
+    char a[32], b[32], c[32];
+    label("echo");
+    printf(" %s N=%d", O.path, O.n);
+    if (O.idle) printf(" (+%d idle on %s)", O.idle, O.idle_path);
+    printf(", %d B binary, ", O.size);
+    if (echo_interval) printf("each client every %.1f ms", O.interval_ms);
+    else printf("one in flight each");
+    printf(", %.0f s: %.0f msg/s, RTT p50 %s, p99 %s, max %s", O.seconds, (double)echo_msgs / O.seconds,
+           dur(pct(echo_lat.v, echo_lat.n, 0.5), a), dur(pct(echo_lat.v, echo_lat.n, 0.99), b),
+           dur(echo_lat.n ? echo_lat.v[echo_lat.n - 1] : 0, c));
+    printf("; others %.0f%% CPU", others);
+    if (ws_failed) printf("; %d clients FAILED (%s)", ws_failed, first_error);
+    printf("\n");
+    return ws_failed ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------------------------------- */
+/* mode: usersync                                                                                */
+
+static int us_target = -1, us_got, us_http_done, us_stray;
+static uint64_t us_t0;
+static samples us_lat;
+
+static void us_message(ws *c, int op, const uint8_t *prefix, size_t plen, uint64_t len) {
+    (void)op, (void)len;
+    if (!has_type(prefix, plen, "sync")) return;
+    if (c->id != us_target || us_got) { us_stray++; return; }
+    us_got = 1;
+    samples_add(&us_lat, now_ns() - us_t0);
+}
+
+static void us_http(http *h, int status, const char *body, size_t len) {
+    (void)h;
+    if (status / 100 != 2) die("POST /v1/syncs answered %d: %.*s", status, (int)(len > 300 ? 300 : len), body);
+    us_http_done = 1;
+}
+
+static int mode_usersync(void) {
+    if (!O.admin_port) die("usersync needs --admin-port");
+    if (!O.jwt_secret_file && !O.user_token_file) {
+        static char p[4096];
+        if (!O.data) die("usersync needs --data DIR (for jwt.secret and admin.token) or --jwt-secret-file");
+        snprintf(p, sizeof p, "%s/jwt.secret", O.data);
+        O.jwt_secret_file = p;
+    }
+    load_identities();
+    bearer = admin_token();
+    if (!O.path) O.path = "/v1/connect";
+    if (O.n < 0) O.n = 10000;
+    if (O.seconds < 0) O.seconds = 10;
+    if (O.interval_ms < 0) O.interval_ms = 10;
+    O.hello = 1;
+    alloc_conns(O.n);
+    uint64_t took = open_clients(0, O.n, O.inflight, O.path, 1);
+    if (ws_failed) die("%d clients failed (%s)", ws_failed, first_error);
+    note("%d signed-in clients ready in %.2f s", ws_ready, (double)took / 1e9);
+    on_message = us_message;
+    http *h = http_open(O.admin_port, us_http);
+    pump_for(0.3);
+    uint64_t start = now_ns(), stop = start + (uint64_t)(O.seconds * 1e9), interval = (uint64_t)(O.interval_ms * 1e6);
+    uint64_t next = start;
+    long probes = 0, lost = 0;
+    watch_start(O.pid);
+    while (now_ns() < stop) {
+        while (now_ns() < next) pump(ms_until(next, 1));
+        int k = (int)(rnd() % (uint64_t)O.n);
+        if (conns[k].state != WS_READY) continue;
+        char body[256];
+        int n = snprintf(body, sizeof body, "{\"target\":{\"user\":\"u%d\"},\"reason\":\"probe\"}", k);
+        us_target = k, us_got = 0, us_http_done = 0;
+        us_t0 = now_ns();
+        http_send(h, "POST", "/v1/syncs", body, (size_t)n);
+        uint64_t deadline = us_t0 + 5000000000ull;
+        while ((!us_got || !us_http_done) && now_ns() < deadline) pump(ms_until(deadline, 100));
+        if (!us_http_done) die("POST /v1/syncs: no answer in 5 s");
+        probes++;
+        if (!us_got) lost++;
+        next += interval;
+        if (next < now_ns()) next = now_ns();
+    }
+    double others = watch_others_pct(O.pid);
+    samples_sort(&us_lat);
+    char a[32], b[32], c[32];
+    label("usersync");
+    printf(" sync to one user among %d signed-in clients, one every %.0f ms, %.0f s: %ld probes, POST->arrival p50 %s, p99 %s, max %s",
+           ws_ready, O.interval_ms, O.seconds, probes, dur(pct(us_lat.v, us_lat.n, 0.5), a), dur(pct(us_lat.v, us_lat.n, 0.99), b),
+           dur(us_lat.n ? us_lat.v[us_lat.n - 1] : 0, c));
+    printf("; others %.0f%% CPU", others);
+    if (lost) printf("; %ld LOST", lost);
+    if (us_stray) printf("; %d syncs to the wrong client", us_stray);
+    if (ws_failed) printf("; %d clients FAILED (%s)", ws_failed, first_error);
+    printf("\n");
+    return lost || ws_failed ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv) {
+    parse_args(argc, argv);
+    signal(SIGPIPE, SIG_IGN);
+    raise_nofile();
+    rng ^= (uint64_t)now_ns() ^ ((uint64_t)getpid() << 32);
+    epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (!O.port && strcmp(O.mode, "admin") != 0) die("--port is required");
+    if (!strcmp(O.mode, "connect") || !strcmp(O.mode, "fanout") || !strcmp(O.mode, "echo")) load_identities();
+    int rc;
+    if (!strcmp(O.mode, "connect")) rc = mode_connect();
+    else if (!strcmp(O.mode, "fanout")) rc = mode_fanout();
+    else if (!strcmp(O.mode, "admin")) rc = mode_admin();
+    else if (!strcmp(O.mode, "echo")) rc = mode_echo();
+    else if (!strcmp(O.mode, "usersync")) rc = mode_usersync();
+    else usage();
+    fflush(stdout);
+    _exit(rc); /* the kernel closes every socket */
+}
