@@ -6,7 +6,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug
 BIN_RELEASE := .build/release
 
-.PHONY: run test build release deps venv unit e2e conformance bench tsan clean
+.PHONY: run test build release deps venv unit e2e conformance bench bench-loadgen tsan clean
 
 deps:
 	@pkg-config --exists openssl 2>/dev/null || { \
@@ -41,6 +41,11 @@ tsan: deps
 
 bench: release
 	$(BIN_RELEASE)/ws-bench
+
+# Issue 8's comparison set: the C load generator against this hub and the bare C server
+# (../shared/bench-reference); UWS_PYTHON=... adds uWebSockets. Figures: bench/README.md.
+bench-loadgen: release
+	bash bench/loadgen/run.sh
 
 clean:
 	rm -rf .build .build-tsan .venv .autobahn
