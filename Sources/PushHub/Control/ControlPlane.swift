@@ -143,8 +143,11 @@ final class ControlPlane {
         case .screenPublished(let version, _):
             let kept = committed.view.screens[version.name] ?? []
             let previous = kept.firstIndex { $0 === version }.flatMap { $0 > 0 ? kept[$0 - 1] : nil }
-            let targets = [RenderTarget.latest] + (targetsInUse[version.name]?.keys.filter { $0 != .latest } ?? [])
-            let entry = renditions.prepare(version, from: previous, for: targets)
+            // The up-to-date rendition is rendered for the admin answer's hash; frames are encoded
+            // only for the targets some loop's subscribers use.
+            _ = renditions.rendered(version, for: .latest)
+            let entry = renditions.prepare(
+                version, from: previous, for: targetsInUse[version.name].map { Array($0.keys) } ?? [])
             renditions.forget(screen: version.name, keeping: kept)
             return .screenPublished(version, prepared: entry)
         case .screenDeleted(let name):
