@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Work posted to a loop from another thread: the only traffic between threads (DESIGN §9).
 enum LoopCommand: Sendable {
     /// Stop accepting, close every client with 1001, and exit once all are gone or `deadline`
@@ -25,7 +23,7 @@ final class Mailbox: Sendable {
         var wakeupPending = false
     }
 
-    private let pending = Mutex(Pending())  // guarded by itself
+    private let pending = PthreadMutex(Pending())  // guarded by itself
     private let wake: @Sendable () -> Void  // writes the owning loop's eventfd
 
     init(wake: @escaping @Sendable () -> Void) { self.wake = wake }
