@@ -1220,9 +1220,9 @@ extension SessionTests {
             switch action {
             case .send(let frame): self = .send(Step.decode(frame))
             case .close(let code, let reason): self = .close(code, reason: reason)
-            case .signedIn(let attributes): self = .signedIn(user: attributes.user, device: attributes.device)
+            case .signedIn(let ready): self = .signedIn(user: ready.attributes.user, device: ready.attributes.device)
             case .subscribed(let screen, let target): self = .subscribed(screen, target)
-            case .retargeted(let screen, let from, let to): self = .retargeted(screen, from: from, to: to)
+            case .retargeted(let change): self = .retargeted(change.screen, from: change.from, to: change.to)
             case .unsubscribed(let screen, let target): self = .unsubscribed(screen, target)
             case .delivered(let sync): self = .delivered(seq: sync.seq)
             case .acked(let sync): self = .acked(seq: sync.seq)

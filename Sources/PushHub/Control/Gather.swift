@@ -47,17 +47,27 @@ enum LoopEvent: Sendable {
 }
 
 /// One line of the exposure log (DESIGN §6): a session was first served a variant's rendition,
-/// or confirmed it rendered it.
-struct Exposure: Sendable {
+/// or confirmed it rendered it. Immutable (a class: actions and events carry a reference).
+final class Exposure: Sendable {
     enum Event: String, Sendable { case served, confirmed }
-    var event: Event
-    var experiment: String
-    var variant: String
-    var unit: String
-    var screen: String
-    var version: Int
+    let event: Event
+    let experiment: String
+    let variant: String
+    let unit: String
+    let screen: String
+    let version: Int
     /// Milliseconds since the Unix epoch.
-    var at: Int
+    let at: Int
+
+    init(event: Event, experiment: String, variant: String, unit: String, screen: String, version: Int, at: Int) {
+        self.event = event
+        self.experiment = experiment
+        self.variant = variant
+        self.unit = unit
+        self.screen = screen
+        self.version = version
+        self.at = at
+    }
 }
 
 /// One scatter-gather in flight on the control plane: the answers so far and what to do with

@@ -260,16 +260,16 @@ final class Shard {
                 messagesOut += 1
             case .close(let code, let reason):
                 connection.close(code, reason: reason)
-            case .signedIn(let attributes):
-                if let user = attributes.user { byUser[user, default: []].insert(connection.token) }
+            case .signedIn(let ready):
+                if let user = ready.attributes.user { byUser[user, default: []].insert(connection.token) }
                 metrics.sessions.add(1, ordering: .relaxed)
             case .subscribed(let screen, let target):
                 subscribers[screen, default: [:]][connection.token] = connection
                 metrics.subscriptions.add(1, ordering: .relaxed)
                 count(screen, target, +1)
-            case .retargeted(let screen, let old, let new):
-                count(screen, old, -1)
-                count(screen, new, +1)
+            case .retargeted(let change):
+                count(change.screen, change.from, -1)
+                count(change.screen, change.to, +1)
             case .unsubscribed(let screen, let target):
                 unsubscribe(connection, from: screen, target)
             case .delivered(let sync):

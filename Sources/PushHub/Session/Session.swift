@@ -27,11 +27,12 @@ struct Session {
         /// Send what is queued, then close with this code (1008 for refusals and the hello timeout).
         case close(CloseCode, reason: String)
         /// The client is signed in: index it on the loop (user → connections) for targeting.
-        case signedIn(ClientAttributes)
+        /// (Payloads are small — large ones are boxed — so that actions are cheap to copy.)
+        case signedIn(ReadySession)
         /// Subscriptions and the render target each is seen as (the loop counts targets in use,
         /// so the control plane prepares those renditions for the next publish).
         case subscribed(String, RenderTarget)
-        case retargeted(String, from: RenderTarget, to: RenderTarget)
+        case retargeted(Retarget)
         case unsubscribed(String, RenderTarget)
         /// Receipts (DESIGN §5): a sync was queued for the client, or acknowledged by it.
         case delivered(Sync)
@@ -155,8 +156,9 @@ struct Session {
             session: Self.newSessionID(), user: user, device: device, platform: hello.platform,
             appVersion: appVersion, claimCohorts: claimCohorts, claims: claims,
             connectedAt: nowMilliseconds)
-        state = .ready(ReadySession(attributes: attributes))
-        out.append(.signedIn(attributes))
+        let ready = ReadySession(attributes: attributes)
+        state = .ready(ready)
+        out.append(.signedIn(ready))
         out.append(
             .send(
                 ServerMessage.welcome(
@@ -213,7 +215,7 @@ struct Session {
         if let index = ready.index(of: screen) {
             let old = ready.subscriptions[index].target
             ready.subscriptions[index] = subscription
-            if old != target { out.append(.retargeted(screen, from: old, to: target)) }
+            if old != target { out.append(.retargeted(Retarget(screen: screen, from: old, to: target))) }
         } else {
             ready.subscriptions.append(subscription)
             out.append(.subscribed(screen, target))
@@ -246,7 +248,9 @@ struct Session {
         // subscription stays where the client is: the next patch starts from the version it holds.
         guard let frame = memo.frame(from: had.version, had.target, to: version, target, cache: &cache) else { return }
         ready.subscriptions[index] = ReadySession.Subscription(version: version, target: target)
-        if had.target != target { out.append(.retargeted(version.name, from: had.target, to: target)) }
+        if had.target != target {
+            out.append(.retargeted(Retarget(screen: version.name, from: had.target, to: target)))
+        }
         out.append(.send(frame))
     }
 
@@ -349,7 +353,9 @@ struct Session {
         guard let frame = cache.update(from: had.version, oldTarget: had.target, to: current, newTarget: target)
         else { return }
         ready.subscriptions[index] = ReadySession.Subscription(version: current, target: target)
-        if had.target != target { out.append(.retargeted(current.name, from: had.target, to: target)) }
+        if had.target != target {
+            out.append(.retargeted(Retarget(screen: current.name, from: had.target, to: target)))
+        }
         out.append(.send(frame))
     }
 
@@ -458,6 +464,19 @@ struct Session {
             }
             return 15
         }
+    }
+}
+
+/// A subscription now seen as another render target (an experiment or app-version change).
+final class Retarget {
+    let screen: String
+    let from: RenderTarget
+    let to: RenderTarget
+
+    init(screen: String, from: RenderTarget, to: RenderTarget) {
+        self.screen = screen
+        self.from = from
+        self.to = to
     }
 }
 
