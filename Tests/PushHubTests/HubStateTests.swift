@@ -140,3 +140,20 @@ import Testing
     }
 }
 
+
+@Suite struct DataDirectoryTests {
+    @Test("secrets are generated once and read back; one that exists but cannot be read stops the start")
+    func secrets() throws {
+        let directory = NSTemporaryDirectory() + "pushhub-secrets-\(UUID().uuidString)"
+        let first = try DataDirectory(path: directory).prepare()
+        #expect(Set(first.generated) == ["admin.token", "jwt.secret"])
+        let again = try DataDirectory(path: directory).prepare()
+        #expect(again.generated.isEmpty && again.adminToken == first.adminToken)
+        // A secret that is there but unreadable (here: not UTF-8) is never replaced.
+        let other = NSTemporaryDirectory() + "pushhub-secrets-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+        try FileBytes.writeAtomically([0xFF, 0xFE, 0x00], to: other + "/admin.token")
+        #expect(throws: (any Error).self) { try DataDirectory(path: other).prepare() }
+        #expect(try FileBytes.read(other + "/admin.token") == [0xFF, 0xFE, 0x00])
+    }
+}

@@ -55,6 +55,7 @@ public struct JWTVerifier: Sendable {
     public func verify(_ token: String, now: Int) throws(JWTError) -> Claims {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw .malformed("expected three dot-separated parts") }
+        // A header that is not JSON is a malformed token (the reader's own error adds nothing here).
         guard let headerBytes = Base64URL.decode(parts[0]), let header = try? JSONReader.parse(headerBytes) else {
             throw .malformed("the header is not base64url JSON")
         }

@@ -73,6 +73,7 @@ public final class WebSocketClient {
     /// Reads and discards until the server closes TCP (or the read timeout passes): what a
     /// client does after its close frame, so that the server closes first (RFC 6455 §7.1.1).
     public func waitUntilClosed() {
+        // A read error (a reset, the timeout) ends the wait as the end of stream does.
         while let chunk = try? socket.read(), !chunk.isEmpty {}
     }
 

@@ -30,7 +30,10 @@ public struct DataDirectory: Sendable {
 
     private func secret(named name: String, generated: inout [String]) throws -> String {
         let file = (path as NSString).appendingPathComponent(name)
-        if let existing = try? String(contentsOfFile: file, encoding: .utf8) {
+        if FileManager.default.fileExists(atPath: file) {
+            // An existing secret that cannot be read stops the start: generating a new one would
+            // overwrite it (and lock out every holder of the old one).
+            let existing = try String(contentsOfFile: file, encoding: .utf8)
             let value = existing.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !value.isEmpty else { throw DataDirectoryError.emptySecret(file) }
             return value
