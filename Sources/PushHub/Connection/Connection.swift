@@ -1,10 +1,12 @@
 import Glibc
 import WSProtocol
 
-/// One accepted TCP connection on a loop: it owns the socket, the outbound queue and the
-/// protocol state, and performs what the state machines decide.
+/// One accepted TCP connection on a loop: transport only. It owns the socket, the outbound queue
+/// and the protocol state (HTTP head, WebSocket frames, the close handshake, timers, watermarks),
+/// and hands what arrives to its loop's `Shard` (client messages, for the `Session`) or the
+/// `ControlPlane` (admin requests).
 ///
-/// Lifecycle: `readingHead` → (`readingBody` →) `webSocket` or an HTTP answer → `closing` →
+/// Lifecycle: `readingHead` → (`readingBody` → `awaitingAnswer` →) `webSocket` or an HTTP answer → `closing` →
 /// reaped by the loop at the end of a tick (`requestClose`), never in the middle of one.
 /// Invariants: the socket is open until `reap()`; `reader` is nil outside `.webSocket`, and on
 /// `/v1/connect` also between messages (it is made again for the next bytes, so an idle client
