@@ -2,6 +2,8 @@
 `jsonpatch` applying the hub's patches, and `rfc8785` recomputing its hashes."""
 import hashlib
 import json
+import socket
+import time
 
 import jsonpatch
 import pytest
@@ -262,3 +264,24 @@ def test_a_subscriber_that_stops_reading_gets_one_catch_up_instead_of_every_patc
     coalesced = [int(line.split()[1]) for line in metrics.splitlines() if line.startswith("pushhub_coalesced_total ")]
     assert coalesced and coalesced[0] > 0, "pushhub_coalesced_total is missing or 0"
     s.close()
+
+
+def test_pipelined_admin_requests_are_answered_in_order_after_their_commits(dev_hub):
+    """Two publishes and a read sent in one write on one keep-alive connection: each mutation is
+    answered after its group commit, the next request waits in the connection meanwhile, and the
+    answers come back in request order (the read sees both versions)."""
+    hub = dev_hub
+    body = b'{"a":1}'
+    put = (b"PUT /v1/screens/pipelined HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+           b"Content-Length: %d\r\n\r\n" % (hub.token.encode(), len(body))) + body
+    get = b"GET /v1/screens/pipelined HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n" % hub.token.encode()
+    s = socket.create_connection(("127.0.0.1", hub.admin_port), timeout=5)
+    s.sendall(put + put + get)
+    received = b""
+    deadline = time.time() + 5
+    while received.count(b"HTTP/1.1 200") < 3 or not received.rstrip().endswith(b"}}"):
+        assert time.time() < deadline, received
+        received += s.recv(65536)
+    s.close()
+    bodies = [json.loads(part.split(b"\r\n\r\n", 1)[1]) for part in received.split(b"HTTP/1.1 200 OK")[1:]]
+    assert [b["version"] for b in bodies] == [1, 2, 2] and bodies[2]["tree"] == {"a": 1}
