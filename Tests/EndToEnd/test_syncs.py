@@ -220,6 +220,17 @@ def test_validation_errors_name_the_field(secure_hub):
         assert field.split(".")[0] in answer["error"]["message"], (body, answer)
 
 
+def test_durations_too_large_to_represent_are_refused_and_the_hub_lives(secure_hub):
+    """A TTL or spread whose milliseconds do not fit in 64 bits is a 400 naming the field, not a
+    trap that takes every client down (it used to be converted before its range was checked)."""
+    hub = secure_hub
+    for field, value in [("ttl", 1e19), ("ttl", "9223372036854775807s"), ("spread", 9.3e18), ("spread", "9223372036854775807h")]:
+        status, answer = call(hub, "POST", "/v1/syncs", {"target": {"all": True}, field: value})
+        assert status == 400 and field in answer["error"]["message"], (field, value, answer)
+    assert hub.process.poll() is None
+    assert call(hub, "GET", "/v1/stats")[0] == 200
+
+
 def test_cohorts_and_sync_log_survive_kill_9(hub_factory):
     hub = hub_factory()
     assert call(hub, "PUT", "/v1/cohorts/beta", {"users": ["u1", "u2"], "rule": {"platform": "ios"}})[0] == 200

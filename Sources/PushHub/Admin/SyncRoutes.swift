@@ -125,7 +125,8 @@ struct SyncRoutes {
         guard let raw = request[field], raw != .null else { return value }
         let parsed: Duration?
         if let seconds = raw.numberValue, seconds >= 0 {
-            parsed = .milliseconds(Int64(seconds * 1000))
+            // Checked against the limit before converting: 1e19 seconds would trap in Int64(...).
+            parsed = seconds <= Double(max.components.seconds) ? .milliseconds(Int64(seconds * 1000)) : nil
         } else if let text = raw.stringValue {
             parsed = HubOptions.duration(text)
         } else {

@@ -144,8 +144,10 @@ public enum HubOptions {
     public static func duration(_ text: String) -> Duration? {
         let units: [(String, Int64)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000)]
         for (suffix, millis) in units where text.hasSuffix(suffix) {
+            // An amount whose milliseconds do not fit is not a duration (no overflow trap).
             guard let value = Int64(text.dropLast(suffix.count)), value >= 0 else { return nil }
-            return .milliseconds(value * millis)
+            let (product, overflow) = value.multipliedReportingOverflow(by: millis)
+            return overflow ? nil : .milliseconds(product)
         }
         return nil
     }
