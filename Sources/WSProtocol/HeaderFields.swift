@@ -26,6 +26,9 @@ public struct HeaderFields: Sendable, Equatable, Sequence {
         fields.first { $0.name.caseInsensitiveEquals(name) }?.value
     }
 
+    /// How many fields are named `name` (a header that may appear once must not appear twice).
+    public func count(of name: String) -> Int { fields.reduce(0) { $0 + ($1.name.caseInsensitiveEquals(name) ? 1 : 0) } }
+
     /// Every value of `name`, comma-separated lists split into their elements (RFC 9110 §5.3).
     public func elements(_ name: String) -> [String] {
         fields.filter { $0.name.caseInsensitiveEquals(name) }.flatMap { field in

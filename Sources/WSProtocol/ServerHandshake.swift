@@ -56,6 +56,9 @@ public enum ServerHandshake {
             throw HandshakeError(
                 status: 426, reason: "WebSocket version \(version) is not supported; use 13", headers: supported)
         }
+        guard headers.count(of: "Sec-WebSocket-Key") <= 1 else {
+            throw HandshakeError(status: 400, reason: "the request has more than one Sec-WebSocket-Key header")
+        }
         guard let key = headers["Sec-WebSocket-Key"] else {
             throw HandshakeError(status: 400, reason: "the request has no Sec-WebSocket-Key header")
         }

@@ -243,3 +243,28 @@ def test_a_refused_hello_whose_close_is_never_answered_does_not_spin(hub):
         ws.send("still serving")
         assert ws.recv(timeout=5) == "still serving"
     hub.wait_for_connections(0, timeout=15)
+
+
+def test_ambiguous_framing_is_refused_at_once(hub):
+    """RFC 9112 §6.3 and RFC 6455 §4.2.1: two Content-Length headers, a signed one, two
+    Sec-WebSocket-Key headers, or a bare LF line ending are a 400 at once — never a request read
+    with one of two lengths, never a 408 after waiting for a CRLF."""
+    auth = "Authorization: Bearer %s\r\n" % hub.token
+    admin_requests = [
+        "POST /v1/syncs HTTP/1.1\r\nHost: x\r\n%sContent-Length: 2\r\nContent-Length: 30\r\n\r\n{}" % auth,
+        "POST /v1/syncs HTTP/1.1\r\nHost: x\r\n%sContent-Length: +2\r\n\r\n{}" % auth,
+        "GET /healthz HTTP/1.1\nHost: x\n\n",
+    ]
+    for request in admin_requests:
+        s = socket.create_connection(("127.0.0.1", hub.admin_port), timeout=5)
+        started = time.time()
+        s.sendall(request.encode())
+        response = read_all(s)
+        assert status_of(response) == 400, (request, response[:200])
+        assert time.time() - started < 0.5, request
+    s = raw(hub)
+    started = time.time()
+    s.sendall(upgrade_request(extra="Sec-WebSocket-Key: %s\r\n" % GOOD_KEY))
+    response = read_all(s)
+    assert status_of(response) == 400 and b"Sec-WebSocket-Key" in response, response[:200]
+

@@ -58,4 +58,20 @@ import Testing
         }
         #expect(!head.isKeepAlive)
     }
+
+    static let bareLF = Array("GET /v1/connect HTTP/1.1\nHost: hub\n\n".utf8)
+
+    @Test("a line ending in LF without CR is refused (400) as soon as it arrives, at every split", arguments: 0...bareLF.count)
+    func bareLineFeed(_ split: Int) {
+        var parser = RequestParser()
+        var refusal: HTTPError?
+        do {
+            if case .needMoreBytes = try Self.feed(&parser, Self.bareLF[..<split]) {
+                _ = try Self.feed(&parser, Self.bareLF[split...])
+            }
+        } catch {
+            refusal = error
+        }
+        #expect(refusal?.status == 400)
+    }
 }

@@ -308,9 +308,16 @@ final class Connection: HasDeadline {
                 .error(411, code: "length_required", message: "send the body with Content-Length, not chunked"))
             return
         }
-        let length = head.headers["Content-Length"].map { Int($0) ?? -1 } ?? 0
-        guard length >= 0 else {
-            respondAndClose(.error(400, code: "bad_request", message: "Content-Length is not a number"))
+        // RFC 9112 §6.3: one Content-Length of digits only; two, or a sign, is a framing attack.
+        guard head.headers.count(of: "Content-Length") <= 1 else {
+            respondAndClose(.error(400, code: "bad_request", message: "the request has more than one Content-Length"))
+            return
+        }
+        let lengthText = head.headers["Content-Length"] ?? "0"
+        guard !lengthText.isEmpty, lengthText.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+            let length = Int(lengthText)
+        else {
+            respondAndClose(.error(400, code: "bad_request", message: "Content-Length must be a number of digits"))
             return
         }
         guard length <= loop.config.maxAdminBodyBytes else {

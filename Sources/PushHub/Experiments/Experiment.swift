@@ -7,7 +7,7 @@ public struct Experiment: Equatable, Sendable {
     /// Only `running` experiments change what clients see.
     public enum Status: String, Sendable { case draft, running, stopped }
 
-    /// A variant and its integer weight (≥ 0; the total is positive).
+    /// A variant and its integer weight (0 ... `maxWeight`; the total is positive).
     public struct Variant: Equatable, Sendable {
         public var key: String
         public var weight: Int
@@ -36,6 +36,10 @@ public struct Experiment: Equatable, Sendable {
     public var json: JSONValue
 
     public var totalWeight: Int { variants.reduce(0) { $0 + $1.weight } }
+
+    /// The largest weight a variant may have (issue 9: larger or fractional weights were taken as 1
+    /// and assigned units differently from the documented function).
+    public static let maxWeight = 1_000_000
 
     /// The bytes of "{salt}/{key}/", which every bucket hash of this experiment starts with.
     public private(set) var hashPrefix: [UInt8] = []
@@ -68,13 +72,21 @@ public struct Experiment: Equatable, Sendable {
             throw fail("variants", "at least one variant is needed")
         }
         var variants: [Variant] = []
+        var variantKeys = Set<String>()  // validation stays linear in the number of variants
         for (i, entry) in variantList.enumerated() {
             guard let variantKey = entry["key"]?.stringValue, !variantKey.isEmpty else {
                 throw fail("variants[\(i)].key", "must be a non-empty string")
             }
-            let weight = entry["weight"]?.intValue ?? 1
-            guard weight >= 0 else { throw fail("variants[\(i)].weight", "must be a non-negative integer") }
-            guard !variants.contains(where: { $0.key == variantKey }) else {
+            // An integer the documented function (DESIGN §6) computes with exactly: no fractions,
+            // nothing that overflows its sums.
+            var weight = 1
+            if let value = entry["weight"] {
+                guard let integer = value.intValue, (0...Self.maxWeight).contains(integer) else {
+                    throw fail("variants[\(i)].weight", "must be an integer from 0 to \(Self.maxWeight)")
+                }
+                weight = integer
+            }
+            guard variantKeys.insert(variantKey).inserted else {
                 throw fail("variants[\(i)].key", "\"\(variantKey)\" is used twice")
             }
             variants.append(Variant(key: variantKey, weight: weight))
@@ -129,7 +141,7 @@ public struct Experiment: Equatable, Sendable {
                 throw fail("overrides", "must be an object of unit → variant")
             }
             for (unit, variant) in entries {
-                guard let name = variant.stringValue, variants.contains(where: { $0.key == name }) else {
+                guard let name = variant.stringValue, variantKeys.contains(name) else {
                     throw fail("overrides.\(unit)", "names an unknown variant")
                 }
                 overrides[unit] = name
@@ -146,7 +158,7 @@ public struct Experiment: Equatable, Sendable {
                     throw fail("screens.\(screen)", "must be an object of variant → merge patch")
                 }
                 for (variant, patch) in patches {
-                    guard variants.contains(where: { $0.key == variant }) else {
+                    guard variantKeys.contains(variant) else {
                         throw fail("screens.\(screen).\(variant)", "names an unknown variant")
                     }
                     guard case .object = patch else {

@@ -40,7 +40,7 @@ public struct RequestParser: Sendable {
         let before = buffer.count
         let room = maxHeadBytes - before
         buffer.append(contentsOf: input.prefix(room))
-        guard let end = findHeadEnd() else {
+        guard let end = try findHeadEnd() else {
             if buffer.count >= maxHeadBytes {
                 throw HTTPError(status: 431, reason: "the request head exceeds \(maxHeadBytes) bytes")
             }
@@ -54,10 +54,20 @@ public struct RequestParser: Sendable {
         return .head(head, leftover: leftover)
     }
 
-    private mutating func findHeadEnd() -> Int? {
+    /// Where the blank line ending the head starts, once it is in.
+    /// - Throws: 400 at a line feed without its carriage return (RFC 9112 §2.2 lets a server
+    ///   refuse bare LF; waiting for a CRLF that never comes would hang until the 408).
+    private mutating func findHeadEnd() throws(HTTPError) -> Int? {
         var i = max(0, scanned - 3)
-        while i + 3 < buffer.count {
-            if buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 { return i }
+        while i < buffer.count {
+            if buffer[i] == 10 && (i == 0 || buffer[i - 1] != 13) {
+                throw HTTPError(status: 400, reason: "a line of the request ends in LF without CR")
+            }
+            if i + 3 < buffer.count && buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13
+                && buffer[i + 3] == 10
+            {
+                return i
+            }
             i += 1
         }
         scanned = buffer.count
