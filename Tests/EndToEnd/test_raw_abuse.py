@@ -268,3 +268,35 @@ def test_ambiguous_framing_is_refused_at_once(hub):
     response = read_all(s)
     assert status_of(response) == 400 and b"Sec-WebSocket-Key" in response, response[:200]
 
+
+
+def rss_kib(pid):
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def test_a_client_that_pings_without_reading_is_paused_not_buffered(hub):
+    """DESIGN §9: what the hub answers by itself (pongs) counts against the watermarks. A client
+    that sends pings for 3 s and never reads gets its reading paused above the high watermark,
+    so the hub holds about a megabyte for it, not the 64 MiB hard limit (+61 MB RSS before)."""
+    before = rss_kib(hub.process.pid)
+    s = open_raw_websocket(hub, "/v1/connect")
+    s.setblocking(False)
+    ping = masked_frame(0x9, b"p" * 125)
+    batch = ping * 512
+    sent, pending = 0, b""
+    deadline = time.time() + 3
+    while time.time() < deadline:
+        try:
+            pending = pending or batch
+            n = s.send(pending)
+            pending = pending[n:]
+            sent += n
+        except BlockingIOError:
+            time.sleep(0.01)
+    grown_mib = (rss_kib(hub.process.pid) - before) / 1024
+    s.close()
+    assert sent > 4 << 20, "the client could only send %d bytes" % sent
+    assert grown_mib < 16, "the hub grew by %.1f MiB for one client that does not read" % grown_mib

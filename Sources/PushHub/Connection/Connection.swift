@@ -238,6 +238,7 @@ final class Connection: HasDeadline {
                     outbound.append { FrameEncoder.appendFrame(opcode: .pong, payload: data, to: &$0) }
                 }
                 loop.flushSoon(self)
+                pauseReadingIfAboveHighWatermark()
             case .pong:
                 break
             case .close(let close):
@@ -254,7 +255,7 @@ final class Connection: HasDeadline {
             outbound.append { FrameEncoder.appendFrame(opcode: opcode, payload: data, to: &$0) }
             loop.metrics.messagesOut.add(1, ordering: .relaxed)
             loop.flushSoon(self)
-            if outbound.pendingBytes > loop.config.outboundHighWatermark { pauseReading() }
+            pauseReadingIfAboveHighWatermark()
         case .client:
             guard let shard = loop.shard else { return }
             guard opcode == .text else {
@@ -431,6 +432,13 @@ final class Connection: HasDeadline {
         loop.updateInterest(self, writable: !outbound.isEmpty)
     }
 
+    /// DESIGN §9: every byte queued for a connection counts — what it is sent and what the hub
+    /// answers by itself (pongs, errors): above the high watermark the hub stops reading from it,
+    /// so a client that sends without reading cannot make the hub queue without bound.
+    private func pauseReadingIfAboveHighWatermark() {
+        if outbound.pendingBytes > loop.config.outboundHighWatermark { pauseReading() }
+    }
+
     private func pauseReading() {
         guard !isReadPaused else { return }
         isReadPaused = true
@@ -490,6 +498,7 @@ final class Connection: HasDeadline {
             loop.metrics.slowConsumerCloses.add(1, ordering: .relaxed)
             requestClose()
         }
+        pauseReadingIfAboveHighWatermark()
     }
 
     private func leaveWebSocket() {
