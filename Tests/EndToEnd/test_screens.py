@@ -285,3 +285,12 @@ def test_pipelined_admin_requests_are_answered_in_order_after_their_commits(dev_
     s.close()
     bodies = [json.loads(part.split(b"\r\n\r\n", 1)[1]) for part in received.split(b"HTTP/1.1 200 OK")[1:]]
     assert [b["version"] for b in bodies] == [1, 2, 2] and bodies[2]["tree"] == {"a": 1}
+
+
+def test_a_min_app_version_that_is_not_a_version_is_refused_naming_its_path(dev_hub):
+    """Such a node used to reach every client unfiltered, min_app_version and fallback included."""
+    for value in ["99999999999999999999999.0.0", "5.x", 5]:
+        tree = {"children": [{"id": "a", "type": "text"}, {"id": "b", "type": "chart", "min_app_version": value}]}
+        status, answer = call(dev_hub, "PUT", "/v1/screens/gated", tree)
+        assert status == 422 and "/children/1/min_app_version" in answer["error"]["message"], (value, answer)
+    assert call(dev_hub, "GET", "/v1/screens/gated")[0] == 404

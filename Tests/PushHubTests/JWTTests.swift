@@ -75,4 +75,23 @@ import Testing
                     data: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8)))
                 == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
     }
+
+    @Test("a crit header (RFC 7515 §4.1.11) and a cohorts claim that is not a list of names are refused")
+    func critAndCohorts() throws {
+        let secret = Array("s3cret".utf8)
+        let verifier = JWTVerifier(secret: secret)
+        func token(header: JSONObject, claims: JSONObject) -> String {
+            let input = Base64URL.encode(JSONWriter.write(.object(header))) + "." + Base64URL.encode(JSONWriter.write(.object(claims)))
+            return input + "." + Base64URL.encode(JWTVerifier.hmacSHA256(key: secret, data: Array(input.utf8)))
+        }
+        let critical = token(
+            header: ["alg": .string("HS256"), "crit": .array([.string("exp-ext")]), "exp-ext": .bool(true)],
+            claims: ["sub": .string("u1")])
+        #expect(throws: JWTError.self) { try verifier.verify(critical, now: 0) }
+        let badCohorts = token(header: ["alg": .string("HS256")], claims: ["sub": .string("u1"), "cohorts": .string("beta")])
+        #expect(throws: JWTError.self) { try verifier.verify(badCohorts, now: 0) }
+        let good = token(
+            header: ["alg": .string("HS256")], claims: ["sub": .string("u1"), "cohorts": .array([.string("beta")])])
+        #expect(try verifier.verify(good, now: 0).cohorts == ["beta"])
+    }
 }

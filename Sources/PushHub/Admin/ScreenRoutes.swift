@@ -20,6 +20,11 @@ struct ScreenRoutes {
         switch (head.method, action) {
         case ("PUT", ""):
             let tree = try parse(body)
+            if let path = Rendition.invalidThreshold(in: tree) {
+                throw AdminError(
+                    422, "invalid_min_app_version",
+                    "\(path) must be a semantic version such as \"5.3.0\" (each number at most \(Int.max))")
+            }
             isDryRun(head) ? dryRun(name, tree) : publish(name, tree)
         case ("GET", ""):
             let target = try renderTarget(head)

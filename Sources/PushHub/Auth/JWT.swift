@@ -61,6 +61,8 @@ public struct JWTVerifier: Sendable {
         }
         guard let alg = header["alg"]?.stringValue else { throw .malformed("the header has no alg") }
         guard alg == "HS256" else { throw .unsupportedAlgorithm(alg) }
+        // RFC 7515 §4.1.11: this verifier understands no extension, so any `crit` is refused.
+        if let critical = header["crit"] { throw .malformed("it marks extensions critical (crit: \(JSONWriter.string(critical)))") }
         guard let signature = Base64URL.decode(parts[2]) else { throw .malformed("the signature is not base64url") }
         let expected = Self.hmacSHA256(key: secret, data: Array(token.utf8[..<parts[2].startIndex].dropLast()))
         guard Self.constantTimeEquals(signature, expected) else { throw .badSignature }
@@ -84,7 +86,14 @@ public struct JWTVerifier: Sendable {
             guard audiences.contains(audience) else { throw .wrongAudience }
         }
         guard let subject = claims["sub"]?.stringValue, !subject.isEmpty else { throw .noSubject }
-        let cohorts = claims["cohorts"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        // A `cohorts` claim the hub cannot read would silently leave the user out of them: refused.
+        var cohorts: [String] = []
+        if let value = claims["cohorts"] {
+            guard let list = value.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else {
+                throw .malformed("the cohorts claim is not an array of cohort names")
+            }
+            cohorts = list.compactMap(\.stringValue)
+        }
         return Claims(subject: subject, cohorts: cohorts, all: claims)
     }
 

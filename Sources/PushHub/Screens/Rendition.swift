@@ -31,6 +31,31 @@ public struct RenditionKey: Hashable, Sendable {
 /// capability thresholds of this tree the client meets, so there are at most thresholds+1
 /// renditions per version.
 public enum Rendition {
+    /// Where `tree` has a `min_app_version` that is not a semantic version (a string such as
+    /// "5.3.0" whose numbers fit): such a node would reach every client unfiltered, its keys
+    /// included, so a publish naming one is refused.
+    public static func invalidThreshold(in tree: JSONValue, at path: JSONPointer = JSONPointer()) -> JSONPointer? {
+        switch tree {
+        case .object(let members):
+            if let value = members["min_app_version"] {
+                guard let text = value.stringValue, SemanticVersion(text) != nil else {
+                    return path.appending("min_app_version")
+                }
+            }
+            for (key, member) in members where member.isContainer {
+                if let found = invalidThreshold(in: member, at: path.appending(key)) { return found }
+            }
+            return nil
+        case .array(let elements):
+            for (index, element) in elements.enumerated() where element.isContainer {
+                if let found = invalidThreshold(in: element, at: path.appending(index)) { return found }
+            }
+            return nil
+        default:
+            return nil
+        }
+    }
+
     /// The distinct `min_app_version` values in `tree` (valid ones), sorted.
     public static func thresholds(in tree: JSONValue) -> [SemanticVersion] {
         var found = Set<SemanticVersion>()
