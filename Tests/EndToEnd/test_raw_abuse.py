@@ -6,6 +6,7 @@ import os
 import socket
 import struct
 import time
+import urllib.request
 
 from websockets.sync.client import connect
 
@@ -300,3 +301,22 @@ def test_a_client_that_pings_without_reading_is_paused_not_buffered(hub):
     s.close()
     assert sent > 4 << 20, "the client could only send %d bytes" % sent
     assert grown_mib < 16, "the hub grew by %.1f MiB for one client that does not read" % grown_mib
+
+
+def test_operators_reach_healthz_when_clients_take_every_descriptor(hub_factory):
+    """DESIGN §9: descriptors are kept in reserve, so the admin listener answers when clients
+    have taken every other one (they used to take them all: /healthz then went unanswered)."""
+    hub = hub_factory("--loops", "1", max_fds=64)
+    flood = []
+    for _ in range(120):
+        try:
+            flood.append(socket.create_connection(("127.0.0.1", hub.port), timeout=2))
+        except OSError:
+            break
+    time.sleep(0.5)
+    request = urllib.request.Request("http://127.0.0.1:%d/healthz" % hub.admin_port)
+    with urllib.request.urlopen(request, timeout=3) as response:
+        assert response.status == 200
+    for s in flood:
+        s.close()
+    assert hub.process.poll() is None

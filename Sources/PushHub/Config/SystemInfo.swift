@@ -6,6 +6,16 @@ public enum SystemInfo {
 }
 
 extension SystemInfo {
+    /// Descriptors kept free of client connections for the admin listener and the journal.
+    static let descriptorReserve = 16
+
+    /// The soft limit on open descriptors now.
+    static func descriptorLimit() -> Int {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        return Int(min(limit.rlim_cur, UInt(Int32.max)))
+    }
+
     /// Raises the soft limit on open descriptors to the hard limit: every connection is one.
     /// - Returns: the limit now in force.
     @discardableResult

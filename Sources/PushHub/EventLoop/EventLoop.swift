@@ -47,6 +47,9 @@ final class EventLoop {
     private var acceptPausedUntil: UInt64?
     /// The time of the current tick (monotonic nanoseconds), read once per wake-up.
     private(set) var now: UInt64
+    /// Client connections are refused at this descriptor number or above (the descriptor limit
+    /// less `SystemInfo.descriptorReserve`).
+    private let clientDescriptorCeiling = SystemInfo.descriptorLimit() - SystemInfo.descriptorReserve
     /// Bytes written this tick, added to the shared counter once per tick (not per write).
     var bytesWritten = 0
     /// One read buffer for every connection of the loop; a handler must not keep slices of it.
@@ -156,8 +159,14 @@ final class EventLoop {
                 return
             }
             var owned = socket
-            if metrics.openConnections.load(ordering: .relaxed) >= config.maxConnections {
+            // Clients may not take the last descriptors: they are kept for the admin listener, so
+            // operators reach /healthz and the admin API when clients have taken every other one
+            // (DESIGN §9). Descriptors are numbered lowest first, so the number says how many are left.
+            if metrics.openConnections.load(ordering: .relaxed) >= config.maxConnections
+                || (kind == .client && Int(owned.fd) >= clientDescriptorCeiling)
+            {
                 owned.close()
+                metrics.handshakesRejected.add(1, ordering: .relaxed)
                 continue
             }
             let token = nextToken
