@@ -45,10 +45,4 @@ public struct Socket: Sendable {
         _ = Glibc.close(fd)
         fd = -1
     }
-
-    /// Turns Nagle off: frames are small and latency matters more than packet count.
-    public func setNoDelay() {
-        var on: Int32 = 1
-        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
-    }
 }

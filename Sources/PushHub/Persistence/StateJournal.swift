@@ -113,8 +113,6 @@ final class StateJournal {
         pending.append(JSONWriter.write(.object(members)))
     }
 
-    var hasPending: Bool { !pending.isEmpty }
-
     /// Writes and fsyncs every record appended since the last commit.
     /// - Returns: how many records the fsync covered.
     /// - Throws: the failed system call; the records are then dropped and the file cut back.
