@@ -7,6 +7,7 @@
 #include <sys/uio.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <malloc.h>
 
 /* accept4 is a GNU extension; Glibc's module is built without _GNU_SOURCE. */
 extern int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags);

@@ -67,7 +67,7 @@ def test_tokens_made_by_pyjwt_are_accepted_exactly_when_valid(secure_hub):
         ws.close()
     refused = {
         "expired": jwt.encode({"sub": "u1", "exp": now - 3600}, secret(hub), algorithm="HS256"),
-        "not yet valid": jwt.encode({"sub": "u1", "nbf": now + 3600}, secret(hub), algorithm="HS256"),
+        "not yet valid": jwt.encode({"sub": "u1", "nbf": now + 3600, "exp": now + 7200}, secret(hub), algorithm="HS256"),
         "wrong secret": token(hub, "u1", key="not-the-secret"),
         "alg none": jwt.encode({"sub": "u1"}, None, algorithm="none"),
         "HS512": token(hub, "u1", algorithm="HS512"),
@@ -82,6 +82,23 @@ def test_tokens_made_by_pyjwt_are_accepted_exactly_when_valid(secure_hub):
         assert closed.value.rcvd.code == 1008, name
     assert "expired" in hello(hub, refused["expired"])[1]["message"]
     assert "HS256" in hello(hub, refused["HS512"])[1]["message"]
+
+
+def test_a_token_without_exp_is_refused_unless_the_operator_allows_it(hub_factory):
+    """Issue 9: a token without `exp` never expires, so outside --dev the hub refuses it (1008
+    with an error that says why); --jwt-require-exp=off and --dev accept it."""
+    forever = {"sub": "u1", "cohorts": ["beta"]}
+    strict = hub_factory()
+    ws, error = hello(strict, jwt.encode(forever, secret(strict), algorithm="HS256"))
+    assert error["type"] == "error" and error["code"] == "unauthorized" and "exp" in error["message"], error
+    with pytest.raises(ConnectionClosed) as closed:
+        ws.recv(timeout=5)
+    assert closed.value.rcvd.code == 1008
+    for flags in (("--jwt-require-exp=off",), ("--dev",)):
+        relaxed = hub_factory(*flags)
+        ws, welcome = hello(relaxed, jwt.encode(forever, secret(relaxed), algorithm="HS256"))
+        assert welcome["type"] == "welcome" and welcome["user"] == "u1", (flags, welcome)
+        ws.close()
 
 
 def test_targeting_reaches_exactly_the_right_connections(hub_factory):

@@ -25,9 +25,18 @@ import Testing
     func errors() {
         for arguments in [
             ["--listen"], ["--listen", "nowhere"], ["--loops", "0"], ["--bogus"], ["--echo-path", "echo"],
-            ["--idle-timeout", "5"], ["--config", "hub.json"],
+            ["--idle-timeout", "5"], ["--config", "hub.json"], ["--jwt-require-exp=maybe"],
         ] {
             #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse(arguments, environment: [:]) }
         }
+    }
+
+    @Test("tokens must expire outside --dev unless the operator says otherwise")
+    func tokenExpiry() throws {
+        #expect(try HubOptions.parse([], environment: [:]).config.requiresTokenExpiry)
+        #expect(try !HubOptions.parse(["--dev"], environment: [:]).config.requiresTokenExpiry)
+        #expect(try HubOptions.parse(["--dev", "--jwt-require-exp"], environment: [:]).config.requiresTokenExpiry)
+        #expect(try !HubOptions.parse(["--jwt-require-exp=off"], environment: [:]).config.requiresTokenExpiry)
+        #expect(try !HubOptions.parse([], environment: ["PUSHHUB_JWT_REQUIRE_EXP": "0"]).config.requiresTokenExpiry)
     }
 }

@@ -94,4 +94,14 @@ import Testing
             header: ["alg": .string("HS256")], claims: ["sub": .string("u1"), "cohorts": .array([.string("beta")])])
         #expect(try verifier.verify(good, now: 0).cohorts == ["beta"])
     }
+
+    @Test("a token without exp is refused when expiry is required, accepted otherwise")
+    func requiredExpiry() throws {
+        let secret = Array("s3cret".utf8)
+        let forever = JWTVerifier.sign(["sub": .string("u1")], secret: secret)
+        let expiring = JWTVerifier.sign(["sub": .string("u1"), "exp": .number(1000)], secret: secret)
+        #expect(try JWTVerifier(secret: secret).verify(forever, now: 0).subject == "u1")
+        #expect(throws: JWTError.noExpiry) { try JWTVerifier(secret: secret, requireExpiry: true).verify(forever, now: 0) }
+        #expect(try JWTVerifier(secret: secret, requireExpiry: true).verify(expiring, now: 0).subject == "u1")
+    }
 }

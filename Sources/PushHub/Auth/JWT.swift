@@ -10,6 +10,7 @@ public enum JWTError: Error, Equatable, Sendable, CustomStringConvertible {
     case wrongIssuer
     case wrongAudience
     case noSubject
+    case noExpiry
 
     public var description: String {
         switch self {
@@ -21,13 +22,15 @@ public enum JWTError: Error, Equatable, Sendable, CustomStringConvertible {
         case .wrongIssuer: "the token's issuer is not the one this hub accepts"
         case .wrongAudience: "the token's audience does not include this hub"
         case .noSubject: "the token has no string sub (user id)"
+        case .noExpiry: "the token has no exp claim; this hub accepts only tokens that expire"
         }
     }
 }
 
 /// Verifies client tokens (RFC 7519): JWS compact form (RFC 7515), HS256 only — `alg: none` and
 /// every other algorithm are refused — with the configured secret; `exp` and `nbf` checked with a
-/// leeway; `iss`/`aud` when configured.
+/// leeway, and required when `requireExpiry` (a token without `exp` would be valid forever);
+/// `iss`/`aud` when configured.
 ///
 /// Invariant: `verify` returns claims only for a token whose signature was compared in constant
 /// time against HMAC-SHA256(secret, header.payload).
@@ -42,13 +45,16 @@ public struct JWTVerifier: Sendable {
     public let secret: [UInt8]
     public var issuer: String?
     public var audience: String?
+    /// Refuse tokens without `exp` (the hub's default outside `--dev`).
+    public var requireExpiry: Bool
     /// Clock skew tolerated on `exp` and `nbf`.
     public var leewaySeconds: Int = 30
 
-    public init(secret: [UInt8], issuer: String? = nil, audience: String? = nil) {
+    public init(secret: [UInt8], issuer: String? = nil, audience: String? = nil, requireExpiry: Bool = false) {
         self.secret = secret
         self.issuer = issuer
         self.audience = audience
+        self.requireExpiry = requireExpiry
     }
 
     /// - Parameter now: seconds since the Unix epoch.
@@ -74,6 +80,8 @@ public struct JWTVerifier: Sendable {
         if let exp = claims["exp"] {
             guard let seconds = exp.numberValue else { throw .malformed("exp is not a number") }
             if Double(now) >= seconds + Double(leewaySeconds) { throw .expired }
+        } else if requireExpiry {
+            throw .noExpiry
         }
         if let nbf = claims["nbf"] {
             guard let seconds = nbf.numberValue else { throw .malformed("nbf is not a number") }

@@ -38,6 +38,10 @@ public struct HubConfig: Sendable {
     /// Expected JWT `iss` and `aud` (unchecked when nil).
     public var jwtIssuer: String?
     public var jwtAudience: String?
+    /// Refuse client tokens without `exp`; nil: on, except in `--dev` (issue 9).
+    public var jwtRequireExpiry: Bool?
+    /// Whether tokens without `exp` are refused, after the default.
+    public var requiresTokenExpiry: Bool { jwtRequireExpiry ?? !dev }
     /// `jitter_ms` in every sync: clients wait a random 0...jitter before re-fetching (DESIGN §5).
     public var syncJitterMilliseconds = 4000
     /// Default sync TTL (DESIGN §5: 24 h).

@@ -12,6 +12,7 @@ public enum HubOptions {
     public static let usage = """
         USAGE: pushhub [--config FILE] [--listen HOST:PORT] [--admin HOST:PORT] [--data DIR] [--loops N]
                        [--echo-path PATH] [--dev] [--allow-anonymous] [--keep-versions N]
+                       [--jwt-issuer ISS] [--jwt-audience AUD] [--jwt-require-exp[=on|off]]
                        [--log-level debug|info|warning|error]
                        [--handshake-timeout D] [--hello-timeout D] [--ping-interval D] [--idle-timeout D]
                        [--drain-timeout D]
@@ -27,6 +28,8 @@ public enum HubOptions {
           --keep-versions N    versions of each screen kept for resumption (env PUSHHUB_KEEP_VERSIONS; default 16)
           --jwt-issuer ISS     require this iss in client tokens (env PUSHHUB_JWT_ISSUER)
           --jwt-audience AUD   require this aud in client tokens (env PUSHHUB_JWT_AUDIENCE)
+          --jwt-require-exp[=on|off]  refuse client tokens without exp (env PUSHHUB_JWT_REQUIRE_EXP;
+                               default on, off with --dev)
           --handshake-timeout D   upgrade/admin request must arrive within D (default 10s)
           --hello-timeout D       a /v1/connect client must say hello within D (default 5s)
           --ping-interval D       ping after D without client traffic (default 25s)
@@ -55,7 +58,7 @@ public enum HubOptions {
                 help = true
                 continue
             }
-            if argument == "--dev" || argument == "--allow-anonymous" {
+            if argument == "--dev" || argument == "--allow-anonymous" || argument == "--jwt-require-exp" {
                 values[argument] = "1"
                 continue
             }
@@ -110,6 +113,12 @@ public enum HubOptions {
         if let text = values["--allow-anonymous"] { config.allowAnonymous = Self.isOn(text) }
         if let text = values["--jwt-issuer"] { config.jwtIssuer = text }
         if let text = values["--jwt-audience"] { config.jwtAudience = text }
+        if let text = values["--jwt-require-exp"] {
+            guard let on = Self.switchValue(text) else {
+                throw UsageError(description: "--jwt-require-exp wants on or off, not '\(text)'")
+            }
+            config.jwtRequireExpiry = on
+        }
         if let text = values["--keep-versions"] {
             guard let count = Int(text), (1...1000).contains(count) else {
                 throw UsageError(description: "--keep-versions wants 1...1000, not '\(text)'")
@@ -154,9 +163,16 @@ public enum HubOptions {
 
     static func isOn(_ text: String) -> Bool { ["1", "true", "yes", "on"].contains(text.lowercased()) }
 
+    /// `on`/`off` and their synonyms; nil for anything else (a typo must not pick a side).
+    static func switchValue(_ text: String) -> Bool? {
+        if isOn(text) { return true }
+        return ["0", "false", "no", "off"].contains(text.lowercased()) ? false : nil
+    }
+
     static let variables: [String: String] = [
         "--allow-anonymous": "PUSHHUB_ALLOW_ANONYMOUS", "--keep-versions": "PUSHHUB_KEEP_VERSIONS",
         "--jwt-issuer": "PUSHHUB_JWT_ISSUER", "--jwt-audience": "PUSHHUB_JWT_AUDIENCE",
+        "--jwt-require-exp": "PUSHHUB_JWT_REQUIRE_EXP",
         "--handshake-timeout": "PUSHHUB_HANDSHAKE_TIMEOUT", "--hello-timeout": "PUSHHUB_HELLO_TIMEOUT",
         "--ping-interval": "PUSHHUB_PING_INTERVAL", "--idle-timeout": "PUSHHUB_IDLE_TIMEOUT",
         "--drain-timeout": "PUSHHUB_DRAIN_TIMEOUT",

@@ -29,6 +29,7 @@ final class ControlPlane {
     /// Per screen, the render targets some loop's subscribers see it as, with how many loops.
     private var targetsInUse: [String: [RenderTarget: Int]] = [:]
     private var nextGatherID: GatherID = 1
+    private var reclaimer = MemoryReclaimer(now: MonotonicClock.now())
     /// How long a scatter-gather waits for a loop before answering with what it has.
     static let gatherTimeout: UInt64 = 2_000_000_000
 
@@ -87,12 +88,16 @@ final class ControlPlane {
             gathers[id] = nil
             gather.expire()
         }
+        if let held = reclaimer.check(now: now) {
+            metrics.memoryTrims.add(1, ordering: .relaxed)
+            metrics.memoryTrimmedBytes.add(held, ordering: .relaxed)
+        }
     }
 
     var uncommittedIsEmpty: Bool { uncommitted.isEmpty }
 
-    /// The earliest gather deadline, for the loop's wait.
-    var nextDeadline: UInt64? { gathers.values.map(\.deadline).min() }
+    /// The earliest gather deadline or memory check, for the loop's wait.
+    var nextDeadline: UInt64? { min(gathers.values.map(\.deadline).min() ?? .max, reclaimer.nextCheck) }
 
     private func commit(now: UInt64) {
         let batch = uncommitted

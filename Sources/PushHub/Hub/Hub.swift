@@ -34,7 +34,8 @@ public final class Hub: Sendable {
         loops = try LoopGroup(
             controlPlane: plane, config: config, metrics: metrics,
             tokens: JWTVerifier(
-                secret: Array(secrets.jwtSecret.utf8), issuer: config.jwtIssuer, audience: config.jwtAudience),
+                secret: Array(secrets.jwtSecret.utf8), issuer: config.jwtIssuer, audience: config.jwtAudience,
+                requireExpiry: config.requiresTokenExpiry),
             clientListeners: clientListeners, adminListener: adminListener)
     }
 

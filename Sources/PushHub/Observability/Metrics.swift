@@ -36,6 +36,9 @@ public final class Metrics: Sendable {
     public let persistFailures = Atomic<Int>(0)
     /// The longest loop tick (dispatch to flush) since the last scrape: how late a loop can be.
     public let maxTickNanoseconds = Atomic<Int>(0)
+    /// Times free memory was given back to the system, and how many bytes the allocator held then.
+    public let memoryTrims = Atomic<Int>(0)
+    public let memoryTrimmedBytes = Atomic<Int>(0)
 
     public init() {}
 
@@ -117,6 +120,14 @@ public final class Metrics: Sendable {
             (
                 "pushhub_persist_failures_total", "counter", "Writes that could not be made durable.",
                 persistFailures.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_memory_trims_total", "counter", "Times freed memory was returned to the system.",
+                memoryTrims.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_memory_trimmed_bytes_total", "counter", "Free allocator bytes held when those trims ran.",
+                memoryTrimmedBytes.load(ordering: .relaxed)
             ),
             (
                 "pushhub_patches_encoded_total", "counter", "Patch messages encoded.",
