@@ -16,6 +16,8 @@ public struct HubConfig: Sendable {
     public var dev = false
     public var allowAnonymous = false
     public var maxConnections = 100_000
+    /// Messages (and pings) a `/v1/connect` client may send: a token bucket (DESIGN §9).
+    var clientMessageRate = MessageRateLimit.default
     public var clientLimits = ProtocolLimits.default
     public var echoLimits = ProtocolLimits.echo
     /// A client that has not finished its upgrade request by then is answered 408 and closed.

@@ -13,6 +13,7 @@ public enum HubOptions {
         USAGE: pushhub [--config FILE] [--listen HOST:PORT] [--admin HOST:PORT] [--data DIR] [--loops N]
                        [--echo-path PATH] [--dev] [--allow-anonymous] [--keep-versions N]
                        [--jwt-issuer ISS] [--jwt-audience AUD] [--jwt-require-exp[=on|off]]
+                       [--max-message-rate N[/BURST]]
                        [--log-level debug|info|warning|error]
                        [--handshake-timeout D] [--hello-timeout D] [--ping-interval D] [--idle-timeout D]
                        [--drain-timeout D]
@@ -25,6 +26,8 @@ public enum HubOptions {
           --echo-path PATH     add an echo endpoint at PATH (env PUSHHUB_ECHO_PATH; off by default)
           --dev                development mode: anonymous clients allowed (env PUSHHUB_DEV=1)
           --allow-anonymous    accept clients without a token (env PUSHHUB_ALLOW_ANONYMOUS=1; on with --dev)
+          --max-message-rate N[/BURST]  messages and pings per second a client may send, with
+                               bursts of BURST (env PUSHHUB_MAX_MESSAGE_RATE; default 100/1000; 0 = off)
           --keep-versions N    versions of each screen kept for resumption (env PUSHHUB_KEEP_VERSIONS; default 16)
           --jwt-issuer ISS     require this iss in client tokens (env PUSHHUB_JWT_ISSUER)
           --jwt-audience AUD   require this aud in client tokens (env PUSHHUB_JWT_AUDIENCE)
@@ -125,6 +128,16 @@ public enum HubOptions {
             }
             config.keepVersions = count
         }
+        if let text = values["--max-message-rate"] {
+            let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count <= 2, let rate = Int(parts[0]), (0...1_000_000).contains(rate),
+                let burst = parts.count == 2 ? Int(parts[1]) : max(rate * 10, 1), (1...10_000_000).contains(burst)
+            else {
+                throw UsageError(
+                    description: "--max-message-rate wants messages per second 0...1000000, optionally /BURST (100/1000), not '\(text)'")
+            }
+            config.clientMessageRate = MessageRateLimit(perSecond: rate, burst: burst)
+        }
         for (flag, keyPath) in durations {
             guard let text = values[flag] else { continue }
             guard let duration = Self.duration(text), duration > .zero else {
@@ -172,7 +185,7 @@ public enum HubOptions {
     static let variables: [String: String] = [
         "--allow-anonymous": "PUSHHUB_ALLOW_ANONYMOUS", "--keep-versions": "PUSHHUB_KEEP_VERSIONS",
         "--jwt-issuer": "PUSHHUB_JWT_ISSUER", "--jwt-audience": "PUSHHUB_JWT_AUDIENCE",
-        "--jwt-require-exp": "PUSHHUB_JWT_REQUIRE_EXP",
+        "--jwt-require-exp": "PUSHHUB_JWT_REQUIRE_EXP", "--max-message-rate": "PUSHHUB_MAX_MESSAGE_RATE",
         "--handshake-timeout": "PUSHHUB_HANDSHAKE_TIMEOUT", "--hello-timeout": "PUSHHUB_HELLO_TIMEOUT",
         "--ping-interval": "PUSHHUB_PING_INTERVAL", "--idle-timeout": "PUSHHUB_IDLE_TIMEOUT",
         "--drain-timeout": "PUSHHUB_DRAIN_TIMEOUT",

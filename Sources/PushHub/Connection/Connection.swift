@@ -45,6 +45,9 @@ final class Connection: HasDeadline {
     private(set) var phase: Phase
     let kind: ListenerKind
     private(set) var endpoint: Endpoint?
+    /// `/v1/connect` messages and pings against `config.clientMessageRate` (its flag byte packs
+    /// with the flags below).
+    private var messageRate = MessageRateLimit.Bucket()
     var isFlushPending = false
     var isCloseRequested = false
     var isReadPaused = false
@@ -231,9 +234,10 @@ final class Connection: HasDeadline {
             case .message(let opcode, let payload):
                 loop.metrics.messagesIn.add(1, ordering: .relaxed)
                 guard closeHandshake.isOpen else { continue }  // after our close, data is discarded (§7.1.4)
+                guard withinMessageRate() else { continue }
                 box.reader.withBytes(of: payload, input: bytes) { data in messageReceived(opcode, data) }
             case .ping(let payload):
-                guard closeHandshake.isOpen else { continue }
+                guard closeHandshake.isOpen, withinMessageRate() else { continue }
                 box.reader.withBytes(of: payload, input: bytes) { data in
                     outbound.append { FrameEncoder.appendFrame(opcode: .pong, payload: data, to: &$0) }
                 }
@@ -245,6 +249,29 @@ final class Connection: HasDeadline {
                 perform(closeHandshake.peerSentClose(close))
                 return
             }
+        }
+    }
+
+    /// Whether a client message or ping may be handled: over the rate, the first one is answered
+    /// with a `rate_limited` error and dropped, the next one over closes with 1008.
+    private func withinMessageRate() -> Bool {
+        guard endpoint == .client else { return true }
+        switch messageRate.admit(now: loop.now, limit: loop.config.clientMessageRate) {
+        case .admit:
+            return true
+        case .warn:
+            let limit = loop.config.clientMessageRate
+            loop.shard?.receivedInvalid(
+                WireError(
+                    code: "rate_limited",
+                    message: "more than \(limit.burst) messages at once or \(limit.perSecond) per second; "
+                        + "this one was dropped, the next one over closes the connection", ref: nil),
+                on: self)
+            return false
+        case .refuse:
+            loop.metrics.rateLimitCloses.add(1, ordering: .relaxed)
+            close(.policyViolation, reason: "message rate exceeded")
+            return false
         }
     }
 

@@ -18,6 +18,8 @@ public final class Metrics: Sendable {
     public let protocolCloses = Atomic<Int>(0)
     public let timeoutCloses = Atomic<Int>(0)
     public let slowConsumerCloses = Atomic<Int>(0)
+    /// Clients closed (1008) for sending over the message rate after a warning.
+    public let rateLimitCloses = Atomic<Int>(0)
     /// Screen updates and syncs held back for a congested connection (superseded by a catch-up).
     public let coalesced = Atomic<Int>(0)
     /// Signed-in sessions and their subscriptions (gauges).
@@ -99,6 +101,10 @@ public final class Metrics: Sendable {
             (
                 "pushhub_slow_consumer_closes_total", "counter", "Connections closed at the outbound hard limit.",
                 slowConsumerCloses.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_rate_limit_closes_total", "counter", "Clients closed for exceeding the message rate.",
+                rateLimitCloses.load(ordering: .relaxed)
             ),
             (
                 "pushhub_coalesced_total", "counter", "Updates and syncs held back for congested connections.",
