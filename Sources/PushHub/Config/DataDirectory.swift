@@ -19,6 +19,12 @@ public struct DataDirectory: Sendable {
         public var generated: [String]
     }
 
+    /// Creates the directory and takes its lock (one hub per data dir).
+    public func lock() throws -> DataDirectoryLock {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return try DataDirectoryLock(directory: path)
+    }
+
     /// Creates the directory and missing secrets.
     public func prepare() throws -> Secrets {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
@@ -56,11 +62,16 @@ public struct DataDirectory: Sendable {
 public enum DataDirectoryError: Error, CustomStringConvertible {
     case emptySecret(String)
     case cannotWrite(String, Int32)
+    /// Another process holds the data dir's lock (its pid when the lock file says).
+    case locked(String, holder: Int32?)
 
     public var description: String {
         switch self {
         case .emptySecret(let file): "\(file) is empty; put the secret on one line or delete the file to generate one"
         case .cannotWrite(let file, let code): "cannot create \(file): \(String(cString: strerror(code)))"
+        case .locked(let file, let holder):
+            "the data dir is in use by another hub (\(holder.map { "pid \($0)" } ?? "its pid is unknown"), lock \(file)); "
+                + "stop it, or give this hub its own --data"
         }
     }
 }

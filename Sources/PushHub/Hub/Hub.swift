@@ -9,19 +9,25 @@ public final class Hub: Sendable {
     public let metrics: Metrics
     public let secrets: DataDirectory.Secrets
     private let loops: LoopGroup
+    /// Held for the life of the hub: one hub per data dir.
+    private let dataLock: DataDirectoryLock
 
     /// Prepares the data dir and restores the state, binds the listeners (one client socket per
     /// loop with SO_REUSEPORT, one admin socket) and starts the loops.
     public init(config: HubConfig) throws {
         self.config = config
-        secrets = try DataDirectory(path: config.dataDirectory).prepare()
+        let directory = DataDirectory(path: config.dataDirectory)
+        dataLock = try directory.lock()
+        secrets = try directory.prepare()
         let metrics = Metrics()
         self.metrics = metrics
         var clientListeners: [Listener] = []
         var client = config.listen
+        try Listener.claim(client, flag: "--listen")
+        try Listener.claim(config.admin, flag: "--admin")
         for _ in 0..<config.effectiveLoops {
             // The first bind of port 0 picks a free port; the other loops join that port.
-            let listener = try Listener(binding: client)
+            let listener = try Listener(binding: client, shared: true)
             client = listener.address
             clientListeners.append(listener)
         }

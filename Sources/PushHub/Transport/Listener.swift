@@ -1,8 +1,13 @@
 import CLinux
 import Glibc
 
-/// A non-blocking listening TCP socket with SO_REUSEPORT, so that every loop can have its
-/// own on the same port and the kernel spreads connections over them (DESIGN §9).
+/// A non-blocking listening TCP socket. A client listener is `shared`: SO_REUSEPORT, so that
+/// every loop can have its own on the same port and the kernel spreads connections over them
+/// (DESIGN §9); the admin listener is not.
+///
+/// SO_REUSEPORT would also let a second hub of the same user join the port (and take half of the
+/// clients). `claim` guards against that: a hub first binds its client address without
+/// SO_REUSEPORT, which fails while anyone listens there, then releases it and binds its group.
 ///
 /// Invariant: `socket` is listening on `address` (whose port is the bound one, never 0).
 public struct Listener: Sendable {
@@ -10,7 +15,7 @@ public struct Listener: Sendable {
     public let address: SocketAddress
 
     /// Binds and listens. Port 0 binds a free port; `address.port` tells which.
-    public init(binding requested: SocketAddress, backlog: Int32 = 4096) throws(SystemError) {
+    public init(binding requested: SocketAddress, shared: Bool = false, backlog: Int32 = 4096) throws(SystemError) {
         let fd = try blockingSystemCall("socket") {
             Glibc.socket(
                 AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -20,7 +25,9 @@ public struct Listener: Sendable {
             var on: Int32 = 1
             let size = socklen_t(MemoryLayout<Int32>.size)
             try blockingSystemCall("setsockopt(SO_REUSEADDR)") { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, size) }
-            try blockingSystemCall("setsockopt(SO_REUSEPORT)") { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, size) }
+            if shared {
+                try blockingSystemCall("setsockopt(SO_REUSEPORT)") { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, size) }
+            }
             // Accepted sockets inherit TCP_NODELAY from the listener on Linux: one system call
             // per listener instead of one per connection.
             try blockingSystemCall("setsockopt(TCP_NODELAY)") { setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, size) }
@@ -45,6 +52,32 @@ public struct Listener: Sendable {
         } catch {
             socket.close()
             throw error
+        }
+    }
+
+    /// Throws `AddressInUse` when something already listens on `address` (another hub's shared
+    /// listeners included), before a shared group is bound there; `flag` is the option that set
+    /// it. Port 0 is always free.
+    public static func claim(_ address: SocketAddress, flag: String) throws {
+        guard address.port != 0 else { return }
+        let probe: Listener
+        do {
+            probe = try Listener(binding: address, shared: false, backlog: 1)
+        } catch {
+            guard error.errno == EADDRINUSE else { throw error }
+            throw AddressInUse(address: address, flag: flag)
+        }
+        var released = probe
+        released.close()
+    }
+
+    /// Another process listens on the address a hub was told to use.
+    public struct AddressInUse: Error, CustomStringConvertible {
+        public var address: SocketAddress
+        public var flag: String
+        public var description: String {
+            "\(address) is already in use (another pushhub, or another program, listens there); "
+                + "stop it or choose another \(flag)"
         }
     }
 
