@@ -58,6 +58,15 @@ import Testing
         #expect(Self.ops("[1,2,3,4]", "[1,4]") == #"[{"op":"remove","path":"/2"},{"op":"remove","path":"/1"}]"#)
     }
 
+    @Test("a string or id that changes only its Unicode normalization is replaced (found by the json-diff fuzzer)")
+    func normalization() throws {
+        let a = Self.json(#"{"s":"\u00e9","k":[{"id":"\u00e9"},{"id":"b"}]}"#)
+        let b = Self.json(#"{"s":"e\u0301","k":[{"id":"e\u0301"},{"id":"b"}]}"#)
+        let patch = JSONPatchDiff.diff(a, b)
+        #expect(patch.operations.count == 2)
+        #expect(JSONWriter.write(try patch.apply(to: a)) == JSONWriter.write(b))
+    }
+
     @Test("apply follows RFC 6902 and refuses bad paths")
     func apply() throws {
         let document = Self.json(#"{"a":[1,2],"b":{"c":1}}"#)

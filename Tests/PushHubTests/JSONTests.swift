@@ -61,6 +61,16 @@ import Testing
         #expect(throws: JSONError.self) { try JSONReader.parse(deep) }
     }
 
+    @Test("strings and names compare code point by code point (RFC 8259 §8.3): é and e + U+0301 differ")
+    func normalizationIsNotEquality() throws {
+        #expect(try JSONReader.parse(#""\u00e9""#) != JSONReader.parse(#""e\u0301""#))
+        // In either order the two names are two members, each found by its own spelling.
+        for text in [#"{"\u00e9":1,"e\u0301":2}"#, #"{"e\u0301":2,"\u00e9":1}"#] {
+            let object = try #require(try JSONReader.parse(text).objectValue, "\(text)")
+            #expect(object.count == 2 && object["\u{E9}"] == .number(1) && object["e\u{301}"] == .number(2), "\(text)")
+        }
+    }
+
     @Test("screen hash is SHA-256 of the canonical form")
     func hash() throws {
         // sha256("{}") computed independently.

@@ -2,7 +2,8 @@
 ///
 /// Sorted storage makes the canonical form a straight walk, equality and diffing a merge of
 /// two sorted lists, and lookups a binary search — no hashing anywhere.
-/// Invariants: names are unique and strictly increasing in `JSONWriter.precedes` order.
+/// Invariants: names are unique and strictly increasing in `JSONWriter.precedes` order; names
+/// are compared scalar by scalar (`isScalarEqual`), never by `==`.
 public struct JSONObject: Equatable, Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public typealias Member = (key: String, value: JSONValue)
 
@@ -32,14 +33,14 @@ public struct JSONObject: Equatable, Sendable, Sequence, ExpressibleByDictionary
     func search(_ key: String) -> (index: Int, found: Bool) {
         // Screen nodes have a handful of members: comparing for equality only beats ordering.
         if members.count <= 8 {
-            for i in members.indices where members[i].key == key { return (i, true) }
+            for i in members.indices where members[i].key.isScalarEqual(to: key) { return (i, true) }
             let insertion = members.firstIndex { JSONWriter.precedes(key, $0.key) } ?? members.count
             return (insertion, false)
         }
         var low = 0, high = members.count
         while low < high {
             let mid = (low + high) / 2
-            if members[mid].key == key { return (mid, true) }
+            if members[mid].key.isScalarEqual(to: key) { return (mid, true) }
             if JSONWriter.precedes(members[mid].key, key) { low = mid + 1 } else { high = mid }
         }
         return (low, false)
@@ -63,7 +64,9 @@ public struct JSONObject: Equatable, Sendable, Sequence, ExpressibleByDictionary
 
     public static func == (a: JSONObject, b: JSONObject) -> Bool {
         guard a.members.count == b.members.count else { return false }
-        for (x, y) in zip(a.members, b.members) where x.key != y.key || x.value != y.value { return false }
+        for (x, y) in zip(a.members, b.members) where !x.key.isScalarEqual(to: y.key) || x.value != y.value {
+            return false
+        }
         return true
     }
 }

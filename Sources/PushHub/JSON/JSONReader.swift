@@ -130,9 +130,10 @@ public struct JSONReader {
         }
         if !isSorted {
             order.sort { a, b in
-                members[a].key == members[b].key ? a < b : JSONWriter.precedes(members[a].key, members[b].key)
+                members[a].key.isScalarEqual(to: members[b].key)
+                    ? a < b : JSONWriter.precedes(members[a].key, members[b].key)
             }
-            for i in 1..<order.count where members[order[i - 1]].key == members[order[i]].key {
+            for i in 1..<order.count where members[order[i - 1]].key.isScalarEqual(to: members[order[i]].key) {
                 throw JSONError(
                     offset: offsets[order[i]], message: "duplicate member name \"\(members[order[i]].key)\"")
             }

@@ -2,6 +2,8 @@
 /// (RFC 7493) have them; objects keep their members in canonical order (`JSONObject`).
 ///
 /// Invariants: numbers are finite; strings hold Unicode scalars only (no lone surrogates).
+/// Two values are equal when they are the same tree with the same scalars in every string and
+/// member name (RFC 8259 §8.3): equal values have the same canonical form, hence the same hash.
 public enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
@@ -9,6 +11,18 @@ public enum JSONValue: Equatable, Sendable {
     case string(String)
     case array([JSONValue])
     case object(JSONObject)
+
+    public static func == (a: JSONValue, b: JSONValue) -> Bool {
+        switch (a, b) {
+        case (.null, .null): true
+        case (.bool(let x), .bool(let y)): x == y
+        case (.number(let x), .number(let y)): x == y
+        case (.string(let x), .string(let y)): x.isScalarEqual(to: y)
+        case (.array(let x), .array(let y)): x == y
+        case (.object(let x), .object(let y)): x == y
+        case (.null, _), (.bool, _), (.number, _), (.string, _), (.array, _), (.object, _): false
+        }
+    }
 
     public subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
@@ -59,5 +73,18 @@ public enum JSONValue: Equatable, Sendable {
         case .array: "array"
         case .object: "object"
         }
+    }
+}
+
+extension String {
+    /// Whether both hold the same Unicode scalars: how JSON compares strings and member names
+    /// (RFC 8259 §8.3). `==` also equates canonically equivalent spellings (`é` and `e` + U+0301),
+    /// which JSON keeps apart and the canonical form writes differently.
+    func isScalarEqual(to other: String) -> Bool {
+        guard utf8.count == other.utf8.count else { return false }
+        let compared = utf8.withContiguousStorageIfAvailable { x in
+            other.utf8.withContiguousStorageIfAvailable { y in x.elementsEqual(y) }
+        }
+        return (compared ?? nil) ?? utf8.elementsEqual(other.utf8)
     }
 }

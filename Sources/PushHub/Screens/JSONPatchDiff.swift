@@ -65,7 +65,7 @@ public enum JSONPatchDiff {
             let x = a.members, y = b.members
             var i = 0, j = 0
             while i < x.count || j < y.count {
-                if i < x.count && j < y.count && x[i].key == y[j].key {
+                if i < x.count && j < y.count && x[i].key.isScalarEqual(to: y[j].key) {
                     if x[i].value.isContainer || y[j].value.isContainer {
                         path.append(.key(x[i].key))
                         diff(x[i].value, y[j].value)
@@ -97,7 +97,7 @@ public enum JSONPatchDiff {
         static func haveSameIDs(_ a: [JSONValue], _ b: [JSONValue]) -> Bool {
             for i in a.indices {
                 guard case .object(let x) = a[i], case .object(let y) = b[i], case .string(let p)? = x["id"],
-                    case .string(let q)? = y["id"], p == q
+                    case .string(let q)? = y["id"], p.isScalarEqual(to: q)
                 else { return false }
             }
             return !a.isEmpty
