@@ -46,6 +46,22 @@ import Testing
         }
     }
 
+    @Test("a version that is not HTTP/DIGIT.DIGIT is 400 (found by the http-request fuzzer)")
+    func versionGrammar() throws {
+        for bad in ["HTTP/a.1", "HTTP/1.x", "HTTP/1,1", "HTTP/11.", "HTTPS1.1"] {
+            var parser = RequestParser()
+            #expect(throws: HTTPError(status: 400, reason: "the request line names no HTTP version"), "\(bad)") {
+                try Self.feed(&parser, Array("GET / \(bad)\r\nHost: x\r\n\r\n".utf8)[...])
+            }
+        }
+        var parser = RequestParser()
+        guard case .head(let head, _) = try Self.feed(&parser, Array("GET / HTTP/1.0\r\n\r\n".utf8)[...]) else {
+            Issue.record("no head")
+            return
+        }
+        #expect(head.version == "HTTP/1.0")
+    }
+
     @Test("keep-alive follows the version and the Connection header")
     func keepAlive() throws {
         var parser = RequestParser()

@@ -85,7 +85,7 @@ public struct RequestParser: Sendable {
             throw HTTPError(status: 400, reason: "the request line must be METHOD TARGET HTTP/1.1")
         }
         let version = String(decoding: parts[2], as: UTF8.self)
-        guard parts[2].count == 8, parts[2].starts(with: Self.httpSlash) else {
+        guard Self.isHTTPVersion(parts[2]) else {
             throw HTTPError(status: 400, reason: "the request line names no HTTP version")
         }
         guard parts[1].first == UInt8(ascii: "/") else {
@@ -113,6 +113,14 @@ public struct RequestParser: Sendable {
     }
 
     private static let httpSlash = Array("HTTP/".utf8)
+
+    /// `HTTP/` DIGIT `.` DIGIT (RFC 9112 §2.3): anything else in its place is no version.
+    static func isHTTPVersion(_ bytes: ArraySlice<UInt8>) -> Bool {
+        let isDigit = { (byte: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+        let start = bytes.startIndex
+        return bytes.count == 8 && bytes.starts(with: httpSlash) && isDigit(bytes[start + 5])
+            && bytes[start + 6] == UInt8(ascii: ".") && isDigit(bytes[start + 7])
+    }
 
     /// The CRLF-separated lines of `bytes` (a lone CR or LF stays inside its line).
     private static func lines(_ bytes: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
