@@ -6,7 +6,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug
 BIN_RELEASE := .build/release
 
-.PHONY: run test build release deps venv unit e2e conformance bench bench-loadgen tsan clean
+.PHONY: run test build release deps venv unit e2e conformance bench bench-loadgen tsan asan fuzz clean
 
 deps:
 	@pkg-config --exists openssl 2>/dev/null || { \
@@ -39,6 +39,19 @@ test: unit e2e conformance
 tsan: deps
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
 
+# The same under AddressSanitizer, LeakSanitizer included (the toolchain's own leaks are listed in
+# scripts/lsan-suppressions.txt). No `ubsan`: swiftc 6.3 refuses -sanitize=undefined on Linux, and
+# the package compiles no C of its own (COpenSSL, CLinux are system headers); Swift traps on
+# overflow and out-of-bounds access itself, and debug builds check exclusivity.
+asan: deps
+	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt \
+	  $(SWIFT) test --sanitize=address --scratch-path .build-asan
+
+# libFuzzer on every parser (Fuzz/FuzzTargets): FUZZ_RUNS (default 10,000,000) executions or
+# FUZZ_SECONDS seconds per target; prints executions, exec/s and coverage. scripts/fuzz.sh.
+fuzz: deps
+	bash scripts/fuzz.sh
+
 bench: release
 	$(BIN_RELEASE)/ws-bench
 
@@ -48,4 +61,4 @@ bench-loadgen: release
 	bash bench/loadgen/run.sh
 
 clean:
-	rm -rf .build .build-tsan .venv .autobahn
+	rm -rf .build .build-tsan .build-asan .build-fuzz .venv .autobahn

@@ -3,6 +3,13 @@ import PackageDescription
 
 /// PushHub: a WebSocket push-update hub. No package dependencies: OpenSSL comes in as a
 /// system library, Linux's epoll/eventfd/signalfd headers through a module map.
+///
+/// `PUSHHUB_FUZZ=1` adds the libFuzzer executable (`pushhub-fuzz`, built by scripts/fuzz.sh
+/// with `-sanitize=fuzzer,address`). It calls libFuzzer's driver, which only that flag links, so
+/// other builds do not declare it; the targets it runs live in `FuzzTargets`, which every build
+/// compiles and `swift test` replays over the corpus (Fuzz/corpus).
+let isFuzzing = Context.environment["PUSHHUB_FUZZ"] == "1"
+
 let package = Package(
     name: "PushHub",
     products: [
@@ -32,9 +39,17 @@ let package = Package(
         .executableTarget(
             name: "ws-testee", dependencies: ["PushHub", "WSProtocol"], path: "Tests/Conformance/ws-testee"),
         .executableTarget(name: "ws-bench", dependencies: ["PushHub", "WSProtocol", "CLinux"], path: "bench/ws-bench"),
+        .target(name: "FuzzTargets", dependencies: ["PushHub", "WSProtocol", "COpenSSL"], path: "Fuzz/FuzzTargets"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "WSProtocolTests", dependencies: ["WSProtocol", "TestSupport"]),
         .testTarget(name: "PushHubTests", dependencies: ["PushHub", "WSProtocol", "TestSupport"]),
-    ],
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
+    ]
+        + (isFuzzing
+            ? [
+                .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
+                .executableTarget(
+                    name: "pushhub-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"], path: "Fuzz/pushhub-fuzz"),
+            ] : []),
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,44 @@
+import PushHub
+
+/// The hub's configuration reader: `pushhub`'s command-line arguments and `PUSHHUB_*`
+/// environment variables (`HubOptions`). There is no configuration file to read yet
+/// (`--config` is refused as unsupported).
+///
+/// Input: NUL-separated strings; one of the form `PUSHHUB_NAME=value` is an environment
+/// variable, any other an argument.
+///
+/// Properties: `parse` returns or throws a `UsageError` (never traps), and a config it returns
+/// keeps `HubConfig`'s invariants — positive durations, loops in 0...256, versions kept in
+/// 1...1000, an echo path starting with `/`, watermarks in order — and parsing it twice gives
+/// the same answer.
+enum HubOptionsFuzz {
+    static func run(_ data: UnsafeRawBufferPointer) throws(PropertyViolation) {
+        var arguments: [String] = []
+        var environment: [String: String] = [:]
+        for part in FuzzInput.split(data) {
+            let text = String(decoding: part, as: UTF8.self)
+            if text.hasPrefix("PUSHHUB_"), let equals = text.firstIndex(of: "=") {
+                environment[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            } else {
+                arguments.append(text)
+            }
+        }
+        guard let (config, level, help) = try? HubOptions.parse(arguments, environment: environment) else { return }
+        let durations = [
+            config.handshakeTimeout, config.helloTimeout, config.pingInterval, config.idleTimeout, config.closeTimeout,
+            config.drainTimeout, config.syncTTL,
+        ]
+        try check(durations.allSatisfy { $0 > .zero }, "a duration is not positive: \(durations)")
+        try check((0...256).contains(config.loops), "loops \(config.loops)")
+        try check((1...1000).contains(config.keepVersions), "keep-versions \(config.keepVersions)")
+        try check(config.echoPath?.hasPrefix("/") ?? true, "echo path \(String(describing: config.echoPath))")
+        try check(
+            config.outboundLowWatermark < config.outboundHighWatermark
+                && config.outboundHighWatermark < config.outboundHardLimit, "watermarks out of order")
+        try check(!config.dev || config.allowAnonymous, "dev mode without anonymous clients")
+        let again = try? HubOptions.parse(arguments, environment: environment)
+        try check(
+            again.map { "\($0.config)|\($0.logLevel)|\($0.help)" } == "\(config)|\(level)|\(help)",
+            "parsed twice, \(arguments) \(environment) gave two answers")
+    }
+}
