@@ -5,6 +5,7 @@ import socket
 import time
 import subprocess
 
+from admin import call
 from conftest import BIN
 from websockets.sync.client import connect
 
@@ -109,6 +110,7 @@ def test_ops_hotfix_to_one_user_with_receipts(hub_factory, tmp_path):
         devices.append(ws)
     clients = hubctl("clients", "--user", "u17", env=env)
     assert clients.returncode == 0 and "2 connected" in clients.stdout and "phone" in clients.stdout
+    assert call(hub, "PUT", "/v1/cohorts/beta", {"users": []})[0] == 200  # a claim-only cohort, declared
     dry = hubctl("sync", "--cohort", "beta", "--dry-run", env=env)
     assert dry.returncode == 0 and "would reach:" in dry.stdout and "2 connections" in dry.stdout
     sent = hubctl("sync", "--user", "u17", "--reason", "hotfix", "--mandatory", env=env)

@@ -1,10 +1,16 @@
 """Operator safety (issue 10): one hub per data dir, one hub per port — a second start fails fast
 and says why, instead of two writers on one journal or two hubs answering in turn."""
+import json
 import os
 import signal
 import subprocess
 import tempfile
+import urllib.error
+import urllib.request
 
+from websockets.sync.client import connect
+
+from admin import call
 from conftest import BIN, Hub
 
 
@@ -41,3 +47,58 @@ def test_a_second_hub_on_the_same_ports_refuses_to_start(hub_factory):
         code, err = start_second(*flags, "--data", os.path.join(other, "data"))
         assert code != 0 and "already in use" in err and named in err, err
     assert first.process.poll() is None
+
+
+def test_a_typo_in_an_admin_body_is_refused_naming_the_field_and_nothing_is_sent(hub_factory):
+    """DESIGN §14: `{"target":{"all":true,"platfrom":"ios"}}` reached every client (the unknown
+    field was ignored). Every body, rule, experiment and query refuses what it does not know,
+    naming the field, the nearest known name and the known ones; nothing changes."""
+    hub = hub_factory("--dev")
+    ws = connect(hub.url + "/v1/connect")
+    ws.send(json.dumps({"type": "hello", "protocol": 1, "device": "d1", "app": {"platform": "android", "version": "1.0.0"}}))
+    assert json.loads(ws.recv(timeout=5))["type"] == "welcome"
+    refused = [
+        ("POST", "/v1/syncs", {"target": {"all": True, "platfrom": "ios"}}, 400, "target.platfrom", "platform"),
+        ("POST", "/v1/syncs", {"target": {"all": True}, "mandatroy": True}, 400, "mandatroy", "mandatory"),
+        ("PUT", "/v1/cohorts/bad", {"rule": {"platfrom": "ios"}}, 400, "rule.platfrom", "platform"),
+        ("PUT", "/v1/cohorts/bad", {"user": ["u1"]}, 400, "\"user\"", "users"),
+        ("POST", "/v1/cohorts/bad/users", {"add": ["u1"], "remvoe": ["u2"]}, 400, "remvoe", "remove"),
+        ("PUT", "/v1/experiments/e1", {"stauts": "running", "variants": [{"key": "A"}]}, 422, "stauts", "status"),
+        ("PUT", "/v1/experiments/e1", {"variants": [{"key": "A", "wieght": 2}]}, 422, "variants[0].wieght", "weight"),
+        ("PUT", "/v1/experiments/e1", {"variants": [{"key": "A"}], "audience": {"platfrom": "ios"}}, 422,
+         "audience.platfrom", "platform"),
+        ("PUT", "/v1/experiments/e1", {"variants": [{"key": "A"}], "sticky": "yes"}, 422, "sticky", "true or false"),
+        ("GET", "/v1/screens/home?app_verison=1.0.0", None, 400, "app_verison", "app_version"),
+        ("GET", "/v1/clients?usr=u1", None, 400, "usr", "user"),
+        ("GET", "/v1/stats?verbose=1", None, 400, "verbose", "takes none"),
+    ]
+    for method, path, body, status, field, suggestion in refused:
+        got, answer = call(hub, method, path, body)
+        message = answer["error"]["message"]
+        assert got == status and field in message and suggestion in message, (method, path, got, answer)
+    assert "bad" not in json.dumps(call(hub, "GET", "/v1/cohorts")[1])
+    assert call(hub, "GET", "/v1/experiments/e1")[0] == 404
+    ws.send(json.dumps({"type": "ping-check"}))  # anything: the first message back must be its error
+    assert json.loads(ws.recv(timeout=5))["type"] == "error", "a sync reached the client"
+    ws.close()
+
+
+def test_a_sync_to_a_cohort_that_does_not_exist_is_404_with_a_suggestion(hub_factory):
+    hub = hub_factory()
+    assert call(hub, "PUT", "/v1/cohorts/beta-testers", {"users": ["u1"]})[0] == 200
+    for body in ({"target": {"cohort": "beta-tester"}}, {"target": {"cohort": "beta-tester"}, "dry_run": True}):
+        status, answer = call(hub, "POST", "/v1/syncs", body)
+        assert status == 404 and answer["error"]["code"] == "unknown_cohort", answer
+        assert "beta-testers" in answer["error"]["message"]
+    assert call(hub, "POST", "/v1/syncs", {"target": {"cohort": "beta-testers"}})[0] == 200
+
+
+def test_405_names_the_allowed_methods_in_allow(hub_factory):
+    hub = hub_factory()
+    request = urllib.request.Request("http://127.0.0.1:%d/v1/stats" % hub.admin_port, method="DELETE",
+                                     headers={"Authorization": "Bearer " + hub.token})
+    try:
+        urllib.request.urlopen(request, timeout=5)
+        raise AssertionError("DELETE /v1/stats was accepted")
+    except urllib.error.HTTPError as error:
+        assert error.code == 405 and error.headers["Allow"] == "GET"

@@ -105,6 +105,7 @@ def test_targeting_reaches_exactly_the_right_connections(hub_factory):
     hub = hub_factory("--allow-anonymous")
     call(hub, "PUT", "/v1/cohorts/listed", {"users": ["u1", "u2", "u3"]})
     call(hub, "PUT", "/v1/cohorts/new-android", {"rule": {"platform": "android", "app_version": ">=6.0.0"}})
+    call(hub, "PUT", "/v1/cohorts/beta", {"users": []})  # members come from the tokens' claim only
     clients = []  # (ws, user, platform, version, claim cohorts)
     for n in range(200):
         user = "u%d" % (n % 50)  # 50 users, 4 connections each

@@ -30,6 +30,7 @@ struct AdminAPI {
             response.headers.append(name: "WWW-Authenticate", value: "Bearer")
             return reply(response)
         }
+        try refuseUnknownParameters(head, known: Self.parameters(method: head.method, path: path))
         switch path {
         case "/v1/stats":
             try allow(head, "GET")
@@ -91,13 +92,31 @@ struct AdminAPI {
         ])
     }
 
+    /// The query parameters a route takes; any other is refused (DESIGN §14: `?app_verison=` must
+    /// not quietly answer for the latest version).
+    static func parameters(method: String, path: String) -> [String] {
+        switch (method, path) {
+        case ("GET", "/v1/clients"): ["user"]
+        case ("PUT", _) where path.hasPrefix("/v1/screens/"): ["dry_run"]
+        case ("GET", _) where path.hasPrefix("/v1/screens/") && !path.hasSuffix("/history"): ["app_version"]
+        case ("GET", _) where path.hasPrefix("/v1/experiments/") && path.hasSuffix("/assignment"):
+            ["unit", "platform", "app_version"]
+        default: []
+        }
+    }
+
+    private func refuseUnknownParameters(_ head: RequestHead, known: [String]) throws(AdminError) {
+        for (name, _) in head.query where !known.contains(name) {
+            let hint = NearestName.suggest(name, among: known).map { " (did you mean \($0)?)" } ?? ""
+            let accepted = known.isEmpty ? "it takes none" : "it takes \(known.joined(separator: ", "))"
+            throw AdminError(
+                400, "unknown_parameter", "\(head.method) \(head.path) has no query parameter \"\(name)\"\(hint); \(accepted)")
+        }
+    }
+
     /// Refuses other methods with 405 and `Allow`.
     func allow(_ head: RequestHead, _ methods: String...) throws(AdminError) {
-        guard methods.contains(head.method) else {
-            throw AdminError(
-                405, "method_not_allowed", "\(head.path) accepts \(methods.joined(separator: ", ")), not \(head.method)"
-            )
-        }
+        guard methods.contains(head.method) else { throw AdminError.methodNotAllowed(head, accepts: methods) }
     }
 
     private func isAuthorized(_ head: RequestHead) -> Bool {

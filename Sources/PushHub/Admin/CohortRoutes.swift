@@ -36,15 +36,11 @@ struct CohortRoutes {
         if let problem = Self.validationError(name) { throw AdminError(422, "invalid_cohort_name", problem) }
         switch (head.method, editUsers) {
         case ("PUT", false):
-            let request = try parse(body)
+            let request = try parse(body, known: ["users", "rule"])
             let users = Set(try ids(request, "users"))
             var rule: CohortRule?
             if let value = request["rule"], value != .null {
-                do {
-                    rule = try CohortRule(json: value)
-                } catch {
-                    throw AdminError(error)
-                }
+                rule = try AdminError.mapping { () throws(InputError) in try CohortRule(json: value) }
             }
             guard request["users"] != nil || rule != nil else {
                 throw AdminError(400, "bad_request", "a cohort needs \"users\" and/or \"rule\"")
@@ -53,7 +49,7 @@ struct CohortRoutes {
                 .object(["name": .string(name), "users": .number(Double(users.count)), "rule": rule?.json ?? .null])
             }
         case ("POST", true):
-            let request = try parse(body)
+            let request = try parse(body, known: ["add", "remove"])
             let add = try ids(request, "add"), remove = try ids(request, "remove")
             plane.commit([.cohortUsersEdited(name, add: add, remove: remove)], reply: reply) { [plane] _ in
                 .object([
@@ -77,16 +73,17 @@ struct CohortRoutes {
             guard plane.state.view.cohorts[name] != nil else { throw AdminError.notFound("no cohort named \(name)") }
             plane.commit([.cohortDeleted(name)], reply: reply) { _ in .object(["name": .string(name), "deleted": .bool(true)]) }
         default:
-            throw AdminError(
-                405, "method_not_allowed",
-                editUsers ? "users accepts POST" : "/v1/cohorts/\(name) accepts GET, PUT, DELETE")
+            throw AdminError.methodNotAllowed(head, accepts: editUsers ? ["POST"] : ["GET", "PUT", "DELETE"])
         }
     }
 
-    private func parse(_ body: [UInt8]) throws(AdminError) -> JSONValue {
+    private func parse(_ body: [UInt8], known: [String]) throws(AdminError) -> JSONValue {
         do {
             let json = try JSONReader.parse(body)
-            guard case .object = json else { throw AdminError(400, "bad_request", "the body must be a JSON object") }
+            guard case .object(let members) = json else {
+                throw AdminError(400, "bad_request", "the body must be a JSON object")
+            }
+            try AdminError.mapping { () throws(InputError) in try members.refuseUnknownFields(known: known, at: "") }
             return json
         } catch let error as JSONError {
             throw AdminError.badJSON(error)

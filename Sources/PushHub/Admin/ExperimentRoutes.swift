@@ -47,9 +47,7 @@ struct ExperimentRoutes {
         case ("GET", "assignment"): try assignment(key, head)
         case ("GET", "results"): withExperiment(key) { results($0) }
         default:
-            throw AdminError(
-                405, "method_not_allowed",
-                "/v1/experiments/\(key)\(sub.isEmpty ? "" : "/" + sub) does not accept \(head.method)")
+            throw AdminError.methodNotAllowed(head, accepts: sub.isEmpty ? ["GET", "PUT", "DELETE"] : ["GET"])
         }
     }
 

@@ -32,9 +32,9 @@ struct ScreenRoutes {
         case ("DELETE", ""): try delete(name)
         case ("GET", "history"): plane.afterCommit { history(name) }
         case ("POST", "rollback"): try rollback(name, try parse(body))
-        case (_, ""): throw AdminError(405, "method_not_allowed", "/v1/screens/\(name) accepts GET, PUT, DELETE")
-        case (_, "history"): throw AdminError(405, "method_not_allowed", "\(action) accepts GET")
-        default: throw AdminError(405, "method_not_allowed", "\(action) accepts POST")
+        case (_, ""): throw AdminError.methodNotAllowed(head, accepts: ["GET", "PUT", "DELETE"])
+        case (_, "history"): throw AdminError.methodNotAllowed(head, accepts: ["GET"])
+        default: throw AdminError.methodNotAllowed(head, accepts: ["POST"])
         }
     }
 

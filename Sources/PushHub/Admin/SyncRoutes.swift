@@ -8,6 +8,7 @@ struct SyncRoutes {
     let reply: AdminReply
 
     static let maxHintBytes = 1024
+    static let fields = ["target", "reason", "scope", "hint", "ttl", "spread", "collapse", "mandatory", "dry_run"]
 
     func send(_ body: [UInt8]) throws(AdminError) {
         let request: JSONValue
@@ -16,13 +17,21 @@ struct SyncRoutes {
         } catch {
             throw AdminError.badJSON(error)
         }
-        guard case .object = request else { throw AdminError(400, "bad_request", "the body must be a JSON object") }
+        guard case .object(let members) = request else {
+            throw AdminError(400, "bad_request", "the body must be a JSON object")
+        }
+        try AdminError.mapping { () throws(InputError) in try members.refuseUnknownFields(known: Self.fields, at: "") }
         guard let targetJSON = request["target"] else { throw AdminError(400, "bad_target", "\"target\" is missing") }
-        let target: Target
-        do {
-            target = try Target(json: targetJSON)
-        } catch {
-            throw AdminError(error)
+        let target = try AdminError.mapping { () throws(InputError) in try Target(json: targetJSON) }
+        if case .cohort(let name) = target.scope, plane.state.view.cohorts[name] == nil {
+            // A misspelt cohort reached nobody, silently. Cohorts that only come from the tokens'
+            // `cohorts` claim are declared once with an empty user list.
+            let known = Array(plane.state.view.cohorts.keys)
+            let hint = NearestName.suggest(name, among: known).map { " (did you mean \"\($0)\"?)" } ?? ""
+            throw AdminError(
+                404, "unknown_cohort",
+                "no cohort named \"\(name)\"\(hint); a cohort that only comes from the tokens' cohorts claim is "
+                    + "declared once with PUT /v1/cohorts/\(name) {\"users\":[]}")
         }
         let reason = try string(request, "reason", default: "sync")
         let scope = try string(request, "scope", default: "bundle")

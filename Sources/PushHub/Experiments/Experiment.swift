@@ -50,18 +50,39 @@ public struct Experiment: Equatable, Sendable {
     /// Variant i owns `[upper(i-1), upper(i))` of the 10,000 variant buckets (DESIGN §6 step 3).
     public private(set) var variantUpperBounds: [Int] = []
 
-    /// Validates a definition; every refusal is a 422 naming the field and the rule.
+    static let fields = [
+        "key", "salt", "status", "traffic", "layer", "layer_range", "audience", "variants", "overrides", "screens",
+        "sticky",
+    ]
+
+    /// Validates a definition; every refusal is a 422 naming the field and the rule (an unknown
+    /// field too: `"stauts": "running"` would otherwise leave a draft that the operator believes
+    /// is running).
     public init(key: String, json: JSONValue) throws(AdminError) {
         func fail(_ field: String, _ rule: String) -> AdminError {
             AdminError(422, "invalid_experiment", "\(field): \(rule)")
         }
+        func refuseUnknown(_ object: JSONObject, _ known: [String], at path: String) throws(AdminError) {
+            do {
+                try object.refuseUnknownFields(known: known, at: path)
+            } catch {
+                throw AdminError(422, error.code, error.message)
+            }
+        }
         guard case .object(let members) = json else {
             throw AdminError(400, "bad_request", "an experiment is a JSON object")
         }
+        try refuseUnknown(members, Self.fields, at: "")
         if let named = members["key"], named.stringValue != key { throw fail("key", "must match the URL (\(key))") }
         self.key = key
         self.json = json
+        if let value = members["salt"], value.stringValue?.isEmpty != false {
+            throw fail("salt", "must be a non-empty string")
+        }
         salt = members["salt"]?.stringValue ?? key
+        if let value = members["sticky"], value != .bool(true), value != .bool(false) {
+            throw fail("sticky", "must be true or false")
+        }
         guard let statusText = members["status"]?.stringValue ?? Optional("draft"),
             let status = Status(rawValue: statusText)
         else {
@@ -74,6 +95,8 @@ public struct Experiment: Equatable, Sendable {
         var variants: [Variant] = []
         var variantKeys = Set<String>()  // validation stays linear in the number of variants
         for (i, entry) in variantList.enumerated() {
+            guard case .object(let variantMembers) = entry else { throw fail("variants[\(i)]", "must be an object") }
+            try refuseUnknown(variantMembers, ["key", "weight"], at: "variants[\(i)]")
             guard let variantKey = entry["key"]?.stringValue, !variantKey.isEmpty else {
                 throw fail("variants[\(i)].key", "must be a non-empty string")
             }
@@ -114,6 +137,7 @@ public struct Experiment: Equatable, Sendable {
         var audience = Audience()
         if let value = members["audience"], value != .null {
             guard case .object(let rule) = value else { throw fail("audience", "must be an object") }
+            try refuseUnknown(rule, ["platform", "app_version", "cohort"], at: "audience")
             if let platform = rule["platform"] {
                 if let one = platform.stringValue {
                     audience.platforms = [one]

@@ -33,6 +33,7 @@ public struct CohortRule: Equatable, Sendable {
     /// Parses `{"platform": "ios" | [...], "app_version": RANGE, "claims": {...}}`.
     public init(json: JSONValue) throws(InputError) {
         guard case .object(let members) = json else { throw InputError("bad_rule", "\"rule\" must be an object") }
+        try members.refuseUnknownFields(known: ["platform", "app_version", "claims", "variant"], at: "rule")
         if let platform = members["platform"] {
             if let one = platform.stringValue {
                 platforms = [one]

@@ -52,11 +52,14 @@ public struct Target: Equatable, Sendable {
         return .object(members)
     }
 
-    /// Parses the `target` object; errors name the field at fault.
+    static let fields = ["user", "users", "cohort", "all", "platform", "app_version", "variant"]
+
+    /// Parses the `target` object; errors name the field at fault, unknown fields included.
     public init(json: JSONValue) throws(InputError) {
         guard case .object(let members) = json else {
             throw InputError("bad_target", "\"target\" must be an object")
         }
+        try members.refuseUnknownFields(known: Self.fields, at: "target")
         var scopes: [Scope] = []
         if let user = members["user"] {
             guard let id = user.stringValue, !id.isEmpty else {
