@@ -1,8 +1,15 @@
+import PushHub
+
 /// hubctl's hand-built argument parsing, in the shape swift-argument-parser users know:
-/// global options first, then a command path, then the command's own options.
+/// global options, then a command path, then the command's own options (DESIGN §8, §14).
 ///
-/// Invariant: a parsed `Arguments` has every option value it was given; unknown options and
-/// missing values are `UsageError`s (exit 2) that name the option.
+/// Each command declares its options; anything else is a `UsageError` (exit 2) naming the
+/// option and the nearest one the command has — `--platfrom ios` once reached every platform.
+/// An option after the command is the command's when it declares it (`watch --token` is the
+/// client token), else a global one. A `--name=value` form is accepted; an option the command
+/// does not mark repeatable may be given once.
+///
+/// Invariant: a parsed `Arguments` holds only options its command accepts, each with its value.
 struct Arguments {
     var url: String?
     var token: String?
@@ -10,38 +17,78 @@ struct Arguments {
     var help = false
     /// The command words (`screen`, `publish`, …) and positional arguments, in order.
     var words: [String] = []
-    /// `--name value` options after the command (flags map to "").
+    /// The command's options (flags map to ""), values in the order given.
     var options: [String: [String]] = [:]
 
-    static let globalValueOptions: Set = ["--url", "--token"]
+    static let globalOptions = [
+        CommandOption(name: "--url", takesValue: true), CommandOption(name: "--token", takesValue: true),
+        CommandOption(name: "--json", takesValue: false), CommandOption(name: "--help", takesValue: false),
+    ]
 
-    init(_ raw: [String], flagOptions: Set<String> = []) throws(UsageError) {
+    /// - Parameter optionsOf: the options of the command named by the first word (nil: unknown
+    ///   command, reported by the caller).
+    init(_ raw: [String], optionsOf: (String) -> [CommandOption]?) throws(UsageError) {
         var index = 0
+        var commandOptions: [CommandOption]?
         while index < raw.count {
-            let argument = raw[index]
+            var argument = raw[index]
             index += 1
-            switch argument {
-            case "-h", "--help": help = true
-            case "--json": json = true
-            case "--url", "--token":
-                guard index < raw.count else { throw UsageError("Missing value for '\(argument)'.") }
-                if argument == "--url" { url = raw[index] } else { token = raw[index] }
-                index += 1
-            default:
-                if argument.hasPrefix("--") {
-                    if flagOptions.contains(argument) {
-                        options[argument, default: []].append("")
-                    } else {
-                        guard index < raw.count else { throw UsageError("Missing value for '\(argument)'.") }
-                        options[argument, default: []].append(raw[index])
-                        index += 1
-                    }
+            if argument == "-h" { argument = "--help" }
+            guard argument.hasPrefix("--"), argument.count > 2 else {
+                if words.isEmpty { commandOptions = optionsOf(argument) }
+                words.append(argument)
+                continue
+            }
+            var inline: String?
+            if let equals = argument.firstIndex(of: "=") {
+                inline = String(argument[argument.index(after: equals)...])
+                argument = String(argument[..<equals])
+            }
+            let declared = commandOptions ?? []
+            guard let option = declared.first(where: { $0.name == argument })
+                ?? Self.globalOptions.first(where: { $0.name == argument })
+            else {
+                throw Self.unknown(argument, known: declared + Self.globalOptions, command: words.first)
+            }
+            var value = ""
+            if option.takesValue {
+                if let inline {
+                    value = inline
                 } else {
-                    words.append(argument)
+                    guard index < raw.count else { throw UsageError("Missing value for '\(argument)'.") }
+                    value = raw[index]
+                    index += 1
                 }
+            } else if inline != nil {
+                throw UsageError("'\(argument)' takes no value.")
+            }
+            if declared.contains(where: { $0.name == argument }) {
+                if options[argument] != nil && !option.repeatable {
+                    throw UsageError("'\(argument)' is given twice; it takes one value.")
+                }
+                options[argument, default: []].append(value)
+                continue
+            }
+            switch argument {
+            case "--url": url = value
+            case "--token": token = value
+            case "--json": json = true
+            default: help = true
             }
         }
     }
+
+    private static func unknown(_ argument: String, known: [CommandOption], command: String?) -> UsageError {
+        let hint = NearestName.suggest(argument, among: known.map(\.name)).map { " Did you mean '\($0)'?" } ?? ""
+        return UsageError("Unknown option '\(argument)'\(command.map { " for 'hubctl \($0)'" } ?? "").\(hint)")
+    }
+}
+
+/// An option a command accepts: whether it takes a value, and whether it may be repeated.
+struct CommandOption: Equatable {
+    var name: String
+    var takesValue: Bool
+    var repeatable = false
 }
 
 /// A usage error: printed to stderr with the command's usage, exit 2.

@@ -17,6 +17,16 @@ protocol Command {
 extension Command {
     static var subcommands: [(String, String)] { [] }
 
+    /// What the parser accepts, read from the help rows so the two cannot disagree: `--user U`
+    /// takes a value, `--all` does not, and "(repeatable" in the description allows repeats.
+    static var acceptedOptions: [CommandOption] {
+        options.map { row in
+            let parts = row.0.split(separator: " ", maxSplits: 1)
+            return CommandOption(
+                name: String(parts[0]), takesValue: parts.count > 1, repeatable: row.1.contains("(repeatable"))
+        }
+    }
+
     /// Prints a usage error with this command's usage to stderr; returns exit code 2.
     static func usageError(_ message: String) -> Int32 {
         FileHandle.standardError.write(

@@ -32,7 +32,9 @@ func usageFailure(_ message: String, usage: String) -> Never {
 
 let arguments: Arguments
 do {
-    arguments = try Arguments(Array(CommandLine.arguments.dropFirst()), flagOptions: SyncCommand.flags)
+    arguments = try Arguments(Array(CommandLine.arguments.dropFirst())) { name in
+        commands.first { $0.name == name }?.acceptedOptions
+    }
 } catch {
     usageFailure(error.message, usage: "hubctl [--url URL] [--token TOKEN] [--json] COMMAND")
 }

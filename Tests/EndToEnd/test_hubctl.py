@@ -141,3 +141,47 @@ def test_ops_hotfix_to_one_user_with_receipts(hub_factory, tmp_path):
     assert hubctl("sync", "--user", "u1", "--all", env=env).returncode == 2
     assert hubctl("sync", "status", "s-424242", env=env).returncode == 1
     assert hubctl("cohort", "delete", "vip", env=env).returncode == 0
+
+
+def test_a_typo_in_a_hubctl_command_is_exit_2_with_a_suggestion_and_sends_nothing(hub_factory):
+    """Issue 10: `hubctl sync --all --platfrom ios` reached every client. Each command has its own
+    options; anything else is exit 2 naming the nearest one, and the hub never hears of it."""
+    hub = hub_factory()
+    env = {"HUBCTL_URL": "http://127.0.0.1:%d" % hub.admin_port, "HUBCTL_TOKEN": hub.token}
+    for args, suggestion in (
+        (("sync", "--all", "--platfrom", "ios"), "--platform"),
+        (("sync", "--all", "--platfrom=ios", "--dry-run"), "--platform"),
+        (("sync", "--user", "u1", "--mandatroy"), "--mandatory"),
+        (("screen", "get", "home", "--app-verison", "1.0.0"), "--app-version"),
+        (("cohort", "set", "beta", "--rules", "{}"), "--rule"),
+        (("sync", "--cohort", "a", "--cohort", "b"), "given twice"),
+    ):
+        result = hubctl(*args, env=env)
+        assert result.returncode == 2 and suggestion in result.stderr, (args, result.stderr)
+    assert call(hub, "GET", "/v1/stats")[1]["sync_seq"] == 0, "a sync went out"
+    rule = hubctl("cohort", "set", "bad", "--rule", '{"platfrom":"ios"}', env=env)
+    assert rule.returncode == 1 and "rule.platfrom" in rule.stderr and "platform" in rule.stderr, rule.stderr
+    assert "bad" not in hubctl("--json", "cohort", "list", env=env).stdout
+
+
+def test_repeated_users_make_a_users_target_and_all_asks_only_on_a_terminal(hub_factory):
+    hub = hub_factory()
+    env = {"HUBCTL_URL": "http://127.0.0.1:%d" % hub.admin_port, "HUBCTL_TOKEN": hub.token}
+    sent = hubctl("--json", "sync", "--user", "u1", "--user", "u2", env=env)
+    assert sent.returncode == 0, sent.stderr
+    status, answer = call(hub, "GET", "/v1/syncs/" + json.loads(sent.stdout)["id"])
+    assert sorted(answer["target"]["users"]) == ["u1", "u2"]
+    assert hubctl("sync", "--all", env=env).returncode == 0  # stdin is not a terminal: no question
+    import pty
+    pid, fd = pty.fork()
+    if pid == 0:  # the child runs hubctl on a terminal and answers "n"
+        os.execve(os.path.join(BIN, "hubctl"), ["hubctl", "sync", "--all"], {**os.environ, **env})
+    output = b""
+    deadline = time.time() + 10
+    while b"[y/N]" not in output and time.time() < deadline:
+        output += os.read(fd, 1024)
+    assert b"every client" in output, output
+    os.write(fd, b"n\n")
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 1
+    assert call(hub, "GET", "/v1/stats")[1]["sync_seq"] == 2, "only the two syncs above went out"

@@ -6,20 +6,21 @@ enum SyncCommand: Command {
     static let name = "sync"
     static let abstract = "Send a sync-now notification to a user, users, a cohort or everyone; or show its receipts."
     static let usage = """
-        hubctl sync (--user U | --users-file F | --cohort C | --all) [--platform P] [--app-version RANGE]
-                    [--reason R] [--scope S] [--ttl 1h] [--collapse K] [--mandatory] [--spread 30s] [--dry-run]
+        hubctl sync (--user U [--user U2 …] | --users-file F | --cohort C | --all [--yes]) [--platform P]
+                    [--app-version RANGE] [--reason R] [--scope S] [--ttl 1h] [--collapse K] [--mandatory]
+                    [--spread 30s] [--dry-run]
         hubctl sync status ID
         """
     static let options: [(String, String)] = [
-        ("--user U", "one user"), ("--users-file F", "users, one id per line"), ("--cohort C", "a cohort"),
-        ("--all", "every client"),
+        ("--user U", "a user (repeatable: several users)"), ("--users-file F", "users, one id per line"),
+        ("--cohort C", "a cohort"), ("--all", "every client (asks for confirmation on a terminal)"),
+        ("--yes", "--all: do not ask"),
         ("--platform P", "only this platform"), ("--app-version RANGE", "only these app versions, e.g. \"<5.3.0\""),
         ("--reason R", "why (default sync)"), ("--scope S", "what to refresh (default bundle)"),
         ("--ttl D", "keep for missed clients (default 24h)"),
         ("--collapse K", "collapse key"), ("--mandatory", "the client must apply it before continuing"),
         ("--spread D", "spread delivery over D"), ("--dry-run", "only count who would get it"),
     ]
-    static let flags: Set<String> = ["--all", "--mandatory", "--dry-run"]
 
     static func run(_ arguments: Arguments, client: AdminClient, output: Output) -> Int32 {
         if arguments.words.count >= 2 && arguments.words[1] == "status" {
@@ -41,7 +42,11 @@ enum SyncCommand: Command {
         guard arguments.words.count == 1 else { return usageError("Unexpected argument '\(arguments.words[1])'.") }
         var target = JSONObject()
         var scopes = 0
-        if let user = arguments.options["--user"]?.last { target["user"] = .string(user); scopes += 1 }
+        if let users = arguments.options["--user"] {
+            target[users.count == 1 ? "user" : "users"] =
+                users.count == 1 ? .string(users[0]) : .array(users.map(JSONValue.string))
+            scopes += 1
+        }
         if let file = arguments.options["--users-file"]?.last {
             guard let users = readIDs(file) else { output.error("cannot read \(file)"); return ExitCode.usage }
             target["users"] = .array(users.map(JSONValue.string))
@@ -62,6 +67,12 @@ enum SyncCommand: Command {
         if arguments.options["--mandatory"] != nil { body["mandatory"] = .bool(true) }
         let dryRun = arguments.options["--dry-run"] != nil
         if dryRun { body["dry_run"] = .bool(true) }
+        if target["all"] != nil, !dryRun, arguments.options["--yes"] == nil, isatty(STDIN_FILENO) == 1,
+            !confirmSendingToEveryone(client, output, target: target)
+        {
+            output.error("not sent")
+            return ExitCode.refused
+        }
         return request(client, output, "POST", "/v1/syncs", body: JSONWriter.write(.object(body))) { answer in
             if dryRun {
                 output.table([
@@ -76,6 +87,18 @@ enum SyncCommand: Command {
             }
         }
     }
+}
+
+/// On a terminal, `sync --all` asks first and says how many it would reach now (a dry run);
+/// anything but y/yes is a no.
+private func confirmSendingToEveryone(_ client: AdminClient, _ output: Output, target: JSONObject) -> Bool {
+    let probe = JSONWriter.write(.object(["target": .object(target), "dry_run": .bool(true)]))
+    let answer = try? client.send("POST", "/v1/syncs", body: probe)
+    let reach = answer.flatMap { $0.status == 200 ? try? JSONReader.parse($0.body) : nil }
+    let count = reach?["targeted_online"]?.intValue.map { "\($0) connections online now" } ?? "every client"
+    FileHandle.standardError.write(Data("Send this sync to every client (\(count))? [y/N] ".utf8))
+    let reply = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+    return reply == "y" || reply == "yes"
 }
 
 /// One id per line; blank lines and surrounding spaces ignored.
