@@ -540,3 +540,32 @@ def test_unit_sandbox_allows_what_the_hub_does(tmp_path):
     assert not calls - allowed, "the unit's SystemCallFilter= would refuse: %r" % sorted(calls - allowed)
     assert sockets <= families, "RestrictAddressFamilies= would refuse: %r" % sorted(sockets - families)
     assert not writable_exec, writable_exec
+
+
+# --- the container file -----------------------------------------------------------------------
+
+def test_container_health_check_and_stop_timeout(hub_factory, tmp_path):
+    """No container runtime here: the Containerfile's health command runs as the image runs it
+    (HUBCTL_URL from the image, no token, a working directory without ./data), against a hub with
+    the image's 0.0.0.0 admin listener; the image's drain stays below the runtimes' 10 s."""
+    text = open(os.path.join(DEPLOY, "Containerfile")).read()
+    assert re.search(r"^STOPSIGNAL SIGTERM$", text, flags=re.M)
+    health = re.search(r"^HEALTHCHECK .*\\\n\s+CMD (\[.*\])$", text, flags=re.M)
+    assert health, "no HEALTHCHECK ... CMD [...]"
+    command = json.loads(health.group(1))
+    image_env = dict(re.findall(r"\b([A-Z_]+)=(\S+)", text[text.index("\nENV "):text.index("\nUSER ")]))
+    assert seconds(image_env["PUSHHUB_DRAIN_TIMEOUT"]) < 10  # Docker's and Podman's default stop timeout
+    assert image_env["PUSHHUB_ADMIN"].startswith("0.0.0.0:")
+    assert command[0] == "/usr/local/bin/hubctl"
+
+    hub = hub_factory("--admin", "0.0.0.0:0")
+    url = image_env["HUBCTL_URL"].replace(":8081", ":%d" % hub.admin_port)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HUBCTL_")}
+    env["HUBCTL_URL"] = url
+
+    def check():
+        return subprocess.run([os.path.join(BIN, "hubctl"), *command[1:]], capture_output=True, text=True,
+                              timeout=10, env=env, cwd=tmp_path).returncode
+    assert check() == 0
+    assert hub.stop() == 0
+    assert check() != 0
