@@ -227,7 +227,7 @@ def test_client_through_nginx(hub_factory, nginx_factory, tls):
     """A signed-in client through nginx: hello, snapshot, a patch after a republish, kept alive
     by the hub's pings past its idle timeout, and the drain's close 1001 on SIGTERM; the admin
     API is not reachable through nginx."""
-    hub = hub_factory("--ping-interval", "500ms", "--idle-timeout", "2s")
+    hub = hub_factory("--ping-interval", "500ms", "--idle-timeout", "3s")
     proxy = nginx_factory(hub.port, tls=tls)
     assert proxy.test_config().returncode == 0
     proxy.start()
@@ -238,7 +238,7 @@ def test_client_through_nginx(hub_factory, nginx_factory, tls):
         ws = hello("ws://127.0.0.1:%d" % proxy.http_port, client_token(hub, "u-deploy"))
     with ws:
         # Quiet for longer than the hub's idle timeout: only pings and pongs cross nginx.
-        screen_session(hub, ws, "deploy/home", quiet_seconds=3.0)
+        screen_session(hub, ws, "deploy/home", quiet_seconds=4.0)
         assert hub.stats()["websocket_connections"] == 1
         assert hub.stop() == 0
         with pytest.raises(ConnectionClosed) as closed:
