@@ -210,7 +210,7 @@ def json_targets():
             write(target, f"generated-{i}", data)
 
 
-# --- jwt: settings byte (1 iss, 2 aud, 4 re-sign), token --------------------------------------
+# --- jwt: settings byte (1 iss, 2 aud, 4 re-sign, 8 exp required), token --------------------------------------
 
 def b64(data):
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
@@ -230,6 +230,7 @@ def jwt():
         "valid": (0, token(hs, {"sub": "u17", "cohorts": ["beta"], "exp": now + 3600})),
         "valid-iss-aud": (3, token(hs, {"sub": "u1", "iss": "hub", "aud": ["x", "clients"], "exp": now + 60})),
         "valid-no-exp": (0, token(hs, {"sub": "u1"})),
+        "no-exp-required": (8, token(hs, {"sub": "u1"})),
         "expired": (0, token(hs, {"sub": "u1", "exp": now - 3600})),
         "within-leeway": (0, token(hs, {"sub": "u1", "exp": now - 10, "nbf": now + 10})),
         "not-yet-valid": (0, token(hs, {"sub": "u1", "nbf": now + 3600})),

@@ -5,13 +5,13 @@ import PushHub
 ///
 /// Input: a settings byte (bit 0: require `iss` "hub"; bit 1: require `aud` "clients"; bit 2:
 /// first re-sign the token's header and payload with the secret, so the checks after the
-/// signature are reached), then the token text.
+/// signature are reached; bit 3: require `exp`), then the token text.
 ///
 /// Properties of an accepted token:
 /// - its signature is HMAC-SHA256(secret, header.payload) computed by OpenSSL's own `HMAC()`
 ///   (not the verifier's code): no token is accepted that the secret did not sign;
-/// - its header says `alg` HS256 and has no `crit`; it is not expired and is valid already
-///   (with the leeway); `sub` is a non-empty string; issuer and audience are the required ones;
+/// - its header says `alg` HS256 and has no `crit`; it is not expired (and has an `exp` when
+///   one is required) and is valid already (with the leeway); `sub` is a non-empty string; issuer and audience are the required ones;
 ///   the cohorts are the `cohorts` claim's strings.
 /// A re-signed token is never refused for its signature.
 enum JWTFuzz {
@@ -25,6 +25,7 @@ enum JWTFuzz {
         var verifier = JWTVerifier(secret: secret)
         if settings & 1 != 0 { verifier.issuer = "hub" }
         if settings & 2 != 0 { verifier.audience = "clients" }
+        verifier.requireExpiry = settings & 8 != 0
         var token = String(decoding: input.rest(), as: UTF8.self)
         let resigned = settings & 4 != 0
         if resigned, let dot = token.utf8.lastIndex(of: UInt8(ascii: ".")) {
@@ -57,6 +58,8 @@ enum JWTFuzz {
         let all = claims.all
         if let exp = all["exp"]?.numberValue {
             try check(Double(now) < exp + Double(verifier.leewaySeconds), "accepted \(token) expired at \(exp)")
+        } else {
+            try check(!verifier.requireExpiry, "accepted \(token) without exp")
         }
         if let nbf = all["nbf"]?.numberValue {
             try check(Double(now + verifier.leewaySeconds) >= nbf, "accepted \(token) not valid before \(nbf)")
