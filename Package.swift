@@ -27,13 +27,16 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         .systemLibrary(name: "CLinux"),
+        // Records the checkout's commit before each build, for `--version`.
+        .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
         .target(name: "WSProtocol", dependencies: ["COpenSSL"]),
         .target(
             name: "PushHub", dependencies: ["WSProtocol", "COpenSSL", "CLinux"],
             // Release builds skip the run-time exclusivity checks (`swift_beginAccess` on every
             // access to a loop object's stored properties: 8% of a fan-out's instructions under
             // callgrind). Debug builds, which every test runs, keep them: a violation fails there.
-            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
+            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))],
+            plugins: ["BuildInfoPlugin"]),
         .executableTarget(name: "pushhub", dependencies: ["PushHub"]),
         .executableTarget(name: "hubctl", dependencies: ["PushHub", "WSProtocol"]),
         .executableTarget(

@@ -35,7 +35,8 @@ struct AdminClient {
         guard url.hasPrefix("http://") else { throw UsageError("--url wants http://HOST:PORT, not '\(url)'") }
         var hostPort = String(url.dropFirst("http://".count))
         while hostPort.hasSuffix("/") { hostPort.removeLast() }
-        if !hostPort.contains(":") { hostPort += ":80" }
+        // `host`, `[v6]` and `v4` without a port mean port 80; a bare IPv6 needs brackets.
+        if !hostPort.contains(":") || hostPort.hasSuffix("]") { hostPort += ":80" }
         guard let address = SocketAddress(parsing: hostPort) else {
             throw UsageError("--url wants http://HOST:PORT, not '\(url)'")
         }

@@ -13,8 +13,11 @@ import PushHub
 struct Arguments {
     var url: String?
     var token: String?
+    /// `--data DIR`: a hub's data dir, to read its `admin.token`.
+    var dataDirectory: String?
     var json = false
     var help = false
+    var version = false
     /// The command words (`screen`, `publish`, …) and positional arguments, in order.
     var words: [String] = []
     /// The command's options (flags map to ""), values in the order given.
@@ -22,7 +25,8 @@ struct Arguments {
 
     static let globalOptions = [
         CommandOption(name: "--url", takesValue: true), CommandOption(name: "--token", takesValue: true),
-        CommandOption(name: "--json", takesValue: false), CommandOption(name: "--help", takesValue: false),
+        CommandOption(name: "--data", takesValue: true), CommandOption(name: "--json", takesValue: false),
+        CommandOption(name: "--help", takesValue: false), CommandOption(name: "--version", takesValue: false),
     ]
 
     /// - Parameter optionsOf: the options of the command named by the first word (nil: unknown
@@ -72,7 +76,9 @@ struct Arguments {
             switch argument {
             case "--url": url = value
             case "--token": token = value
+            case "--data": dataDirectory = value
             case "--json": json = true
+            case "--version": version = true
             default: help = true
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import PushHub
 
 // hubctl: the ops CLI over the admin API (DESIGN §8).
 
@@ -7,56 +8,91 @@ let commands: [any Command.Type] = [
     Token.self,
 ]
 
+let globalUsage = "hubctl [--url URL] [--token TOKEN | --data DIR] [--json] COMMAND"
+
 let overview = """
     OVERVIEW: Operate a PushHub through its admin API.
 
-    USAGE: hubctl [--url URL] [--token TOKEN] [--json] COMMAND
+    USAGE: \(globalUsage)
 
     OPTIONS:
       --url URL       admin API address (env HUBCTL_URL; default http://127.0.0.1:8081)
-      --token TOKEN   admin token (env HUBCTL_TOKEN; default: ./data/admin.token if readable)
+      --token TOKEN   admin token (env HUBCTL_TOKEN)
+      --data DIR      read the token from DIR/admin.token (env HUBCTL_DATA; or HUBCTL_TOKEN_FILE=FILE);
+                      default: ./data/admin.token, then /var/lib/pushhub/admin.token, when readable
       --json          print JSON
+      --version       print the version and the commit it was built from
       -h, --help      show help
 
     SUBCOMMANDS:
-    \(commands.map { "  " + $0.name.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.abstract }.joined(separator: "\n"))
+    \(commands.map { "  " + $0.name.padding(toLength: 11, withPad: " ", startingAt: 0) + $0.abstract }.joined(separator: "\n"))
+      help       Show help for hubctl or one command: hubctl help [COMMAND].
+      completion Print a completion script: eval "$(hubctl completion bash)" (or zsh).
 
-      See 'hubctl COMMAND --help' for more information on a command.
+      See 'hubctl help COMMAND' for more information on a command.
     """
 
-func usageFailure(_ message: String, usage: String) -> Never {
+func usageFailure(_ message: String, usage: String = globalUsage) -> Never {
     FileHandle.standardError.write(
         Data("Error: \(message)\nUsage: \(usage)\n  See 'hubctl --help' for more information.\n".utf8))
     exit(ExitCode.usage)
 }
 
+@MainActor func command(named name: String) -> (any Command.Type)? { commands.first { $0.name == name } }
+
+@MainActor func unknownCommand(_ name: String) -> Never {
+    let hint = NearestName.suggest(name, among: commands.map { $0.name } + ["help", "completion"])
+        .map { " Did you mean '\($0)'?" } ?? ""
+    usageFailure("Unknown command '\(name)'.\(hint)")
+}
+
 let arguments: Arguments
 do {
-    arguments = try Arguments(Array(CommandLine.arguments.dropFirst())) { name in
-        commands.first { $0.name == name }?.acceptedOptions
-    }
+    arguments = try Arguments(Array(CommandLine.arguments.dropFirst())) { command(named: $0)?.acceptedOptions }
 } catch {
-    usageFailure(error.message, usage: "hubctl [--url URL] [--token TOKEN] [--json] COMMAND")
+    usageFailure(error.message)
+}
+if arguments.version {
+    print("hubctl \(BuildInfo.description)")
+    exit(ExitCode.success)
 }
 guard let name = arguments.words.first else {
     if arguments.help {
         print(overview)
         exit(ExitCode.success)
     }
-    usageFailure("Missing a command.", usage: "hubctl [--url URL] [--token TOKEN] [--json] COMMAND")
+    usageFailure("Missing a command.")
 }
-guard let command = commands.first(where: { $0.name == name }) else {
-    usageFailure("Unknown command '\(name)'.", usage: "hubctl [--url URL] [--token TOKEN] [--json] COMMAND")
+switch name {
+case "help":
+    guard arguments.words.count <= 2 else { usageFailure("'help' takes at most one COMMAND.", usage: "hubctl help [COMMAND]") }
+    guard arguments.words.count == 2 else {
+        print(overview)
+        exit(ExitCode.success)
+    }
+    guard let helped = command(named: arguments.words[1]) else { unknownCommand(arguments.words[1]) }
+    print(helped.help)
+    exit(ExitCode.success)
+case "completion":
+    guard arguments.words.count == 2, let script = Completion.script(for: arguments.words[1], commands: commands) else {
+        usageFailure("'completion' takes bash or zsh.", usage: "hubctl completion bash|zsh")
+    }
+    print(script, terminator: "")
+    exit(ExitCode.success)
+default:
+    break
 }
+guard let command = command(named: name) else { unknownCommand(name) }
 if arguments.help {
     print(command.help)
     exit(ExitCode.success)
 }
 let environment = ProcessInfo.processInfo.environment
-let token =
-    arguments.token ?? environment["HUBCTL_TOKEN"]
-    ?? (try? String(contentsOfFile: "data/admin.token", encoding: .utf8))?.trimmingCharacters(
-        in: .whitespacesAndNewlines)
+let token: String?
+switch AdminTokenSource.resolve(flag: arguments.token, dataDirectory: arguments.dataDirectory, environment: environment) {
+case .success(let found): token = found
+case .failure(let error): usageFailure(error.message, usage: command.usage)
+}
 let client: AdminClient
 do {
     client = try AdminClient(url: arguments.url ?? environment["HUBCTL_URL"] ?? "http://127.0.0.1:8081", token: token)

@@ -5,13 +5,17 @@ import PushHub
 
 // pushhub: read flags and env, start the hub, wait for signals. Nothing else lives here.
 
-let parsed: (config: HubConfig, logLevel: Log.Level, help: Bool)
+let parsed: (config: HubConfig, logLevel: Log.Level, help: Bool, version: Bool)
 do {
     parsed = try HubOptions.parse(
         Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
 } catch {
     FileHandle.standardError.write(Data("Error: \(error)\n\n\(HubOptions.usage)\n".utf8))
     exit(2)
+}
+if parsed.version {
+    print("pushhub \(BuildInfo.description)")
+    exit(0)
 }
 if parsed.help {
     print(HubOptions.usage)

@@ -185,3 +185,85 @@ def test_repeated_users_make_a_users_target_and_all_asks_only_on_a_terminal(hub_
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 1
     assert call(hub, "GET", "/v1/stats")[1]["sync_seq"] == 2, "only the two syncs above went out"
+
+
+def test_hubctl_reaches_the_hub_by_host_name_and_over_ipv6(hub, tmp_path):
+    """Issue 10: `--url http://myhost:8081` failed with an inet_pton error, `[::1]` too."""
+    by_name = hubctl("--url", "http://localhost:%d" % hub.admin_port, "--token", hub.token, "status")
+    assert by_name.returncode == 0, by_name.stderr
+    import http.server
+    import threading
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        seen = []
+
+        def do_GET(self):
+            Answer.seen.append(self.path)
+            body = b'{"status":"ok"}' if self.path == "/healthz" else json.dumps(call(hub, "GET", "/v1/stats")[1]).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    class V6Server(http.server.HTTPServer):
+        address_family = socket.AF_INET6
+
+    server = V6Server(("::1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        over_v6 = hubctl("--url", "http://[::1]:%d" % server.server_address[1], "--token", hub.token, "status")
+        assert over_v6.returncode == 0 and "/healthz" in Answer.seen, over_v6.stderr
+    finally:
+        server.shutdown()
+
+
+def test_hubctl_finds_a_deployed_hubs_token_reads_stdin_and_explains_itself(hub_factory, tmp_path):
+    """Issue 10: --data DIR / HUBCTL_TOKEN_FILE find the token, `-` is standard input, --version
+    names the commit, `help`, `completion`, and a missing file is named as missing."""
+    hub = hub_factory()
+    url = "http://127.0.0.1:%d" % hub.admin_port
+    data = os.path.join(hub.data, "data")
+    assert hubctl("--url", url, "--data", data, "screen", "list").returncode == 0
+    by_file = hubctl("--url", url, "screen", "list", env={"HUBCTL_TOKEN_FILE": os.path.join(data, "admin.token")})
+    assert by_file.returncode == 0, by_file.stderr
+    missing = hubctl("--url", url, "--data", str(tmp_path / "nowhere"), "screen", "list")
+    assert missing.returncode == 2 and "admin.token" in missing.stderr and "no such file" in missing.stderr
+    published = subprocess.run([os.path.join(BIN, "hubctl"), "--url", url, "--data", data, "screen", "publish", "home", "-"],
+                               input='{"type":"text","text":"from stdin"}', capture_output=True, text=True, timeout=20)
+    assert published.returncode == 0, published.stderr
+    assert call(hub, "GET", "/v1/screens/home")[1]["tree"]["text"] == "from stdin"
+    absent = hubctl("--url", url, "--data", data, "experiment", "apply", str(tmp_path / "nope.json"))
+    assert absent.returncode == 2 and "no such file" in absent.stderr and "key" not in absent.stderr, absent.stderr
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=os.path.dirname(BIN)).stdout
+    for binary in ("hubctl", "pushhub"):
+        version = subprocess.run([os.path.join(BIN, binary), "--version"], capture_output=True, text=True, timeout=10)
+        assert version.returncode == 0 and "commit " in version.stdout, version
+        if commit:
+            assert "commit " + commit.strip()[:12] in version.stdout, (version.stdout, commit)
+    helped = hubctl("help", "sync")
+    assert helped.returncode == 0 and "--platform" in helped.stdout
+    script = hubctl("completion", "bash").stdout
+    completed = subprocess.run(
+        ["bash", "-c", script + '\nCOMP_WORDS=(hubctl sync --plat); COMP_CWORD=2; _hubctl; echo "${COMPREPLY[@]}"'],
+        capture_output=True, text=True, timeout=10)
+    assert completed.stdout.split() == ["--platform"], completed
+
+
+def test_experiments_start_stop_and_delete_from_hubctl(hub_factory, tmp_path):
+    hub = hub_factory()
+    env = {"HUBCTL_URL": "http://127.0.0.1:%d" % hub.admin_port, "HUBCTL_TOKEN": hub.token}
+    definition = tmp_path / "e.json"
+    definition.write_text(json.dumps({"key": "e1", "variants": [{"key": "A"}, {"key": "B"}]}))
+    assert hubctl("experiment", "apply", str(definition), env=env).returncode == 0
+    assert call(hub, "GET", "/v1/experiments/e1")[1].get("status", "draft") == "draft"
+    assert hubctl("experiment", "start", "e1", env=env).returncode == 0
+    assert call(hub, "GET", "/v1/experiments/e1")[1]["status"] == "running"
+    assert hubctl("experiment", "stop", "e1", env=env).returncode == 0
+    assert call(hub, "GET", "/v1/experiments/e1")[1]["status"] == "stopped"
+    assert hubctl("experiment", "delete", "e1", env=env).returncode == 0
+    assert call(hub, "GET", "/v1/experiments/e1")[0] == 404
+    assert hubctl("experiment", "start", "e1", env=env).returncode == 1

@@ -44,10 +44,16 @@ struct ExperimentRoutes {
             plane.commit([.experimentDeleted(key)], reply: reply) { _ in
                 .object(["key": .string(key), "deleted": .bool(true)])
             }
+        case ("POST", "status"): try setStatus(key, body)
         case ("GET", "assignment"): try assignment(key, head)
         case ("GET", "results"): withExperiment(key) { results($0) }
         default:
-            throw AdminError.methodNotAllowed(head, accepts: sub.isEmpty ? ["GET", "PUT", "DELETE"] : ["GET"])
+            switch sub {
+            case "": throw AdminError.methodNotAllowed(head, accepts: ["GET", "PUT", "DELETE"])
+            case "status": throw AdminError.methodNotAllowed(head, accepts: ["POST"])
+            case "assignment", "results": throw AdminError.methodNotAllowed(head, accepts: ["GET"])
+            default: throw AdminError.notFound("no admin route \(head.method) \(head.path)")
+            }
         }
     }
 
@@ -61,6 +67,31 @@ struct ExperimentRoutes {
         } catch {
             throw AdminError.badJSON(error)
         }
+        try store(key, json)
+    }
+
+    /// `POST …/status {"status":"running"}`: the stored definition with another status, checked
+    /// and stored like a PUT in the same step (a read-modify-write by a client could lose a
+    /// change made in between).
+    private func setStatus(_ key: String, _ body: [UInt8]) throws(AdminError) {
+        let request: JSONValue
+        do {
+            request = try JSONReader.parse(body)
+        } catch {
+            throw AdminError.badJSON(error)
+        }
+        guard case .object(let members) = request, let status = request["status"]?.stringValue else {
+            throw AdminError(400, "bad_request", "send {\"status\": \"draft\" | \"running\" | \"stopped\"}")
+        }
+        try AdminError.mapping { () throws(InputError) in try members.refuseUnknownFields(known: ["status"], at: "") }
+        guard case .object(var definition)? = plane.state.view.experiments.all[key]?.json else {
+            throw AdminError.notFound("no experiment \(key)")
+        }
+        definition["status"] = .string(status)
+        try store(key, .object(definition))
+    }
+
+    private func store(_ key: String, _ json: JSONValue) throws(AdminError) {
         let experiment = try Experiment(key: key, json: json)
         let set = plane.state.view.experiments
         if let layer = experiment.layer, let range = experiment.layerRange {

@@ -8,11 +8,28 @@ import Glibc
 public final class BlockingSocket {
     private var fd: Int32
 
-    /// Connects to `address` (IPv4), optionally from `source` (to spread over 127.0.0.x).
+    /// Connects to `address` — an IPv4 or IPv6 literal or a host name, trying each address it
+    /// resolves to in turn — optionally from the IPv4 `source` (to spread over 127.0.0.x).
     public init(connectingTo address: SocketAddress, from source: String? = nil, timeout: Duration = .seconds(5))
         throws(SystemError)
     {
-        fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var lastError = SystemError(call: "resolve \(address.host) (no address)", errno: EINVAL)
+        for candidate in try ResolvedAddress.resolve(address) where source == nil || candidate.family == AF_INET {
+            do {
+                fd = try Self.connect(candidate, address: address, from: source, timeout: timeout)
+                return
+            } catch {
+                lastError = error
+            }
+        }
+        fd = -1
+        throw lastError
+    }
+
+    private static func connect(_ remote: ResolvedAddress, address: SocketAddress, from source: String?, timeout: Duration)
+        throws(SystemError) -> Int32
+    {
+        let fd = Glibc.socket(remote.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw SystemError(call: "socket", errno: errno) }
         do throws(SystemError) {
             if let source {
@@ -24,19 +41,17 @@ public final class BlockingSocket {
                 }
                 guard status == 0 else { throw SystemError(call: "bind \(source)", errno: errno) }
             }
-            setTimeout(timeout)
+            Self.setTimeout(fd, timeout)
             var on: Int32 = 1
             _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
-            var remote = try Listener.ipv4Address(address)
-            let status = withUnsafePointer(to: &remote) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
+            var storage = remote.storage
+            let status = withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, remote.length) }
             }
             guard status == 0 else { throw SystemError(call: "connect \(address)", errno: errno) }
+            return fd
         } catch {
             Glibc.close(fd)
-            fd = -1
             throw error
         }
     }
@@ -44,7 +59,9 @@ public final class BlockingSocket {
     deinit { if fd >= 0 { Glibc.close(fd) } }
 
     /// Sets how long `read` waits before failing with EAGAIN.
-    public func setTimeout(_ timeout: Duration) {
+    public func setTimeout(_ timeout: Duration) { Self.setTimeout(fd, timeout) }
+
+    private static func setTimeout(_ fd: Int32, _ timeout: Duration) {
         let nanos = timeout.nanoseconds
         var value = timeval(tv_sec: Int(nanos / 1_000_000_000), tv_usec: Int((nanos % 1_000_000_000) / 1000))
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))

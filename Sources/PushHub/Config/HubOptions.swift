@@ -40,25 +40,31 @@ public enum HubOptions {
           --drain-timeout D       SIGTERM waits up to D for clients to close (default 10s)
                                (D is a number with ms, s, m or h, e.g. 500ms, 25s)
           --log-level LEVEL    env PUSHHUB_LOG_LEVEL; default info
+          --version            print the version and the commit it was built from
           -h, --help           show this help
         Port 0 binds a free port; the "listening" log line says which.
         """
 
     /// Builds the config from `arguments` (without the program name) and `environment`.
     public static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError)
-        -> (config: HubConfig, logLevel: Log.Level, help: Bool)
+        -> (config: HubConfig, logLevel: Log.Level, help: Bool, version: Bool)
     {
         var values: [String: String] = [:]
         for (flag, variable) in variables {
             if let value = environment[variable] { values[flag] = value }
         }
         var help = false
+        var version = false
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
             if argument == "-h" || argument == "--help" {
                 help = true
+                continue
+            }
+            if argument == "--version" {
+                version = true
                 continue
             }
             if argument == "--dev" || argument == "--allow-anonymous" || argument == "--jwt-require-exp" {
@@ -68,7 +74,9 @@ public enum HubOptions {
             let (flag, inline) = splitInline(argument)
             guard variables.keys.contains(flag) || flag == "--config" || flag == "--tls-cert" || flag == "--tls-key"
             else {
-                throw UsageError(description: "unknown option '\(argument)'")
+                let known = Array(variables.keys) + ["--help", "--version"]
+                let hint = NearestName.suggest(flag, among: known).map { " (did you mean '\($0)'?)" } ?? ""
+                throw UsageError(description: "unknown option '\(argument)'\(hint)")
             }
             if let inline {
                 values[flag] = inline
@@ -152,7 +160,7 @@ public enum HubOptions {
             }
             level = parsed
         }
-        return (config, level, help)
+        return (config, level, help, version)
     }
 
     static var durations: [(String, WritableKeyPath<HubConfig, Duration>)] {

@@ -49,11 +49,10 @@ enum CohortCommand: Command {
         case ("set", 2):
             var users: [String] = []
             if let file = arguments.options["--users-file"]?.last {
-                guard let ids = readIDs(file) else {
-                    output.error("cannot read \(file)")
-                    return ExitCode.usage
+                switch readIDs(file) {
+                case .success(let ids): users = ids
+                case .failure(let error): return usageError(error.message)
                 }
-                users = ids
             }
             var rule: JSONValue = .null
             if let text = arguments.options["--rule"]?.last {

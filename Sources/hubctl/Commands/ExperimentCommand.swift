@@ -1,12 +1,13 @@
 import Foundation
 import PushHub
 
-/// `hubctl experiment apply FILE | list | show KEY | stop KEY | assign KEY --unit U | results KEY`.
+/// `hubctl experiment apply FILE | list | show KEY | start KEY | stop KEY | delete KEY | assign KEY --unit U |
+/// results KEY`.
 enum ExperimentCommand: Command {
     static let name = "experiment"
     static let abstract = "Apply, list, show, stop experiments; look up an assignment; read exposure results."
     static let usage =
-        "hubctl experiment apply FILE | list | show KEY | stop KEY | assign KEY --unit U [--platform P] [--app-version V] | results KEY"
+        "hubctl experiment apply FILE|- | list | show KEY | start KEY | stop KEY | delete KEY | assign KEY --unit U [--platform P] [--app-version V] | results KEY"
     static let options: [(String, String)] = [
         ("--unit U", "assign: the unit (user id, or device for anonymous clients)"),
         ("--platform P", "assign: the client's platform (audience)"),
@@ -16,7 +17,9 @@ enum ExperimentCommand: Command {
         ("apply", "Create or replace the experiment defined in FILE (its \"key\" names it)."),
         ("list", "List experiments."),
         ("show", "Print an experiment's definition."),
+        ("start", "Set an experiment's status to running (clients get their variants)."),
         ("stop", "Set an experiment's status to stopped (everyone sees the base tree)."),
+        ("delete", "Delete an experiment (its screens re-render without it)."),
         ("assign", "Show the variant a unit gets and why."), ("results", "Exposures served and confirmed per variant."),
     ]
 
@@ -24,13 +27,21 @@ enum ExperimentCommand: Command {
         let words = Array(arguments.words.dropFirst())
         switch (words.first, words.count) {
         case ("apply", 2):
-            guard let data = FileManager.default.contents(atPath: words[1]),
-                let json = try? JSONReader.parse(Array(data)),
-                let key = json["key"]?.stringValue
-            else {
-                return usageError("\(words[1]) must be a JSON experiment definition with a \"key\"")
+            let data: [UInt8]
+            switch InputFile.read(words[1]) {
+            case .success(let bytes): data = bytes
+            case .failure(let error): return usageError(error.message)
             }
-            return request(client, output, "PUT", "/v1/experiments/\(key)", body: Array(data)) { answer in
+            let json: JSONValue
+            do {
+                json = try JSONReader.parse(data)
+            } catch {
+                return usageError("\(words[1]) is not JSON: \(error)")
+            }
+            guard let key = json["key"]?.stringValue else {
+                return usageError("\(words[1]) has no \"key\": an experiment definition names itself")
+            }
+            return request(client, output, "PUT", "/v1/experiments/\(key)", body: data) { answer in
                 output.table([
                     ("experiment", key), ("status", answer["status"]?.stringValue ?? ""),
                     ("screens", (answer["screens"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: " ")),
@@ -51,21 +62,15 @@ enum ExperimentCommand: Command {
             return request(client, output, "GET", "/v1/experiments/\(words[1])") { answer in
                 output.print(JSONWriter.string(answer))
             }
-        case ("stop", 2):
-            let fetched: AdminClient.Answer
-            do { fetched = try client.send("GET", "/v1/experiments/\(words[1])") } catch {
-                output.error(error.description)
-                return ExitCode.unreachable
+        case ("start", 2), ("stop", 2):
+            let status = words[0] == "start" ? "running" : "stopped"
+            let body = JSONWriter.write(.object(["status": .string(status)]))
+            return request(client, output, "POST", "/v1/experiments/\(Screen.encode(words[1]))/status", body: body) {
+                _ in output.print("\(words[1]) is \(status)")
             }
-            guard fetched.status == 200, case .object(var definition)? = try? JSONReader.parse(fetched.body) else {
-                output.error("the hub refused (\(fetched.status)): \(fetched.errorMessage)")
-                return ExitCode.refused
-            }
-            definition["status"] = .string("stopped")
-            return request(
-                client, output, "PUT", "/v1/experiments/\(words[1])", body: JSONWriter.write(.object(definition))
-            ) { _ in
-                output.print("stopped \(words[1])")
+        case ("delete", 2):
+            return request(client, output, "DELETE", "/v1/experiments/\(Screen.encode(words[1]))") { _ in
+                output.print("deleted \(words[1])")
             }
         case ("assign", 2):
             guard let unit = arguments.options["--unit"]?.last else {

@@ -43,12 +43,13 @@ enum Screen: Command {
             }
         case "publish", "diff":
             guard rest.count == 2 else { return usageError("'screen \(action)' takes NAME FILE.") }
-            guard let body = FileManager.default.contents(atPath: rest[1]) else {
-                output.error("cannot read \(rest[1])")
-                return ExitCode.usage
+            let body: [UInt8]
+            switch InputFile.read(rest[1]) {
+            case .success(let bytes): body = bytes
+            case .failure(let error): return usageError(error.message)
             }
             let path = "/v1/screens/\(encode(rest[0]))" + (action == "diff" ? "?dry_run=true" : "")
-            return request(client, output, "PUT", path, body: Array(body)) { answer in
+            return request(client, output, "PUT", path, body: body) { answer in
                 if action == "publish" {
                     output.table([
                         ("screen", rest[0]), ("version", "\(answer["version"]?.intValue ?? 0)"),

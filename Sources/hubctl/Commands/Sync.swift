@@ -48,7 +48,11 @@ enum SyncCommand: Command {
             scopes += 1
         }
         if let file = arguments.options["--users-file"]?.last {
-            guard let users = readIDs(file) else { output.error("cannot read \(file)"); return ExitCode.usage }
+            let users: [String]
+            switch readIDs(file) {
+            case .success(let ids): users = ids
+            case .failure(let error): return usageError(error.message)
+            }
             target["users"] = .array(users.map(JSONValue.string))
             scopes += 1
         }
@@ -101,10 +105,10 @@ private func confirmSendingToEveryone(_ client: AdminClient, _ output: Output, t
     return reply == "y" || reply == "yes"
 }
 
-/// One id per line; blank lines and surrounding spaces ignored.
-func readIDs(_ path: String) -> [String]? {
-    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
-    return text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter {
-        !$0.isEmpty
+/// One id per line of `path` (`-`: standard input); blank lines and surrounding spaces ignored.
+func readIDs(_ path: String) -> Result<[String], UsageError> {
+    InputFile.read(path).map { bytes in
+        String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline)
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 }
