@@ -6,7 +6,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug
 BIN_RELEASE := .build/release
 
-.PHONY: run test build release deps venv unit e2e conformance bench bench-loadgen tsan asan fuzz clean
+.PHONY: run test build release deps venv deploy-tools unit e2e conformance bench bench-loadgen tsan asan fuzz soak chaos clean
 
 deps:
 	@pkg-config --exists openssl 2>/dev/null || { \
@@ -27,7 +27,13 @@ run: release
 unit: build
 	$(SWIFT) test
 
-e2e: build venv
+# What Tests/EndToEnd/test_deploy.py checks deploy/ with: Debian's nginx, strace, systemd-analyze.
+deploy-tools:
+	@command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || { echo "installing nginx, strace"; \
+	  apt-get update -qq && apt-get install -y -qq nginx strace openssl; }
+	@command -v systemd-analyze >/dev/null 2>&1 || apt-get install -y -qq systemd
+
+e2e: build venv deploy-tools
 	.venv/bin/python -m pytest -q Tests/EndToEnd
 
 conformance: build
@@ -51,6 +57,15 @@ asan: deps
 # FUZZ_SECONDS seconds per target; prints executions, exec/s and coverage. scripts/fuzz.sh.
 fuzz: deps
 	bash scripts/fuzz.sh
+
+# Issue 9's soak (30 minutes of mixed load and bad input; RSS, descriptors, loop lag sampled each
+# second) and chaos (kill -9 / restart under load, every acknowledged mutation checked) runs:
+# bench/soak/README.md. Not part of `make test`.
+soak: deps
+	bash bench/soak/run.sh soak
+
+chaos: deps
+	bash bench/soak/run.sh chaos
 
 bench: release
 	$(BIN_RELEASE)/ws-bench
