@@ -42,9 +42,16 @@ do {
     Log.error("cannot start", [("error", "\(error)")])
     exit(1)
 }
+// A secret is shown only on a terminal (a newcomer's `make run`); a log that is kept (journald,
+// a file) gets where it is, never its value.
 for name in hub.secrets.generated {
     let value = name == "admin.token" ? hub.secrets.adminToken : hub.secrets.jwtSecret
-    Log.info("generated \(name) (shown once; it is in the data dir)", [("file", name), ("value", value)])
+    let file = parsed.config.dataDirectory + "/" + name
+    if isatty(STDERR_FILENO) == 1 {
+        Log.info("generated \(name) (shown once; it is in the data dir)", [("file", file), ("value", value)])
+    } else {
+        Log.info("generated \(name) (read it from the data dir)", [("file", file)])
+    }
 }
 Log.always(
     "listening",

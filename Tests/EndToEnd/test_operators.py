@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import time
 import urllib.error
 import urllib.request
 
@@ -102,3 +103,52 @@ def test_405_names_the_allowed_methods_in_allow(hub_factory):
         raise AssertionError("DELETE /v1/stats was accepted")
     except urllib.error.HTTPError as error:
         assert error.code == 405 and error.headers["Allow"] == "GET"
+
+
+def test_scoped_admin_tokens_and_the_audit_log(hub_factory):
+    """DESIGN §14: named tokens with scopes, made with hubctl; a `read` token cannot publish
+    (403 naming the scope); the audit log names the token of every change and every refusal,
+    never the secret; tokens survive a restart and a revoked one is refused."""
+    hub = hub_factory()
+    env = {"HUBCTL_URL": "http://127.0.0.1:%d" % hub.admin_port, "HUBCTL_TOKEN": hub.token}
+    secrets = {}
+    for name, scopes in (("dashboards", ["read"]), ("ci-publisher", ["publish"])):
+        args = ["--json", "token", "admin", "create", name]
+        for scope in scopes:
+            args += ["--scope", scope]
+        created = subprocess.run([os.path.join(BIN, "hubctl"), *args], capture_output=True, text=True, timeout=10,
+                                 env={**os.environ, **env})
+        assert created.returncode == 0, created.stderr
+        secrets[name] = json.loads(created.stdout)["token"]
+    tree = {"type": "text", "text": "hi"}
+    status, answer = call(hub, "PUT", "/v1/screens/home", tree, token=secrets["dashboards"])
+    assert status == 403 and "publish" in answer["error"]["message"] and "dashboards" in answer["error"]["message"]
+    assert call(hub, "GET", "/v1/stats", token=secrets["dashboards"])[0] == 200
+    assert call(hub, "PUT", "/v1/screens/home", tree, token=secrets["ci-publisher"])[0] == 200
+    status, answer = call(hub, "POST", "/v1/syncs", {"target": {"all": True}}, token=secrets["ci-publisher"])
+    assert status == 403 and "sync" in answer["error"]["message"]
+    assert call(hub, "POST", "/v1/tokens", {"name": "x", "scopes": ["admin"]}, token=secrets["ci-publisher"])[0] == 403
+    status, answer = call(hub, "POST", "/v1/tokens", {"name": "typo", "scopes": ["pubish"]})
+    assert status == 422 and "publish" in answer["error"]["message"]
+    time.sleep(0.2)
+    audit = [json.loads(line) for line in open(hub.log_path) if '"msg":"admin"' in line.replace(" ", "")]
+    seen = {(entry["token"], entry["method"], entry["path"], entry["status"]) for entry in audit}
+    assert ("dashboards", "PUT", "/v1/screens/home", 403) in seen, audit
+    assert ("ci-publisher", "PUT", "/v1/screens/home", 200) in seen, audit
+    assert ("ci-publisher", "POST", "/v1/syncs", 403) in seen, audit
+    assert ("root", "POST", "/v1/tokens", 200) in seen, audit
+    log = open(hub.log_path).read()
+    assert all(secret not in log for secret in secrets.values()), "a secret reached the log"
+    hub.stop()
+    again = Hub(data=hub.data)
+    try:
+        assert call(again, "GET", "/v1/stats", token=secrets["dashboards"])[0] == 200
+        revoked = subprocess.run([os.path.join(BIN, "hubctl"), "token", "admin", "revoke", "dashboards"],
+                                 capture_output=True, text=True, timeout=10,
+                                 env={**os.environ, "HUBCTL_URL": "http://127.0.0.1:%d" % again.admin_port,
+                                      "HUBCTL_TOKEN": again.token})
+        assert revoked.returncode == 0, revoked.stderr
+        assert call(again, "GET", "/v1/stats", token=secrets["dashboards"])[0] == 401
+    finally:
+        again.process.kill()
+        again.process.wait()

@@ -66,6 +66,9 @@ import Testing
                 .cohortSet("beta", Cohort(users: ["u1", "u2"], rule: rule)),
                 .cohortUsersEdited("beta", add: ["u3"], remove: ["u1"]), .experimentPut(experiment),
                 .stickyAssigned(experiment: "e", unit: "u9", variant: "A"),
+                .adminTokenCreated(AdminToken(name: "ci", scopes: [.publish, .sync], digest: "ab", createdAt: 1)),
+                .adminTokenCreated(AdminToken(name: "gone", scopes: [.read], digest: "cd", createdAt: 2)),
+                .adminTokenRevoked("gone"),
             ])
             try store.publish("c", .bool(true))
         }
@@ -81,6 +84,8 @@ import Testing
         #expect(view.cohorts["beta"]?.users == ["u2", "u3"] && view.cohorts["beta"]?.rule == rule)
         #expect(view.experiments.all["e"] == experiment)
         #expect(view.sticky["e"]?["u9"] == "A")
+        #expect(restored.state.adminTokens.keys.sorted() == ["ci"])
+        #expect(restored.state.adminTokens["ci"]?.scopes == [.publish, .sync])
         try restored.publish("c", .null)
         #expect(try Store(directory).state.view.current("c")?.version == 2)
     }

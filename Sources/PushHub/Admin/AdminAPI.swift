@@ -10,26 +10,40 @@ struct AdminAPI {
     let plane: ControlPlane
 
     func handle(_ head: RequestHead, body: [UInt8], reply: AdminReply) {
-        do {
-            try route(head, body: body, reply: reply)
+        if head.path == "/healthz" {
+            do {
+                try allow(head, "GET", "HEAD")
+                reply(.json(200, #"{"status":"ok"}"#))
+            } catch {
+                reply.error(error)
+            }
+            return
+        }
+        let token = authenticate(head)
+        let audited = AuditLog.reply(for: head, token: token, sending: reply)
+        do throws(AdminError) {
+            guard let token else {
+                var response = Response.error(
+                    401, code: "unauthorized",
+                    message: "send Authorization: Bearer <token>; the root token is in admin.token in the data dir")
+                response.headers.append(name: "WWW-Authenticate", value: "Bearer")
+                return audited(response)
+            }
+            let needed = AdminScope.required(method: head.method, path: head.path)
+            guard token.allows(needed) else {
+                let has = token.scopes.sorted().map(\.rawValue).joined(separator: ", ")
+                throw AdminError(
+                    403, "forbidden",
+                    "\(head.method) \(head.path) needs the \(needed.rawValue) scope; token \(token.name) has \(has)")
+            }
+            try route(head, body: body, reply: audited)
         } catch {
-            reply.error(error)
+            audited.error(error)
         }
     }
 
     private func route(_ head: RequestHead, body: [UInt8], reply: AdminReply) throws(AdminError) {
         let path = String(head.path)
-        if path == "/healthz" {
-            try allow(head, "GET", "HEAD")
-            return reply(.json(200, #"{"status":"ok"}"#))
-        }
-        guard isAuthorized(head) else {
-            var response = Response.error(
-                401, code: "unauthorized",
-                message: "send Authorization: Bearer <token>; the token is in admin.token in the data dir")
-            response.headers.append(name: "WWW-Authenticate", value: "Bearer")
-            return reply(response)
-        }
         try refuseUnknownParameters(head, known: Self.parameters(method: head.method, path: path))
         switch path {
         case "/v1/stats":
@@ -67,6 +81,9 @@ struct AdminAPI {
             if path.hasPrefix("/v1/experiments/") {
                 return try ExperimentRoutes(plane: plane, reply: reply).handle(
                     head, path: String(path.dropFirst("/v1/experiments/".count)), body: body)
+            }
+            if path == "/v1/tokens" || path.hasPrefix("/v1/tokens/") {
+                return try TokenRoutes(plane: plane, reply: reply).handle(head, path: path, body: body)
             }
             if path.hasPrefix("/v1/cohorts/") {
                 return try CohortRoutes(plane: plane, reply: reply).handle(
@@ -119,9 +136,13 @@ struct AdminAPI {
         guard methods.contains(head.method) else { throw AdminError.methodNotAllowed(head, accepts: methods) }
     }
 
-    private func isAuthorized(_ head: RequestHead) -> Bool {
-        guard let value = head.headers["Authorization"], value.hasPrefix("Bearer ") else { return false }
-        return JWTVerifier.constantTimeEquals(Array(value.utf8.dropFirst(7)), Array(plane.adminToken.utf8))
+    /// The token a request presents: the root token (compared in constant time) or a named one
+    /// (found by the SHA-256 of what was presented); nil when neither.
+    private func authenticate(_ head: RequestHead) -> AdminToken? {
+        guard let value = head.headers["Authorization"], value.hasPrefix("Bearer ") else { return nil }
+        let presented = String(value.dropFirst(7))
+        if JWTVerifier.constantTimeEquals(Array(presented.utf8), Array(plane.adminToken.utf8)) { return .root() }
+        return plane.state.adminToken(presented: presented)
     }
 
 }

@@ -8,6 +8,10 @@ struct HubState {
     private(set) var view = HubView()
     /// The last version number ever given to each screen name, deleted screens included.
     private(set) var lastVersion: [String: Int] = [:]
+    /// Named admin tokens (the control plane's alone: loops never see them), by name, and the
+    /// name of each by its digest.
+    private(set) var adminTokens: [String: AdminToken] = [:]
+    private var adminTokenNames: [String: String] = [:]
     let keepVersions: Int
 
     init(keepVersions: Int) { self.keepVersions = keepVersions }
@@ -46,6 +50,14 @@ struct HubState {
         case .syncNumbered(let seq):
             view.syncs.numberFrom(seq)
             change = nil
+        case .adminTokenCreated(let token):
+            if let old = adminTokens[token.name] { adminTokenNames[old.digest] = nil }
+            adminTokens[token.name] = token
+            adminTokenNames[token.digest] = token.name
+            change = nil
+        case .adminTokenRevoked(let name):
+            if let old = adminTokens.removeValue(forKey: name) { adminTokenNames[old.digest] = nil }
+            change = nil
         }
         if let change { view.apply(change, keepVersions: keepVersions) }
         return change
@@ -60,6 +72,11 @@ struct HubState {
         let screens = Set(old.all[key]?.screens.keys.map { $0 } ?? []).union(experiment?.screens.keys.map { $0 } ?? [])
         return .experimentsChanged(
             ExperimentSet(generation: old.generation + 1, all: all, changedAt: changedAt), screens: screens.sorted())
+    }
+
+    /// The named token whose secret is `presented`, if any.
+    func adminToken(presented: String) -> AdminToken? {
+        adminTokenNames[AdminToken.digest(of: presented)].flatMap { adminTokens[$0] }
     }
 
     /// The next version number of `name`.
@@ -81,6 +98,7 @@ struct HubState {
         }
         for sync in view.syncs.syncs { records.append(.syncAppended(sync)) }
         records.append(.syncNumbered(view.syncs.lastSeq))
+        for name in adminTokens.keys.sorted() { records.append(.adminTokenCreated(adminTokens[name]!)) }
         return records
     }
 }

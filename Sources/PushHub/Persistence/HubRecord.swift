@@ -17,6 +17,8 @@ enum HubRecord: Sendable {
     case syncAppended(Sync)
     /// Snapshots only: the last sync seq given out, when the syncs themselves have expired.
     case syncNumbered(Int)
+    case adminTokenCreated(AdminToken)
+    case adminTokenRevoked(String)
 
     /// Why a stored record cannot be restored.
     struct DecodingError: Error, CustomStringConvertible {
@@ -66,6 +68,14 @@ enum HubRecord: Sendable {
             return .object(members)
         case .syncNumbered(let seq):
             return .object(["kind": .string("sync_numbered"), "last_seq": .number(Double(seq))])
+        case .adminTokenCreated(let token):
+            return .object([
+                "kind": .string("admin_token_created"), "name": .string(token.name),
+                "scopes": .array(token.scopes.sorted().map { .string($0.rawValue) }), "digest": .string(token.digest),
+                "at": .number(Double(token.createdAt)),
+            ])
+        case .adminTokenRevoked(let name):
+            return .object(["kind": .string("admin_token_revoked"), "name": .string(name)])
         }
     }
 
@@ -128,6 +138,20 @@ enum HubRecord: Sendable {
                     jitterMilliseconds: try fields.int("jitter_ms")))
         case "sync_numbered":
             self = .syncNumbered(try fields.int("last_seq"))
+        case "admin_token_created":
+            var scopes = Set<AdminScope>()
+            for text in try fields.strings("scopes") {
+                guard let scope = AdminScope(rawValue: text) else {
+                    throw DecodingError(description: "admin_token_created: unknown scope \"\(text)\"")
+                }
+                scopes.insert(scope)
+            }
+            self = .adminTokenCreated(
+                AdminToken(
+                    name: try fields.string("name"), scopes: scopes, digest: try fields.string("digest"),
+                    createdAt: try fields.int("at")))
+        case "admin_token_revoked":
+            self = .adminTokenRevoked(try fields.string("name"))
         default:
             throw DecodingError(description: "unknown record kind \"\(kind)\"")
         }

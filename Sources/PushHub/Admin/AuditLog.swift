@@ -1,0 +1,23 @@
+/// The audit trail (DESIGN §9, §14): every admin call that changes something, and every call
+/// refused for its token, is logged at info once answered — who (the token's name, never its
+/// secret), what (method and path: the object), and the outcome (status, and the error code).
+/// Reads that succeed are not logged (dashboards poll them).
+enum AuditLog {
+    /// A reply that logs the answer before sending it through `reply`.
+    static func reply(for head: RequestHead, token: AdminToken?, sending reply: AdminReply) -> AdminReply {
+        let isRead = head.method == "GET" || head.method == "HEAD"
+        return AdminReply { response in
+            if !isRead || response.status == 401 || response.status == 403 {
+                var fields: [(String, any Sendable)] = [
+                    ("token", token?.name ?? "-"), ("method", head.method), ("path", String(head.path)),
+                    ("status", response.status),
+                ]
+                if response.status >= 400, let code = try? JSONReader.parse(response.body)["error"]?["code"]?.stringValue {
+                    fields.append(("error", code))
+                }
+                Log.info("admin", fields)
+            }
+            reply(response)
+        }
+    }
+}

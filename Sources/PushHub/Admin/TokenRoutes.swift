@@ -1,0 +1,94 @@
+/// `/v1/tokens` (DESIGN §14): named admin tokens with scopes, managed with an `admin` token.
+/// A token's secret is returned once, by the `POST` that creates it; the hub keeps its SHA-256.
+///
+/// Invariant: names are unique (`409` for a taken one); the root token (`admin.token`) is not
+/// one of these and cannot be revoked here.
+struct TokenRoutes {
+    let plane: ControlPlane
+    let reply: AdminReply
+
+    func handle(_ head: RequestHead, path: String, body: [UInt8]) throws(AdminError) {
+        let name = path == "/v1/tokens" ? "" : String(path.dropFirst("/v1/tokens/".count))
+        switch (head.method, name.isEmpty) {
+        case ("GET", true): list()
+        case ("POST", true): try create(body)
+        case ("DELETE", false): try revoke(name)
+        case (_, true): throw AdminError.methodNotAllowed(head, accepts: ["GET", "POST"])
+        default: throw AdminError.methodNotAllowed(head, accepts: ["DELETE"])
+        }
+    }
+
+    private func list() {
+        plane.afterCommit { [plane, reply] in
+            let tokens = plane.state.adminTokens.values.sorted { $0.name < $1.name }.map { token -> JSONValue in
+                .object([
+                    "name": .string(token.name), "scopes": .array(token.scopes.sorted().map { .string($0.rawValue) }),
+                    "created_at": .number(Double(token.createdAt)),
+                ])
+            }
+            reply.json(200, .object(["tokens": .array(tokens)]))
+        }
+    }
+
+    private func create(_ body: [UInt8]) throws(AdminError) {
+        let request: JSONValue
+        do {
+            request = try JSONReader.parse(body)
+        } catch {
+            throw AdminError.badJSON(error)
+        }
+        guard case .object(let members) = request else {
+            throw AdminError(400, "bad_request", "send {\"name\": …, \"scopes\": [\"publish\", …]}")
+        }
+        try AdminError.mapping { () throws(InputError) in
+            try members.refuseUnknownFields(known: ["name", "scopes"], at: "")
+        }
+        let name = request["name"]?.stringValue ?? ""
+        if let problem = Identifier.validationError(name, kind: "a token name") {
+            throw AdminError(422, "invalid_token_name", problem)
+        }
+        guard name != "root" else { throw AdminError(422, "invalid_token_name", "\"root\" is the data dir's token") }
+        let known = AdminScope.allCases.map(\.rawValue)
+        guard let list = request["scopes"]?.arrayValue, !list.isEmpty else {
+            throw AdminError(422, "invalid_scopes", "\"scopes\" must list one or more of \(known.joined(separator: ", "))")
+        }
+        var scopes = Set<AdminScope>()
+        for entry in list {
+            guard let text = entry.stringValue, let scope = AdminScope(rawValue: text) else {
+                let typed = entry.stringValue ?? JSONWriter.string(entry)
+                let hint = NearestName.suggest(typed, among: known).map { " (did you mean \"\($0)\"?)" } ?? ""
+                throw AdminError(
+                    422, "invalid_scopes", "unknown scope \"\(typed)\"\(hint); scopes: \(known.joined(separator: ", "))")
+            }
+            scopes.insert(scope)
+        }
+        guard plane.state.adminTokens[name] == nil else {
+            throw AdminError(409, "token_exists", "a token named \(name) exists; revoke it first")
+        }
+        let secret = Self.newSecret()
+        let token = AdminToken(
+            name: name, scopes: scopes, digest: AdminToken.digest(of: secret), createdAt: WallClock.nowMilliseconds())
+        plane.commit([.adminTokenCreated(token)], reply: reply) { _ in
+            .object([
+                "name": .string(name), "scopes": .array(scopes.sorted().map { .string($0.rawValue) }),
+                "token": .string(secret),
+            ])
+        }
+    }
+
+    private func revoke(_ name: String) throws(AdminError) {
+        guard plane.state.adminTokens[name] != nil else { throw AdminError.notFound("no admin token named \(name)") }
+        plane.commit([.adminTokenRevoked(name)], reply: reply) { _ in
+            .object(["name": .string(name), "revoked": .bool(true)])
+        }
+    }
+
+    /// 32 random bytes as hex, from the system's CSPRNG.
+    private static func newSecret() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in
+            let byte = UInt8.random(in: 0...255, using: &generator)
+            return (byte < 16 ? "0" : "") + String(byte, radix: 16)
+        }.joined()
+    }
+}
