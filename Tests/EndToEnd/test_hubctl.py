@@ -267,3 +267,41 @@ def test_experiments_start_stop_and_delete_from_hubctl(hub_factory, tmp_path):
     assert hubctl("experiment", "delete", "e1", env=env).returncode == 0
     assert call(hub, "GET", "/v1/experiments/e1")[0] == 404
     assert hubctl("experiment", "start", "e1", env=env).returncode == 1
+
+
+def test_screen_get_as_a_user_is_exactly_what_that_client_receives_and_diff_between_versions(hub_factory):
+    """Issue 10: `screen get home --user u17` ignored the user. Now it renders that client's
+    variants and app version: the hash matches what a real client of u17 is sent. `screen diff
+    --from 1 --to 2` gives the ops between two kept versions (applied with jsonpatch)."""
+    import jsonpatch
+    hub = hub_factory("--dev")
+    env = {"HUBCTL_URL": "http://127.0.0.1:%d" % hub.admin_port, "HUBCTL_TOKEN": hub.token}
+    v1 = {"type": "screen", "children": [{"key": "a", "type": "text", "text": "one"}]}
+    v2 = {"type": "screen", "title": "new", "children": [{"key": "a", "type": "text", "text": "two"},
+                                                         {"key": "b", "type": "text", "text": "b", "min_app_version": "6.0.0"}]}
+    assert call(hub, "PUT", "/v1/screens/home", v1)[0] == 200
+    assert call(hub, "PUT", "/v1/screens/home", v2)[0] == 200
+    experiment = {"key": "look", "status": "running", "variants": [{"key": "A"}, {"key": "B"}],
+                  "screens": {"home": {"A": {"title": "variant A"}, "B": {"title": "variant B"}}}}
+    assert call(hub, "PUT", "/v1/experiments/look", experiment)[0] == 200
+    for user in ("u1", "u2", "u3", "u4"):
+        got = hubctl("--json", "screen", "get", "home", "--user", user, "--platform", "ios", "--app-version", "5.0.0", env=env)
+        assert got.returncode == 0, got.stderr
+        answer = json.loads(got.stdout)
+        variant = call(hub, "GET", "/v1/experiments/look/assignment?unit=" + user)[1]["variant"]
+        assert answer["tree"]["title"] == "variant " + variant and len(answer["tree"]["children"]) == 1
+        ws = connect(hub.url + "/v1/connect")
+        ws.send(json.dumps({"type": "hello", "protocol": 1, "device": user, "app": {"platform": "ios", "version": "5.0.0"}}))
+        assert json.loads(ws.recv(timeout=5))["type"] == "welcome"
+        ws.send(json.dumps({"type": "subscribe", "screen": "home"}))
+        snapshot = json.loads(ws.recv(timeout=5))
+        ws.close()
+        # An anonymous device's unit is its device id, so it gets the variant `user` would.
+        assert snapshot["hash"] == answer["hash"], (user, snapshot, answer)
+    diff = hubctl("--json", "screen", "diff", "home", "--from", "1", "--to", "2", env=env)
+    assert diff.returncode == 0, diff.stderr
+    ops = json.loads(diff.stdout)["ops"]
+    base = call(hub, "GET", "/v1/screens/home?app_version=99.0.0")[1]["tree"]
+    assert jsonpatch.apply_patch(v1, ops) == base
+    missing = hubctl("screen", "diff", "home", "--from", "7", env=env)
+    assert missing.returncode == 1 and "keeps versions" in missing.stderr

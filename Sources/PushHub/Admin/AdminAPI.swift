@@ -115,7 +115,9 @@ struct AdminAPI {
         switch (method, path) {
         case ("GET", "/v1/clients"): ["user"]
         case ("PUT", _) where path.hasPrefix("/v1/screens/"): ["dry_run"]
-        case ("GET", _) where path.hasPrefix("/v1/screens/") && !path.hasSuffix("/history"): ["app_version"]
+        case ("GET", _) where path.hasPrefix("/v1/screens/") && path.hasSuffix("/diff"): ["from", "to"]
+        case ("GET", _) where path.hasPrefix("/v1/screens/") && !path.hasSuffix("/history"):
+            ["user", "device", "platform", "app_version"]
         case ("GET", _) where path.hasPrefix("/v1/experiments/") && path.hasSuffix("/assignment"):
             ["unit", "platform", "app_version"]
         default: []

@@ -12,7 +12,7 @@ struct ScreenRoutes {
     func handle(_ head: RequestHead, name fullName: String, body: [UInt8]) throws(AdminError) {
         var name = fullName
         var action = ""
-        for suffix in ["/history", "/rollback"] where name.hasSuffix(suffix) {
+        for suffix in ["/history", "/rollback", "/diff"] where name.hasSuffix(suffix) {
             action = String(suffix.dropFirst())
             name = String(name.dropLast(suffix.count))
         }
@@ -27,13 +27,16 @@ struct ScreenRoutes {
             }
             isDryRun(head) ? dryRun(name, tree) : publish(name, tree)
         case ("GET", ""):
-            let target = try renderTarget(head)
-            plane.afterCommit { get(name, target) }
+            let client = try clientAttributes(head)
+            plane.afterCommit { get(name, as: client) }
         case ("DELETE", ""): try delete(name)
         case ("GET", "history"): plane.afterCommit { history(name) }
+        case ("GET", "diff"):
+            let (from, to) = try versionPair(head)
+            plane.afterCommit { diff(name, from: from, to: to) }
         case ("POST", "rollback"): try rollback(name, try parse(body))
         case (_, ""): throw AdminError.methodNotAllowed(head, accepts: ["GET", "PUT", "DELETE"])
-        case (_, "history"): throw AdminError.methodNotAllowed(head, accepts: ["GET"])
+        case (_, "history"), (_, "diff"): throw AdminError.methodNotAllowed(head, accepts: ["GET"])
         default: throw AdminError.methodNotAllowed(head, accepts: ["POST"])
         }
     }
@@ -115,21 +118,41 @@ struct ScreenRoutes {
         }
     }
 
-    private func renderTarget(_ head: RequestHead) throws(AdminError) -> RenderTarget {
-        var target = RenderTarget.latest
-        if let text = head.query.first(where: { $0.name == "app_version" })?.value {
+    /// The client `?user=&device=&platform=&app_version=` describe (nil: none, the base tree at
+    /// the latest app version). Without a user or device there is no unit, so no variants: the
+    /// base tree as that app version sees it. Its cohorts are those its user is listed in or its
+    /// attributes match; token-claim cohorts are not known here.
+    private func clientAttributes(_ head: RequestHead) throws(AdminError) -> ClientAttributes? {
+        let query = head.query
+        func value(_ name: String) -> String? { query.first { $0.name == name }?.value }
+        var appVersion: SemanticVersion?
+        if let text = value("app_version") {
             guard let version = SemanticVersion(text) else {
                 throw AdminError(
                     400, "bad_app_version", "app_version \"\(text)\" is not a semantic version such as 5.2.0")
             }
-            target.appVersion = version
+            appVersion = version
         }
-        return target
+        let user = value("user"), device = value("device"), platform = value("platform")
+        guard user != nil || device != nil || platform != nil || appVersion != nil else { return nil }
+        return ClientAttributes(
+            session: "admin", user: user, device: device ?? user ?? "", platform: platform,
+            appVersion: appVersion, claimCohorts: [], claims: [:], connectedAt: 0)
     }
 
-    private func get(_ name: String, _ target: RenderTarget) {
-        guard let current = plane.state.view.current(name) else {
+    /// The tree `client` receives (DESIGN §7–8): its variants of the running experiments, then
+    /// its app version's capability filter — what a session of that client is sent.
+    private func get(_ name: String, as client: ClientAttributes?) {
+        let view = plane.state.view
+        guard let current = view.current(name) else {
             return reply.error(.notFound("no screen named \(name)"))
+        }
+        var target = RenderTarget(appVersion: client?.appVersion)
+        if let client, !(client.user ?? client.device).isEmpty, let experiments = view.experiments.touching[name] {
+            let unit = client.user ?? client.device
+            target.variantPatches = view.variants(on: name, experiments: experiments) { experiment, _ in
+                view.assignment(experiment, unit: unit, client: client).variant
+            }.patches
         }
         let rendered = plane.renditions.rendered(current, for: target)
         var body = Array(#"{"name":"#.utf8)
@@ -139,6 +162,43 @@ struct ScreenRoutes {
                 UInt8(ascii: "}")
             ]
         reply(Response(status: 200, headers: Response.json(200, "").headers, body: body))
+    }
+
+    /// `?from=V1[&to=V2]` (`to` defaults to the current version).
+    private func versionPair(_ head: RequestHead) throws(AdminError) -> (Int, Int?) {
+        func number(_ field: String) throws(AdminError) -> Int? {
+            guard let text = head.query.first(where: { $0.name == field })?.value else { return nil }
+            guard let value = Int(text), value > 0 else {
+                throw AdminError(400, "bad_version", "\(field) must be a version number, not \"\(text)\"")
+            }
+            return value
+        }
+        guard let from = try number("from") else {
+            throw AdminError(400, "bad_version", "give ?from=VERSION (and optionally &to=VERSION)")
+        }
+        return (from, try number("to"))
+    }
+
+    /// The RFC 6902 ops from kept version `from` to kept version `to`, as a client at the latest
+    /// app version without variants would receive them.
+    private func diff(_ name: String, from: Int, to: Int?) {
+        guard let versions = plane.state.view.screens[name], let current = versions.last else {
+            return reply.error(.notFound("no screen named \(name)"))
+        }
+        let kept = versions.map(\.version).map(String.init).joined(separator: ", ")
+        guard let old = versions.first(where: { $0.version == from }),
+            let new = versions.first(where: { $0.version == (to ?? current.version) })
+        else {
+            return reply.error(.notFound("\(name) keeps versions \(kept); ask for two of those"))
+        }
+        let before = plane.renditions.rendered(old, for: .latest), after = plane.renditions.rendered(new, for: .latest)
+        reply.json(
+            200,
+            .object([
+                "name": .string(name), "from": .number(Double(old.version)), "to": .number(Double(new.version)),
+                "from_hash": .string(before.hash), "to_hash": .string(after.hash),
+                "ops": JSONPatchDiff.diff(before.tree, after.tree).json,
+            ]))
     }
 
     private func history(_ name: String) {

@@ -373,26 +373,17 @@ struct Session {
     ) -> (RenderTarget, VariantView) {
         guard let experiments else { return (ready.target, VariantView()) }
         let client = ready.attributes
-        var variants = VariantView()
         let unit = client.user ?? client.device
-        for experiment in experiments {
-            let label = "\(experiment.key)@\(view.experiments.changedAt[experiment.key] ?? 0)"
-            let variant: String?
-            if let cached = ready.memory.assignments[label] {
-                variant = cached
-            } else {
-                let outcome = view.assignment(experiment, unit: unit, client: client)
-                variant = outcome.variant
-                if experiment.sticky, let variant, outcome.reason != "sticky", experiment.overrides[unit] == nil {
-                    out.append(.stickyAssigned(experiment: experiment.key, unit: unit, variant: variant))
-                }
-                ready.memory.assignments[label] = .some(variant)
+        let variants = view.variants(on: screen, experiments: experiments) { experiment, label in
+            if let cached = ready.memory.assignments[label] { return cached }
+            let outcome = view.assignment(experiment, unit: unit, client: client)
+            if experiment.sticky, let variant = outcome.variant, outcome.reason != "sticky",
+                experiment.overrides[unit] == nil
+            {
+                out.append(.stickyAssigned(experiment: experiment.key, unit: unit, variant: variant))
             }
-            guard let variant else { continue }
-            variants.exposures.append((experiment.key, variant))
-            if let patch = experiment.screens[screen]?[variant] {
-                variants.patches.append(VariantPatch(label: "\(label)=\(variant)", patch: patch))
-            }
+            ready.memory.assignments[label] = .some(outcome.variant)
+            return outcome.variant
         }
         var target = ready.target
         target.variantPatches = variants.patches

@@ -6,19 +6,24 @@ enum Screen: Command {
     static let name = "screen"
     static let abstract = "Publish, read, list, delete, diff (dry run), list history of, and roll back screens."
     static let usage = """
-        hubctl screen publish NAME FILE | get NAME [--app-version V] | list | delete NAME
-                      | diff NAME FILE | history NAME | rollback NAME [--to VERSION]
+        hubctl screen publish NAME FILE|- | get NAME [--user U | --device D] [--platform P] [--app-version V]
+                      | list | delete NAME | diff NAME FILE|- | diff NAME --from V1 [--to V2] | history NAME
+                      | rollback NAME [--to VERSION]
         """
     static let options: [(String, String)] = [
+        ("--user U", "get: the tree user U receives (its experiment variants)"),
+        ("--device D", "get: the tree an anonymous device D receives"),
+        ("--platform P", "get: the client's platform (experiment audiences)"),
         ("--app-version V", "get: the tree as a client of app version V sees it"),
-        ("--to VERSION", "rollback: the version to republish (default: the previous one)"),
+        ("--from V1", "diff: from kept version V1 (instead of a FILE)"),
+        ("--to VERSION", "diff: to kept version (default current); rollback: the version to republish"),
     ]
     static let subcommands: [(String, String)] = [
         ("publish", "Publish FILE (a JSON tree) as the next version of NAME."),
         ("get", "Print the current tree of NAME as a client sees it."),
         ("list", "List the screens with their versions and subscribers."),
         ("delete", "Delete NAME; subscribers get `gone`."),
-        ("diff", "Dry run: the patch FILE would produce and how many subscribers would get it."),
+        ("diff", "Dry run: the patch FILE would produce and who would get it; or --from V1 [--to V2]."),
         ("history", "List the kept versions of NAME."),
         ("rollback", "Republish an earlier version of NAME as a new version."),
     ]
@@ -40,6 +45,17 @@ enum Screen: Command {
                     ]
                 }
                 output.columns(rows)
+            }
+        case "diff" where arguments.options["--from"] != nil:
+            guard rest.count == 1 else { return usageError("'screen diff NAME --from V1' takes no FILE.") }
+            var path = "/v1/screens/\(encode(rest[0]))/diff?from=\(encode(arguments.options["--from"]![0]))"
+            if let to = arguments.options["--to"]?.last { path += "&to=\(encode(to))" }
+            return request(client, output, "GET", path) { answer in
+                output.table([
+                    ("screen", rest[0]),
+                    ("change", "v\(answer["from"]?.intValue ?? 0) -> v\(answer["to"]?.intValue ?? 0)"),
+                ])
+                output.print(JSONWriter.string(answer["ops"] ?? .array([])))
             }
         case "publish", "diff":
             guard rest.count == 2 else { return usageError("'screen \(action)' takes NAME FILE.") }
@@ -72,8 +88,9 @@ enum Screen: Command {
             }
         case "get":
             guard rest.count == 1 else { return usageError("'screen get' takes NAME.") }
-            var path = "/v1/screens/\(encode(rest[0]))"
-            if let version = arguments.options["--app-version"]?.last { path += "?app_version=\(encode(version))" }
+            let query = [("user", "--user"), ("device", "--device"), ("platform", "--platform"), ("app_version", "--app-version")]
+                .compactMap { field, option in arguments.options[option]?.last.map { "\(field)=\(encode($0))" } }
+            let path = "/v1/screens/\(encode(rest[0]))" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
             return request(client, output, "GET", path) { answer in
                 output.table([
                     ("screen", rest[0]), ("version", "\(answer["version"]?.intValue ?? 0)"),
