@@ -4,9 +4,16 @@ import Foundation
 struct Output {
     let json: Bool
 
-    func print(_ text: String) { Swift.print(text) }
+    /// One line on stdout, flushed at once (a pipe or a file gets it while hubctl still runs).
+    func print(_ text: String) {
+        Swift.print(text)
+        fflush(nil)  // every output stream: naming `stdout` is shared mutable state to Swift 6
+    }
 
     func error(_ text: String) { FileHandle.standardError.write(Data("Error: \(text)\n".utf8)) }
+
+    /// A progress remark on stderr (reconnecting, resubscribing): never mixed into results.
+    func note(_ text: String) { FileHandle.standardError.write(Data("\(text)\n".utf8)) }
 
     /// Rows of cells in aligned columns.
     func columns(_ rows: [[String]]) {

@@ -305,3 +305,72 @@ def test_screen_get_as_a_user_is_exactly_what_that_client_receives_and_diff_betw
     assert jsonpatch.apply_patch(v1, ops) == base
     missing = hubctl("screen", "diff", "home", "--from", "7", env=env)
     assert missing.returncode == 1 and "keeps versions" in missing.stderr
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_watch_is_a_real_client_piped_to_a_file(hub_factory, tmp_path):
+    """Issue 10: `hubctl watch` exited after 60 s (it never answered pings), lost its output when
+    piped, and `--token` was taken as the admin token. With pings every 1 s and a 3 s idle
+    timeout, watch stays connected for 8 s, writes each patch line to a file as it happens,
+    appears under its user, prints and acks a sync, and resumes after the hub restarts."""
+    from conftest import Hub
+    port, admin = free_port(), free_port()
+    flags = ("--listen", "127.0.0.1:%d" % port, "--admin", "127.0.0.1:%d" % admin, "--ping-interval", "1s",
+             "--idle-timeout", "3s")
+    hub = hub_factory(*flags)
+    env = {"HUBCTL_URL": "http://127.0.0.1:%d" % admin, "HUBCTL_TOKEN": hub.token,
+           "HUBCTL_JWT_SECRET_FILE": os.path.join(hub.data, "data", "jwt.secret")}
+    def tree(n):  # rows enough that a one-field change goes out as a patch, not a snapshot
+        return {"type": "screen", "n": n, "children": [{"key": "k%d" % i, "text": "row %d" % i} for i in range(20)]}
+
+    assert call(hub, "PUT", "/v1/screens/home", tree(0))[0] == 200
+    token = hubctl("token", "--user", "u42", env=env).stdout.strip()
+    out = open(tmp_path / "watch.out", "w")
+    watch = subprocess.Popen([os.path.join(BIN, "hubctl"), "watch", "home", "--token", token, "--device", "w1"],
+                             stdout=out, stderr=subprocess.PIPE, env={**os.environ, **env}, text=True)
+    try:
+        def lines():
+            return open(tmp_path / "watch.out").read().splitlines()
+
+        deadline = time.time() + 5
+        while not any(l.startswith("snapshot home v1") for l in lines()) and time.time() < deadline:
+            time.sleep(0.05)
+        assert any(l.startswith("snapshot home v1") for l in lines()), lines()
+        for n in range(1, 5):
+            time.sleep(2)
+            assert call(hub, "PUT", "/v1/screens/home", tree(n))[0] == 200
+            deadline = time.time() + 3
+            while not any(l.startswith("patch home v%d -> v%d" % (n, n + 1)) for l in lines()) and time.time() < deadline:
+                time.sleep(0.05)
+            assert any(l.startswith("patch home v%d -> v%d" % (n, n + 1)) and "hash ok" in l for l in lines()), lines()
+        assert watch.poll() is None, "watch exited"
+        clients = call(hub, "GET", "/v1/clients?user=u42")[1]
+        assert clients["count"] == 1 and clients["clients"][0]["device"] == "w1"
+        sync = call(hub, "POST", "/v1/syncs", {"target": {"user": "u42"}, "reason": "hotfix"})[1]
+        deadline = time.time() + 3
+        while call(hub, "GET", "/v1/syncs/" + sync["id"])[1]["receipts"]["acked"] < 1 and time.time() < deadline:
+            time.sleep(0.05)
+        assert call(hub, "GET", "/v1/syncs/" + sync["id"])[1]["receipts"]["acked"] == 1
+        assert any(l.startswith("sync " + sync["id"]) for l in lines())
+        hub.process.kill()
+        hub.process.wait()
+        again = Hub(*flags, data=hub.data)
+        try:
+            assert call(again, "PUT", "/v1/screens/home", tree(99))[0] == 200
+            deadline = time.time() + 10
+            while not any("-> v6" in l for l in lines()) and time.time() < deadline:
+                time.sleep(0.1)
+            assert any(l.startswith("patch home v5 -> v6") for l in lines()), lines()  # resumed with have
+            assert watch.poll() is None
+        finally:
+            again.process.kill()
+            again.process.wait()
+    finally:
+        watch.kill()
+        watch.wait()
+        out.close()

@@ -1,28 +1,35 @@
 import Foundation
+import Glibc
 import PushHub
 import WSProtocol
 
-/// `hubctl watch SCREEN [--app-version V]`: connects as a client, prints the snapshot, then
-/// applies each patch as it arrives and checks the hash (DESIGN §8).
+/// `hubctl watch SCREEN`: a real client of the hub (DESIGN §8). It signs in (`--token`, or
+/// `--user` minted from the JWT secret, or anonymously as `--device`), subscribes, prints the
+/// snapshot and then each patch as it arrives (hash-checked), prints and acks syncs, answers the
+/// hub's pings, and after a drop reconnects with backoff and resumes with `have` and `last_sync`.
+/// Every line is flushed as it is printed (a pipe or a file gets it at once).
 enum Watch: Command {
     static let name = "watch"
-    static let abstract = "Connect as a client and print a screen's snapshot, then each patch live (hash-checked)."
-    static let usage =
-        "hubctl watch SCREEN [--token T | --user U] [--app-version V] [--ws-url ws://HOST:PORT] [--count N]"
+    static let abstract = "Be a client: print a screen's snapshot and each patch live (hash-checked), and syncs."
+    static let usage = """
+        hubctl watch SCREEN [--token T | --user U] [--device D] [--platform P] [--app-version V]
+                     [--ws-url ws://HOST:PORT] [--count N]
+        """
     static let options: [(String, String)] = [
         ("--token T", "sign in with this client token"),
-        ("--user U", "sign in as U with a token minted from ./data/jwt.secret (see 'hubctl token')"),
+        ("--user U", "sign in as U with a token minted from the JWT secret (see 'hubctl token')"),
+        ("--device D", "the device id to present (default hubctl-watch)"),
+        ("--platform P", "the platform to present (default hubctl)"),
         ("--app-version V", "the app version to present (capability filter)"),
         ("--ws-url URL", "client listener (env HUBCTL_WS_URL; default: the admin host, the hub's client port)"),
         ("--count N", "exit 0 after N updates (snapshot included)"),
     ]
 
+    /// Longest wait between reconnection attempts.
+    static let maxBackoff: Duration = .seconds(30)
+
     static func run(_ arguments: Arguments, client: AdminClient, output: Output) -> Int32 {
-        guard arguments.words.count == 2 else {
-            FileHandle.standardError.write(Data("Error: 'watch' takes SCREEN.\nUsage: \(usage)\n".utf8))
-            return ExitCode.usage
-        }
-        let screen = arguments.words[1]
+        guard arguments.words.count == 2 else { return usageError("'watch' takes SCREEN.") }
         let limit = arguments.options["--count"]?.last.flatMap(Int.init)
         let server: SocketAddress
         switch clientAddress(arguments, client: client) {
@@ -31,110 +38,51 @@ enum Watch: Command {
             output.error(error.description)
             return ExitCode.unreachable
         }
-        let socket: WebSocketClient
-        do {
-            socket = try WebSocketClient(
-                address: server, path: "/v1/connect", subprotocols: ["pushhub.v1"], limits: .echo,
-                timeout: .seconds(3600))
-            var hello: [String: JSONValue] = [
-                "type": .string("hello"), "protocol": .number(1), "device": .string("hubctl-watch"),
-            ]
-            if let token = arguments.options["--token"]?.last {
-                hello["token"] = .string(token)
-            } else if let user = arguments.options["--user"]?.last {
-                let path = ProcessInfo.processInfo.environment["HUBCTL_JWT_SECRET_FILE"] ?? "data/jwt.secret"
-                guard
-                    let secret = try? String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(
-                        in: .whitespacesAndNewlines)
-                else {
-                    output.error("cannot read the secret from \(path) to sign in as \(user); pass --token")
-                    return ExitCode.usage
-                }
-                let now = Int(Date().timeIntervalSince1970)
-                hello["token"] = .string(
-                    JWTVerifier.sign(
-                        ["sub": .string(user), "exp": .number(Double(now + 3600))], secret: Array(secret.utf8)))
-            }
-            if let version = arguments.options["--app-version"]?.last {
-                hello["app"] = .object(["platform": .string("hubctl"), "version": .string(version)])
-            }
-            try socket.sendText(JSONWriter.string(.object(JSONObject(hello))))
-            try socket.sendText(JSONWriter.string(.object(["type": .string("subscribe"), "screen": .string(screen)])))
-        } catch {
-            output.error("cannot connect to ws://\(server)/v1/connect: \(error)")
-            return ExitCode.unreachable
+        var hello: JSONObject = [
+            "type": .string("hello"), "protocol": .number(1),
+            "device": .string(arguments.options["--device"]?.last ?? "hubctl-watch"),
+            "app": .object([
+                "platform": .string(arguments.options["--platform"]?.last ?? "hubctl"),
+                "version": .string(arguments.options["--app-version"]?.last ?? "999.0.0"),
+            ]),
+        ]
+        switch signIn(arguments) {
+        case .success(let token): if let token { hello["token"] = .string(token) }
+        case .failure(let error): return usageError(error.message)
         }
-        var tree: JSONValue?
-        var updates = 0
-        while limit.map({ updates < $0 }) ?? true {
-            let message: WebSocketClient.Message?
-            do { message = try socket.receive() } catch {
-                output.error("connection failed: \(error)")
-                return ExitCode.unreachable
-            }
-            guard let message else {
-                output.error("the hub closed the connection")
-                return ExitCode.unreachable
-            }
-            guard case .text(let text) = message, let json = try? JSONReader.parse(text) else {
-                if case .close(let close) = message {
-                    output.error("the hub closed the connection (\(close.code?.rawValue ?? 1005) \(close.reason))")
-                    return ExitCode.refused
-                }
-                continue
-            }
-            if output.json { output.print(text) }
-            switch json["type"]?.stringValue {
-            case "welcome": continue
-            case "snapshot":
-                tree = json["tree"]
-                updates += 1
-                if !output.json {
-                    output.print(
-                        "snapshot \(screen) v\(json["version"]?.intValue ?? 0) hash \(json["hash"]?.stringValue ?? "")")
-                    output.print(JSONWriter.string(tree ?? .null))
-                }
-            case "patch":
-                updates += 1
-                guard let current = tree, let opsJSON = json["ops"], let ops = try? JSONPatch(json: opsJSON),
-                    let patched = try? ops.apply(to: current)
-                else {
-                    output.error("a patch did not apply; resubscribing for a snapshot")
-                    tree = nil
-                    try? socket.sendText(
-                        JSONWriter.string(.object(["type": .string("unsubscribe"), "screen": .string(screen)])))
-                    try? socket.sendText(
-                        JSONWriter.string(.object(["type": .string("subscribe"), "screen": .string(screen)])))
-                    continue
-                }
-                let hash = ScreenHash.of(patched)
-                let verdict = hash == json["hash"]?.stringValue ? "hash ok" : "HASH MISMATCH"
-                tree = patched
-                if !output.json {
-                    output.print(
-                        "patch \(screen) v\(json["from"]?.intValue ?? 0) -> v\(json["version"]?.intValue ?? 0): \(ops.operations.count) ops, \(verdict)"
-                    )
-                    output.print(JSONWriter.string(opsJSON))
-                }
-                if verdict != "hash ok" {
-                    tree = nil
-                    try? socket.sendText(
-                        JSONWriter.string(.object(["type": .string("unsubscribe"), "screen": .string(screen)])))
-                    try? socket.sendText(
-                        JSONWriter.string(.object(["type": .string("subscribe"), "screen": .string(screen)])))
-                }
-            case "gone":
-                output.print("gone \(screen)")
-                return ExitCode.success
-            case "error":
-                output.error("\(json["code"]?.stringValue ?? "error"): \(json["message"]?.stringValue ?? "")")
-                return ExitCode.refused
-            default:
-                continue
+        var watcher = Watcher(screen: arguments.words[1], hello: hello, output: output, limit: limit)
+        var backoff: Duration = .milliseconds(500)
+        while true {
+            switch watcher.session(server) {
+            case .finished(let code): return code
+            case .dropped(let reason, let wasLive):
+                if wasLive { backoff = .milliseconds(500) }
+                output.note("disconnected (\(reason)); reconnecting in \(backoff)")
+                sleep(for: backoff)
+                backoff = min(backoff * 2, maxBackoff)
             }
         }
-        try? socket.sendClose()
-        return ExitCode.success
+    }
+
+    /// The client token: `--token`, or one minted for `--user`; nil signs in anonymously.
+    private static func signIn(_ arguments: Arguments) -> Result<String?, UsageError> {
+        if let token = arguments.options["--token"]?.last { return .success(token) }
+        guard let user = arguments.options["--user"]?.last else { return .success(nil) }
+        let path = ProcessInfo.processInfo.environment["HUBCTL_JWT_SECRET_FILE"] ?? "data/jwt.secret"
+        guard case .success(let bytes) = InputFile.read(path) else {
+            return .failure(UsageError("cannot read the secret from \(path) to sign in as \(user); pass --token"))
+        }
+        let secret = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let now = Int(Date().timeIntervalSince1970)
+        return .success(
+            JWTVerifier.sign(["sub": .string(user), "exp": .number(Double(now + 24 * 3600))], secret: Array(secret.utf8)))
+    }
+
+    private static func sleep(for duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }
 
     /// The client listener: --ws-url, HUBCTL_WS_URL, or the admin host with the port the hub reports.
@@ -162,5 +110,149 @@ enum Watch: Command {
         } catch {
             return .failure(error)
         }
+    }
+}
+
+/// One watched screen across connections: the tree held (to resume with `have`), the highest
+/// sync seq seen (to resume with `last_sync`), the syncs already printed (deduped by id).
+private struct Watcher {
+    enum Outcome {
+        case finished(Int32)
+        /// The connection ended; `wasLive` when it had got as far as a welcome.
+        case dropped(String, wasLive: Bool)
+    }
+
+    let screen: String
+    let hello: JSONObject
+    let output: Output
+    let limit: Int?
+    var tree: JSONValue?
+    var version: Int?
+    var hash: String?
+    var lastSync: Int?
+    var seenSyncs = Set<String>()
+    var updates = 0
+
+    init(screen: String, hello: JSONObject, output: Output, limit: Int?) {
+        self.screen = screen
+        self.hello = hello
+        self.output = output
+        self.limit = limit
+    }
+
+    /// Connects, resumes, and handles messages until the connection ends or the watch is done.
+    mutating func session(_ server: SocketAddress) -> Outcome {
+        let socket: WebSocketClient
+        do {
+            socket = try WebSocketClient(
+                address: server, path: "/v1/connect", subprotocols: ["pushhub.v1"], limits: .echo,
+                timeout: .seconds(24 * 3600))
+            var greeting = hello
+            if let lastSync { greeting["last_sync"] = .number(Double(lastSync)) }
+            try socket.sendText(JSONWriter.string(.object(greeting)))
+            try subscribe(socket)
+        } catch {
+            return .dropped("cannot connect to ws://\(server)/v1/connect: \(error)", wasLive: false)
+        }
+        var live = false
+        while limit.map({ updates < $0 }) ?? true {
+            let message: WebSocketClient.Message?
+            do { message = try socket.receive() } catch { return .dropped("\(error)", wasLive: live) }
+            switch message {
+            case nil:
+                return .dropped("the hub closed the connection", wasLive: live)
+            case .ping(let payload)?:
+                try? socket.send(.pong, payload)
+            case .close(let close)?:
+                try? socket.sendClose(close.code ?? .normal)
+                if close.code == .policyViolation { return .finished(refused("closed: \(close.reason)")) }
+                return .dropped("closed \(close.code?.rawValue ?? 1005) \(close.reason)", wasLive: live)
+            case .text(let text)?:
+                guard let json = try? JSONReader.parse(text) else { continue }
+                if output.json { output.print(text) }
+                if json["type"]?.stringValue == "welcome" { live = true }
+                if let code = handle(json, socket) { return .finished(code) }
+            default:
+                continue
+            }
+        }
+        try? socket.sendClose()
+        return .finished(ExitCode.success)
+    }
+
+    private func subscribe(_ socket: WebSocketClient) throws {
+        var message: JSONObject = ["type": .string("subscribe"), "screen": .string(screen)]
+        if let version, let hash, tree != nil {
+            message["have"] = .object(["version": .number(Double(version)), "hash": .string(hash)])
+        }
+        try socket.sendText(JSONWriter.string(.object(message)))
+    }
+
+    /// One server message; an exit code when the watch is over.
+    private mutating func handle(_ json: JSONValue, _ socket: WebSocketClient) -> Int32? {
+        switch json["type"]?.stringValue {
+        case "snapshot":
+            tree = json["tree"]
+            hold(json)
+            updates += 1
+            text("snapshot \(screen) v\(version ?? 0) hash \(hash ?? "")", JSONWriter.string(tree ?? .null))
+        case "unchanged":
+            text("unchanged \(screen) v\(version ?? 0) (resumed)")
+        case "patch":
+            updates += 1
+            guard let current = tree, let opsJSON = json["ops"], let ops = try? JSONPatch(json: opsJSON),
+                let patched = try? ops.apply(to: current), ScreenHash.of(patched) == json["hash"]?.stringValue
+            else {
+                output.note("a patch did not apply or its hash differs; resubscribing for a snapshot")
+                tree = nil
+                try? socket.sendText(
+                    JSONWriter.string(.object(["type": .string("unsubscribe"), "screen": .string(screen)])))
+                try? subscribe(socket)
+                return nil
+            }
+            tree = patched
+            hold(json)
+            text(
+                "patch \(screen) v\(json["from"]?.intValue ?? 0) -> v\(version ?? 0): \(ops.operations.count) ops, hash ok",
+                JSONWriter.string(opsJSON))
+            try? socket.sendText(
+                JSONWriter.string(
+                    .object([
+                        "type": .string("rendered"), "screen": .string(screen),
+                        "version": .number(Double(version ?? 0)),
+                    ])))
+        case "sync":
+            guard let id = json["id"]?.stringValue else { return nil }
+            if let seq = json["seq"]?.intValue { lastSync = max(lastSync ?? 0, seq) }
+            try? socket.sendText(JSONWriter.string(.object(["type": .string("ack"), "sync": .string(id)])))
+            guard seenSyncs.insert(id).inserted else { return nil }
+            text("sync \(id) reason \(json["reason"]?.stringValue ?? "") scope \(json["scope"]?.stringValue ?? "")"
+                + (json["mandatory"] == .bool(true) ? " mandatory" : "") + " (acked)")
+        case "gone":
+            text("gone \(screen)")
+            return ExitCode.success
+        case "error":
+            let code = json["code"]?.stringValue ?? "error"
+            return refused("\(code): \(json["message"]?.stringValue ?? "")")
+        default:
+            break
+        }
+        return nil
+    }
+
+    private mutating func hold(_ json: JSONValue) {
+        version = json["version"]?.intValue
+        hash = json["hash"]?.stringValue
+    }
+
+    /// Lines for people (in `--json` mode the messages themselves are printed instead).
+    private func text(_ lines: String...) {
+        guard !output.json else { return }
+        for line in lines { output.print(line) }
+    }
+
+    private func refused(_ message: String) -> Int32 {
+        output.error(message)
+        return ExitCode.refused
     }
 }
