@@ -289,7 +289,7 @@ def test_a_client_that_pings_without_reading_is_paused_not_buffered(hub_factory)
     """DESIGN §9: what the hub answers by itself (pongs) counts against the watermarks. A client
     that sends pings for 3 s and never reads gets its reading paused above the high watermark,
     so the hub holds about a megabyte for it, not the 64 MiB hard limit (+61 MB RSS before)."""
-    hub = hub_factory("--max-message-rate", "0")  # the watermarks alone (the rate limit would close it)
+    hub = hub_factory("--message-rate", "0")  # the watermarks alone (the rate limit would close it)
     before = rss_kib(hub.process.pid)
     s = open_raw_websocket(hub, "/v1/connect")
     s.setblocking(False)
@@ -334,7 +334,7 @@ def test_memory_goes_back_to_the_system_after_abusive_clients_leave(hub_factory)
     """Issue 9: RSS stayed 100–300 MB above its start after ping-flooding clients left (glibc
     keeps freed memory in its arenas). 30 clients flood pings without reading beside 1,000
     signed-in clients; all leave; within a few seconds the hub is back near where it started."""
-    hub = hub_factory("--dev", "--max-message-rate", "0")
+    hub = hub_factory("--dev", "--message-rate", "0")
     hello = json.dumps({"type": "hello", "protocol": 1, "device": "d", "app": {"platform": "ios", "version": "1.0.0"}}).encode()
 
     def signed_in():
@@ -382,7 +382,7 @@ def test_a_client_over_the_message_rate_is_warned_then_closed_while_others_are_s
     """Issue 9: 20,000 messages were answered in 0.29 s. Past the bucket (here 20 at once, 10/s)
     the client gets one `rate_limited` error, and the next message over closes it with 1008;
     a client beside it that stays under the rate is served throughout."""
-    hub = hub_factory("--dev", "--max-message-rate", "10/20")
+    hub = hub_factory("--dev", "--message-rate", "10/s", "--message-burst", "20")
     polite = connect(hub.url + "/v1/connect")
     polite.send(json.dumps({"type": "hello", "protocol": 1, "device": "polite", "app": {"platform": "ios", "version": "1.0.0"}}))
     assert json.loads(polite.recv(timeout=5))["type"] == "welcome"

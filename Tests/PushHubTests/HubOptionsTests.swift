@@ -26,22 +26,23 @@ import Testing
         for arguments in [
             ["--listen"], ["--listen", "nowhere"], ["--loops", "0"], ["--bogus"], ["--echo-path", "echo"],
             ["--idle-timeout", "5"], ["--config", "hub.json"], ["--jwt-require-exp=maybe"],
-            ["--max-message-rate", "fast"], ["--max-message-rate", "10/0"], ["--max-message-rate", "-1"],
+            ["--message-rate", "fast"], ["--message-rate", "10/m"], ["--message-rate", "-1"], ["--message-burst", "0"],
         ] {
             #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse(arguments, environment: [:]) }
         }
     }
 
-    @Test("the message rate: N per second with bursts of 10 N, N/BURST, 0 for off")
+    @Test("the message rate: N per second with bursts of 10 N unless --message-burst says, 0 for off")
     func messageRate() throws {
         #expect(try HubOptions.parse([], environment: [:]).config.clientMessageRate == .default)
         #expect(
-            try HubOptions.parse(["--max-message-rate", "50"], environment: [:]).config.clientMessageRate
+            try HubOptions.parse(["--message-rate", "50/s"], environment: [:]).config.clientMessageRate
                 == MessageRateLimit(perSecond: 50, burst: 500))
         #expect(
-            try HubOptions.parse([], environment: ["PUSHHUB_MAX_MESSAGE_RATE": "5/20"]).config.clientMessageRate
+            try HubOptions.parse([], environment: ["PUSHHUB_MESSAGE_RATE": "5", "PUSHHUB_MESSAGE_BURST": "20"])
+                .config.clientMessageRate
                 == MessageRateLimit(perSecond: 5, burst: 20))
-        #expect(try !HubOptions.parse(["--max-message-rate=0"], environment: [:]).config.clientMessageRate.isOn)
+        #expect(try !HubOptions.parse(["--message-rate=0"], environment: [:]).config.clientMessageRate.isOn)
     }
 
     @Test("tokens must expire outside --dev unless the operator says otherwise")

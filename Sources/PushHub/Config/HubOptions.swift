@@ -13,7 +13,7 @@ public enum HubOptions {
         USAGE: pushhub [--config FILE] [--listen HOST:PORT] [--admin HOST:PORT] [--data DIR] [--loops N]
                        [--echo-path PATH] [--dev] [--allow-anonymous] [--keep-versions N]
                        [--jwt-issuer ISS] [--jwt-audience AUD] [--jwt-require-exp[=on|off]]
-                       [--max-message-rate N[/BURST]]
+                       [--message-rate N/s] [--message-burst N]
                        [--log-level debug|info|warning|error]
                        [--handshake-timeout D] [--hello-timeout D] [--ping-interval D] [--idle-timeout D]
                        [--drain-timeout D]
@@ -26,8 +26,9 @@ public enum HubOptions {
           --echo-path PATH     add an echo endpoint at PATH (env PUSHHUB_ECHO_PATH; off by default)
           --dev                development mode: anonymous clients allowed (env PUSHHUB_DEV=1)
           --allow-anonymous    accept clients without a token (env PUSHHUB_ALLOW_ANONYMOUS=1; on with --dev)
-          --max-message-rate N[/BURST]  messages and pings per second a client may send, with
-                               bursts of BURST (env PUSHHUB_MAX_MESSAGE_RATE; default 100/1000; 0 = off)
+          --message-rate N/s   messages and pings a client may send per second (env PUSHHUB_MESSAGE_RATE;
+                               default 100/s; 0 = off)
+          --message-burst N    ... and at once (env PUSHHUB_MESSAGE_BURST; default 10 × the rate)
           --keep-versions N    versions of each screen kept for resumption (env PUSHHUB_KEEP_VERSIONS; default 16)
           --jwt-issuer ISS     require this iss in client tokens (env PUSHHUB_JWT_ISSUER)
           --jwt-audience AUD   require this aud in client tokens (env PUSHHUB_JWT_AUDIENCE)
@@ -136,15 +137,22 @@ public enum HubOptions {
             }
             config.keepVersions = count
         }
-        if let text = values["--max-message-rate"] {
-            let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-            guard parts.count <= 2, let rate = Int(parts[0]), (0...1_000_000).contains(rate),
-                let burst = parts.count == 2 ? Int(parts[1]) : max(rate * 10, 1), (1...10_000_000).contains(burst)
-            else {
-                throw UsageError(
-                    description: "--max-message-rate wants messages per second 0...1000000, optionally /BURST (100/1000), not '\(text)'")
+        if values["--message-rate"] != nil || values["--message-burst"] != nil {
+            var limit = config.clientMessageRate
+            if let text = values["--message-rate"] {
+                let number = text.hasSuffix("/s") ? String(text.dropLast(2)) : text
+                guard let rate = Int(number), (0...1_000_000).contains(rate) else {
+                    throw UsageError(description: "--message-rate wants messages per second such as 100/s (0 = off), not '\(text)'")
+                }
+                limit = MessageRateLimit(perSecond: rate, burst: max(rate * 10, 1))
             }
-            config.clientMessageRate = MessageRateLimit(perSecond: rate, burst: burst)
+            if let text = values["--message-burst"] {
+                guard let burst = Int(text), (1...10_000_000).contains(burst) else {
+                    throw UsageError(description: "--message-burst wants a number of messages 1...10000000, not '\(text)'")
+                }
+                limit.burst = burst
+            }
+            config.clientMessageRate = limit
         }
         for (flag, keyPath) in durations {
             guard let text = values[flag] else { continue }
@@ -193,7 +201,8 @@ public enum HubOptions {
     static let variables: [String: String] = [
         "--allow-anonymous": "PUSHHUB_ALLOW_ANONYMOUS", "--keep-versions": "PUSHHUB_KEEP_VERSIONS",
         "--jwt-issuer": "PUSHHUB_JWT_ISSUER", "--jwt-audience": "PUSHHUB_JWT_AUDIENCE",
-        "--jwt-require-exp": "PUSHHUB_JWT_REQUIRE_EXP", "--max-message-rate": "PUSHHUB_MAX_MESSAGE_RATE",
+        "--jwt-require-exp": "PUSHHUB_JWT_REQUIRE_EXP", "--message-rate": "PUSHHUB_MESSAGE_RATE",
+        "--message-burst": "PUSHHUB_MESSAGE_BURST",
         "--handshake-timeout": "PUSHHUB_HANDSHAKE_TIMEOUT", "--hello-timeout": "PUSHHUB_HELLO_TIMEOUT",
         "--ping-interval": "PUSHHUB_PING_INTERVAL", "--idle-timeout": "PUSHHUB_IDLE_TIMEOUT",
         "--drain-timeout": "PUSHHUB_DRAIN_TIMEOUT",
