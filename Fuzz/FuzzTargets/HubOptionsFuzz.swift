@@ -23,7 +23,7 @@ enum HubOptionsFuzz {
                 arguments.append(text)
             }
         }
-        guard let (config, level, help, _) = try? HubOptions.parse(arguments, environment: environment) else { return }
+        guard let (config, level, help, _, _) = try? HubOptions.parse(arguments, environment: environment) else { return }
         let durations = [
             config.handshakeTimeout, config.helloTimeout, config.pingInterval, config.idleTimeout, config.closeTimeout,
             config.drainTimeout, config.syncTTL,

@@ -5,7 +5,7 @@ import PushHub
 
 // pushhub: read flags and env, start the hub, wait for signals. Nothing else lives here.
 
-let parsed: (config: HubConfig, logLevel: Log.Level, help: Bool, version: Bool)
+let parsed: (config: HubConfig, logLevel: Log.Level, help: Bool, version: Bool, checkOnly: Bool)
 do {
     parsed = try HubOptions.parse(
         Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
@@ -15,6 +15,10 @@ do {
 }
 if parsed.version {
     print("pushhub \(BuildInfo.description)")
+    exit(0)
+}
+if parsed.checkOnly {
+    print("the configuration is valid")
     exit(0)
 }
 if parsed.help {

@@ -152,3 +152,17 @@ def test_scoped_admin_tokens_and_the_audit_log(hub_factory):
     finally:
         again.process.kill()
         again.process.wait()
+
+
+def test_a_config_file_starts_a_hub_and_check_config_validates(hub_factory, tmp_path):
+    config = tmp_path / "hub.json"
+    config.write_text(json.dumps({"keep_versions": 2, "message_rate": "5/s", "dev": True}))
+    checked = subprocess.run([os.path.join(BIN, "pushhub"), "--check-config", str(config)], capture_output=True, text=True, timeout=10)
+    assert checked.returncode == 0 and "valid" in checked.stdout, checked
+    hub = hub_factory("--config", str(config))
+    for n in range(4):
+        assert call(hub, "PUT", "/v1/screens/s", {"n": n})[0] == 200
+    assert len(call(hub, "GET", "/v1/screens/s/history")[1]["versions"]) == 2  # keep_versions from the file
+    config.write_text(json.dumps({"keep_verions": 2}))
+    refused = subprocess.run([os.path.join(BIN, "pushhub"), "--check-config", str(config)], capture_output=True, text=True, timeout=10)
+    assert refused.returncode == 2 and "keep_verions" in refused.stderr and "keep_versions" in refused.stderr

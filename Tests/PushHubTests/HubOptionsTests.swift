@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import PushHub
@@ -25,7 +26,7 @@ import Testing
     func errors() {
         for arguments in [
             ["--listen"], ["--listen", "nowhere"], ["--loops", "0"], ["--bogus"], ["--echo-path", "echo"],
-            ["--idle-timeout", "5"], ["--config", "hub.json"], ["--jwt-require-exp=maybe"],
+            ["--idle-timeout", "5"], ["--config", "/nonexistent/hub.json"], ["--config", "/dev/zero"], ["--jwt-require-exp=maybe"],
             ["--message-rate", "fast"], ["--message-rate", "10/m"], ["--message-rate", "-1"], ["--message-burst", "0"],
         ] {
             #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse(arguments, environment: [:]) }
@@ -52,5 +53,44 @@ import Testing
         #expect(try HubOptions.parse(["--dev", "--jwt-require-exp"], environment: [:]).config.requiresTokenExpiry)
         #expect(try !HubOptions.parse(["--jwt-require-exp=off"], environment: [:]).config.requiresTokenExpiry)
         #expect(try !HubOptions.parse([], environment: ["PUSHHUB_JWT_REQUIRE_EXP": "0"]).config.requiresTokenExpiry)
+    }
+
+    @Test("a config file sets every flag; the environment overrides it, and a flag overrides both")
+    func configFile() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hub-\(UInt32.random(in: 0...UInt32.max)).json").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = #"""
+            {"listen": "127.0.0.1:9100", "admin": "127.0.0.1:9101", "data": "/tmp/x", "loops": 3,
+             "echo_path": "/echo", "dev": true, "keep_versions": 7, "jwt_issuer": "iss", "jwt_audience": "aud",
+             "jwt_require_exp": true, "message_rate": "20/s", "message_burst": 40, "log_level": "warning",
+             "handshake_timeout": "3s", "hello_timeout": "4s", "ping_interval": "5s", "idle_timeout": "6s",
+             "drain_timeout": "7s", "allow_anonymous": false}
+            """#
+        try file.write(toFile: path, atomically: true, encoding: .utf8)
+        let fromFile = try HubOptions.parse(["--config", path], environment: [:])
+        let config = fromFile.config
+        #expect(config.listen == SocketAddress(host: "127.0.0.1", port: 9100) && config.loops == 3)
+        #expect(config.admin.port == 9101 && config.dataDirectory == "/tmp/x" && config.echoPath == "/echo")
+        #expect(config.dev && !config.allowAnonymous && config.keepVersions == 7 && config.requiresTokenExpiry)
+        #expect(config.jwtIssuer == "iss" && config.jwtAudience == "aud" && fromFile.logLevel == .warning)
+        #expect(config.clientMessageRate == MessageRateLimit(perSecond: 20, burst: 40))
+        #expect(config.handshakeTimeout == .seconds(3) && config.drainTimeout == .seconds(7))
+        #expect(config.helloTimeout == .seconds(4) && config.pingInterval == .seconds(5) && config.idleTimeout == .seconds(6))
+        let overridden = try HubOptions.parse(
+            ["--config", path, "--keep-versions", "9"], environment: ["PUSHHUB_KEEP_VERSIONS": "8", "PUSHHUB_LOOPS": "2"])
+        #expect(overridden.config.keepVersions == 9 && overridden.config.loops == 2)
+        #expect(try HubOptions.parse([], environment: ["PUSHHUB_CONFIG": path]).config.loops == 3)
+        #expect(try HubOptions.parse(["--check-config", path], environment: [:]).checkOnly)
+
+        try #"{"keep_verisons": 4}"#.write(toFile: path, atomically: true, encoding: .utf8)
+        #expect {
+            try HubOptions.parse(["--config", path], environment: [:])
+        } throws: { error in
+            "\(error)".contains("keep_verisons") && "\(error)".contains("keep_versions")
+        }
+        try #"{"loops": 0}"#.write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse(["--check-config", path], environment: [:]) }
+        try #"{"loops": [1]}"#.write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse(["--config", path], environment: [:]) }
     }
 }

@@ -10,7 +10,7 @@ public enum HubOptions {
     }
 
     public static let usage = """
-        USAGE: pushhub [--config FILE] [--listen HOST:PORT] [--admin HOST:PORT] [--data DIR] [--loops N]
+        USAGE: pushhub [--config FILE | --check-config FILE] [--listen HOST:PORT] [--admin HOST:PORT] [--data DIR] [--loops N]
                        [--echo-path PATH] [--dev] [--allow-anonymous] [--keep-versions N]
                        [--jwt-issuer ISS] [--jwt-audience AUD] [--jwt-require-exp[=on|off]]
                        [--message-rate N/s] [--message-burst N]
@@ -19,6 +19,9 @@ public enum HubOptions {
                        [--drain-timeout D]
 
         OPTIONS:
+          --config FILE        settings as JSON, keys named after the flags (keep_versions, log_level, …);
+                               flags win over env (PUSHHUB_*), which wins over the file (env PUSHHUB_CONFIG)
+          --check-config FILE  validate FILE (with the env and other flags) and exit: 0 valid, 2 not
           --listen HOST:PORT   client WebSocket listener (env PUSHHUB_LISTEN; default 0.0.0.0:8080)
           --admin HOST:PORT    admin HTTP listener (env PUSHHUB_ADMIN; default 127.0.0.1:8081)
           --data DIR           data directory (env PUSHHUB_DATA; default ./data)
@@ -46,14 +49,16 @@ public enum HubOptions {
         Port 0 binds a free port; the "listening" log line says which.
         """
 
-    /// Builds the config from `arguments` (without the program name) and `environment`.
+    /// Builds the config from `arguments` (without the program name), `environment` and the
+    /// config file either names (flags > env > file).
     public static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError)
-        -> (config: HubConfig, logLevel: Log.Level, help: Bool, version: Bool)
+        -> (config: HubConfig, logLevel: Log.Level, help: Bool, version: Bool, checkOnly: Bool)
     {
         var values: [String: String] = [:]
         for (flag, variable) in variables {
             if let value = environment[variable] { values[flag] = value }
         }
+        if let path = environment["PUSHHUB_CONFIG"] { values["--config"] = path }
         var help = false
         var version = false
         var index = 0
@@ -73,7 +78,8 @@ public enum HubOptions {
                 continue
             }
             let (flag, inline) = splitInline(argument)
-            guard variables.keys.contains(flag) || flag == "--config" || flag == "--tls-cert" || flag == "--tls-key"
+            guard variables.keys.contains(flag) || flag == "--config" || flag == "--check-config" || flag == "--tls-cert"
+                || flag == "--tls-key"
             else {
                 let known = Array(variables.keys) + ["--help", "--version"]
                 let hint = NearestName.suggest(flag, among: known).map { " (did you mean '\($0)'?)" } ?? ""
@@ -87,9 +93,13 @@ public enum HubOptions {
                 index += 1
             }
         }
-        for flag in ["--config", "--tls-cert", "--tls-key"] where values[flag] != nil {
-            throw UsageError(
-                description: "\(flag) is not supported yet (config files and TLS come with production hardening)")
+        for flag in ["--tls-cert", "--tls-key"] where values[flag] != nil {
+            throw UsageError(description: "\(flag) is not supported yet (TLS comes with production hardening)")
+        }
+        if values["--check-config"] != nil, values["--config"] == nil { values["--config"] = values["--check-config"] }
+        if let path = values["--config"] {
+            // The file is the lowest layer: what env or flags set wins.
+            values.merge(try ConfigFile.values(of: path, knownFlags: Array(variables.keys))) { set, _ in set }
         }
         var config = HubConfig()
         if let text = values["--listen"] {
@@ -168,7 +178,7 @@ public enum HubOptions {
             }
             level = parsed
         }
-        return (config, level, help, version)
+        return (config, level, help, version, values["--check-config"] != nil)
     }
 
     static var durations: [(String, WritableKeyPath<HubConfig, Duration>)] {
