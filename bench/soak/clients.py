@@ -426,10 +426,14 @@ async def slow_consumer(drv, identity, stall_seconds, resume, screens=("blob", "
         if not resume:
             drv.count("slow_consumers_vanished")
             return
-        # Read everything: the backlog, then the catch-up, until 3 s without a message.
+        # Read everything: the backlog, then the catch-up, until it holds every version published
+        # before it resumed (or 3 s without a message; 20 s at most), then leave.
         versions_before = {s: drv.screen_version(s) for s in screens}
         messages = 0
-        while True:
+        read_until = now() + 20
+        while now() < read_until and not drv.stop_clients.is_set():
+            if all(s not in held or held[s][0] >= versions_before[s] for s in screens) and messages:
+                break
             try:
                 m = await ws.recv_json(3)
             except asyncio.TimeoutError:

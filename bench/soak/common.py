@@ -59,6 +59,12 @@ def make_jwt(secret, claims, header=None, sign=True, alg="HS256"):
 # The hub process
 
 
+def die_with_parent():
+    """preexec_fn: the child gets SIGKILL when the driver dies (no orphaned hub after a kill -9)."""
+    import ctypes
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 class HubDown(Exception):
     """The hub did not answer (connection refused/reset, timeout): the mutation is uncertain."""
 
@@ -99,7 +105,7 @@ class HubProcess:
             self.process = subprocess.Popen(
                 [self.binary, "--listen", "127.0.0.1:%d" % self.port, "--admin", "127.0.0.1:%d" % self.admin_port,
                  "--data", self.data_dir, *self.flags],
-                stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL)
+                stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
             log.close()
             deadline = now() + timeout
             while now() < deadline:

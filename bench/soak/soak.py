@@ -20,6 +20,7 @@ import os
 import random
 import resource
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -30,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import badinputs  # noqa: E402
 from clients import Client, slow_consumer  # noqa: E402
-from common import Admin, HubDown, HubProcess, jcs_hash, now, parse_metrics, proc_cpu_seconds, proc_fds, \
+from common import Admin, HubDown, HubProcess, die_with_parent, jcs_hash, now, parse_metrics, proc_cpu_seconds, proc_fds, \
     proc_rss_kb, proc_threads  # noqa: E402
 from model import (CHURN_COHORTS, CLAIM_COHORT, RULE_COHORT, STATIC_LIST, Identity, ScreenGen,  # noqa: E402
                    capability_filter, expected_tree, random_identity, targets)
@@ -160,6 +161,7 @@ class Driver:
             self.generators[name] = ScreenGen(name, "small", random.Random(self.rng.random()))
         self.syncs = {}                     # seq -> SyncRecord (acknowledged or adopted)
         self.max_seq = 0
+        self.seq_floor = 0                  # every seq up to it was looked at by a verification
         self.cohorts = {}                   # name -> (set(users), rule) or None (deleted)
         self.cohort_ops = collections.defaultdict(list)
         self.experiments = {}               # key -> definition or None
@@ -454,7 +456,10 @@ class Driver:
             result = await self.mutate(admin, mutation)
             if result is not None:
                 status, answer = result
-                if status != 200:
+                if (status == 404 and isinstance(answer, dict) and answer.get("error", {}).get("code") ==
+                        "unknown_cohort" and body["target"].get("cohort") in CHURN_COHORTS):
+                    self.count("syncs_to_deleted_cohort")  # the cohort changer deleted it meanwhile
+                elif status != 200:
                     self.error("sync_refused", "%s %s for %s" % (status, str(answer)[:200], body))
                 elif mutation.state == "acked":
                     self.acked_sync(mutation, answer)
@@ -698,7 +703,8 @@ class Driver:
         second goes into the CSV (probe_ms)."""
         process = await asyncio.create_subprocess_exec(
             sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe.py"),
-            str(self.hub.port), "--connections", str(count), stdout=asyncio.subprocess.PIPE)
+            str(self.hub.port), "--connections", str(count), stdout=asyncio.subprocess.PIPE,
+            preexec_fn=die_with_parent)
         try:
             while not self.stop_clients.is_set():
                 try:
@@ -942,25 +948,34 @@ class Driver:
         self.counters["verified_experiment_ops"] += ops.count(False)
 
     async def verify_syncs(self, admins, uncertain):
-        # Uncertain syncs first: a committed one has the next numbers.
-        seq = self.max_seq
+        # Uncertain syncs first: a committed one holds a number no acknowledged sync has, above
+        # the last round's highest (gaps below the highest acknowledged one, then the next ones).
         pending = list(uncertain)
-        while pending:
-            status, answer = await admins[0].request("GET", "/v1/syncs/s-%d" % (seq + 1))
+        gaps = [seq for seq in range(self.seq_floor + 1, self.max_seq + 1) if seq not in self.syncs]
+        seq = self.max_seq
+        while pending and (gaps or seq is not None):
+            probe = gaps.pop(0) if gaps else seq + 1
+            status, answer = await admins[0].request("GET", "/v1/syncs/s-%d" % probe)
             self.verify_checks += 1
             if status != 200:
-                break
+                if probe > self.max_seq:
+                    break
+                continue
             match = next((m for m in pending if same_sync(answer, m.body)), None)
             if match is None:
-                self.lose("sync s-%d exists but matches no request: %s" % (seq + 1, str(answer)[:300]))
-                break
+                # Not one of ours in flight (a bad input the hub should have refused?): say so.
+                self.error("verifier_unknown_sync", "s-%d matches no request in flight: %s" % (probe, str(answer)[:300]))
+                if probe > self.max_seq:
+                    self.max_seq = seq = probe
+                continue
             pending.remove(match)
             self.resolve(match, True)
-            seq += 1
-            self.max_seq = seq
-            self.syncs[seq] = SyncRecord(seq, "s-%d" % seq, match.body, match.t_send, now())
+            self.syncs[probe] = SyncRecord(probe, "s-%d" % probe, match.body, match.t_send, now())
+            if probe > self.max_seq:
+                self.max_seq = seq = probe
         for mutation in pending:
             self.resolve(mutation, False)
+        self.seq_floor = self.max_seq
         # Every acknowledged, unexpired sync.
         t = now()
         records = [r for r in self.syncs.values() if r.t_send + r.ttl > t + 3]
@@ -1370,14 +1385,33 @@ def summarize(drv, results):
         verified_versions = sum(len(m.verified) for m in drv.screens.values())
         rs = sorted(drv.restart_seconds)
         lines.append("chaos: restarts %d (kill -9 every %.0f-%.0f s; restart to listening median %s s, max %s s); "
-                     "acknowledged mutations %d (+%d in flight at a kill and found applied, %d found absent); "
+                     "acknowledged mutations %d (of which %d answered just before a kill, read after it; "
+                     "+%d in flight at a kill and found applied, %d found absent); "
                      "verification rounds %d, %d checks; screen versions verified in history %d/%d, syncs verified "
                      "%d/%d, cohort ops %d/%d, experiment ops %d/%d; LOST %d" % (
                          drv.restarts, args.kill_min, args.kill_max, fmt(median(rs), digits=2),
-                         fmt(rs[-1] if rs else None, digits=2), acked, drv.adopted, drv.absent, drv.verify_rounds,
+                         fmt(rs[-1] if rs else None, digits=2), acked, len(drv.late_acks), drv.adopted, drv.absent,
+                         drv.verify_rounds,
                          drv.verify_checks, verified_versions, versions, c["verified_syncs"], len(drv.syncs),
                          c["verified_cohort_ops"], c["acked_cohort_ops"], c["verified_experiment_ops"],
                          c["acked_experiment_ops"], len(drv.lost)))
+
+    # What the hub itself logged at warning or error level (msg: count), over every process.
+    logged = collections.Counter()
+    for path in drv.hub.log_paths:
+        try:
+            for line in open(path, errors="replace"):
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    logged["(not JSON) " + line.strip()[:80]] += 1
+                    continue
+                if entry.get("level") in ("warning", "error"):
+                    logged["%s: %s" % (entry["level"], entry.get("msg"))] += 1
+        except OSError:
+            pass
+    lines.append("hub logs: %d processes; warnings/errors: %s" % (
+        len(drv.hub.log_paths), ", ".join("%s x%d" % kv for kv in logged.most_common(8)) or "none"))
 
     # Verdicts.
     reasons = []
@@ -1457,6 +1491,13 @@ def main():
             if drv.hub.alive():
                 drv.hub.kill9()
 
+    def stop(signum, frame):
+        if drv.hub.alive():
+            drv.hub.kill9()
+        os._exit(2)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     try:
         results = asyncio.run(go())
     except KeyboardInterrupt:
