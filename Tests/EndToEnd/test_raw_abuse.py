@@ -12,6 +12,8 @@ import urllib.request
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.sync.client import connect
 
+from admin import call
+
 GOOD_KEY = base64.b64encode(b"0123456789abcdef").decode()
 
 
@@ -408,3 +410,46 @@ def hub_metrics(hub):
                                      headers={"Authorization": "Bearer " + hub.token})
     with urllib.request.urlopen(request, timeout=5) as response:
         return response.status, response.read().decode()
+
+
+def test_connection_limit_origins_and_subscriptions(hub_factory):
+    """Issue 11 limits: the 1,001st connection over a limit of 1,000 gets 503 (with Retry-After)
+    and the others stay; a page from a foreign origin gets 403 while allowed origins and native
+    clients (no Origin) connect; past --max-subscriptions a subscribe is refused with an error;
+    each counted in /metrics."""
+    hub = hub_factory("--dev", "--max-connections", "1000", "--max-subscriptions", "2",
+                      "--allowed-origins", "https://app.example.com,http://localhost:3000")
+    held = [open_raw_websocket(hub, "/v1/connect") for _ in range(1000)]
+    s = raw(hub)
+    s.sendall(upgrade_request("/v1/connect"))
+    response = read_all(s)
+    assert status_of(response) == 503 and b"Retry-After: 5" in response and b"1000" in response, response[:300]
+    held.pop().close()
+    hub.wait_for_connections(999)
+    for origin, status in (("https://evil.example.net", 403), ("HTTPS://APP.example.com", 101), (None, 101),
+                           ("http://localhost:3000", 101)):
+        s = raw(hub)
+        s.sendall(upgrade_request("/v1/connect", extra="Origin: %s\r\n" % origin if origin else ""))
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += s.recv(1)
+        assert status_of(head) == status, (origin, head)
+        s.close()
+    for s in held:
+        s.close()
+    hub.wait_for_connections(0)
+    for n in range(3):
+        call(hub, "PUT", "/v1/screens/s%d" % n, {"n": n})
+    ws = connect(hub.url + "/v1/connect")
+    ws.send(json.dumps({"type": "hello", "protocol": 1, "device": "d", "app": {"platform": "ios", "version": "1.0.0"}}))
+    assert json.loads(ws.recv(timeout=5))["type"] == "welcome"
+    for n in range(3):
+        ws.send(json.dumps({"type": "subscribe", "screen": "s%d" % n}))
+        answer = json.loads(ws.recv(timeout=5))
+        assert answer["type"] == ("snapshot" if n < 2 else "error"), answer
+    assert answer["code"] == "too_many_subscriptions"
+    ws.close()
+    _, metrics = hub_metrics(hub)
+    for name in ("pushhub_capacity_refusals_total 1", "pushhub_origin_refusals_total 1",
+                 "pushhub_subscription_refusals_total 1"):
+        assert name in metrics, name

@@ -28,6 +28,7 @@ import Testing
             ["--listen"], ["--listen", "nowhere"], ["--loops", "0"], ["--bogus"], ["--echo-path", "echo"],
             ["--idle-timeout", "5"], ["--config", "/nonexistent/hub.json"], ["--config", "/dev/zero"], ["--jwt-require-exp=maybe"],
             ["--message-rate", "fast"], ["--message-rate", "10/m"], ["--message-rate", "-1"], ["--message-burst", "0"],
+            ["--max-connections", "0"], ["--max-subscriptions", "x"], ["--allowed-origins", "app.example.com"],
         ] {
             #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse(arguments, environment: [:]) }
         }

@@ -365,6 +365,22 @@ import WSProtocol
         #expect(session.ready?.subscriptions.isEmpty == true)
     }
 
+    @Test("past the per-connection limit a new subscribe is refused; resubscribing to a held screen is not")
+    func subscriptionLimit() throws {
+        var driver = Driver()
+        driver.settings.maxSubscriptions = 2
+        for name in ["a", "b", "c"] { _ = driver.publish(name, Tree.screen()) }
+        var session = try driver.signIn()
+        #expect(driver.receive(&session, .subscribe(screen: "a", have: nil)).map(\.name) == ["snapshot", "subscribed"])
+        #expect(driver.receive(&session, .subscribe(screen: "b", have: nil)).map(\.name) == ["snapshot", "subscribed"])
+        let refused = driver.receive(&session, .subscribe(screen: "c", have: nil))
+        #expect(refused.map(\.name) == ["error:too_many_subscriptions", "subscriptionRefused"])
+        #expect(driver.receive(&session, .subscribe(screen: "a", have: nil)).map(\.name) == ["snapshot"])
+        _ = driver.receive(&session, .unsubscribe(screen: "b"))
+        #expect(driver.receive(&session, .subscribe(screen: "c", have: nil)).map(\.name) == ["snapshot", "subscribed"])
+        #expect(session.ready?.subscriptions.count == 2)
+    }
+
     @Test("subscribe sends a snapshot of the client's rendition, then .subscribed")
     func subscribeSnapshot() throws {
         var driver = Driver()
@@ -1215,6 +1231,7 @@ extension SessionTests {
         case exposure(Exposure.Event, experiment: String, variant: String, unit: String, screen: String, version: Int)
         case stickyAssigned(experiment: String, unit: String, variant: String)
         case coalesced
+        case subscriptionRefused
 
         init(_ action: Session.Action) {
             switch action {
@@ -1233,6 +1250,7 @@ extension SessionTests {
             case .stickyAssigned(let experiment, let unit, let variant):
                 self = .stickyAssigned(experiment: experiment, unit: unit, variant: variant)
             case .coalesced: self = .coalesced
+            case .subscriptionRefused: self = .subscriptionRefused
             }
         }
 
@@ -1252,6 +1270,7 @@ extension SessionTests {
             case .exposure: return "exposure"
             case .stickyAssigned: return "stickyAssigned"
             case .coalesced: return "coalesced"
+            case .subscriptionRefused: return "subscriptionRefused"
             }
         }
 

@@ -36,6 +36,8 @@ enum ConfigFile {
             }
             switch value {
             case .string(let text): values[flag] = text
+            case .array(let items) where items.allSatisfy({ $0.stringValue != nil }):
+                values[flag] = items.compactMap(\.stringValue).joined(separator: ",")  // allowed_origins
             case .bool(let on): values[flag] = on ? "on" : "off"
             case .number(let number) where number == number.rounded() && abs(number) < 1e15:
                 values[flag] = String(Int(number))

@@ -15,7 +15,16 @@ public struct HubConfig: Sendable {
     /// Development mode: anonymous clients allowed.
     public var dev = false
     public var allowAnonymous = false
+    /// WebSocket connections the hub holds at once; an upgrade beyond is answered 503.
     public var maxConnections = 100_000
+    /// Connections one client IP address may hold (0: no limit); beyond, 429.
+    public var maxConnectionsPerAddress = 0
+    /// Subscriptions one connection may hold (DESIGN §9).
+    public var maxSubscriptions = HubConfig.defaultMaxSubscriptions
+    public static let defaultMaxSubscriptions = 256
+    /// Browser `Origin`s allowed to open a client connection (empty: any). Requests without an
+    /// `Origin` (native apps) are not affected.
+    public var allowedOrigins: [String] = []
     /// Messages (and pings) a `/v1/connect` client may send: a token bucket (DESIGN §9).
     var clientMessageRate = MessageRateLimit.default
     public var clientLimits = ProtocolLimits.default

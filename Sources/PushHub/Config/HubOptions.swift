@@ -13,7 +13,8 @@ public enum HubOptions {
         USAGE: pushhub [--config FILE | --check-config FILE] [--listen HOST:PORT] [--admin HOST:PORT] [--data DIR] [--loops N]
                        [--echo-path PATH] [--dev] [--allow-anonymous] [--keep-versions N]
                        [--jwt-issuer ISS] [--jwt-audience AUD] [--jwt-require-exp[=on|off]]
-                       [--message-rate N/s] [--message-burst N]
+                       [--message-rate N/s] [--message-burst N] [--max-connections N]
+                       [--max-subscriptions N] [--allowed-origins URL,URL]
                        [--log-level debug|info|warning|error]
                        [--handshake-timeout D] [--hello-timeout D] [--ping-interval D] [--idle-timeout D]
                        [--drain-timeout D]
@@ -32,6 +33,9 @@ public enum HubOptions {
           --message-rate N/s   messages and pings a client may send per second (env PUSHHUB_MESSAGE_RATE;
                                default 100/s; 0 = off)
           --message-burst N    ... and at once (env PUSHHUB_MESSAGE_BURST; default 10 × the rate)
+          --max-connections N  WebSocket connections at once; beyond, the upgrade is 503 (default 100000)
+          --max-subscriptions N  screens one connection may subscribe to (default 256)
+          --allowed-origins URL,URL  browser Origins that may connect (default: any); others get 403
           --keep-versions N    versions of each screen kept for resumption (env PUSHHUB_KEEP_VERSIONS; default 16)
           --jwt-issuer ISS     require this iss in client tokens (env PUSHHUB_JWT_ISSUER)
           --jwt-audience AUD   require this aud in client tokens (env PUSHHUB_JWT_AUDIENCE)
@@ -164,6 +168,20 @@ public enum HubOptions {
             }
             config.clientMessageRate = limit
         }
+        for (flag, keyPath, range) in counts {
+            guard let text = values[flag] else { continue }
+            guard let count = Int(text), range.contains(count) else {
+                throw UsageError(description: "\(flag) wants \(range.lowerBound)...\(range.upperBound), not '\(text)'")
+            }
+            config[keyPath: keyPath] = count
+        }
+        if let text = values["--allowed-origins"] {
+            let origins = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            for origin in origins where !(origin.hasPrefix("https://") || origin.hasPrefix("http://")) || origin.count < 9 {
+                throw UsageError(description: "--allowed-origins wants origins such as https://app.example.com, not '\(origin)'")
+            }
+            config.allowedOrigins = origins
+        }
         for (flag, keyPath) in durations {
             guard let text = values[flag] else { continue }
             guard let duration = Self.duration(text), duration > .zero else {
@@ -179,6 +197,10 @@ public enum HubOptions {
             level = parsed
         }
         return (config, level, help, version, values["--check-config"] != nil)
+    }
+
+    static var counts: [(String, WritableKeyPath<HubConfig, Int>, ClosedRange<Int>)] {
+        [("--max-connections", \.maxConnections, 1...10_000_000), ("--max-subscriptions", \.maxSubscriptions, 1...100_000)]
     }
 
     static var durations: [(String, WritableKeyPath<HubConfig, Duration>)] {
@@ -213,6 +235,8 @@ public enum HubOptions {
         "--jwt-issuer": "PUSHHUB_JWT_ISSUER", "--jwt-audience": "PUSHHUB_JWT_AUDIENCE",
         "--jwt-require-exp": "PUSHHUB_JWT_REQUIRE_EXP", "--message-rate": "PUSHHUB_MESSAGE_RATE",
         "--message-burst": "PUSHHUB_MESSAGE_BURST",
+        "--max-connections": "PUSHHUB_MAX_CONNECTIONS", "--max-subscriptions": "PUSHHUB_MAX_SUBSCRIPTIONS",
+        "--allowed-origins": "PUSHHUB_ALLOWED_ORIGINS",
         "--handshake-timeout": "PUSHHUB_HANDSHAKE_TIMEOUT", "--hello-timeout": "PUSHHUB_HELLO_TIMEOUT",
         "--ping-interval": "PUSHHUB_PING_INTERVAL", "--idle-timeout": "PUSHHUB_IDLE_TIMEOUT",
         "--drain-timeout": "PUSHHUB_DRAIN_TIMEOUT",

@@ -185,6 +185,19 @@ final class Connection: HasDeadline {
             respondAndClose(.plain(error.status, error.reason, headers: error.headers))
             return
         }
+        if endpoint == .client,
+            let refusal = UpgradeAdmission.refusal(
+                origin: head.headers["Origin"], open: loop.metrics.webSocketConnections.load(ordering: .relaxed),
+                config: loop.config)
+        {
+            loop.metrics.handshakesRejected.add(1, ordering: .relaxed)
+            switch refusal {
+            case .origin: loop.metrics.originRefusals.add(1, ordering: .relaxed)
+            case .capacity: loop.metrics.capacityRefusals.add(1, ordering: .relaxed)
+            }
+            respondAndClose(refusal.response)
+            return
+        }
         http = nil
         if endpoint == .client {
             // A token may come on the upgrade instead of in hello (DESIGN §3).

@@ -16,6 +16,8 @@ import Glibc
 final class EventLoop {
     static let wakeToken: UInt64 = 0
     static let firstConnectionToken: UInt64 = 16
+    /// Connections beyond `maxConnections` accepted to be answered (a 503, an admin request).
+    static let handshakeHeadroom = 1024
 
     /// What a loop is for.
     enum Role {
@@ -162,7 +164,10 @@ final class EventLoop {
             // Clients may not take the last descriptors: they are kept for the admin listener, so
             // operators reach /healthz and the admin API when clients have taken every other one
             // (DESIGN §9). Descriptors are numbered lowest first, so the number says how many are left.
-            if metrics.openConnections.load(ordering: .relaxed) >= config.maxConnections
+            // `maxConnections` is enforced at the upgrade (a 503 says why); here only a bound with
+            // room for the requests being answered, so a flood of sockets that never upgrade
+            // cannot take the hub past it either.
+            if metrics.openConnections.load(ordering: .relaxed) >= config.maxConnections + Self.handshakeHeadroom
                 || (kind == .client && Int(owned.fd) >= clientDescriptorCeiling)
             {
                 owned.close()

@@ -40,7 +40,8 @@ final class Shard {
         keepVersions = config.keepVersions
         settings = Session.Settings(
             allowAnonymous: config.allowAnonymous,
-            heartbeatSeconds: Int(config.pingInterval.components.seconds), tokens: tokens)
+            heartbeatSeconds: Int(config.pingInterval.components.seconds), tokens: tokens,
+            maxSubscriptions: config.maxSubscriptions)
         actions.reserveCapacity(8)
     }
 
@@ -287,6 +288,8 @@ final class Shard {
                 control.post(.event(.stickyAssigned(experiment: experiment, unit: unit, variant: variant)))
             case .coalesced:
                 metrics.coalesced.add(1, ordering: .relaxed)
+            case .subscriptionRefused:
+                metrics.subscriptionRefusals.add(1, ordering: .relaxed)
             }
         }
         actions.removeAll(keepingCapacity: true)
@@ -326,7 +329,7 @@ extension Session.Action {
         switch self {
         case .send, .coalesced: true
         case .close, .signedIn, .subscribed, .retargeted, .unsubscribed, .delivered, .acked, .exposure,
-            .stickyAssigned:
+            .stickyAssigned, .subscriptionRefused:
             false
         }
     }

@@ -20,6 +20,11 @@ public final class Metrics: Sendable {
     public let slowConsumerCloses = Atomic<Int>(0)
     /// Clients closed (1008) for sending over the message rate after a warning.
     public let rateLimitCloses = Atomic<Int>(0)
+    /// Upgrades refused for their `Origin` (403) and for the connection limit (503).
+    public let originRefusals = Atomic<Int>(0)
+    public let capacityRefusals = Atomic<Int>(0)
+    /// Subscribes refused at the per-connection limit.
+    public let subscriptionRefusals = Atomic<Int>(0)
     /// Screen updates and syncs held back for a congested connection (superseded by a catch-up).
     public let coalesced = Atomic<Int>(0)
     /// Signed-in sessions and their subscriptions (gauges).
@@ -101,6 +106,18 @@ public final class Metrics: Sendable {
             (
                 "pushhub_slow_consumer_closes_total", "counter", "Connections closed at the outbound hard limit.",
                 slowConsumerCloses.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_origin_refusals_total", "counter", "Upgrades refused (403) for their Origin.",
+                originRefusals.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_capacity_refusals_total", "counter", "Upgrades refused (503) at the connection limit.",
+                capacityRefusals.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_subscription_refusals_total", "counter", "Subscribes refused at the per-connection limit.",
+                subscriptionRefusals.load(ordering: .relaxed)
             ),
             (
                 "pushhub_rate_limit_closes_total", "counter", "Clients closed for exceeding the message rate.",

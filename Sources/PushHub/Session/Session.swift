@@ -42,6 +42,8 @@ struct Session {
         case stickyAssigned(experiment: String, unit: String, variant: String)
         /// An update was held back because the connection is congested (a catch-up follows).
         case coalesced
+        /// A subscribe was refused at the per-connection limit (counted in /metrics).
+        case subscriptionRefused
     }
 
     /// What every session of a loop shares: fixed at start.
@@ -49,6 +51,8 @@ struct Session {
         var allowAnonymous: Bool
         var heartbeatSeconds: Int
         var tokens: JWTVerifier
+        /// Screens one session may subscribe to at once (DESIGN §9 limits).
+        var maxSubscriptions = HubConfig.defaultMaxSubscriptions
     }
 
     private(set) var state: State
@@ -92,6 +96,15 @@ struct Session {
         case (.ready, .hello):
             out.append(error("already_hello", "this session already said hello", ref: "hello"))
         case (.ready(let ready), .subscribe(let screen, let have)):
+            guard ready.index(of: screen) != nil || ready.subscriptions.count < settings.maxSubscriptions else {
+                out.append(
+                    error(
+                        "too_many_subscriptions",
+                        "this connection holds \(ready.subscriptions.count) subscriptions, the most the hub allows; unsubscribe first",
+                        ref: "subscribe"))
+                out.append(.subscriptionRefused)
+                return
+            }
             subscribe(
                 ready, screen, have: have, view: view, nowMilliseconds: nowMilliseconds, cache: &cache, out: &out)
         case (.ready(let ready), .unsubscribe(let screen)):
