@@ -39,9 +39,10 @@ let signalFD = signalfd(-1, &signals, Int32(SFD_CLOEXEC))
 
 let descriptorLimit = SystemInfo.raiseDescriptorLimit()
 
+let notifier = ServiceNotifier(environment: ProcessInfo.processInfo.environment)
 let hub: Hub
 do {
-    hub = try Hub(config: parsed.config)
+    hub = try Hub(config: parsed.config, notifier: notifier)
 } catch {
     Log.error("cannot start", [("error", "\(error)")])
     exit(1)
@@ -65,15 +66,20 @@ Log.always(
         ("echo_path", parsed.config.echoPath ?? ""), ("dev", parsed.config.dev), ("max_fds", descriptorLimit),
     ])
 
+notifier.notify("READY=1\nMAINPID=\(getpid())\nSTATUS=listening on \(hub.clientAddress), admin \(hub.adminAddress)")
+
 var info = signalfd_siginfo()
 while true {
     let count = read(signalFD, &info, MemoryLayout<signalfd_siginfo>.size)
     if count < 0 && errno == EINTR { continue }
     guard count == MemoryLayout<signalfd_siginfo>.size else { break }
     if Int32(info.ssi_signo) == SIGHUP {
-        Log.info("SIGHUP: nothing to reload yet (config files and TLS come with production hardening)")
+        notifier.notify("RELOADING=1\nMONOTONIC_USEC=\(MonotonicClock.now() / 1000)")
+        Log.info("SIGHUP: nothing to reload yet (reloading the config file and TLS certificates comes with TLS)")
+        notifier.notify("READY=1")
         continue
     }
+    notifier.notify("STOPPING=1")
     Log.info(
         "shutting down",
         [("signal", Int(info.ssi_signo)), ("drain_s", Int(parsed.config.drainTimeout.components.seconds))])

@@ -166,3 +166,44 @@ def test_a_config_file_starts_a_hub_and_check_config_validates(hub_factory, tmp_
     config.write_text(json.dumps({"keep_verions": 2}))
     refused = subprocess.run([os.path.join(BIN, "pushhub"), "--check-config", str(config)], capture_output=True, text=True, timeout=10)
     assert refused.returncode == 2 and "keep_verions" in refused.stderr and "keep_versions" in refused.stderr
+
+
+def test_sd_notify_ready_watchdog_reloading_stopping(tmp_path):
+    """Issue 11 item 5: the hub speaks systemd's notify protocol over $NOTIFY_SOCKET: READY=1
+    once listening, WATCHDOG=1 every half $WATCHDOG_USEC, RELOADING=1 then READY=1 on SIGHUP,
+    STOPPING=1 on SIGTERM (the unit runs with Type=notify and WatchdogSec)."""
+    import socket as sockets
+    listener = sockets.socket(sockets.AF_UNIX, sockets.SOCK_DGRAM)
+    path = str(tmp_path / "notify.sock")
+    listener.bind(path)
+    listener.settimeout(5)
+    process = subprocess.Popen(
+        [os.path.join(BIN, "pushhub"), "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data", str(tmp_path / "data")],
+        stderr=subprocess.DEVNULL, env={**os.environ, "NOTIFY_SOCKET": path, "WATCHDOG_USEC": "200000"})
+    try:
+        def next_message():
+            return listener.recv(4096).decode()
+
+        ready = next_message()
+        assert ready.startswith("READY=1") and "MAINPID=%d" % process.pid in ready, ready
+        started = time.time()
+        pings = 0
+        while time.time() - started < 1:
+            pings += next_message() == "WATCHDOG=1"
+        assert pings >= 5, "%d watchdog pings in 1 s at a 200 ms watchdog" % pings
+        process.send_signal(signal.SIGHUP)
+        seen = [next_message() for _ in range(8)]
+        reloading = [m for m in seen if m.startswith("RELOADING=1")]
+        assert reloading and "MONOTONIC_USEC=" in reloading[0], seen
+        assert "READY=1" in seen[seen.index(reloading[0]):], seen
+        process.send_signal(signal.SIGTERM)
+        deadline = time.time() + 5
+        messages = []
+        while "STOPPING=1" not in messages and time.time() < deadline:
+            messages.append(next_message())
+        assert "STOPPING=1" in messages
+        assert process.wait(timeout=15) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        listener.close()

@@ -30,6 +30,9 @@ final class ControlPlane {
     private var targetsInUse: [String: [RenderTarget: Int]] = [:]
     private var nextGatherID: GatherID = 1
     private var reclaimer = MemoryReclaimer(now: MonotonicClock.now())
+    /// systemd's watchdog, pinged from this loop's ticks (nil: not asked for).
+    private let notifier: ServiceNotifier?
+    private var watchdogDue: UInt64?
     /// How long a scatter-gather waits for a loop before answering with what it has.
     static let gatherTimeout: UInt64 = 2_000_000_000
 
@@ -42,9 +45,12 @@ final class ControlPlane {
     }
 
     /// Restores the state from `dataDirectory` (nil: in memory, for tests).
-    init(config: HubConfig, metrics: Metrics, adminToken: String, clientAddress: SocketAddress, dataDirectory: String?)
-        throws
-    {
+    init(
+        config: HubConfig, metrics: Metrics, adminToken: String, clientAddress: SocketAddress, dataDirectory: String?,
+        notifier: ServiceNotifier? = nil
+    ) throws {
+        self.notifier = notifier
+        watchdogDue = notifier?.watchdogInterval.map { MonotonicClock.now() + $0 }
         self.config = config
         self.metrics = metrics
         self.adminToken = adminToken
@@ -88,6 +94,10 @@ final class ControlPlane {
             gathers[id] = nil
             gather.expire()
         }
+        if let due = watchdogDue, now >= due, let notifier, let interval = notifier.watchdogInterval {
+            notifier.notify("WATCHDOG=1")
+            watchdogDue = now + interval
+        }
         if let held = reclaimer.check(now: now) {
             metrics.memoryTrims.add(1, ordering: .relaxed)
             metrics.memoryTrimmedBytes.add(held, ordering: .relaxed)
@@ -96,8 +106,10 @@ final class ControlPlane {
 
     var uncommittedIsEmpty: Bool { uncommitted.isEmpty }
 
-    /// The earliest gather deadline or memory check, for the loop's wait.
-    var nextDeadline: UInt64? { min(gathers.values.map(\.deadline).min() ?? .max, reclaimer.nextCheck) }
+    /// The earliest gather deadline, memory check or watchdog ping, for the loop's wait.
+    var nextDeadline: UInt64? {
+        min(gathers.values.map(\.deadline).min() ?? .max, reclaimer.nextCheck, watchdogDue ?? .max)
+    }
 
     private func commit(now: UInt64) {
         let batch = uncommitted

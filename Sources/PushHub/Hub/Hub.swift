@@ -14,7 +14,7 @@ public final class Hub: Sendable {
 
     /// Prepares the data dir and restores the state, binds the listeners (one client socket per
     /// loop with SO_REUSEPORT, one admin socket) and starts the loops.
-    public init(config: HubConfig) throws {
+    public init(config: HubConfig, notifier: ServiceNotifier? = nil) throws {
         self.config = config
         let directory = DataDirectory(path: config.dataDirectory)
         dataLock = try directory.lock()
@@ -36,7 +36,7 @@ public final class Hub: Sendable {
         adminAddress = adminListener.address
         let plane = try ControlPlane(
             config: config, metrics: metrics, adminToken: secrets.adminToken, clientAddress: client,
-            dataDirectory: config.dataDirectory)
+            dataDirectory: config.dataDirectory, notifier: notifier)
         loops = try LoopGroup(
             controlPlane: plane, config: config, metrics: metrics,
             tokens: JWTVerifier(
