@@ -68,6 +68,28 @@ Log.always(
 
 notifier.notify("READY=1\nMAINPID=\(getpid())\nSTATUS=listening on \(hub.clientAddress), admin \(hub.adminAddress)")
 
+/// SIGHUP: the flags, the environment and the config file read again; the reloadable settings
+/// go to every loop, the others are logged as waiting for a restart. A config that no longer
+/// parses is refused whole (the hub keeps running as it was).
+func reload(_ running: HubConfig) -> HubConfig {
+    let parsed: (config: HubConfig, logLevel: Log.Level, help: Bool, version: Bool, checkOnly: Bool)
+    do {
+        parsed = try HubOptions.parse(
+            Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+    } catch {
+        Log.error("SIGHUP: the configuration is refused; nothing changed", [("error", "\(error)")])
+        return running
+    }
+    let (config, changed, needRestart) = ConfigReload.applying(parsed.config, to: running)
+    hub.reconfigure(config)
+    Log.setLevel(parsed.logLevel)
+    Log.info(
+        "SIGHUP: configuration reloaded",
+        [("changed", changed.joined(separator: ",")), ("need_restart", needRestart.joined(separator: ","))])
+    return config
+}
+
+var running = parsed.config
 var info = signalfd_siginfo()
 while true {
     let count = read(signalFD, &info, MemoryLayout<signalfd_siginfo>.size)
@@ -75,17 +97,17 @@ while true {
     guard count == MemoryLayout<signalfd_siginfo>.size else { break }
     if Int32(info.ssi_signo) == SIGHUP {
         notifier.notify("RELOADING=1\nMONOTONIC_USEC=\(MonotonicClock.now() / 1000)")
-        Log.info("SIGHUP: nothing to reload yet (reloading the config file and TLS certificates comes with TLS)")
+        running = reload(running)
         notifier.notify("READY=1")
         continue
     }
     notifier.notify("STOPPING=1")
     Log.info(
         "shutting down",
-        [("signal", Int(info.ssi_signo)), ("drain_s", Int(parsed.config.drainTimeout.components.seconds))])
+        [("signal", Int(info.ssi_signo)), ("drain_s", Int(running.drainTimeout.components.seconds))])
     break
 }
-hub.shutdown(drain: parsed.config.drainTimeout)
+hub.shutdown(drain: running.drainTimeout)
 hub.join()
 Log.always("stopped")
 exit(0)

@@ -207,3 +207,45 @@ def test_sd_notify_ready_watchdog_reloading_stopping(tmp_path):
         if process.poll() is None:
             process.kill()
         listener.close()
+
+
+def test_sighup_reloads_the_limits_from_the_config_file_without_dropping_anyone(hub_factory, tmp_path):
+    """Issue 11: SIGHUP reads the config file again: a limit changes at once on every loop, with
+    clients staying connected; a setting that needs a restart is logged as such and left alone;
+    a file that no longer parses is refused and the hub runs on."""
+    config = tmp_path / "hub.json"
+    config.write_text(json.dumps({"dev": True, "max_subscriptions": 1, "keep_versions": 4}))
+    hub = hub_factory("--config", str(config))
+    for n in range(3):
+        call(hub, "PUT", "/v1/screens/s%d" % n, {"n": n})
+    clients = []
+    for n in range(20):
+        ws = connect(hub.url + "/v1/connect")
+        ws.send(json.dumps({"type": "hello", "protocol": 1, "device": "d%d" % n, "app": {"platform": "ios", "version": "1.0.0"}}))
+        assert json.loads(ws.recv(timeout=5))["type"] == "welcome"
+        clients.append(ws)
+
+    def subscribe(ws, screen):
+        ws.send(json.dumps({"type": "subscribe", "screen": screen}))
+        return json.loads(ws.recv(timeout=5))
+
+    assert subscribe(clients[0], "s0")["type"] == "snapshot"
+    assert subscribe(clients[0], "s1")["code"] == "too_many_subscriptions"
+    config.write_text(json.dumps({"dev": True, "max_subscriptions": 3, "keep_versions": 9}))
+    hub.process.send_signal(signal.SIGHUP)
+    deadline = time.time() + 5
+    while "configuration reloaded" not in open(hub.log_path).read() and time.time() < deadline:
+        time.sleep(0.05)
+    reloaded = [json.loads(l) for l in open(hub.log_path) if "configuration reloaded" in l][-1]
+    assert "max_subscriptions" in reloaded["changed"] and reloaded["need_restart"] == "keep_versions", reloaded
+    assert subscribe(clients[0], "s1")["type"] == "snapshot"
+    assert all(subscribe(ws, "s2")["type"] == "snapshot" for ws in clients), "a client was dropped or refused"
+    config.write_text("{ not json")
+    hub.process.send_signal(signal.SIGHUP)
+    deadline = time.time() + 5
+    while "configuration is refused" not in open(hub.log_path).read() and time.time() < deadline:
+        time.sleep(0.05)
+    assert "configuration is refused" in open(hub.log_path).read()
+    assert subscribe(clients[1], "s0")["type"] == "snapshot" and hub.process.poll() is None
+    for ws in clients:
+        ws.close()

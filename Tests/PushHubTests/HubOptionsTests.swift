@@ -94,4 +94,23 @@ import Testing
         try #"{"loops": [1]}"#.write(toFile: path, atomically: true, encoding: .utf8)
         #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse(["--config", path], environment: [:]) }
     }
+
+    @Test("a reload applies the limits and timeouts and keeps what needs a restart")
+    func reload() {
+        var running = HubConfig()
+        running.keepVersions = 4
+        var new = running
+        new.maxSubscriptions = 9
+        new.allowedOrigins = ["https://a.example"]
+        new.idleTimeout = .seconds(90)
+        new.keepVersions = 8
+        new.listen = SocketAddress(host: "127.0.0.1", port: 1)
+        let (config, changed, needRestart) = ConfigReload.applying(new, to: running)
+        #expect(config.maxSubscriptions == 9 && config.allowedOrigins == ["https://a.example"])
+        #expect(config.idleTimeout == .seconds(90))
+        #expect(config.keepVersions == 4 && config.listen == running.listen)
+        #expect(Set(changed) == ["max_subscriptions", "allowed_origins", "idle_timeout"])
+        #expect(Set(needRestart) == ["keep_versions", "listen"])
+        #expect(ConfigReload.applying(running, to: running).changed.isEmpty)
+    }
 }

@@ -17,8 +17,6 @@ public struct HubConfig: Sendable {
     public var allowAnonymous = false
     /// WebSocket connections the hub holds at once; an upgrade beyond is answered 503.
     public var maxConnections = 100_000
-    /// Connections one client IP address may hold (0: no limit); beyond, 429.
-    public var maxConnectionsPerAddress = 0
     /// Subscriptions one connection may hold (DESIGN §9).
     public var maxSubscriptions = HubConfig.defaultMaxSubscriptions
     public static let defaultMaxSubscriptions = 256

@@ -28,7 +28,8 @@ final class EventLoop {
     }
 
     let index: Int
-    let config: HubConfig
+    /// Read by connections and the shard as they go, so a reload applies to the next use.
+    private(set) var config: HubConfig
     let metrics: Metrics
     /// This loop's share of the clients (client loops).
     private(set) var shard: Shard?
@@ -229,6 +230,9 @@ final class EventLoop {
             shard?.answer(query, reply: reply)
         case .event(let event):
             controlPlane?.received(event)
+        case .reconfigure(let config):
+            self.config = config
+            shard?.reconfigure(config)
         }
     }
 

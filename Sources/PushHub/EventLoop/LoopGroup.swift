@@ -89,6 +89,11 @@ public final class LoopGroup: Sendable {
         for mailbox in mailboxes + [controlMailbox] { mailbox.post(.shutdown(deadline: deadline)) }
     }
 
+    /// Gives every client loop a reloaded config (applied between two of its ticks).
+    public func reconfigure(_ config: HubConfig) {
+        for mailbox in mailboxes { mailbox.post(.reconfigure(config)) }
+    }
+
     /// Waits for every loop thread to exit.
     public func join() {
         for thread in threads { pthread_join(thread, nil) }

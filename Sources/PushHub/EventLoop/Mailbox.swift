@@ -10,6 +10,8 @@ enum LoopCommand: Sendable {
     case query(LoopQuery, reply: GatherID)
     /// To the control plane, from a client loop.
     case event(LoopEvent)
+    /// To a client loop: run with this config from now on (a SIGHUP reload; `ConfigReload`).
+    case reconfigure(HubConfig)
 }
 
 /// A loop's inbox: commands in the order they were posted. Its lock is taken once per post and

@@ -45,6 +45,9 @@ public final class Hub: Sendable {
             clientListeners: clientListeners, adminListener: adminListener)
     }
 
+    /// Applies the reloadable settings of `config` (`ConfigReload`) on every client loop.
+    public func reconfigure(_ config: HubConfig) { loops.reconfigure(config) }
+
     /// Closes every client with 1001 and stops the loops once drained (or after `drain`).
     public func shutdown(drain: Duration) { loops.shutdown(drain: drain) }
 

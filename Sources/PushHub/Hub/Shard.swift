@@ -12,7 +12,7 @@ final class Shard {
     private(set) var view: HubView
     /// The owning loop, which outlives its shard (it holds it): no reference-count check per use.
     unowned(unsafe) let loop: EventLoop
-    let settings: Session.Settings
+    private(set) var settings: Session.Settings
     private let keepVersions: Int
     /// The control plane's mailbox: answers, sticky assignments and exposures go there.
     private let control: Mailbox
@@ -73,6 +73,11 @@ final class Shard {
     }
 
     /// The connection is going away: it leaves every index.
+    /// A reloaded config: the session settings that follow it.
+    func reconfigure(_ config: HubConfig) {
+        settings.maxSubscriptions = config.maxSubscriptions
+    }
+
     func connectionClosed(_ connection: Connection) {
         guard let session = connection.session else { return }
         if let ready = session.ready {

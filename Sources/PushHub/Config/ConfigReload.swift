@@ -1,0 +1,56 @@
+/// What a SIGHUP may change without a restart (issue 11): the limits, the timeouts and the log
+/// level take effect at once on every loop; listeners, the data dir, loops, identity and
+/// retention need a restart, and a reload that changes them says so and keeps the running value.
+///
+/// Invariant: `applying` returns the running config with only the reloadable settings of `new`.
+public enum ConfigReload {
+    /// One setting: its config-file key, how to show it, whether a reload applies it.
+    private struct Setting: Sendable {
+        var key: String
+        var reloadable: Bool
+        var show: @Sendable (HubConfig) -> String
+    }
+
+    private static let settings: [Setting] = [
+        Setting(key: "max_connections", reloadable: true) { "\($0.maxConnections)" },
+        Setting(key: "max_subscriptions", reloadable: true) { "\($0.maxSubscriptions)" },
+        Setting(key: "message_rate", reloadable: true) { "\($0.clientMessageRate.perSecond)/s" },
+        Setting(key: "message_burst", reloadable: true) { "\($0.clientMessageRate.burst)" },
+        Setting(key: "allowed_origins", reloadable: true) { $0.allowedOrigins.joined(separator: ",") },
+        Setting(key: "handshake_timeout", reloadable: true) { "\($0.handshakeTimeout)" },
+        Setting(key: "hello_timeout", reloadable: true) { "\($0.helloTimeout)" },
+        Setting(key: "ping_interval", reloadable: true) { "\($0.pingInterval)" },
+        Setting(key: "idle_timeout", reloadable: true) { "\($0.idleTimeout)" },
+        Setting(key: "drain_timeout", reloadable: true) { "\($0.drainTimeout)" },
+        Setting(key: "listen", reloadable: false) { "\($0.listen)" },
+        Setting(key: "admin", reloadable: false) { "\($0.admin)" },
+        Setting(key: "data", reloadable: false) { $0.dataDirectory },
+        Setting(key: "loops", reloadable: false) { "\($0.loops)" },
+        Setting(key: "echo_path", reloadable: false) { $0.echoPath ?? "" },
+        Setting(key: "dev", reloadable: false) { "\($0.dev)" },
+        Setting(key: "allow_anonymous", reloadable: false) { "\($0.allowAnonymous)" },
+        Setting(key: "keep_versions", reloadable: false) { "\($0.keepVersions)" },
+        Setting(key: "jwt_issuer", reloadable: false) { $0.jwtIssuer ?? "" },
+        Setting(key: "jwt_audience", reloadable: false) { $0.jwtAudience ?? "" },
+        Setting(key: "jwt_require_exp", reloadable: false) { "\($0.requiresTokenExpiry)" },
+    ]
+
+    /// The config to run with after a reload to `new`, with the keys it changed and those that
+    /// changed but wait for a restart.
+    public static func applying(_ new: HubConfig, to running: HubConfig) -> (
+        config: HubConfig, changed: [String], needRestart: [String]
+    ) {
+        var config = running
+        config.maxConnections = new.maxConnections
+        config.maxSubscriptions = new.maxSubscriptions
+        config.clientMessageRate = new.clientMessageRate
+        config.allowedOrigins = new.allowedOrigins
+        config.handshakeTimeout = new.handshakeTimeout
+        config.helloTimeout = new.helloTimeout
+        config.pingInterval = new.pingInterval
+        config.idleTimeout = new.idleTimeout
+        config.drainTimeout = new.drainTimeout
+        let differing = settings.filter { $0.show(new) != $0.show(running) }
+        return (config, differing.filter(\.reloadable).map(\.key), differing.filter { !$0.reloadable }.map(\.key))
+    }
+}
