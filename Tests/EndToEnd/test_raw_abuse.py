@@ -453,3 +453,40 @@ def test_connection_limit_origins_and_subscriptions(hub_factory):
     for name in ("pushhub_capacity_refusals_total 1", "pushhub_origin_refusals_total 1",
                  "pushhub_subscription_refusals_total 1"):
         assert name in metrics, name
+
+
+def test_connections_per_address(hub_factory):
+    """--max-connections-per-ip: the 6th connection from 127.0.0.1 over a limit of 5 gets 429
+    (on either loop: the count is hub-wide), 127.0.0.2 is not affected, and a closed connection
+    frees its place."""
+    hub = hub_factory("--max-connections-per-ip", "5")
+    held = [open_raw_websocket(hub, "/v1/connect") for _ in range(5)]
+
+    def upgrade_from(source):
+        s = socket.socket()
+        s.settimeout(5)
+        s.bind((source, 0))
+        s.connect(("127.0.0.1", hub.port))
+        s.sendall(upgrade_request("/v1/connect"))
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = s.recv(1)
+            if not chunk:
+                break
+            head += chunk
+        return s, status_of(head)
+
+    for _ in range(3):
+        s, status = upgrade_from("127.0.0.1")
+        assert status == 429, status
+        s.close()
+    other, status = upgrade_from("127.0.0.2")
+    assert status == 101
+    held.pop().close()
+    hub.wait_for_connections(5)
+    again, status = upgrade_from("127.0.0.1")
+    assert status == 101
+    _, metrics = hub_metrics(hub)
+    assert "pushhub_address_refusals_total 3" in metrics
+    for s in held + [other, again]:
+        s.close()

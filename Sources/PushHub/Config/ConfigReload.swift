@@ -22,6 +22,9 @@ public enum ConfigReload {
         Setting(key: "ping_interval", reloadable: true) { "\($0.pingInterval)" },
         Setting(key: "idle_timeout", reloadable: true) { "\($0.idleTimeout)" },
         Setting(key: "drain_timeout", reloadable: true) { "\($0.drainTimeout)" },
+        // Connections are counted per address only while the limit is on: turning it on later
+        // would not count those already open.
+        Setting(key: "max_connections_per_ip", reloadable: false) { "\($0.maxConnectionsPerAddress)" },
         Setting(key: "listen", reloadable: false) { "\($0.listen)" },
         Setting(key: "admin", reloadable: false) { "\($0.admin)" },
         Setting(key: "data", reloadable: false) { $0.dataDirectory },

@@ -17,6 +17,9 @@ public struct HubConfig: Sendable {
     public var allowAnonymous = false
     /// WebSocket connections the hub holds at once; an upgrade beyond is answered 503.
     public var maxConnections = 100_000
+    /// WebSocket connections one client IPv4 address may hold (0: no limit); beyond, 429.
+    /// Behind a proxy every client has the proxy's address: leave it off there.
+    public var maxConnectionsPerAddress = 0
     /// Subscriptions one connection may hold (DESIGN §9).
     public var maxSubscriptions = HubConfig.defaultMaxSubscriptions
     public static let defaultMaxSubscriptions = 256

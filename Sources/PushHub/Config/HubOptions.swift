@@ -14,7 +14,7 @@ public enum HubOptions {
                        [--echo-path PATH] [--dev] [--allow-anonymous] [--keep-versions N]
                        [--jwt-issuer ISS] [--jwt-audience AUD] [--jwt-require-exp[=on|off]]
                        [--message-rate N/s] [--message-burst N] [--max-connections N]
-                       [--max-subscriptions N] [--allowed-origins URL,URL]
+                       [--max-connections-per-ip N] [--max-subscriptions N] [--allowed-origins URL,URL]
                        [--log-level debug|info|warning|error]
                        [--handshake-timeout D] [--hello-timeout D] [--ping-interval D] [--idle-timeout D]
                        [--drain-timeout D]
@@ -34,6 +34,8 @@ public enum HubOptions {
                                default 100/s; 0 = off)
           --message-burst N    ... and at once (env PUSHHUB_MESSAGE_BURST; default 10 × the rate)
           --max-connections N  WebSocket connections at once; beyond, the upgrade is 503 (default 100000)
+          --max-connections-per-ip N  WebSocket connections per client IPv4 address; beyond, 429
+                               (default 0: no limit; behind a proxy leave it off)
           --max-subscriptions N  screens one connection may subscribe to (default 256)
           --allowed-origins URL,URL  browser Origins that may connect (default: any); others get 403
           --keep-versions N    versions of each screen kept for resumption (env PUSHHUB_KEEP_VERSIONS; default 16)
@@ -200,7 +202,11 @@ public enum HubOptions {
     }
 
     static var counts: [(String, WritableKeyPath<HubConfig, Int>, ClosedRange<Int>)] {
-        [("--max-connections", \.maxConnections, 1...10_000_000), ("--max-subscriptions", \.maxSubscriptions, 1...100_000)]
+        [
+            ("--max-connections", \.maxConnections, 1...10_000_000),
+            ("--max-connections-per-ip", \.maxConnectionsPerAddress, 0...10_000_000),
+            ("--max-subscriptions", \.maxSubscriptions, 1...100_000),
+        ]
     }
 
     static var durations: [(String, WritableKeyPath<HubConfig, Duration>)] {
@@ -235,7 +241,7 @@ public enum HubOptions {
         "--jwt-issuer": "PUSHHUB_JWT_ISSUER", "--jwt-audience": "PUSHHUB_JWT_AUDIENCE",
         "--jwt-require-exp": "PUSHHUB_JWT_REQUIRE_EXP", "--message-rate": "PUSHHUB_MESSAGE_RATE",
         "--message-burst": "PUSHHUB_MESSAGE_BURST",
-        "--max-connections": "PUSHHUB_MAX_CONNECTIONS", "--max-subscriptions": "PUSHHUB_MAX_SUBSCRIPTIONS",
+        "--max-connections": "PUSHHUB_MAX_CONNECTIONS", "--max-connections-per-ip": "PUSHHUB_MAX_CONNECTIONS_PER_IP", "--max-subscriptions": "PUSHHUB_MAX_SUBSCRIPTIONS",
         "--allowed-origins": "PUSHHUB_ALLOWED_ORIGINS",
         "--handshake-timeout": "PUSHHUB_HANDSHAKE_TIMEOUT", "--hello-timeout": "PUSHHUB_HELLO_TIMEOUT",
         "--ping-interval": "PUSHHUB_PING_INTERVAL", "--idle-timeout": "PUSHHUB_IDLE_TIMEOUT",

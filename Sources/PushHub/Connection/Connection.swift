@@ -185,15 +185,19 @@ final class Connection: HasDeadline {
             respondAndClose(.plain(error.status, error.reason, headers: error.headers))
             return
         }
-        if endpoint == .client,
-            let refusal = UpgradeAdmission.refusal(
+        var refusal: UpgradeAdmission.Refusal?
+        if endpoint == .client {
+            refusal = UpgradeAdmission.refusal(
                 origin: head.headers["Origin"], open: loop.metrics.webSocketConnections.load(ordering: .relaxed),
                 config: loop.config)
-        {
+            if refusal == nil, !loop.admitAddress(of: self) { refusal = .address(loop.config.maxConnectionsPerAddress) }
+        }
+        if let refusal {
             loop.metrics.handshakesRejected.add(1, ordering: .relaxed)
             switch refusal {
             case .origin: loop.metrics.originRefusals.add(1, ordering: .relaxed)
             case .capacity: loop.metrics.capacityRefusals.add(1, ordering: .relaxed)
+            case .address: loop.metrics.addressRefusals.add(1, ordering: .relaxed)
             }
             respondAndClose(refusal.response)
             return

@@ -9,6 +9,7 @@ enum UpgradeAdmission {
     enum Refusal: Equatable {
         case origin(String)
         case capacity(Int)
+        case address(Int)
 
         var response: Response {
             switch self {
@@ -18,6 +19,8 @@ enum UpgradeAdmission {
                 var headers = HeaderFields()
                 headers.append(name: "Retry-After", value: "5")
                 return .plain(503, "the hub holds its maximum of \(limit) connections; retry later", headers: headers)
+            case .address(let limit):
+                return .plain(429, "your address holds its maximum of \(limit) connections to this hub")
             }
         }
     }

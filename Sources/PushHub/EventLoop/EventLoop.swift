@@ -58,13 +58,20 @@ final class EventLoop {
     /// One read buffer for every connection of the loop; a handler must not keep slices of it.
     let readBuffer: UnsafeMutableRawBufferPointer
 
+    /// Connections per client address, hub-wide (`--max-connections-per-ip`).
+    let addresses: AddressLedger
+    /// The address each admitted connection of this loop is counted under, to release at reap.
+    private var countedAddresses: [UInt64: UInt32] = [:]
+
     init(
-        index: Int, role: Role, config: HubConfig, metrics: Metrics, mailbox: Mailbox, wakeFD: Int32,
+        index: Int, role: Role, config: HubConfig, metrics: Metrics, addresses: AddressLedger, mailbox: Mailbox,
+        wakeFD: Int32,
         listeners: [(Listener, ListenerKind)]
     ) throws(SystemError) {
         self.index = index
         self.config = config
         self.metrics = metrics
+        self.addresses = addresses
         self.mailbox = mailbox
         self.wakeFD = wakeFD
         self.listeners = listeners.map { (listener: $0.0, kind: $0.1) }
@@ -249,6 +256,15 @@ final class EventLoop {
         for connection in connections.values where !connection.isCloseRequested { body(connection) }
     }
 
+    /// Counts `connection` against its address's limit; false when the address is at it.
+    func admitAddress(of connection: Connection) -> Bool {
+        let limit = config.maxConnectionsPerAddress
+        guard limit > 0, let address = connection.socket.peerIPv4 else { return true }
+        guard addresses.admit(address, limit: limit) else { return false }
+        countedAddresses[connection.token] = address
+        return true
+    }
+
     /// Queues `connection` for a write at the end of this tick.
     func flushSoon(_ connection: Connection) {
         guard !connection.isFlushPending else { return }
@@ -310,6 +326,7 @@ final class EventLoop {
             guard connections.removeValue(forKey: connection.token) != nil else { continue }
             epoll.remove(fd: connection.socket.fd)
             shard?.connectionClosed(connection)
+            if let address = countedAddresses.removeValue(forKey: connection.token) { addresses.release(address) }
             timers.remove(connection)
             connection.reap()
             metrics.openConnections.subtract(1, ordering: .relaxed)

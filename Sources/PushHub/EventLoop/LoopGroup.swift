@@ -18,6 +18,7 @@ public final class LoopGroup: Sendable {
     ) throws(SystemError) {
         var mailboxes: [Mailbox] = []
         var wakeFDs: [Int32] = []
+        let addresses = AddressLedger()
         for _ in 0...clientListeners.count {
             let wakeFD = try blockingSystemCall("eventfd") { eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC)) }
             mailboxes.append(
@@ -41,7 +42,8 @@ public final class LoopGroup: Sendable {
                     Self.run(wakeFD: wakeFD) { () throws(SystemError) in
                         try EventLoop(
                             index: index, role: .client(view: view, tokens: tokens, control: control), config: config,
-                            metrics: metrics, mailbox: mailbox, wakeFD: wakeFD, listeners: [(listener, .client)])
+                            metrics: metrics, addresses: addresses, mailbox: mailbox, wakeFD: wakeFD,
+                            listeners: [(listener, .client)])
                     }
                 }))
         }
@@ -52,7 +54,8 @@ public final class LoopGroup: Sendable {
                 Self.run(wakeFD: controlWakeFD) { () throws(SystemError) in
                     try EventLoop(
                         index: clientListeners.count, role: .control(plane.value), config: config, metrics: metrics,
-                        mailbox: control, wakeFD: controlWakeFD, listeners: [(adminListener, .admin)])
+                        addresses: addresses, mailbox: control, wakeFD: controlWakeFD,
+                        listeners: [(adminListener, .admin)])
                 }
             }))
         var threads: [pthread_t] = []

@@ -12,6 +12,17 @@ public struct Socket: Sendable {
 
     public var isOpen: Bool { fd >= 0 }
 
+    /// The peer's IPv4 address in host order (nil: not IPv4, or the peer is gone).
+    public var peerIPv4: UInt32? {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let status = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+        }
+        guard status == 0, address.sin_family == sa_family_t(AF_INET) else { return nil }
+        return UInt32(bigEndian: address.sin_addr.s_addr)
+    }
+
     /// Reads into `buffer`. `.processed(0)` is end of stream.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> IOResult<Int> {
         precondition(fd >= 0, "read on a closed socket")

@@ -23,6 +23,8 @@ public final class Metrics: Sendable {
     /// Upgrades refused for their `Origin` (403) and for the connection limit (503).
     public let originRefusals = Atomic<Int>(0)
     public let capacityRefusals = Atomic<Int>(0)
+    /// Upgrades refused (429) at the per-address limit.
+    public let addressRefusals = Atomic<Int>(0)
     /// Subscribes refused at the per-connection limit.
     public let subscriptionRefusals = Atomic<Int>(0)
     /// Screen updates and syncs held back for a congested connection (superseded by a catch-up).
@@ -114,6 +116,10 @@ public final class Metrics: Sendable {
             (
                 "pushhub_capacity_refusals_total", "counter", "Upgrades refused (503) at the connection limit.",
                 capacityRefusals.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_address_refusals_total", "counter", "Upgrades refused (429) at the per-address limit.",
+                addressRefusals.load(ordering: .relaxed)
             ),
             (
                 "pushhub_subscription_refusals_total", "counter", "Subscribes refused at the per-connection limit.",
