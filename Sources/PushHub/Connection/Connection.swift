@@ -170,6 +170,10 @@ final class Connection: HasDeadline {
     // MARK: - WebSocket upgrade (client listener)
 
     private func upgrade(_ head: RequestHead, rest: UnsafeMutableRawBufferPointer) {
+        if let answer = loop.shard?.answerHTTP(head) {
+            respondAndClose(answer)
+            return
+        }
         guard let endpoint = Endpoint.route(head.path, config: loop.config) else {
             loop.metrics.handshakesRejected.add(1, ordering: .relaxed)
             respondAndClose(.plain(404, "no WebSocket endpoint at \(head.path); connect to \(Endpoint.clientPath)"))

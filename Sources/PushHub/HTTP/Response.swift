@@ -2,8 +2,8 @@ import WSProtocol
 
 /// An HTTP/1.1 response, serialized whole (heads and bodies here are small).
 ///
-/// Invariant: `Content-Length` always matches `body`; `Connection: close` is set when the
-/// connection will not be reused.
+/// Invariant: `Content-Length` matches `body` (and is absent on 204 and 304, whose bodies are
+/// empty); `Connection: close` is set when the connection will not be reused.
 public struct Response: Sendable {
     public var status: Int
     public var headers: HeaderFields
@@ -38,7 +38,9 @@ public struct Response: Sendable {
     public func serialized(keepAlive: Bool) -> [UInt8] {
         var head = "HTTP/1.1 \(status) \(Self.reasonPhrase(status))\r\n"
         for field in headers { head += "\(field.name): \(field.value)\r\n" }
-        head += "Content-Length: \(body.count)\r\n"
+        // RFC 9110 §8.6: no Content-Length on a 204, nor on a 304 (which would have to repeat the
+        // 200's).
+        if status != 204 && status != 304 { head += "Content-Length: \(body.count)\r\n" }
         if !keepAlive { head += "Connection: close\r\n" }
         head += "\r\n"
         return Array(head.utf8) + body
@@ -50,6 +52,7 @@ public struct Response: Sendable {
         case 200: "OK"
         case 201: "Created"
         case 204: "No Content"
+        case 304: "Not Modified"
         case 400: "Bad Request"
         case 401: "Unauthorized"
         case 403: "Forbidden"

@@ -27,7 +27,7 @@ final class Shard {
     private var messagesOut = 0
     private var syncsDelivered = 0
     /// Renditions and frames derived here (seeded with what the control plane prepared).
-    private var cache = RenditionCache()
+    var cache = RenditionCache()
     /// How many subscriptions here see each screen as each render target; the control plane
     /// hears when a target starts or stops being used, to prepare renditions for it.
     private var targetCounts: [String: [RenderTarget: Int]] = [:]
@@ -73,6 +73,13 @@ final class Shard {
     }
 
     /// The connection is going away: it leaves every index.
+    /// A first assignment in a sticky experiment: kept here at once so this loop's other clients
+    /// agree; the control plane makes it durable and tells every loop (first writer wins there).
+    func recordSticky(experiment: String, unit: String, variant: String) {
+        view.apply(.stickyRecorded(experiment: experiment, unit: unit, variant: variant), keepVersions: keepVersions)
+        control.post(.event(.stickyAssigned(experiment: experiment, unit: unit, variant: variant)))
+    }
+
     /// A reloaded config: the session settings that follow it.
     func reconfigure(_ config: HubConfig) {
         settings.maxSubscriptions = config.maxSubscriptions
@@ -287,10 +294,7 @@ final class Shard {
             case .exposure(let exposure):
                 control.post(.event(.exposure(exposure)))
             case .stickyAssigned(let experiment, let unit, let variant):
-                // Kept here at once so this loop's other sessions agree; the control plane makes it
-                // durable and tells every loop (first writer wins there).
-                view.apply(.stickyRecorded(experiment: experiment, unit: unit, variant: variant), keepVersions: keepVersions)
-                control.post(.event(.stickyAssigned(experiment: experiment, unit: unit, variant: variant)))
+                recordSticky(experiment: experiment, unit: unit, variant: variant)
             case .coalesced:
                 metrics.coalesced.add(1, ordering: .relaxed)
             case .subscriptionRefused:

@@ -136,27 +136,19 @@ struct Session {
                 reason: "unsupported protocol", out: &out)
             return
         }
-        var user: String?
-        var claimCohorts: [String] = []
-        var claims = JSONObject()
-        if let token = hello.token ?? upgradeToken {
-            do {
-                let verified = try settings.tokens.verify(token, now: nowMilliseconds / 1000)
-                (user, claimCohorts, claims) = (verified.subject, verified.cohorts, verified.all)
-            } catch {
-                refuse("unauthorized", error.description, reason: "unauthorized", out: &out)
-                return
-            }
-        } else if !settings.allowAnonymous {
-            refuse("unauthorized", "this hub requires a token (hello.token, Authorization: Bearer, or ?token=)",
-                reason: "unauthorized", out: &out)
-            return
-        }
         let device = hello.device ?? ""
-        guard user != nil || !device.isEmpty else {
+        let identity: ClientIdentity
+        do {
+            identity = try ClientIdentity.resolve(
+                token: hello.token ?? upgradeToken, device: device, settings: settings, nowSeconds: nowMilliseconds / 1000)
+        } catch .missingDevice {
             out.append(error("bad_message", "an anonymous hello needs \"device\" (the unit id)", ref: "hello"))
             return
+        } catch {
+            refuse("unauthorized", error.message, reason: "unauthorized", out: &out)
+            return
         }
+        let (user, claimCohorts, claims) = (identity.user, identity.claimCohorts, identity.claims)
         var appVersion: SemanticVersion?
         if let text = hello.appVersion {
             guard let version = SemanticVersion(text) else {

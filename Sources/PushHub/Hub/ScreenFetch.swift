@@ -1,0 +1,88 @@
+import WSProtocol
+
+/// `GET /v1/screens/{name}` on the client listener (DESIGN §12 "HTTP fetch"): the tree a client
+/// would receive — its variants and its app version's capability filter — for widgets and
+/// background refresh that cannot hold a socket. Identified like a session (a token as
+/// `Authorization: Bearer` or `?token=`, or `?device=` where anonymous clients are allowed), with
+/// `?platform=` and `?app_version=`. Answered with `ETag: "<hash>"` and `Cache-Control: no-cache`;
+/// `If-None-Match` with the current hash is a 304 without a body.
+extension Shard {
+    static let fetchPrefix = "/v1/screens/"
+
+    /// The answer to a plain HTTP request on the client listener, or nil when it is not one this
+    /// serves (then it is treated as an upgrade request and refused as such).
+    func answerHTTP(_ head: RequestHead) -> Response? {
+        guard head.path.hasPrefix(Self.fetchPrefix), !head.headers.containsToken("websocket", in: "Upgrade") else {
+            return nil
+        }
+        guard head.method == "GET" else {
+            var refusal = Response.error(405, code: "method_not_allowed", message: "\(head.path) accepts GET")
+            refusal.headers.append(name: "Allow", value: "GET")
+            return refusal
+        }
+        let name = RequestHead.percentDecoded(head.path.dropFirst(Self.fetchPrefix.count))
+        var response = fetch(name, head)
+        response.headers.append(name: "Cache-Control", value: "no-cache")
+        return response
+    }
+
+    private func fetch(_ name: String, _ head: RequestHead) -> Response {
+        let query = head.query
+        func value(_ field: String) -> String? { query.first { $0.name == field }?.value }
+        var token = value("token")
+        if let authorization = head.headers["Authorization"], authorization.hasPrefix("Bearer ") {
+            token = String(authorization.dropFirst("Bearer ".count))
+        }
+        let device = value("device") ?? ""
+        let now = WallClock.nowMilliseconds()
+        let identity: ClientIdentity
+        do {
+            identity = try ClientIdentity.resolve(token: token, device: device, settings: settings, nowSeconds: now / 1000)
+        } catch {
+            var refusal = Response.error(401, code: "unauthorized", message: error.message)
+            refusal.headers.append(name: "WWW-Authenticate", value: "Bearer")
+            return refusal
+        }
+        var appVersion: SemanticVersion?
+        if let text = value("app_version") {
+            guard let version = SemanticVersion(text) else {
+                return .error(400, code: "bad_app_version", message: "app_version \"\(text)\" is not a semantic version")
+            }
+            appVersion = version
+        }
+        let view = self.view
+        guard let current = view.current(name) else {
+            return .error(404, code: "unknown_screen", message: "no screen named \(name)")
+        }
+        let client = ClientAttributes(
+            session: "fetch", user: identity.user, device: device, platform: value("platform"), appVersion: appVersion,
+            claimCohorts: identity.claimCohorts, claims: identity.claims, connectedAt: now)
+        var target = RenderTarget(appVersion: appVersion)
+        if let experiments = view.experiments.touching[name] {
+            let unit = client.user ?? client.device
+            target.variantPatches = view.variants(on: name, experiments: experiments) { experiment, _ in
+                let outcome = view.assignment(experiment, unit: unit, client: client)
+                if experiment.sticky, let variant = outcome.variant, outcome.reason != "sticky",
+                    experiment.overrides[unit] == nil
+                {
+                    recordSticky(experiment: experiment.key, unit: unit, variant: variant)
+                }
+                return outcome.variant
+            }.patches
+        }
+        let rendered = cache.rendered(current, for: target)
+        var headers = HeaderFields()
+        headers.append(name: "ETag", value: "\"\(rendered.hash)\"")
+        if let match = head.headers["If-None-Match"],
+            match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == "\"\(rendered.hash)\"" })
+        {
+            return Response(status: 304, headers: headers)
+        }
+        headers.append(name: "Content-Type", value: "application/json")
+        var body = Array(#"{"screen":"#.utf8)
+        JSONWriter.writeString(name, to: &body)
+        body += Array(#","version":\#(current.version),"hash":"\#(rendered.hash)","tree":"#.utf8) + rendered.canonical
+        body.append(UInt8(ascii: "}"))
+        return Response(status: 200, headers: headers, body: body)
+    }
+}

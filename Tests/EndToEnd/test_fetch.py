@@ -1,0 +1,60 @@
+"""HTTP fetch on the client listener (issue 13 item 3, DESIGN §12): GET /v1/screens/{name} answers
+the tree that client would receive — variants and capability filter included — with an ETag of
+its hash; If-None-Match gives 304; a client without credentials gets 401."""
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+
+import jwt
+
+from admin import call
+
+
+def fetch(hub, path, headers=None):
+    request = urllib.request.Request("http://127.0.0.1:%d%s" % (hub.port, path), headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def test_fetch_answers_the_clients_tree_with_an_etag_and_304(hub_factory):
+    hub = hub_factory()
+    secret = open(os.path.join(hub.data, "data", "jwt.secret")).read().strip()
+    tree = {"type": "screen", "title": "base",
+            "children": [{"key": "new", "type": "text", "text": "6+", "min_app_version": "6.0.0"}]}
+    assert call(hub, "PUT", "/v1/screens/home", tree)[0] == 200
+    experiment = {"key": "look", "status": "running", "variants": [{"key": "A"}, {"key": "B"}],
+                  "screens": {"home": {"A": {"title": "A"}, "B": {"title": "B"}}}}
+    assert call(hub, "PUT", "/v1/experiments/look", experiment)[0] == 200
+    status, headers, body = fetch(hub, "/v1/screens/home")
+    assert status == 401 and headers.get("WWW-Authenticate") == "Bearer", (status, body)
+    for user in ("u1", "u2", "u3"):
+        token = jwt.encode({"sub": user, "exp": int(time.time()) + 600}, secret, algorithm="HS256")
+        status, headers, body = fetch(hub, "/v1/screens/home?platform=ios&app_version=5.0.0",
+                                      {"Authorization": "Bearer " + token})
+        assert status == 200, body
+        answer = json.loads(body)
+        variant = call(hub, "GET", "/v1/experiments/look/assignment?unit=" + user)[1]["variant"]
+        assert answer["tree"]["title"] == variant and answer["tree"]["children"] == [], answer
+        assert headers["ETag"] == '"%s"' % answer["hash"] and headers["Cache-Control"] == "no-cache"
+        admin_view = call(hub, "GET", "/v1/screens/home?user=%s&platform=ios&app_version=5.0.0" % user)[1]
+        assert admin_view["hash"] == answer["hash"]
+        status, headers, body = fetch(hub, "/v1/screens/home?platform=ios&app_version=5.0.0&token=" + token,
+                                      {"If-None-Match": '"%s"' % answer["hash"]})
+        assert status == 304 and body == b"" and "Content-Length" not in headers, (status, headers)
+        status, _, _ = fetch(hub, "/v1/screens/home?app_version=6.1.0&token=" + token,
+                             {"If-None-Match": '"%s"' % answer["hash"]})
+        assert status == 200  # another app version, another tree
+    assert fetch(hub, "/v1/screens/nope?token=" + token)[0] == 404
+
+
+def test_fetch_by_device_where_anonymous_clients_are_allowed(hub_factory):
+    hub = hub_factory("--dev")
+    assert call(hub, "PUT", "/v1/screens/home", {"type": "screen"})[0] == 200
+    status, _, body = fetch(hub, "/v1/screens/home?device=widget-1")
+    assert status == 200 and json.loads(body)["tree"] == {"type": "screen"}
+    assert fetch(hub, "/v1/screens/home")[0] == 401  # no device, no token
