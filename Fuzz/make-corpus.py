@@ -279,9 +279,15 @@ def hub_options():
         "echo-no-slash": ["--echo-path", "echo"],
         "duration-no-unit": ["--idle-timeout", "5"],
         "duration-overflow": ["--idle-timeout", "9223372036854775807h"],
-        "config-file": ["--config", "hub.json"],
+        "config-file-missing": ["--config", "/nonexistent/hub.json"],
         "tls": ["--tls-cert=c.pem", "--tls-key", "k.pem"],
         "bad-level": ["PUSHHUB_LOG_LEVEL=loud"],
+        "config-file": ['{"listen":"127.0.0.1:9000","keep_versions":4,"dev":true,"allowed_origins":["https://a"],'
+                        '"idle_timeout":"90s","loops":2}', "--keep-versions", "8"],
+        "config-file-env-wins": ['{"admin":"127.0.0.1:1","log_level":"debug"}', "PUSHHUB_ADMIN=127.0.0.1:2"],
+        "config-unknown-key": ['{"keep_version":4}'],
+        "config-bad-value": ['{"loops":1.5,"dev":null}'],
+        "config-not-object": ['{"a"', "--dev"],
     }
     for name, parts in vectors.items():
         write("hub-options", name, b"\0".join(p.encode() for p in parts))

@@ -1,11 +1,15 @@
 import PushHub
 
-/// The hub's configuration reader: `pushhub`'s command-line arguments and `PUSHHUB_*`
-/// environment variables (`HubOptions`). There is no configuration file to read yet
-/// (`--config` is refused as unsupported).
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The hub's configuration reader: `pushhub`'s command-line arguments, `PUSHHUB_*` environment
+/// variables and the JSON `--config` file (`HubOptions`, `ConfigFile`).
 ///
 /// Input: NUL-separated strings; one of the form `PUSHHUB_NAME=value` is an environment
-/// variable, any other an argument.
+/// variable, one starting with `{` the config file's text (written to a file of this process's
+/// own, and `--config` naming it added to the arguments), any other an argument.
 ///
 /// Properties: `parse` returns or throws a `UsageError` (never traps), and a config it returns
 /// keeps `HubConfig`'s invariants — positive durations, loops in 0...256, versions kept in
@@ -15,10 +19,16 @@ enum HubOptionsFuzz {
     static func run(_ data: UnsafeRawBufferPointer) throws(PropertyViolation) {
         var arguments: [String] = []
         var environment: [String: String] = [:]
+        var hasConfigFile = false
+        defer { if hasConfigFile { unlink(configPath) } }
         for part in FuzzInput.split(data) {
             let text = String(decoding: part, as: UTF8.self)
             if text.hasPrefix("PUSHHUB_"), let equals = text.firstIndex(of: "=") {
                 environment[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            } else if part.first == UInt8(ascii: "{") {
+                writeConfigFile(part)
+                arguments += ["--config", configPath]
+                hasConfigFile = true
             } else {
                 arguments.append(text)
             }
@@ -40,5 +50,16 @@ enum HubOptionsFuzz {
         try check(
             again.map { "\($0.config)|\($0.logLevel)|\($0.help)" } == "\(config)|\(level)|\(help)",
             "parsed twice, \(arguments) \(environment) gave two answers")
+    }
+
+    /// The config file this process writes its inputs to (one per process: fuzzers run in parallel).
+    static let configPath = "/tmp/pushhub-fuzz-config-\(getpid()).json"
+
+    static func writeConfigFile(_ bytes: [UInt8]) {
+        let fd = open(configPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        precondition(fd >= 0, "the fuzzer can write its config file \(configPath)")
+        defer { close(fd) }
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        precondition(written == bytes.count, "the whole config file is written")
     }
 }
