@@ -58,3 +58,28 @@ def test_fetch_by_device_where_anonymous_clients_are_allowed(hub_factory):
     status, _, body = fetch(hub, "/v1/screens/home?device=widget-1")
     assert status == 200 and json.loads(body)["tree"] == {"type": "screen"}
     assert fetch(hub, "/v1/screens/home")[0] == 401  # no device, no token
+
+
+def test_the_client_module_is_served_with_an_etag_and_cors(hub_factory):
+    """Issue 13 item 1 (hub side): /v1/client.js and its .d.ts from the build, with an ETag of
+    the content (304 on If-None-Match), no-cache, and CORS: * without allowed origins, the
+    page's origin when it is allowed."""
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    module = os.path.join(root, "clients", "js", "pushhub-client.js")
+    hub = hub_factory()
+    status, headers, body = fetch(hub, "/v1/client.js")
+    if not os.path.exists(module):
+        assert status == 404
+        return
+    assert status == 200 and body == open(module, "rb").read(), "the hub serves another module than clients/js"
+    assert headers["Content-Type"].startswith("text/javascript") and headers["Access-Control-Allow-Origin"] == "*"
+    assert headers["Cache-Control"] == "no-cache"
+    status, _, body = fetch(hub, "/v1/client.js", {"If-None-Match": headers["ETag"]})
+    assert status == 304 and body == b""
+    types = fetch(hub, "/v1/client.d.ts")
+    assert types[0] == 200 and types[2] == open(module[:-3] + ".d.ts", "rb").read()
+    strict = hub_factory("--allowed-origins", "https://app.example.com")
+    _, headers, _ = fetch(strict, "/v1/client.js", {"Origin": "https://app.example.com"})
+    assert headers["Access-Control-Allow-Origin"] == "https://app.example.com" and "Origin" in headers["Vary"]
+    _, headers, _ = fetch(strict, "/v1/client.js", {"Origin": "https://evil.example.net"})
+    assert "Access-Control-Allow-Origin" not in headers

@@ -1,6 +1,7 @@
 import WSProtocol
 
-/// `GET /v1/screens/{name}` on the client listener (DESIGN §12 "HTTP fetch"): the tree a client
+/// Plain HTTP on the client listener: the client module (`ClientAssets`) and
+/// `GET /v1/screens/{name}` (DESIGN §12 "HTTP fetch"): the tree a client
 /// would receive — its variants and its app version's capability filter — for widgets and
 /// background refresh that cannot hold a socket. Identified like a session (a token as
 /// `Authorization: Bearer` or `?token=`, or `?device=` where anonymous clients are allowed), with
@@ -12,9 +13,11 @@ extension Shard {
     /// The answer to a plain HTTP request on the client listener, or nil when it is not one this
     /// serves (then it is treated as an upgrade request and refused as such).
     func answerHTTP(_ head: RequestHead) -> Response? {
-        guard head.path.hasPrefix(Self.fetchPrefix), !head.headers.containsToken("websocket", in: "Upgrade") else {
-            return nil
+        guard !head.headers.containsToken("websocket", in: "Upgrade") else { return nil }
+        if head.method == "GET", let asset = ClientAssets.answer(head, allowedOrigins: loop.config.allowedOrigins) {
+            return asset
         }
+        guard head.path.hasPrefix(Self.fetchPrefix) else { return nil }
         guard head.method == "GET" else {
             var refusal = Response.error(405, code: "method_not_allowed", message: "\(head.path) accepts GET")
             refusal.headers.append(name: "Allow", value: "GET")
