@@ -62,6 +62,18 @@ import Testing
         #expect(head.version == "HTTP/1.0")
     }
 
+    @Test("a target with a byte outside visible ASCII is 400 (found by the http-request fuzzer)")
+    func targetIsVisibleASCII() {
+        for target: [UInt8] in [[0x2F, 0xCD, 0x89], Array("/é".utf8), [0x2F, 0x61, 0x7F], [0x2F, 0x3F, 0xCC, 0x81]] {
+            var parser = RequestParser()
+            let request = Array("GET ".utf8) + target + Array(" HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+            #expect(
+                throws: HTTPError(status: 400, reason: "the request target must be visible ASCII (percent-encode the rest)"),
+                "\(target)"
+            ) { try Self.feed(&parser, request[...]) }
+        }
+    }
+
     @Test("keep-alive follows the version and the Connection header")
     func keepAlive() throws {
         var parser = RequestParser()

@@ -2,7 +2,8 @@ import WSProtocol
 
 /// A parsed HTTP/1.1 request head (RFC 9112 §3, §5).
 ///
-/// Invariant: `method` and `version` are non-empty tokens; `target` starts with `/` (origin form).
+/// Invariant: `method` and `version` are non-empty tokens; `target` is visible ASCII starting
+/// with `/` (origin form).
 public struct RequestHead: Sendable, Equatable {
     public var method: String
     public var target: String

@@ -91,6 +91,12 @@ public struct RequestParser: Sendable {
         guard parts[1].first == UInt8(ascii: "/") else {
             throw HTTPError(status: 400, reason: "the request target must be a path starting with /")
         }
+        // RFC 9112 §3.2, RFC 3986 §2: a target is visible ASCII, anything else percent-encoded. A raw
+        // byte above 0x7E would also make the target's String disagree with its bytes (a combining
+        // mark after `/` or `?` merges with it into one Character).
+        guard parts[1].allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw HTTPError(status: 400, reason: "the request target must be visible ASCII (percent-encode the rest)")
+        }
         var headers = HeaderFields()
         for line in lines {
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon != line.startIndex,
