@@ -1,0 +1,358 @@
+"""The JavaScript client (clients/js/pushhub-client.js, issue 13 item 1) in headless Chromium
+against a real hub: trees and hashes equal the hub's across leaf edits, keyed moves and inserts,
+UTF-16 key order, ECMAScript numbers and escapes; resumption across a hub restart and a page
+reload without snapshots; syncs after their jitter, acked, a duplicate dropped; a clean
+resubscribe after an injected mismatch; and the canonical form and built-in SHA-256 against
+Python's `rfc8785` and `hashlib` on thousands of random trees.
+
+Chromium (Debian's `chromium`) is driven over the DevTools protocol; the module is served by a
+small HTTP server on 127.0.0.1 (the hub does not serve /v1/client.js yet)."""
+import hashlib
+import json
+import os
+import random
+import signal
+import time
+
+import jwt
+import pytest
+import rfc8785
+
+from admin import call, publish
+from chromium import Browser, PageServer, find_chromium
+from conftest import Hub
+
+HARNESS = r"""
+import * as P from "/pushhub-client.js";
+
+// A WebSocket that lets the test tamper with the next patch (a mismatch injected by the test).
+class TamperingWebSocket extends WebSocket {
+  set onmessage(listener) {
+    super.onmessage = (event) => {
+      let data = event.data;
+      const message = JSON.parse(data);
+      if (message.type === "patch" && H.tamper) {
+        H.tamper(message);
+        H.tamper = null;
+        data = JSON.stringify(message);
+      }
+      listener({ data });
+    };
+  }
+}
+
+const H = (window.H = {
+  P, hub: null, trees: {}, metas: {}, deliveries: [], events: [], syncs: [], tamper: null,
+  start(options) {
+    const o = { ...options, WebSocket: TamperingWebSocket };
+    if (o.fixedRandom !== undefined) { const r = o.fixedRandom; o.random = () => r; }
+    this.hub = new P.PushHub(o);
+    for (const type of ["state", "welcome", "close", "error", "resubscribe", "mismatch", "gone"]) {
+      this.hub.on(type, (event) => this.events.push({ type, at: Date.now(), ...event }));
+    }
+    this.hub.onSync((sync) => { this.syncs.push({ ...sync, deliveredAt: Date.now() }); });
+    return true;
+  },
+  subscribe(screen) {
+    this.hub.subscribe(screen, (tree, meta) => {
+      this.trees[screen] = tree;
+      this.metas[screen] = meta;
+      this.deliveries.push({ screen, ...meta });
+    });
+    return true;
+  },
+  async state(screen) {
+    const tree = this.trees[screen];
+    return {
+      meta: this.metas[screen], canonical: P.canonicalize(tree), hash: await P.screenHash(tree),
+      builtIn: await P.screenHash(tree, { builtIn: true }), stats: this.hub.stats, hubState: this.hub.state,
+    };
+  },
+  // [canonical, built-in SHA-256, SubtleCrypto SHA-256] of each tree in a JSON array.
+  async check(text) {
+    const out = [];
+    for (const tree of JSON.parse(text)) {
+      const canonical = P.canonicalize(tree);
+      out.push([canonical, P.sha256Hex(canonical, { builtIn: true }), P.sha256Hex(canonical)]);
+    }
+    for (const row of out) { row[1] = await row[1]; row[2] = await row[2]; }
+    return out;
+  },
+});
+window.harnessReady = true;
+"""
+
+PAGE = """<!doctype html><meta charset="utf-8"><title>pushhub-client test</title>
+<script type="module" src="/harness.js"></script>"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    binary = find_chromium()
+    if binary is None:
+        pytest.skip("chromium is not installed (Debian: apt-get install chromium); the JavaScript client tests need it")
+    try:
+        chromium = Browser(binary)
+    except Exception as error:  # a container without what Chromium needs to start
+        pytest.skip("chromium could not start: %s" % error)
+    server = PageServer({"/harness.js": ("text/javascript", HARNESS), "/": ("text/html", PAGE)})
+    chromium.page_url = server.url("/")
+    yield chromium
+    chromium.close()
+    server.close()
+
+
+def start_client(browser, hub, key, **options):
+    browser.open(browser.page_url)
+    options = {"url": hub.url + "/v1/connect", "storageKey": key, "app": {"platform": "web", "version": "5.3.0"}, **options}
+    browser.evaluate("H.start(%s)" % json.dumps(options))
+
+
+def wait_version(browser, screen, version, timeout=10):
+    browser.wait_for("H.metas[%s] && H.metas[%s].version === %d" % (json.dumps(screen), json.dumps(screen), version),
+                     timeout=timeout, what="%s version %d" % (screen, version))
+    return browser.evaluate("H.state(%s)" % json.dumps(screen))
+
+
+def assert_same(state, tree, answer):
+    """The client's tree is the published tree and its hashes (SubtleCrypto and built-in) are the hub's."""
+    assert state["canonical"] == rfc8785.dumps(tree).decode()
+    assert json.loads(state["canonical"], parse_int=float) == tree  # ints as doubles, as in JavaScript
+    assert state["hash"] == state["builtIn"] == answer["hash"] == state["meta"]["hash"]
+
+
+FILLER = [{"id": "f%d" % n, "type": "text", "text": "filler %d keeps patches smaller than snapshots" % n} for n in range(20)]
+
+
+def screen(children, **extra):
+    return {"type": "screen", "children": children + FILLER, **extra}
+
+
+def item(ident, text, **extra):
+    return {"id": ident, "type": "text", "text": text, **extra}
+
+
+def test_trees_and_hashes_equal_the_hubs_through_every_kind_of_change(browser, hub_factory):
+    hub = hub_factory("--dev")
+    versions = [
+        screen([item("a", "one"), item("b", "two"), item("c", "three")]),
+        screen([item("a", "one"), item("b", "TWO"), item("c", "three")]),  # a leaf edit
+        screen([item("c", "three"), item("a", "one"), item("b", "TWO")]),  # a keyed reorder
+        screen([item("c", "three"), item("a", "one"), item("n", "new"), item("b", "TWO")]),  # a keyed insert
+        # keys whose UTF-16 order differs from code-point order (U+FF61 > U+D83D…, but < U+1F600)
+        screen([item("c", "three")], labels={"\uff61": 1, "\U0001f600": 2, "\u00e9": 3, "e": 4, "\u20ac": 5, "\ufb01": 6}),
+        screen([item("c", "three")], numbers=[0.1, 1e21, -0.0, 5e-324, 1e-7, 123456789012345680000.0, -1.5, 9007199254740991, 0.000001]),
+        screen([item("c", "line\u2028sep\u2029par \"q\" \\ \u0000\u001f\u007f \ud7ff\ue000 \U0001f600 </script>")],
+               **{"a/b": {"m~n": "slash and tilde in keys"}, "": "empty key"}),
+        screen([item("c", "three", nested={"deep": [{"id": "x", "v": [1, 2, {"k": None}]}]})], flag=True),
+        screen([item("c", "three", nested={"deep": [{"id": "x", "v": [1, 2, {"k": False}]}]})], flag=True),
+    ]
+    answer = publish(hub, "home", versions[0])
+    start_client(browser, hub, "trees")
+    browser.evaluate("H.subscribe('home')")
+    assert_same(wait_version(browser, "home", answer["version"]), versions[0], answer)
+    for tree in versions[1:]:
+        answer = publish(hub, "home", tree)
+        state = wait_version(browser, "home", answer["version"])
+        assert_same(state, tree, answer)
+        assert state["meta"]["source"] in ("patch", "snapshot")
+    stats = browser.evaluate("H.hub.stats")
+    assert stats["resubscribes"] == 0 and stats["patches"] >= 5, stats
+    assert browser.evaluate("H.events.filter(e => e.type === 'mismatch' || e.type === 'error').length") == 0
+    # Each version the app received was confirmed with `rendered` (autoRendered); the hub took them all.
+    assert browser.evaluate("H.hub.state") == "live"
+
+
+def test_a_restarted_hub_is_rejoined_with_backoff_and_resumed_without_a_snapshot(browser, hub_factory):
+    hub = hub_factory("--dev")
+    tree = screen([item("a", "before")])
+    publish(hub, "home", tree)
+    start_client(browser, hub, "restart", backoff={"initialMs": 200, "maxMs": 1000})
+    browser.evaluate("H.subscribe('home')")
+    wait_version(browser, "home", 1)
+    hub.process.send_signal(signal.SIGKILL)
+    hub.process.wait()
+    browser.wait_for("H.hub.state === 'reconnecting'", what="reconnecting")
+    down_at = time.time()
+    time.sleep(2.0)  # the hub stays down this long: the client must not hammer it
+    attempts_while_down = browser.evaluate("H.hub.stats.connects") - 1
+    again = Hub("--dev", "--listen", "127.0.0.1:%d" % hub.port, "--admin", "127.0.0.1:%d" % hub.admin_port, data=hub.data)
+    try:
+        down_for = time.time() - down_at
+        changed = screen([item("a", "after"), item("b", "new")])
+        answer = publish(again, "home", changed)  # published while the client is (likely) still backing off
+        state = wait_version(browser, "home", answer["version"])
+        assert_same(state, changed, answer)
+        stats = state["stats"]
+        assert stats["snapshots"] == 1, "resumed with a snapshot: %r" % stats
+        assert stats["unchanged"] + stats["patches"] >= 1, stats
+        closes = browser.evaluate("H.events.filter(e => e.type === 'close')")
+        # Full jitter under a doubling ceiling: each delay ≤ min(1000, 200·2^(attempt-1)).
+        for close in closes:
+            assert close["reconnect"] and close["delayMs"] <= min(1000, 200 * 2 ** (close["attempt"] - 1)), close
+        # A naive client retried 7 times in 3.5 s; with these settings the expected count over
+        # ~2 s is about 4 (0.1 + 0.2 + 0.4 + 0.5 + 0.5 … s); never more than one per 50 ms on average.
+        assert 1 <= attempts_while_down <= max(3, int(down_for / 0.05) // 4), (attempts_while_down, down_for, closes)
+        assert attempts_while_down <= 10, closes
+        print("reconnect attempts while the hub was down %.1f s: %d" % (down_for, attempts_while_down))
+    finally:
+        again.process.kill()
+        again.process.wait()
+
+
+def test_a_page_reload_resumes_from_storage(browser, hub_factory):
+    hub = hub_factory("--dev")
+    publish(hub, "home", screen([item("a", "v1")]))
+    start_client(browser, hub, "reload")
+    browser.evaluate("H.subscribe('home')")
+    wait_version(browser, "home", 1)
+    v2 = screen([item("a", "v2"), item("b", "added")])
+    answer = publish(hub, "home", v2)
+    wait_version(browser, "home", 2)
+    browser.wait_for("localStorage.getItem('reload:screen:home') && JSON.parse(localStorage.getItem('reload:screen:home')).version === 2")
+    device = browser.evaluate("localStorage.getItem('reload:device')")
+    # Reload: the cached tree is shown at once and the hub confirms it (unchanged), no snapshot.
+    start_client(browser, hub, "reload")
+    browser.evaluate("H.subscribe('home')")
+    browser.wait_for("H.deliveries.some(d => d.source === 'unchanged')", what="unchanged after reload")
+    assert browser.evaluate("H.deliveries.map(d => d.source)") == ["cache", "unchanged"]
+    assert_same(browser.evaluate("H.state('home')"), v2, answer)
+    assert browser.evaluate("H.hub.stats.snapshots") == 0
+    assert browser.evaluate("localStorage.getItem('reload:device')") == device  # the same unit id
+    # Closed while a version is published: the next load resumes with a patch from storage.
+    browser.open("about:blank", ready="true")
+    v3 = screen([item("b", "added"), item("a", "v3")])
+    answer = publish(hub, "home", v3)
+    start_client(browser, hub, "reload")
+    browser.evaluate("H.subscribe('home')")
+    state = wait_version(browser, "home", 3)
+    assert_same(state, v3, answer)
+    assert browser.evaluate("H.deliveries.map(d => d.source)") == ["cache", "patch"]
+    assert state["stats"]["snapshots"] == 0 and state["stats"]["patches"] == 1
+
+
+def test_a_sync_arrives_after_its_jitter_is_acked_and_a_duplicate_is_dropped(browser, hub_factory):
+    hub = hub_factory("--dev")
+    secret = open(os.path.join(hub.data, "data", "jwt.secret")).read().strip()
+    token = jwt.encode({"sub": "u42", "exp": int(time.time()) + 3600}, secret, algorithm="HS256")
+    # random() = 0.25 → the client waits 0.25 × jitter_ms (4000) = 1000 ms before the handlers.
+    start_client(browser, hub, "syncs", token=token, fixedRandom=0.25)
+    browser.wait_for("H.hub.state === 'live'")
+    status, answer = call(hub, "POST", "/v1/syncs", {"target": {"user": "u42"}, "reason": "hotfix", "scope": "bundle"})
+    assert status == 200 and answer["targeted_online"] == 1, answer
+    # While the client waits out the jitter its connection drops: it reconnects with last_sync
+    # before this sync (not yet handled), the hub replays it, the client drops the duplicate.
+    browser.wait_for("H.hub.stats.syncs === 1")
+    browser.evaluate("H.hub._socket.close(), true")
+    browser.wait_for("H.hub.stats.welcomes === 2 && H.hub.stats.syncs === 2", what="the replayed sync")
+    sync = browser.wait_for("H.syncs[0]", timeout=5, what="the sync after its jitter")
+    assert sync["id"] == answer["id"] and sync["delayMs"] == 1000 and sync["jitterMs"] == 4000
+    assert sync["deliveredAt"] - sync["receivedAt"] >= 990, sync
+    deadline = time.time() + 5
+    while True:
+        receipts = call(hub, "GET", "/v1/syncs/" + answer["id"])[1]["receipts"]
+        if receipts["acked"] >= 1 or time.time() > deadline:
+            break
+        time.sleep(0.05)
+    assert receipts == {"targeted_online": 1, "delivered": 2, "acked": 1}, receipts
+    assert browser.evaluate("H.hub.stats.duplicateSyncs") == 1
+    assert browser.evaluate("H.syncs.length") == 1
+    assert browser.evaluate("H.hub.lastSync") == answer["seq"]
+    assert browser.evaluate("localStorage.getItem('syncs:last_sync')") == str(answer["seq"])
+
+
+def test_an_injected_mismatch_leads_to_a_clean_resubscribe(browser, hub_factory):
+    hub = hub_factory("--dev")
+    publish(hub, "home", screen([item("a", "v1")]))
+    start_client(browser, hub, "mismatch")
+    browser.evaluate("H.subscribe('home')")
+    wait_version(browser, "home", 1)
+    # A wrong hash on the next patch: mismatch, resubscribe without `have`, a snapshot.
+    browser.evaluate("H.tamper = (m) => { m.hash = '0'.repeat(64); }, true")
+    v2 = screen([item("a", "v2")])
+    answer = publish(hub, "home", v2)
+    state = wait_version(browser, "home", 2)
+    assert_same(state, v2, answer)
+    assert state["meta"]["source"] == "snapshot" and state["stats"]["resubscribes"] == 1
+    events = browser.evaluate("H.events.filter(e => e.type === 'resubscribe' || e.type === 'mismatch')")
+    assert [(e["type"], e.get("reason")) for e in events] == [("mismatch", None), ("resubscribe", "hash_mismatch")]
+    # A patch from a version the client does not hold: resubscribe again.
+    browser.evaluate("H.tamper = (m) => { m.from = m.from - 1; }, true")
+    v3 = screen([item("a", "v3")])
+    answer = publish(hub, "home", v3)
+    state = wait_version(browser, "home", 3)
+    assert_same(state, v3, answer)
+    assert state["meta"]["source"] == "snapshot" and state["stats"]["resubscribes"] == 2
+    assert browser.evaluate("H.events.filter(e => e.type === 'resubscribe').map(e => e.reason)") == [
+        "hash_mismatch", "unexpected_from"]
+    # And the subscription carries on with patches.
+    v4 = screen([item("a", "v4")])
+    answer = publish(hub, "home", v4)
+    state = wait_version(browser, "home", 4)
+    assert_same(state, v4, answer)
+    assert state["meta"]["source"] == "patch"
+
+
+def test_errors_and_close_codes_are_typed_events(browser, hub_factory):
+    hub = hub_factory()  # not --dev: an anonymous client is refused
+    start_client(browser, hub, "errors")
+    browser.wait_for("H.hub.state === 'closed'", what="closed after unauthorized")
+    events = browser.evaluate("H.events.filter(e => e.type === 'error' || e.type === 'close')")
+    assert events[0]["type"] == "error" and events[0]["code"] == "unauthorized", events
+    assert events[1]["type"] == "close" and events[1]["code"] == 1008 and events[1]["reconnect"] is False, events
+    dev = hub_factory("--dev")
+    start_client(browser, dev, "errors-dev")
+    browser.evaluate("H.subscribe('nope')")
+    event = browser.wait_for("H.events.find(e => e.type === 'error')")
+    assert event["code"] == "unknown_screen" and event["screen"] == "nope" and event["ref"] == "subscribe"
+    assert browser.evaluate("H.hub.state") == "live"
+
+
+# MARK: - canonical form and SHA-256 against Python
+
+
+def random_string(rng):
+    pools = [(0x20, 0x7e), (0x00, 0x1f), (0x7f, 0xff), (0x2028, 0x2029), (0x100, 0xd7ff), (0xe000, 0xfffd),
+             (0x10000, 0x10ffff)]
+    length = rng.choice([0, 1, 2, 5, 10, 30, 70])
+    out = []
+    for _ in range(length):
+        low, high = pools[0] if rng.random() < 0.5 else rng.choice(pools)
+        out.append(chr(rng.randint(low, high)))
+    return "".join(out)
+
+
+def random_number(rng):
+    kind = rng.random()
+    if kind < 0.2:
+        return rng.choice([0, -0.0, 0.1, 1e21, 1e-7, 1e-6, 5e-324, -5e-324, 1.7976931348623157e308, 2 ** 53 - 1,
+                           -(2 ** 53 - 1), 1e20, 123e-20, 0.5, 100, 1e300, 4.35, 333333333.3333332])
+    if kind < 0.5:
+        return rng.randint(-(2 ** 53 - 1), 2 ** 53 - 1) // rng.choice([1, 10 ** 6, 10 ** 12])
+    if kind < 0.8:
+        return rng.uniform(-1, 1) * 10 ** rng.randint(-30, 30)
+    value = rng.uniform(1, 10) * 10.0 ** rng.randint(-300, 300)
+    return value if value != float("inf") else 1.0
+
+
+def random_tree(rng, depth=0):
+    kind = rng.random()
+    if depth >= 4 or kind < 0.35:
+        return rng.choice([None, True, False, random_number(rng), random_number(rng), random_string(rng), random_string(rng)])
+    if kind < 0.6:
+        return [random_tree(rng, depth + 1) for _ in range(rng.randint(0, 5))]
+    return {random_string(rng): random_tree(rng, depth + 1) for _ in range(rng.randint(0, 6))}
+
+
+def test_canonical_form_and_sha256_equal_rfc8785_and_hashlib_on_random_trees(browser):
+    browser.open(browser.page_url)
+    rng = random.Random(13)
+    trees = [random_tree(rng) for _ in range(3000)]
+    trees += ["x" * n for n in range(0, 200)]  # every SHA-256 padding boundary
+    results = browser.evaluate("H.check(%s)" % json.dumps(json.dumps(trees)), timeout=60)
+    assert len(results) == len(trees)
+    for tree, (canonical, built_in, subtle) in zip(trees, results):
+        expected = rfc8785.dumps(tree)
+        assert canonical.encode() == expected, (tree, canonical, expected)
+        digest = hashlib.sha256(expected).hexdigest()
+        assert built_in == digest and subtle == digest, tree
