@@ -27,11 +27,14 @@ run: release
 unit: build
 	$(SWIFT) test
 
-# What Tests/EndToEnd/test_deploy.py checks deploy/ with: Debian's nginx, strace, systemd-analyze.
+# What the end-to-end tests need besides Python: Debian's nginx, strace and systemd-analyze
+# (deploy/), headless chromium (the JavaScript client).
 deploy-tools:
 	@command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || { echo "installing nginx, strace"; \
 	  apt-get update -qq && apt-get install -y -qq nginx strace openssl; }
 	@command -v systemd-analyze >/dev/null 2>&1 || apt-get install -y -qq systemd
+	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium (the JavaScript client's tests)"; \
+	  apt-get update -qq && apt-get install -y -qq chromium; }
 
 e2e: build venv deploy-tools
 	.venv/bin/python -m pytest -q Tests/EndToEnd
