@@ -6,7 +6,8 @@ resubscribe after an injected mismatch; and the canonical form and built-in SHA-
 Python's `rfc8785` and `hashlib` on thousands of random trees.
 
 Chromium (Debian's `chromium`) is driven over the DevTools protocol; the module is served by a
-small HTTP server on 127.0.0.1 (the hub does not serve /v1/client.js yet)."""
+small HTTP server on 127.0.0.1; the last test imports the module the hub serves at /v1/client.js
+from that other origin (CORS)."""
 import hashlib
 import json
 import os
@@ -356,3 +357,19 @@ def test_canonical_form_and_sha256_equal_rfc8785_and_hashlib_on_random_trees(bro
         assert canonical.encode() == expected, (tree, canonical, expected)
         digest = hashlib.sha256(expected).hexdigest()
         assert built_in == digest and subtle == digest, tree
+
+
+def test_a_page_on_another_origin_imports_the_module_from_the_hub(browser, hub_factory):
+    """The hub serves the module it was built with at /v1/client.js with CORS, so a page on
+    another origin (the test's page server) imports it; a client made from that import goes live."""
+    hub = hub_factory("--dev")
+    publish(hub, "home", {"type": "screen", "children": []})
+    browser.open(browser.page_url)
+    browser.evaluate("""(async () => {
+        const M = await import(%s);
+        window.fromHub = new M.PushHub({url: %s, device: "cors-page", app: {platform: "web", version: "1.0.0"}});
+        window.fromHubTree = null;
+        window.fromHub.subscribe("home", (tree) => { window.fromHubTree = tree; });
+    })()""" % (json.dumps("http://127.0.0.1:%d/v1/client.js" % hub.port), json.dumps(hub.url + "/v1/connect")))
+    browser.wait_for("window.fromHubTree !== null && window.fromHub.state === 'live'", what="a client from the hub's module")
+    assert json.loads(browser.evaluate("JSON.stringify(window.fromHubTree)")) == {"type": "screen", "children": []}
