@@ -25,11 +25,17 @@ enum ClientAssets {
         "/v1/client.d.ts": Asset(clientTypesSource, contentType: "application/typescript; charset=utf-8"),
     ]
 
+    /// The demo page (DESIGN §12): served at `/` in dev mode only, where anonymous clients may
+    /// connect.
+    static let demoPage = Asset(demoPageSource, contentType: "text/html; charset=utf-8")
+
     /// The answer for `head` if it asks for an asset (nil: not an asset path).
-    static func answer(_ head: RequestHead, allowedOrigins: [String]) -> Response? {
-        guard let asset = assets[String(head.path)] else { return nil }
+    static func answer(_ head: RequestHead, config: HubConfig) -> Response? {
+        let path = String(head.path)
+        guard let asset = path == "/" && config.dev ? demoPage : assets[path] else { return nil }
+        let allowedOrigins = config.allowedOrigins
         guard !asset.body.isEmpty else {
-            return .error(404, code: "not_built", message: "this hub was built without clients/js")
+            return .error(404, code: "not_built", message: "this hub was built without clients/ (\(path))")
         }
         var headers = HeaderFields()
         headers.append(name: "ETag", value: asset.etag)

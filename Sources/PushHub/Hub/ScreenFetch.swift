@@ -14,7 +14,7 @@ extension Shard {
     /// serves (then it is treated as an upgrade request and refused as such).
     func answerHTTP(_ head: RequestHead) -> Response? {
         guard !head.headers.containsToken("websocket", in: "Upgrade") else { return nil }
-        if head.method == "GET", let asset = ClientAssets.answer(head, allowedOrigins: loop.config.allowedOrigins) {
+        if head.method == "GET", let asset = ClientAssets.answer(head, config: loop.config) {
             return asset
         }
         guard head.path.hasPrefix(Self.fetchPrefix) else { return nil }
