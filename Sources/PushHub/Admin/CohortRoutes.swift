@@ -36,7 +36,7 @@ struct CohortRoutes {
         if let problem = Self.validationError(name) { throw AdminError(422, "invalid_cohort_name", problem) }
         switch (head.method, editUsers) {
         case ("PUT", false):
-            let request = try parse(body, known: ["users", "rule"])
+            let request = try AdminBody.object(body, known: ["users", "rule"])
             let users = Set(try ids(request, "users"))
             var rule: CohortRule?
             if let value = request["rule"], value != .null {
@@ -49,7 +49,7 @@ struct CohortRoutes {
                 .object(["name": .string(name), "users": .number(Double(users.count)), "rule": rule?.json ?? .null])
             }
         case ("POST", true):
-            let request = try parse(body, known: ["add", "remove"])
+            let request = try AdminBody.object(body, known: ["add", "remove"])
             let add = try ids(request, "add"), remove = try ids(request, "remove")
             plane.commit([.cohortUsersEdited(name, add: add, remove: remove)], reply: reply) { [plane] _ in
                 .object([
@@ -74,21 +74,6 @@ struct CohortRoutes {
             plane.commit([.cohortDeleted(name)], reply: reply) { _ in .object(["name": .string(name), "deleted": .bool(true)]) }
         default:
             throw AdminError.methodNotAllowed(head, accepts: editUsers ? ["POST"] : ["GET", "PUT", "DELETE"])
-        }
-    }
-
-    private func parse(_ body: [UInt8], known: [String]) throws(AdminError) -> JSONValue {
-        do {
-            let json = try JSONReader.parse(body)
-            guard case .object(let members) = json else {
-                throw AdminError(400, "bad_request", "the body must be a JSON object")
-            }
-            try AdminError.mapping { () throws(InputError) in try members.refuseUnknownFields(known: known, at: "") }
-            return json
-        } catch let error as JSONError {
-            throw AdminError.badJSON(error)
-        } catch {
-            throw error as! AdminError
         }
     }
 

@@ -61,29 +61,16 @@ struct ExperimentRoutes {
     /// control plane (`state` includes every mutation accepted before, durable or not), so two
     /// overlapping ranges can never both be accepted.
     private func put(_ key: String, _ body: [UInt8]) throws(AdminError) {
-        let json: JSONValue
-        do {
-            json = try JSONReader.parse(body)
-        } catch {
-            throw AdminError.badJSON(error)
-        }
-        try store(key, json)
+        try store(key, try AdminBody.json(body))
     }
 
     /// `POST …/status {"status":"running"}`: the stored definition with another status, checked
     /// and stored like a PUT in the same step (a read-modify-write by a client could lose a
     /// change made in between).
     private func setStatus(_ key: String, _ body: [UInt8]) throws(AdminError) {
-        let request: JSONValue
-        do {
-            request = try JSONReader.parse(body)
-        } catch {
-            throw AdminError.badJSON(error)
-        }
-        guard case .object(let members) = request, let status = request["status"]?.stringValue else {
-            throw AdminError(400, "bad_request", "send {\"status\": \"draft\" | \"running\" | \"stopped\"}")
-        }
-        try AdminError.mapping { () throws(InputError) in try members.refuseUnknownFields(known: ["status"], at: "") }
+        let shape = "{\"status\": \"draft\" | \"running\" | \"stopped\"}"
+        let request = try AdminBody.object(body, known: ["status"], shape: shape)
+        guard let status = request["status"]?.stringValue else { throw AdminError(400, "bad_request", "send \(shape)") }
         guard case .object(var definition)? = plane.state.view.experiments.all[key]?.json else {
             throw AdminError.notFound("no experiment \(key)")
         }

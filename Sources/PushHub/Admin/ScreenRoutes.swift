@@ -61,11 +61,7 @@ struct ScreenRoutes {
 
     private func parse(_ body: [UInt8]) throws(AdminError) -> JSONValue {
         guard !body.isEmpty else { throw AdminError(400, "empty_body", "send the screen tree as a JSON body") }
-        do {
-            return try JSONReader.parse(body)
-        } catch {
-            throw AdminError.badJSON(error)
-        }
+        return try AdminBody.json(body)
     }
 
     private func isDryRun(_ head: RequestHead) -> Bool {

@@ -11,16 +11,7 @@ struct SyncRoutes {
     static let fields = ["target", "reason", "scope", "hint", "ttl", "spread", "collapse", "mandatory", "dry_run"]
 
     func send(_ body: [UInt8]) throws(AdminError) {
-        let request: JSONValue
-        do {
-            request = try JSONReader.parse(body)
-        } catch {
-            throw AdminError.badJSON(error)
-        }
-        guard case .object(let members) = request else {
-            throw AdminError(400, "bad_request", "the body must be a JSON object")
-        }
-        try AdminError.mapping { () throws(InputError) in try members.refuseUnknownFields(known: Self.fields, at: "") }
+        let request = try AdminBody.object(body, known: Self.fields)
         guard let targetJSON = request["target"] else { throw AdminError(400, "bad_target", "\"target\" is missing") }
         let target = try AdminError.mapping { () throws(InputError) in try Target(json: targetJSON) }
         if case .cohort(let name) = target.scope, plane.state.view.cohorts[name] == nil {

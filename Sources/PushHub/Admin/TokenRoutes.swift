@@ -31,18 +31,8 @@ struct TokenRoutes {
     }
 
     private func create(_ body: [UInt8]) throws(AdminError) {
-        let request: JSONValue
-        do {
-            request = try JSONReader.parse(body)
-        } catch {
-            throw AdminError.badJSON(error)
-        }
-        guard case .object(let members) = request else {
-            throw AdminError(400, "bad_request", "send {\"name\": …, \"scopes\": [\"publish\", …]}")
-        }
-        try AdminError.mapping { () throws(InputError) in
-            try members.refuseUnknownFields(known: ["name", "scopes"], at: "")
-        }
+        let request = try AdminBody.object(
+            body, known: ["name", "scopes"], shape: "{\"name\": …, \"scopes\": [\"publish\", …]}")
         let name = request["name"]?.stringValue ?? ""
         if let problem = Identifier.validationError(name, kind: "a token name") {
             throw AdminError(422, "invalid_token_name", problem)
