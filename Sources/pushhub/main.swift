@@ -66,6 +66,11 @@ Log.always(
         ("echo_path", parsed.config.echoPath ?? ""), ("dev", parsed.config.dev), ("max_fds", descriptorLimit),
     ])
 
+if parsed.config.dev {
+    // 0.0.0.0 listens everywhere; a browser on this machine reaches it at 127.0.0.1.
+    let host = hub.clientAddress.host == "0.0.0.0" ? "127.0.0.1" : hub.clientAddress.host
+    Log.always("demo page (dev mode): open http://\(host):\(hub.clientAddress.port)/ in a browser")
+}
 notifier.notify("READY=1\nMAINPID=\(getpid())\nSTATUS=listening on \(hub.clientAddress), admin \(hub.adminAddress)")
 
 /// SIGHUP: the flags, the environment and the config file read again; the reloadable settings
