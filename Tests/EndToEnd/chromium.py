@@ -27,7 +27,7 @@ def find_chromium():
 
 
 class PageServer:
-    """Serves `clients/js/*` at `/` and the given extra pages (path → (content type, text)) on 127.0.0.1.
+    """Serves `clients/js/*` at `/` (with CORS, for pages on a hub's origin) and the given extra pages (path → (content type, text)) on 127.0.0.1.
     127.0.0.1 is a secure context, so SubtleCrypto is available to the pages."""
 
     def __init__(self, pages):
@@ -49,6 +49,7 @@ class PageServer:
                 self.send_header("Content-Type", content_type + "; charset=utf-8")
                 self.send_header("Content-Length", str(len(body)))
                 self.send_header("Cache-Control", "no-store")
+                self.send_header("Access-Control-Allow-Origin", "*")  # pages on the hub's origin import the module
                 self.end_headers()
                 self.wfile.write(body)
 
@@ -138,6 +139,12 @@ class Browser:
     def open(self, url, ready="window.harnessReady === true"):
         self.call("Page.navigate", url=url)
         self.wait_for(ready, what="the page at " + url)
+
+    def screenshot(self, width=1200, height=800):
+        """A PNG of the page at that viewport size (bytes)."""
+        import base64
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
+        return base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"])
 
     def close(self):
         try:

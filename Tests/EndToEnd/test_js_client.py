@@ -98,6 +98,7 @@ def browser():
         pytest.skip("chromium could not start: %s" % error)
     server = PageServer({"/harness.js": ("text/javascript", HARNESS), "/": ("text/html", PAGE)})
     chromium.page_url = server.url("/")
+    chromium.module_url = server.url("/pushhub-client.js")
     yield chromium
     chromium.close()
     server.close()
@@ -373,3 +374,111 @@ def test_a_page_on_another_origin_imports_the_module_from_the_hub(browser, hub_f
     })()""" % (json.dumps("http://127.0.0.1:%d/v1/client.js" % hub.port), json.dumps(hub.url + "/v1/connect")))
     browser.wait_for("window.fromHubTree !== null && window.fromHub.state === 'live'", what="a client from the hub's module")
     assert json.loads(browser.evaluate("JSON.stringify(window.fromHubTree)")) == {"type": "screen", "children": []}
+
+
+# MARK: - HTTP fetch (issue 13 item 3): fetchScreen from a page on the hub's own origin
+
+FETCH_PAGE = r"""(async () => {
+    window.P = await import(%s);
+    // Records what the client sent and what the hub answered.
+    window.requests = [];
+    window.recordingFetch = async (url, init) => {
+        const response = await fetch(url, init);
+        requests.push({url, headers: init.headers, cache: init.cache, status: response.status,
+                       etag: response.headers.get("ETag"), cacheControl: response.headers.get("Cache-Control")});
+        return response;
+    };
+    window.fetched = (name, options) => P.fetchScreen(name, {fetch: recordingFetch, ...options})
+        .catch((error) => ({error: {name: error.name, code: error.code, status: error.status, message: error.message}}));
+    return true;
+})()"""
+
+
+def open_on_hub(browser, hub):
+    """A page on the hub's origin (GET /v1/screens has no CORS headers: a same-origin page fetches)
+    that imports the module under test from the test's page server."""
+    url = "http://127.0.0.1:%d/v1/client.js" % hub.port
+    browser.call("Page.navigate", url=url)
+    browser.wait_for("location.href === %s && document.readyState === 'complete'" % json.dumps(url), what=url)
+    browser.evaluate(FETCH_PAGE % json.dumps(browser.module_url))
+
+
+def fetched(browser, name, **options):
+    return browser.evaluate("fetched(%s, %s)" % (json.dumps(name), json.dumps(options)))
+
+
+def test_fetch_screen_200_with_etag_then_304_from_the_cached_tree_which_a_client_starts_from(browser, hub_factory):
+    hub = hub_factory("--dev")
+    v1 = screen([item("a", "fetched over HTTP"), item("\u00e9", "non-ASCII")], numbers=[0.1, 1e21, -0.0])
+    answer = publish(hub, "home", v1)
+    options = {"url": hub.url + "/v1/connect", "device": "widget-7", "storageKey": "fetch",
+               "app": {"platform": "web", "version": "5.3.0"}}
+    open_on_hub(browser, hub)
+    first = fetched(browser, "home", **options)
+    assert first["status"] == 200 and first["version"] == 1 and first["hash"] == answer["hash"], first
+    assert rfc8785.dumps(first["tree"]) == rfc8785.dumps(v1)
+    request = browser.evaluate("requests[0]")
+    assert request["url"] == "http://127.0.0.1:%d/v1/screens/home?device=widget-7&platform=web&app_version=5.3.0" % hub.port
+    assert "If-None-Match" not in request["headers"] and "Authorization" not in request["headers"]
+    assert request["status"] == 200 and request["etag"] == '"%s"' % answer["hash"] and request["cacheControl"] == "no-cache"
+    # Again: the cached tree's hash goes as If-None-Match, the hub answers 304, the cached tree comes back.
+    second = fetched(browser, "home", **options)
+    request = browser.evaluate("requests[1]")
+    assert request["headers"]["If-None-Match"] == '"%s"' % answer["hash"] and request["status"] == 304, request
+    assert second == {**first, "status": 304}
+    # A new version: 200 with it, and it replaces the cached one.
+    v2 = screen([item("a", "fetched again"), item("\u00e9", "non-ASCII")])
+    answer = publish(hub, "home", v2)
+    third = fetched(browser, "home", **options)
+    assert third["status"] == 200 and third["version"] == 2 and third["hash"] == answer["hash"]
+    assert browser.evaluate("requests[2].status") == 200
+    # A client with the fetched tree in its storage starts from it: shown at once ("cache"),
+    # then `have` → "unchanged", no snapshot.
+    browser.evaluate("""(() => {
+        window.deliveries = [];
+        window.live = new P.PushHub(%s);
+        live.subscribe("home", (tree, meta) => deliveries.push(meta.source));
+        return true;
+    })()""" % json.dumps(options))
+    browser.wait_for("deliveries.includes('unchanged')", what="the hub confirming the fetched tree")
+    assert browser.evaluate("deliveries") == ["cache", "unchanged"]
+    assert browser.evaluate("live.stats.snapshots") == 0
+    # The live client's own fetchScreen sends the hash it holds: 304, its tree.
+    own = browser.evaluate("live.fetchScreen('home').then(r => ({status: r.status, hash: r.hash, same: r.tree === live._screens.get('home').tree}))")
+    assert own == {"status": 304, "hash": answer["hash"], "same": True}
+    # Without a device the module uses (and keeps) the one in storage, as PushHub does.
+    anonymous = fetched(browser, "home", url=hub.url + "/v1/connect", storageKey="anon")
+    assert anonymous["status"] == 200
+    assert browser.evaluate("requests.at(-1).url").endswith("device=" + browser.evaluate("localStorage.getItem('anon:device')"))
+    browser.evaluate("live.close(), true")
+
+
+def test_fetch_screen_answers_the_variant_tree_of_an_assigned_user_and_401_without_credentials(browser, hub_factory):
+    hub = hub_factory()  # not --dev: anonymous clients are refused
+    secret = open(os.path.join(hub.data, "data", "jwt.secret")).read().strip()
+    publish(hub, "home", screen([item("title", "base")], theme="base"))
+    experiment = {"key": "look", "status": "running", "variants": [{"key": "A"}, {"key": "B"}],
+                  "screens": {"home": {"A": {"theme": "A"}, "B": {"theme": "B", "banner": {"type": "text", "text": "B!"}}}}}
+    assert call(hub, "PUT", "/v1/experiments/look", experiment)[0] == 200
+    open_on_hub(browser, hub)
+    seen = set()
+    for user in ("u1", "u2", "u3", "u4", "u5", "u6"):
+        token = jwt.encode({"sub": user, "exp": int(time.time()) + 600}, secret, algorithm="HS256")
+        answer = fetched(browser, "home", url=hub.url + "/v1/connect", token=token, storageKey="user-" + user,
+                         app={"platform": "web", "version": "5.3.0"})
+        assert answer.get("status") == 200, answer
+        variant = call(hub, "GET", "/v1/experiments/look/assignment?unit=" + user)[1]["variant"]
+        admin_view = call(hub, "GET", "/v1/screens/home?user=%s&platform=web&app_version=5.3.0" % user)[1]
+        assert answer["tree"]["theme"] == variant and ("banner" in answer["tree"]) == (variant == "B"), (user, answer)
+        assert rfc8785.dumps(answer["tree"]) == rfc8785.dumps(admin_view["tree"]) and answer["hash"] == admin_view["hash"]
+        request = browser.evaluate("requests.at(-1)")
+        assert request["headers"]["Authorization"] == "Bearer " + token and "token=" not in request["url"]
+        seen.add(variant)
+    assert seen == {"A", "B"}, seen
+    # 401: an anonymous client on this hub, and a bad token; 404: an unknown screen.
+    refused = fetched(browser, "home", url=hub.url + "/v1/connect", device="d-1", storageKey="x")
+    assert refused["error"]["name"] == "FetchError" and refused["error"]["code"] == "unauthorized" and refused["error"]["status"] == 401
+    bad = jwt.encode({"sub": "u1", "exp": int(time.time()) + 600}, "not the secret", algorithm="HS256")
+    assert fetched(browser, "home", url=hub.url + "/v1/connect", token=bad, storageKey="x")["error"]["status"] == 401
+    missing = fetched(browser, "nope", url=hub.url + "/v1/connect", token=token, storageKey="x")
+    assert missing["error"]["code"] == "unknown_screen" and missing["error"]["status"] == 404

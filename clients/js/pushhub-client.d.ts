@@ -41,6 +41,8 @@ export interface PushHubOptions {
   WebSocket?: new (url: string, protocols?: string | string[]) => WebSocket;
   /** Random numbers in [0, 1) for the backoff and sync jitter (default Math.random; tests inject one). */
   random?: () => number;
+  /** The fetch function `fetchScreen` uses (default globalThis.fetch). */
+  fetch?: typeof fetch;
 }
 
 export interface TreeMeta {
@@ -79,7 +81,7 @@ export interface PushHubEvents {
   welcome: { session: string; user: string | null; heartbeat_s: number; sync_seq: number };
   /** The socket closed. `reconnect` false: after `close()` or an error reconnecting cannot fix (`error`). */
   close: { code: number; reason: string; reconnect: boolean; delayMs?: number; attempt?: number; error?: PushHubEvents["error"] };
-  /** An `error` message from the hub (docs/protocol.md "Errors"), or a client-side "storage", "token", "connect" problem. `screen` is set for subscribe errors. */
+  /** An `error` message from the hub (docs/protocol.md "Errors"), or a client-side "storage", "token", "connect" problem. `screen` is set for subscribe errors: that subscription ended (subscribe again to retry). */
   error: { code: string; message: string; ref: string | null; screen?: string };
   /** The client dropped its copy of a screen and asked for a snapshot. */
   resubscribe: { screen: string; reason: "hash_mismatch" | "unexpected_from" | "patch_failed" | "no_tree"; held?: number; from?: number; version: number; detail?: string };
@@ -108,8 +110,52 @@ export declare class PushHub {
   onSync(handler: (sync: Sync) => void | Promise<void>): () => void;
   on<K extends keyof PushHubEvents>(type: K, listener: (event: PushHubEvents[K]) => void): () => void;
   rendered(screen: string, version: number): void;
+  /** `fetchScreen(screen)` as this client (its token, device, app, storage); `If-None-Match` is the hash it holds. Needs no live connection. */
+  fetchScreen(screen: string, options?: { signal?: AbortSignal }): Promise<FetchedScreen>;
   close(): void;
 }
+
+export interface FetchScreenOptions {
+  /** The hub's WebSocket endpoint as for PushHub ("wss://host/v1/connect"); the fetch goes to https://host/v1/screens/{name}. */
+  url: string;
+  /** A client JWT (sent as Authorization: Bearer), or a function returning one. */
+  token?: string | (() => string | Promise<string>);
+  /** The anonymous unit id; without token and device, the one kept in `storage` (generated once, shared with PushHub). */
+  device?: string;
+  /** Sent as ?platform= and ?app_version= (variants' audiences and the capability filter). */
+  app?: { platform?: string; version?: string };
+  /** Where the tree is kept (the same entry PushHub uses). Default: localStorage in browsers, else memory. */
+  storage?: Storage;
+  /** Prefix of the storage keys (default "pushhub"). */
+  storageKey?: string;
+  /** The fetch function (default globalThis.fetch). */
+  fetch?: typeof fetch;
+  signal?: AbortSignal;
+}
+
+export interface FetchedScreen {
+  screen: string;
+  tree: JSONValue;
+  version: number;
+  hash: string;
+  /** 200: a new tree (checked against its hash, now in storage); 304: the stored tree is current. */
+  status: 200 | 304;
+}
+
+/** A failed fetch: 401 "unauthorized", 404 "unknown_screen", "mismatch" (the tree does not hash to its hash), "network" (status 0), else "http". */
+export declare class FetchError extends Error {
+  code: "unauthorized" | "unknown_screen" | "mismatch" | "network" | "http";
+  status: number;
+}
+
+/**
+ * HTTP fetch of a screen without a socket (widgets, background refresh): GET /v1/screens/{name}
+ * with the stored tree's hash as If-None-Match; a 304 returns the stored tree, a 200 stores the
+ * new one (a PushHub created later starts from it and resumes with `have`).
+ */
+export declare function fetchScreen(name: string, options: FetchScreenOptions): Promise<FetchedScreen>;
+/** The URL fetchScreen requests for `name` given a WebSocket URL (ws → http, wss → https). */
+export declare function screenURL(url: string, name: string): URL;
 
 export declare class PatchError extends Error {
   op?: PatchOperation;

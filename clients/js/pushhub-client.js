@@ -6,7 +6,8 @@
 // the hub's hash (RFC 8785 canonical JSON + SHA-256), a clean resubscribe on a mismatch or a
 // patch from a version it does not hold, syncs deduped by id, delivered after a random
 // 0..jitter_ms wait and acked, `rendered`, `have` and `last_sync` kept in a storage, reconnect
-// with exponential backoff and full jitter, typed events for close codes and hub errors.
+// with exponential backoff and full jitter, typed events for close codes and hub errors. And
+// `fetchScreen`: the same tree over HTTP with an ETag, for code that cannot hold a socket.
 //
 // Messages are handled strictly in arrival order although hashing is asynchronous: every
 // incoming message (and every local action that touches subscription state) is a task on one
@@ -377,6 +378,120 @@ function defaultStorage() {
   return new MemoryStorage();
 }
 
+// MARK: - HTTP fetch (DESIGN §12)
+
+/** A failed `fetchScreen`: `code` is "unauthorized" (401), "unknown_screen" (404), "mismatch" (the body's tree does not hash to its hash), "network" or "http" (any other status). */
+export class FetchError extends Error {
+  constructor(code, message, status) {
+    super(message);
+    this.name = "FetchError";
+    this.code = code;
+    this.status = status;
+  }
+}
+
+/** The HTTP URL of `GET /v1/screens/{name}` on the host of a WebSocket URL (ws → http, wss → https; a path prefix before /v1/connect is kept). */
+export function screenURL(url, name) {
+  const base = new URL(url);
+  if (base.protocol === "ws:") base.protocol = "http:";
+  else if (base.protocol === "wss:") base.protocol = "https:";
+  const prefix = base.pathname.endsWith("/v1/connect") ? base.pathname.slice(0, -"/v1/connect".length) : "";
+  base.pathname = prefix + "/v1/screens/" + String(name).split("/").map(encodeURIComponent).join("/");
+  base.search = "";
+  base.hash = "";
+  return base;
+}
+
+/** The stored tree of a screen if it still hashes to its stored hash (else it is dropped); null when there is none. */
+async function readCached(storage, key) {
+  try {
+    const text = await storage.getItem(key);
+    if (!text) return null;
+    try {
+      const saved = JSON.parse(text);
+      if (typeof saved.hash === "string" && (await screenHash(saved.tree)) === saved.hash) return saved;
+    } catch {}
+    await storage.removeItem(key);
+  } catch {} // a blocked storage: fetch without If-None-Match
+  return null;
+}
+
+/**
+ * Fetches one screen over HTTP without holding a socket (widgets, background refresh, a poll):
+ * `GET /v1/screens/{name}` on the hub's client listener, as the client these options describe
+ * (`token` as `Authorization: Bearer`, else `device` — generated and kept in `storage` like
+ * PushHub's — and `app.platform`/`app.version`). The tree kept in `storage` (the same entry
+ * PushHub keeps, so a PushHub created later starts from it and resumes with `have`) is sent as
+ * `If-None-Match`; a 304 returns it. A 200's tree is checked against its hash and stored.
+ * Resolves to `{ screen, tree, version, hash, status }` (status 200 or 304); rejects with `FetchError`.
+ */
+export async function fetchScreen(name, options) {
+  if (!options || typeof options.url !== "string") throw new TypeError("fetchScreen needs { url: 'wss://host/v1/connect' }");
+  const storage = options.storage || defaultStorage();
+  const prefix = (options.storageKey || "pushhub") + ":";
+  let token = options.token;
+  if (typeof token === "function") token = await token();
+  let device = options.device;
+  if (!device && !token) device = await storedDevice(storage, prefix);
+  return fetchScreenAs(name, { ...options, token, device, storage, prefix, held: undefined });
+}
+
+async function fetchScreenAs(name, { url, token, device, app, storage, prefix, held, fetch: fetchImpl, signal }) {
+  const doFetch = fetchImpl || globalThis.fetch;
+  if (typeof doFetch !== "function") throw new TypeError("no fetch here: pass options.fetch");
+  const target = screenURL(url, name);
+  if (!token && device) target.searchParams.set("device", device);
+  if (app && app.platform) target.searchParams.set("platform", app.platform);
+  if (app && app.version) target.searchParams.set("app_version", app.version);
+  const key = prefix + "screen:" + name;
+  const cached = held || (await readCached(storage, key));
+  const headers = { Accept: "application/json" };
+  if (token) headers.Authorization = "Bearer " + token;
+  if (cached) headers["If-None-Match"] = '"' + cached.hash + '"';
+  let response;
+  try {
+    // no-store: the cache is `storage`, revalidated by the If-None-Match above; the browser's own
+    // HTTP cache stays out of it (and hands the 304 to us).
+    response = await doFetch(target.href, { headers, cache: "no-store", signal });
+  } catch (error) {
+    if (error && error.name === "AbortError") throw error;
+    throw new FetchError("network", `GET ${target.pathname}: ${error}`, 0);
+  }
+  if (response.status === 304 && cached) {
+    return { screen: name, tree: cached.tree, version: cached.version, hash: cached.hash, status: 304 };
+  }
+  if (response.status !== 200) {
+    const text = await response.text().catch(() => "");
+    const code = { 401: "unauthorized", 404: "unknown_screen" }[response.status] || "http";
+    throw new FetchError(code, `GET ${target.pathname}: ${response.status} ${text.slice(0, 200)}`.trim(), response.status);
+  }
+  const body = await response.json();
+  const tree = deepFreeze(body.tree);
+  const canonical = canonicalize(tree);
+  if ((await sha256Hex(canonical)) !== body.hash) {
+    throw new FetchError("mismatch", `GET ${target.pathname}: the tree does not hash to ${body.hash}`, 200);
+  }
+  try {
+    await storage.setItem(key, `{"hash":${JSON.stringify(body.hash)},"tree":${canonical},"version":${body.version}}`);
+  } catch {} // a full or blocked storage only costs the next fetch its 304
+  return { screen: name, tree, version: body.version, hash: body.hash, status: 200 };
+}
+
+/** The device id kept in `storage` (generated once): the unit anonymous clients are bucketed by. */
+async function storedDevice(storage, prefix) {
+  let device = null;
+  try {
+    device = await storage.getItem(prefix + "device");
+  } catch {}
+  if (!device) {
+    device = randomID();
+    try {
+      await storage.setItem(prefix + "device", device);
+    } catch {}
+  }
+  return device;
+}
+
 function randomID() {
   const c = globalThis.crypto;
   if (c && typeof c.randomUUID === "function") return "d-" + c.randomUUID();
@@ -508,6 +623,24 @@ export class PushHub {
     };
   }
 
+  /**
+   * `fetchScreen(name)` as this client (its token, device, app and storage): an HTTP GET of the
+   * screen with `If-None-Match` the hash this client holds. Needs no live connection; a
+   * subscription keeps following the socket (the fetched tree goes to storage only).
+   */
+  async fetchScreen(screen, { signal } = {}) {
+    await this._ready;
+    let token = this._options.token;
+    if (typeof token === "function") token = await token();
+    const entry = this._screens.get(screen);
+    const held = entry && entry.tree !== undefined && entry.hash !== undefined
+      ? { tree: entry.tree, version: entry.version, hash: entry.hash } : undefined;
+    return fetchScreenAs(screen, {
+      url: this.url, token, device: this._device, app: this._options.app, storage: this._storage, prefix: this._prefix,
+      held, fetch: this._options.fetch, signal,
+    });
+  }
+
   /** Tells the hub the app drew `version` of `screen` (confirms experiment exposures, DESIGN §6). */
   rendered(screen, version) {
     if (this._state === "live") this._send({ type: "rendered", screen, version });
@@ -537,10 +670,7 @@ export class PushHub {
     const stored = await this._read("last_sync");
     if (stored !== null && /^[0-9]+$/.test(stored)) this._savedLastSync = this._syncMax = Number(stored);
     this._device = this._options.device;
-    if (!this._device && !this._options.token) {
-      this._device = (await this._read("device")) || randomID();
-      this._write("device", this._device);
-    }
+    if (!this._device && !this._options.token) this._device = await storedDevice(this._storage, this._prefix);
   }
 
   async _open() {
@@ -669,7 +799,13 @@ export class PushHub {
         return this._sync(message);
       case "error": {
         const event = { code: message.code, message: message.message, ref: message.ref ?? null };
-        if (message.ref === "subscribe" && this._pendingSubscribes.length) event.screen = this._pendingSubscribes.shift();
+        if (message.ref === "subscribe" && this._pendingSubscribes.length) {
+          // A refused subscribe (unknown_screen, invalid_screen_name) did not subscribe: the entry
+          // and its cached tree go, so calling subscribe() again (e.g. once the screen is
+          // published) asks again.
+          event.screen = this._pendingSubscribes.shift();
+          if (this._screens.delete(event.screen)) this._remove("screen:" + event.screen);
+        }
         if (message.code === "unsupported_protocol" || (message.code === "unauthorized" && typeof this._options.token !== "function")) {
           this._fatal = event;
         }
