@@ -83,3 +83,27 @@ def test_the_client_module_is_served_with_an_etag_and_cors(hub_factory):
     assert headers["Access-Control-Allow-Origin"] == "https://app.example.com" and "Origin" in headers["Vary"]
     _, headers, _ = fetch(strict, "/v1/client.js", {"Origin": "https://evil.example.net"})
     assert "Access-Control-Allow-Origin" not in headers
+
+
+def test_fetch_allows_pages_on_other_origins(hub_factory):
+    """CORS for the fetch (a token in Authorization and If-None-Match need a preflight): the
+    preflight allows GET with those headers; every answer carries the origin policy."""
+    hub = hub_factory("--dev")
+    assert call(hub, "PUT", "/v1/screens/home", {"type": "screen"})[0] == 200
+    request = urllib.request.Request("http://127.0.0.1:%d/v1/screens/home" % hub.port, method="OPTIONS",
+                                     headers={"Origin": "https://page.example", "Access-Control-Request-Method": "GET",
+                                              "Access-Control-Request-Headers": "authorization, if-none-match"})
+    with urllib.request.urlopen(request, timeout=5) as response:
+        assert response.status == 204
+        assert response.headers["Access-Control-Allow-Origin"] == "*"
+        assert "Authorization" in response.headers["Access-Control-Allow-Headers"]
+        assert "If-None-Match" in response.headers["Access-Control-Allow-Headers"]
+    for path in ("/v1/screens/home?device=d", "/v1/screens/nope?device=d"):
+        _, headers, _ = fetch(hub, path, {"Origin": "https://page.example"})
+        assert headers["Access-Control-Allow-Origin"] == "*", path
+    strict = hub_factory("--dev", "--allowed-origins", "https://app.example.com")
+    assert call(strict, "PUT", "/v1/screens/home", {"type": "screen"})[0] == 200
+    _, headers, _ = fetch(strict, "/v1/screens/home?device=d", {"Origin": "https://app.example.com"})
+    assert headers["Access-Control-Allow-Origin"] == "https://app.example.com"
+    _, headers, _ = fetch(strict, "/v1/screens/home?device=d", {"Origin": "https://evil.example.net"})
+    assert "Access-Control-Allow-Origin" not in headers

@@ -37,15 +37,9 @@ enum ClientAssets {
         guard !asset.body.isEmpty else {
             return .error(404, code: "not_built", message: "this hub was built without clients/ (\(path))")
         }
-        var headers = HeaderFields()
+        var headers = CrossOrigin.headers(for: head, allowedOrigins: allowedOrigins)
         headers.append(name: "ETag", value: asset.etag)
         headers.append(name: "Cache-Control", value: "no-cache")
-        if allowedOrigins.isEmpty {
-            headers.append(name: "Access-Control-Allow-Origin", value: "*")
-        } else if let origin = head.headers["Origin"], UpgradeAdmission.isAllowed(origin, allowedOrigins) {
-            headers.append(name: "Access-Control-Allow-Origin", value: origin)
-            headers.append(name: "Vary", value: "Origin")
-        }
         if let match = head.headers["If-None-Match"], match.contains(asset.etag) {
             return Response(status: 304, headers: headers)
         }

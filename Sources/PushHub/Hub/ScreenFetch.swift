@@ -18,14 +18,19 @@ extension Shard {
             return asset
         }
         guard head.path.hasPrefix(Self.fetchPrefix) else { return nil }
+        let allowedOrigins = loop.config.allowedOrigins
+        if head.method == "OPTIONS" { return CrossOrigin.preflight(head, allowedOrigins: allowedOrigins) }
         guard head.method == "GET" else {
             var refusal = Response.error(405, code: "method_not_allowed", message: "\(head.path) accepts GET")
-            refusal.headers.append(name: "Allow", value: "GET")
+            refusal.headers.append(name: "Allow", value: "GET, OPTIONS")
             return refusal
         }
         let name = RequestHead.percentDecoded(head.path.dropFirst(Self.fetchPrefix.count))
         var response = fetch(name, head)
         response.headers.append(name: "Cache-Control", value: "no-cache")
+        for field in CrossOrigin.headers(for: head, allowedOrigins: allowedOrigins) {
+            response.headers.append(name: field.name, value: field.value)
+        }
         return response
     }
 
