@@ -72,7 +72,8 @@ class HubDown(Exception):
 class HubProcess:
     """One `pushhub` on fixed loopback ports and one data dir; restarted in place by chaos."""
 
-    def __init__(self, binary, data_dir, out_dir, flags=()):
+    def __init__(self, binary, data_dir, out_dir, flags=(), env=None):
+        self.env = env
         self.binary = binary
         self.data_dir = data_dir
         self.out_dir = out_dir
@@ -105,7 +106,8 @@ class HubProcess:
             self.process = subprocess.Popen(
                 [self.binary, "--listen", "127.0.0.1:%d" % self.port, "--admin", "127.0.0.1:%d" % self.admin_port,
                  "--data", self.data_dir, *self.flags],
-                stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+                stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent,
+                env=dict(os.environ, **self.env) if self.env else None)
             log.close()
             deadline = now() + timeout
             while now() < deadline:
@@ -402,6 +404,21 @@ def proc_rss_kb(pid):
     except OSError:
         return None
     return None
+
+
+def proc_rss_split_kb(pid):
+    """(RssAnon, RssFile): the heap and stacks vs. mapped code and libraries touched so far."""
+    anon = file = None
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("RssAnon:"):
+                    anon = int(line.split()[1])
+                elif line.startswith("RssFile:"):
+                    file = int(line.split()[1])
+    except OSError:
+        pass
+    return anon, file
 
 
 def proc_fds(pid):

@@ -4,7 +4,8 @@
 #   bench/soak/run.sh chaos [--minutes 6]  [soak.py options...]
 # Builds pushhub in its own scratch dir (.build-soak, never .build) at low priority, then runs the
 # driver; output in bench/soak/out/MODE-TIMESTAMP/ (summary.txt, samples.csv, events.log, hub logs).
-# SOAK_SKIP_BUILD=1 reuses the existing binary; SOAK_NICE (default 5) is the driver's and hub's niceness.
+# SOAK_SKIP_BUILD=1 reuses the existing binary; SOAK_NICE (default 5) is the driver's and hub's niceness;
+# SOAK_HEAPSTATS=1 adds the allocator's in-use/free bytes (heapstats.c, LD_PRELOAD) to the samples.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mode="${1:-}"
@@ -20,5 +21,12 @@ pkg-config --exists openssl 2>/dev/null || {
 if [ "${SOAK_SKIP_BUILD:-0}" != 1 ]; then
   nice -n 10 swift build -c release --scratch-path .build-soak --product pushhub
 fi
+extra=()
+if [ "${SOAK_HEAPSTATS:-0}" = 1 ]; then
+  # The allocator's in-use and free bytes per second, from a thread LD_PRELOADed into the hub.
+  mkdir -p .build-soak
+  cc -O2 -shared -fPIC -o .build-soak/heapstats.so bench/soak/heapstats.c -lpthread
+  extra+=(--heapstats "$PWD/.build-soak/heapstats.so")
+fi
 exec nice -n "${SOAK_NICE:-5}" .venv/bin/python bench/soak/soak.py "$mode" \
-  --bin "$PWD/.build-soak/release/pushhub" "$@"
+  --bin "$PWD/.build-soak/release/pushhub" "${extra[@]}" "$@"

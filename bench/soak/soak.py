@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import badinputs  # noqa: E402
 from clients import Client, slow_consumer  # noqa: E402
 from common import Admin, HubDown, HubProcess, die_with_parent, jcs_hash, now, parse_metrics, proc_cpu_seconds, proc_fds, \
-    proc_rss_kb, proc_threads  # noqa: E402
+    proc_rss_kb, proc_rss_split_kb, proc_threads  # noqa: E402
 from model import (CHURN_COHORTS, CLAIM_COHORT, RULE_COHORT, STATIC_LIST, Identity, ScreenGen,  # noqa: E402
                    capability_filter, expected_tree, random_identity, targets)
 
@@ -137,7 +137,10 @@ class Driver:
         if os.path.exists(self.data_dir):
             shutil.rmtree(self.data_dir)
         flags = ["--dev", "--log-level", args.log_level] + (["--loops", str(args.loops)] if args.loops else [])
-        self.hub = HubProcess(args.bin, self.data_dir, self.out_dir, flags)
+        self.heapstats_file = os.path.join(self.out_dir, "heapstats.txt") if args.heapstats else None
+        env = {"LD_PRELOAD": os.path.abspath(args.heapstats), "HEAPSTATS_FILE": self.heapstats_file} \
+            if args.heapstats else None
+        self.hub = HubProcess(args.bin, self.data_dir, self.out_dir, flags, env=env)
         self.counters = collections.Counter()
         self.errors = collections.Counter()
         self.error_details = collections.defaultdict(list)
@@ -728,7 +731,7 @@ class Driver:
     async def sampler(self):
         path = os.path.join(self.out_dir, "samples.csv")
         admin = Admin(self.hub, timeout=5)
-        fields = ["t", "phase", "pid", "rss_kb", "fds", "threads", "lag_ms", "probe_ms", "driver_lag_ms", "scrape_ms",
+        fields = ["t", "phase", "pid", "rss_kb", "rss_anon_kb", "rss_file_kb", "heap_inuse_kb", "heap_free_kb", "fds", "threads", "lag_ms", "probe_ms", "driver_lag_ms", "scrape_ms",
                   "hub_cpu_s", "driver_cpu_s",
                   "connections", "ws_connections", "sessions", "subscriptions", "messages_out", "coalesced",
                   "slow_closes", "protocol_closes", "timeout_closes", "rejected", "commits", "driver_clients"]
@@ -748,8 +751,15 @@ class Driver:
                        "driver_cpu_s": "%.1f" % sum(resource.getrusage(resource.RUSAGE_SELF)[:2])}
                 metrics = {}
                 if pid and self.hub.up.is_set():
-                    row.update(rss_kb=proc_rss_kb(pid), fds=proc_fds(pid), threads=proc_threads(pid),
-                               hub_cpu_s=proc_cpu_seconds(pid))
+                    anon, mapped = proc_rss_split_kb(pid)
+                    if self.heapstats_file:
+                        try:
+                            inuse, free, _ = open(self.heapstats_file).read().split()
+                            row.update(heap_inuse_kb=int(inuse) // 1024, heap_free_kb=int(free) // 1024)
+                        except (OSError, ValueError):
+                            pass
+                    row.update(rss_kb=proc_rss_kb(pid), rss_anon_kb=anon, rss_file_kb=mapped, fds=proc_fds(pid),
+                               threads=proc_threads(pid), hub_cpu_s=proc_cpu_seconds(pid))
                     t0 = now()
                     try:
                         status, text = await admin.request("GET", "/metrics", timeout=5)
@@ -1332,6 +1342,24 @@ def summarize(drv, results):
     lines.append("RSS     baseline %s  first %s  ref %s  last %s  peak %s  after-drain %s" % (
         fmt(base_rss, " MB", 1024), fmt(first["rss_kb"], " MB", 1024), fmt(ref["rss_kb"], " MB", 1024),
         fmt(last["rss_kb"], " MB", 1024), fmt(peak_rss, " MB", 1024), fmt(after_rss, " MB", 1024)))
+    anon = {k: median(window(samples, "rss_anon_kb", a, b)) for k, (a, b) in
+            (("first", (0, w)), ("ref", (w, 2 * w)), ("last", (load - w, load + 1)))}
+    mapped_last = median(window(samples, "rss_file_kb", load - w, load + 1))
+    lines.append("  anon  first %s  ref %s  last %s   (RssAnon: heap; the rest is RssFile, code and libraries "
+                 "paged in, last %s)" % (fmt(anon["first"], " MB", 1024), fmt(anon["ref"], " MB", 1024),
+                                         fmt(anon["last"], " MB", 1024), fmt(mapped_last, " MB", 1024)))
+    if any(r.get("heap_inuse_kb") for r in samples):
+        heap = {k: median(window(samples, "heap_inuse_kb", a, b)) for k, (a, b) in
+                (("first", (0, w)), ("ref", (w, 2 * w)), ("last", (load - w, load + 1)))}
+        held = median(window(samples, "heap_free_kb", load - w, load + 1))
+        heap_after = median([float(r["heap_inuse_kb"]) for r in samples if r["phase"] == "after"
+                             and r.get("heap_inuse_kb")])
+        heap_base = median([float(r["heap_inuse_kb"]) for r in samples if r["phase"] == "baseline"
+                            and r.get("heap_inuse_kb")])
+        lines.append("  heap  in use (mallinfo2) baseline %s  first %s  ref %s  last %s  after-drain %s;  freed but "
+                     "held by the allocator, last %s" % (
+                         fmt(heap_base, " MB", 1024), fmt(heap["first"], " MB", 1024), fmt(heap["ref"], " MB", 1024),
+                         fmt(heap["last"], " MB", 1024), fmt(heap_after, " MB", 1024), fmt(held, " MB", 1024)))
     lines.append("fds     baseline %s  first %s  ref %s  last %s  peak %s  after-drain %s" % (
         fmt(base_fds, digits=0), fmt(first["fds"], digits=0), fmt(ref["fds"], digits=0), fmt(last["fds"], digits=0),
         fmt(peak_fds, digits=0), fmt(after_fds, digits=0)))
@@ -1466,6 +1494,8 @@ def main():
     parser.add_argument("--max-lag-ms", type=int, default=1000)
     parser.add_argument("--keep-versions", type=int, default=16)
     parser.add_argument("--loops", type=int, default=0)
+    parser.add_argument("--heapstats", default=None,
+                        help="LD_PRELOAD this heapstats.so into the hub: allocator in-use/free bytes per second")
     parser.add_argument("--log-level", default="warning")
     args = parser.parse_args()
     if args.minutes is None:
