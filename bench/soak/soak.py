@@ -665,7 +665,10 @@ class Driver:
             for _ in range(rng.randint(1, 2)):
                 index += 1
                 identity = random_identity(rng, 300000 + index, anonymous_share=0.5)
-                self.spawn(slow_consumer(self, identity, rng.uniform(20, 50), rng.random() < 0.6), "slow consumer")
+                # Half stall long enough to fill the kernel's buffers (several MB on loopback) and
+                # pass the hub's 1 MiB high watermark: coalescing and the catch-up are exercised.
+                stall = rng.uniform(20, 50) if rng.random() < 0.5 else rng.uniform(90, 150)
+                self.spawn(slow_consumer(self, identity, stall, rng.random() < 0.6), "slow consumer")
 
     async def bad_inputs(self):
         rng = random.Random(self.rng.random())
