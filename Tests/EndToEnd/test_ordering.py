@@ -526,3 +526,43 @@ def test_concurrent_overlapping_layer_puts_accept_exactly_one(hub_factory):
     bad = ["round %d: %d accepted (%s), stored %s" % (r, len(a), ", ".join("e%d" % i for i in a), s)
            for r, a, s in results if len(a) != 1 or len(s) != 1]
     assert not bad, "%d of %d rounds broke the layer:\n%s" % (len(bad), LAYER_ROUNDS, "\n".join(bad))
+
+
+def test_a_spread_sync_is_not_lost_when_a_later_one_arrived_first(hub_factory):
+    """Found by the soak (bench/soak/repro_spread_gap.py): a sync spread over 20 s, then a plain
+    one; clients whose turn in the spread has not come receive the plain one first, reconnect
+    with last_sync = its seq, and must still get the spread one — live or in the replay."""
+    import json as _json
+    from websockets.sync.client import connect as ws_connect
+    hub = hub_factory("--dev", "--loops", "2")
+    clients = []
+    for i in range(6):
+        ws = ws_connect(hub.url + "/v1/connect")
+        ws.send(_json.dumps({"type": "hello", "protocol": 1, "device": "d%d" % i, "app": {"platform": "ios", "version": "1.0.0"}}))
+        _json.loads(ws.recv(timeout=5))
+        clients.append(ws)
+    spread = call(hub, "POST", "/v1/syncs", {"target": {"all": True}, "spread": "20s"})[1]
+    plain = call(hub, "POST", "/v1/syncs", {"target": {"all": True}})[1]
+
+    def seqs(ws, seconds):
+        got, deadline = [], time.time() + seconds
+        while True:
+            try:
+                got.append(_json.loads(ws.recv(timeout=max(0.0, deadline - time.time())))["seq"])
+            except TimeoutError:
+                return got
+
+    early = 0
+    for i, ws in enumerate(clients):
+        before = seqs(ws, 0.3)
+        ws.close()
+        early += spread["seq"] not in before
+        again = ws_connect(hub.url + "/v1/connect")
+        again.send(_json.dumps({"type": "hello", "protocol": 1, "device": "d%d" % i, "last_sync": max(before),
+                                "app": {"platform": "ios", "version": "1.0.0"}}))
+        _json.loads(again.recv(timeout=5))
+        after = seqs(again, 0.5)
+        again.close()
+        assert spread["seq"] in before + after, "d%d got %s then %s: the spread sync is lost" % (i, before, after)
+        assert plain["seq"] in before
+    assert early > 0, "every client had its turn at once: the scenario did not happen"

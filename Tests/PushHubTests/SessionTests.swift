@@ -294,6 +294,19 @@ import WSProtocol
         #expect(driver.frames[1] == driver.view.syncs.find("s-2")?.frame)
     }
 
+    @Test("with last_sync: a spread sync at or below it is replayed (the client may have seen a later one before its turn)")
+    func continuitySpreadBelowLastSync() throws {
+        // Found by the soak (bench/soak/repro_spread_gap.py): s-1 is spread over 30 s, s-2 is not;
+        // the client got s-2, dropped before its turn for s-1, and came back with last_sync 2.
+        var driver = Driver()
+        driver.append(driver.sync(1, .all, spreadMilliseconds: 30_000))
+        driver.append(driver.sync(2, .all))
+        driver.append(driver.sync(3, .user("u99"), spreadMilliseconds: 30_000))  // not for this client
+        var session = Session(helloDeadline: Driver.deadline, upgradeToken: nil)
+        let steps = driver.receive(&session, Driver.hello(token: Driver.token(user: "u17"), lastSync: 2))
+        #expect(steps.compactMap(\.syncSeq) == [1])
+    }
+
     @Test("with last_sync beyond the log's last seq nothing is replayed")
     func continuityUpToDate() {
         var driver = Driver()
@@ -1396,12 +1409,13 @@ extension SessionTests {
 
         func sync(
             _ seq: Int, _ scope: Target.Scope, platform: String? = nil, hint: JSONValue? = nil, collapse: String? = nil,
-            mandatory: Bool = false, expiresAt: Int? = nil
+            mandatory: Bool = false, expiresAt: Int? = nil, spreadMilliseconds: Int = 0
         ) -> Sync {
             Sync(
                 seq: seq, target: Target(scope: scope, platform: platform), reason: "hotfix", scope: "bundle",
                 hint: hint, collapse: collapse, mandatory: mandatory, createdAt: now - 10_000 + seq,
-                expiresAt: expiresAt ?? now + 86_400_000, spreadMilliseconds: 0, jitterMilliseconds: 4000)
+                expiresAt: expiresAt ?? now + 86_400_000, spreadMilliseconds: spreadMilliseconds,
+                jitterMilliseconds: 4000)
         }
 
         mutating func append(_ sync: Sync) { view.apply(.syncAppended(sync), keepVersions: keepVersions) }

@@ -28,11 +28,16 @@ public struct SyncWindow: Sendable {
 
     /// The unexpired syncs after `seq` that `accepts` takes, newest per collapse key (DESIGN §5
     /// continuity); a survivor stands for its group and is mandatory if any member was.
+    ///
+    /// Also every unexpired sync at or below `seq` that was sent with a `spread`: a client's turn
+    /// in a spread can come after a later sync reached it, so having seen `seq` does not mean it
+    /// had those (the soak found such syncs lost when the client reconnected in between). Clients
+    /// dedupe by id, so one it had already is harmless; one it never had would be a gap.
     public func missed(after seq: Int, now: Int, accepts: (Sync) -> Bool) -> [(sync: Sync, mandatory: Bool)] {
         var survivors: [String: (sync: Sync, mandatory: Bool)] = [:]
         var result: [(sync: Sync, mandatory: Bool)] = []
         for sync in syncs.reversed() {
-            if sync.seq <= seq { break }
+            if sync.seq <= seq && sync.spreadMilliseconds == 0 { continue }
             guard sync.expiresAt > now, accepts(sync) else { continue }
             guard let key = sync.collapse else {
                 result.append((sync, sync.mandatory))
