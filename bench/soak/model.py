@@ -4,7 +4,13 @@ documented assignment function, semantic versions, and which clients a sync targ
 """
 import copy
 import hashlib
+import os
 import random
+import sys
+
+# docs/assignment.md's reference function, the one copy the end-to-end tests use too.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "EndToEnd"))
+from assignment_reference import assign, bucket  # noqa: E402,F401
 
 # ---------------------------------------------------------------------------------------------
 # Semantic versions and ranges (just the forms the driver uses: "5.3.0", ">=5.0.0 <6.0.0")
@@ -73,33 +79,6 @@ def capability_filter(node, version):
                 out.append(f)
         return out
     return node
-
-
-def bucket(text):
-    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big") % 10000
-
-
-def assign(definition, unit):
-    """docs/assignment.md's reference, verbatim in behaviour (audience left to the caller)."""
-    key, salt = definition["key"], definition.get("salt", definition["key"])
-    override = definition.get("overrides", {}).get(unit)
-    if override is not None:
-        return override
-    if "layer" in definition:
-        start, end = definition["layer_range"]
-        if not start <= bucket("layer/%s/%s" % (definition["layer"], unit)) < end:
-            return None
-    elif not bucket("%s/%s/%s" % (salt, key, unit)) < int(definition.get("traffic", 1) * 10000):
-        return None
-    v = bucket("%s/%s/%s/variant" % (salt, key, unit))
-    weights = [variant.get("weight", 1) for variant in definition["variants"]]
-    total, cumulative = sum(weights), 0
-    for variant, weight in zip(definition["variants"], weights):
-        low = 10000 * cumulative // total
-        cumulative += weight
-        if low <= v < 10000 * cumulative // total:
-            return variant["key"]
-    return None
 
 
 def variant_of(definition, client):
