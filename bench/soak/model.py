@@ -3,7 +3,6 @@ rendition a client must see (RFC 7386 merge of its variants, then the capability
 documented assignment function, semantic versions, and which clients a sync target reaches.
 """
 import copy
-import hashlib
 import os
 import random
 import sys
