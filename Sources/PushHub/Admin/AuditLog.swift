@@ -12,9 +12,7 @@ enum AuditLog {
                     ("token", token?.name ?? "-"), ("method", head.method), ("path", String(head.path)),
                     ("status", response.status),
                 ]
-                if response.status >= 400, let code = try? JSONReader.parse(response.body)["error"]?["code"]?.stringValue {
-                    fields.append(("error", code))
-                }
+                if let code = response.errorCode { fields.append(("error", code)) }
                 Log.info("admin", fields)
             }
             reply(response)

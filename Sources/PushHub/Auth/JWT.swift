@@ -72,6 +72,7 @@ public struct JWTVerifier: Sendable {
         guard let signature = Base64URL.decode(parts[2]) else { throw .malformed("the signature is not base64url") }
         let expected = Self.hmacSHA256(key: secret, data: Array(token.utf8[..<parts[2].startIndex].dropLast()))
         guard Self.constantTimeEquals(signature, expected) else { throw .badSignature }
+        // As for the header: a payload that is not a JSON object is malformed, whatever the reason.
         guard let payloadBytes = Base64URL.decode(parts[1]),
             case .object(let claims)? = try? JSONReader.parse(payloadBytes)
         else {

@@ -10,6 +10,7 @@ enum ConfigFile {
     /// Flag → value text, as if given on the command line.
     static func values(of path: String, knownFlags: [String]) throws(HubOptions.UsageError) -> [String: String] {
         // A settings file is small and regular: a device or a huge file is a mistake, not config.
+        // A file that cannot be stat'ed is reported below as missing (try?: its error adds nothing).
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         guard attributes?[.type] as? FileAttributeType == .typeRegular else {
             throw HubOptions.UsageError(description: "the config file \(path) is missing or not a regular file")

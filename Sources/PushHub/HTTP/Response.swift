@@ -8,6 +8,9 @@ public struct Response: Sendable {
     public var status: Int
     public var headers: HeaderFields
     public var body: [UInt8]
+    /// The `code` of an `error` response (what the audit log records; never serialized apart
+    /// from the body).
+    public var errorCode: String?
 
     public init(status: Int, headers: HeaderFields = HeaderFields(), body: [UInt8] = []) {
         self.status = status
@@ -24,7 +27,10 @@ public struct Response: Sendable {
 
     /// The contract's error shape: `{"error":{"code":…,"message":…}}` (DESIGN §7).
     public static func error(_ status: Int, code: String, message: String) -> Response {
-        json(status, #"{"error":{"code":\#(JSONString.quoted(code)),"message":\#(JSONString.quoted(message))}}"#)
+        var response = json(
+            status, #"{"error":{"code":\#(JSONString.quoted(code)),"message":\#(JSONString.quoted(message))}}"#)
+        response.errorCode = code
+        return response
     }
 
     /// A plain-text refusal with a one-line reason, for the client port.
