@@ -14,7 +14,9 @@ let package = Package(
     name: "PushHub",
     products: [
         .library(name: "WSProtocol", targets: ["WSProtocol"]),
+        .library(name: "ScreenTree", targets: ["ScreenTree"]),
         .library(name: "PushHub", targets: ["PushHub"]),
+        .library(name: "PushHubClient", targets: ["PushHubClient"]),
         .executable(name: "pushhub", targets: ["pushhub"]),
         .executable(name: "hubctl", targets: ["hubctl"]),
         .executable(name: "ws-testee", targets: ["ws-testee"]),
@@ -30,22 +32,31 @@ let package = Package(
         // Records the checkout's commit before each build, for `--version`.
         .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
         .target(name: "WSProtocol", dependencies: ["COpenSSL"]),
+        // The screen tree shared by the hub and its Swift client: JSON values, RFC 8785 writing,
+        // RFC 6901 pointers, RFC 6902 patches, SHA-256 screen hashes. No sockets, threads or clocks.
+        .target(name: "ScreenTree", dependencies: ["WSProtocol", "COpenSSL"]),
+        // Host:port addresses, name resolution, errno errors and a blocking TCP socket with
+        // timeouts: what the hub and its clients and tools share about sockets.
+        .target(name: "Sockets"),
+        // The Swift client of protocol v1 (DESIGN §12), for apps and tools (hubctl watch).
+        .target(name: "PushHubClient", dependencies: ["ScreenTree", "Sockets", "WSProtocol"]),
         .target(
-            name: "PushHub", dependencies: ["WSProtocol", "COpenSSL", "CLinux"],
+            name: "PushHub", dependencies: ["ScreenTree", "Sockets", "WSProtocol", "COpenSSL", "CLinux"],
             // Release builds skip the run-time exclusivity checks (`swift_beginAccess` on every
             // access to a loop object's stored properties: 8% of a fan-out's instructions under
             // callgrind). Debug builds, which every test runs, keep them: a violation fails there.
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))],
             plugins: ["BuildInfoPlugin"]),
         .executableTarget(name: "pushhub", dependencies: ["PushHub"]),
-        .executableTarget(name: "hubctl", dependencies: ["PushHub", "WSProtocol"]),
+        .executableTarget(name: "hubctl", dependencies: ["PushHub", "PushHubClient", "WSProtocol"]),
         .executableTarget(
-            name: "ws-testee", dependencies: ["PushHub", "WSProtocol"], path: "Tests/Conformance/ws-testee"),
-        .executableTarget(name: "ws-bench", dependencies: ["PushHub", "WSProtocol", "CLinux"], path: "bench/ws-bench"),
+            name: "ws-testee", dependencies: ["PushHubClient", "Sockets", "WSProtocol"], path: "Tests/Conformance/ws-testee"),
+        .executableTarget(name: "ws-bench", dependencies: ["PushHub", "PushHubClient", "WSProtocol", "CLinux"], path: "bench/ws-bench"),
         .target(name: "FuzzTargets", dependencies: ["PushHub", "WSProtocol", "COpenSSL"], path: "Fuzz/FuzzTargets"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "WSProtocolTests", dependencies: ["WSProtocol", "TestSupport"]),
-        .testTarget(name: "PushHubTests", dependencies: ["PushHub", "WSProtocol", "TestSupport"]),
+        .testTarget(name: "ScreenTreeTests", dependencies: ["ScreenTree"]),
+        .testTarget(name: "PushHubTests", dependencies: ["PushHub", "PushHubClient", "WSProtocol", "TestSupport"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
     ]
         + (isFuzzing

@@ -1,5 +1,6 @@
 import Foundation
 import PushHub
+import PushHubClient
 import WSProtocol
 
 /// A blocking HTTP/1.1 client for the admin API: one request per connection.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import PushHubClient
 import WSProtocol
 
 @testable import PushHub

@@ -41,8 +41,8 @@ enum RawConnection {
         // Reset on close: no TIME_WAIT, so that many short connections do not run out of ports.
         var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
         _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
-        var local = try Listener.ipv4Address(SocketAddress(host: source, port: 0))
-        var remote = try Listener.ipv4Address(server)
+        var local = try SocketAddress(host: source, port: 0).ipv4()
+        var remote = try server.ipv4()
         let size = socklen_t(MemoryLayout<sockaddr_in>.size)
         guard
             withUnsafePointer(

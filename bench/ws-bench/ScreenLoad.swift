@@ -2,6 +2,7 @@ import CLinux
 import Foundation
 import Glibc
 import PushHub
+import PushHubClient
 import WSProtocol
 
 /// Publish → every subscriber: `count` clients on /v1/connect subscribe to one screen; each

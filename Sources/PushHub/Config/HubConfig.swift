@@ -68,25 +68,3 @@ public struct HubConfig: Sendable {
     /// Loops to start: the configured count, or one per online core.
     public var effectiveLoops: Int { loops > 0 ? loops : max(1, SystemInfo.onlineCores) }
 }
-
-/// A host and port to bind, as `HOST:PORT` on the command line.
-public struct SocketAddress: Sendable, Equatable, CustomStringConvertible {
-    public var host: String
-    public var port: UInt16
-
-    public init(host: String, port: UInt16) {
-        self.host = host
-        self.port = port
-    }
-
-    /// Parses `HOST:PORT` (or `:PORT`, meaning every interface).
-    public init?(parsing text: String) {
-        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
-            return nil
-        }
-        let host = String(text[..<colon])
-        self.init(host: host.isEmpty ? "0.0.0.0" : host, port: port)
-    }
-
-    public var description: String { "\(host):\(port)" }
-}

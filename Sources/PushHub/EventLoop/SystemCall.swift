@@ -7,21 +7,6 @@ public enum IOResult<Value> {
     case wouldBlock
 }
 
-/// A system call the OS refused, naming the call and the errno.
-///
-/// Invariant: never EINTR (retried) or EAGAIN (`IOResult.wouldBlock`).
-public struct SystemError: Error, CustomStringConvertible, Sendable {
-    public var call: String
-    public var errno: Int32
-
-    public init(call: String, errno: Int32) {
-        self.call = call
-        self.errno = errno
-    }
-
-    public var description: String { "\(call) failed: \(String(cString: strerror(errno))) (errno \(errno))" }
-}
-
 /// Runs a system call that returns -1 and sets errno on failure, retrying EINTR.
 /// EBADF and EFAULT mean we broke an invariant (a closed or bogus descriptor): they crash.
 @inline(__always)
@@ -64,13 +49,5 @@ public enum WallClock {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         return Int(spec.tv_sec) * 1000 + Int(spec.tv_nsec) / 1_000_000
-    }
-}
-
-extension Duration {
-    /// Whole nanoseconds, for arithmetic on `MonotonicClock` instants.
-    public var nanoseconds: UInt64 {
-        let (seconds, attoseconds) = components
-        return UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
     }
 }

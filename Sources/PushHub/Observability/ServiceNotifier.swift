@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// systemd's readiness protocol (sd_notify(3)) without libsystemd: state lines sent as one

@@ -31,7 +31,7 @@ public struct Listener: Sendable {
             // Accepted sockets inherit TCP_NODELAY from the listener on Linux: one system call
             // per listener instead of one per connection.
             try blockingSystemCall("setsockopt(TCP_NODELAY)") { setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, size) }
-            var address = try Self.ipv4Address(requested)
+            var address = try requested.ipv4()
             try blockingSystemCall("bind \(requested)") {
                 withUnsafePointer(to: &address) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -79,17 +79,6 @@ public struct Listener: Sendable {
             "\(address) is already in use (another pushhub, or another program, listens there); "
                 + "stop it or choose another \(flag)"
         }
-    }
-
-    public static func ipv4Address(_ address: SocketAddress) throws(SystemError) -> sockaddr_in {
-        var result = sockaddr_in()
-        result.sin_family = sa_family_t(AF_INET)
-        result.sin_port = address.port.bigEndian
-        let host = address.host == "localhost" ? "127.0.0.1" : address.host
-        guard inet_pton(AF_INET, host, &result.sin_addr) == 1 else {
-            throw SystemError(call: "inet_pton(\(address.host)) [an IPv4 address is expected]", errno: EINVAL)
-        }
-        return result
     }
 
     /// Accepts one pending connection as a non-blocking socket.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PushHub
+import PushHubClient
 import WSProtocol
 
 /// `hubctl watch SCREEN`: a real client of the hub (DESIGN §8). It signs in (`--token`, or

@@ -1,5 +1,6 @@
 import Foundation
-import PushHub
+import PushHubClient
+import Sockets
 import WSProtocol
 
 // The client side of WSProtocol under the Autobahn|Testsuite's fuzzingserver: it runs every

@@ -1,3 +1,4 @@
+import Sockets
 import WSProtocol
 
 /// One blocking HTTP/1.1 request per connection (`Connection: close`), for the tools that talk

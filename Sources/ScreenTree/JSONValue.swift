@@ -80,7 +80,7 @@ extension String {
     /// Whether both hold the same Unicode scalars: how JSON compares strings and member names
     /// (RFC 8259 §8.3). `==` also equates canonically equivalent spellings (`é` and `e` + U+0301),
     /// which JSON keeps apart and the canonical form writes differently.
-    func isScalarEqual(to other: String) -> Bool {
+    public func isScalarEqual(to other: String) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
         let compared = utf8.withContiguousStorageIfAvailable { x in
             other.utf8.withContiguousStorageIfAvailable { y in x.elementsEqual(y) }

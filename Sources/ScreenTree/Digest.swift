@@ -2,8 +2,8 @@ import COpenSSL
 
 /// SHA-256 from a stack context. OpenSSL 3's one-shot `SHA256()` fetches the algorithm under a
 /// process-wide lock and allocates a context on every call; the low-level calls do neither.
-enum Digest {
-    static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+public enum Digest {
+    public static func sha256(_ bytes: [UInt8]) -> [UInt8] {
         var context = SHA256_CTX()
         var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
         SHA256_Init(&context)

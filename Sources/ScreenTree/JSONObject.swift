@@ -20,7 +20,7 @@ public struct JSONObject: Equatable, Sendable, Sequence, ExpressibleByDictionary
     }
 
     /// Members already sorted and unique (the reader checks both).
-    init(sortedMembers: [Member]) { members = sortedMembers }
+    public init(sortedMembers: [Member]) { members = sortedMembers }
 
     public var count: Int { members.count }
     public var isEmpty: Bool { members.isEmpty }

@@ -1,3 +1,4 @@
+import Sockets
 import WSProtocol
 
 /// A blocking WebSocket client on WSProtocol's client side: `hubctl watch`, the Autobahn

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import PushHub
+@testable import ScreenTree
 
 @Suite struct JSONTests {
     @Test("RFC 8785 Appendix B number formatting")

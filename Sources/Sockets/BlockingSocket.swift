@@ -33,7 +33,7 @@ public final class BlockingSocket {
         guard fd >= 0 else { throw SystemError(call: "socket", errno: errno) }
         do throws(SystemError) {
             if let source {
-                var local = try Listener.ipv4Address(SocketAddress(host: source, port: 0))
+                var local = try SocketAddress(host: source, port: 0).ipv4()
                 let status = withUnsafePointer(to: &local) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                         bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
