@@ -57,6 +57,7 @@ let package = Package(
         .testTarget(name: "WSProtocolTests", dependencies: ["WSProtocol", "TestSupport"]),
         .testTarget(name: "ScreenTreeTests", dependencies: ["ScreenTree"]),
         .testTarget(name: "PushHubTests", dependencies: ["PushHub", "PushHubClient", "WSProtocol", "TestSupport"]),
+        .testTarget(name: "PushHubClientTests", dependencies: ["PushHubClient", "PushHub", "TestSupport"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
     ]
         + (isFuzzing

@@ -8,6 +8,7 @@ import WSProtocol
 public enum BlockingHTTP {
     public struct Answer: Sendable {
         public var status: Int
+        public var headers: HeaderFields
         public var body: [UInt8]
     }
 
@@ -17,13 +18,14 @@ public enum BlockingHTTP {
 
     public static func request(
         _ address: SocketAddress, method: String, path: String, body: [UInt8] = [],
-        bearer: String? = nil, timeout: Duration = .seconds(10)
+        bearer: String? = nil, headers: HeaderFields = HeaderFields(), timeout: Duration = .seconds(10)
     ) throws -> Answer {
         let socket = try BlockingSocket(connectingTo: address, timeout: timeout)
         var head =
             "\(method) \(path) HTTP/1.1\r\nHost: \(address)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
         if let bearer { head += "Authorization: Bearer \(bearer)\r\n" }
         if !body.isEmpty { head += "Content-Type: application/json\r\n" }
+        for field in headers { head += "\(field.name): \(field.value)\r\n" }
         try socket.write(Array((head + "\r\n").utf8) + body)
         var received: [UInt8] = []
         while true {
@@ -34,6 +36,6 @@ public enum BlockingHTTP {
         guard let response = try ClientHandshake.parseResponse(received) else {
             throw NoAnswer(description: "the server at \(address) closed the connection before answering")
         }
-        return Answer(status: response.status, body: Array(received[response.headLength...]))
+        return Answer(status: response.status, headers: response.headers, body: Array(received[response.headLength...]))
     }
 }

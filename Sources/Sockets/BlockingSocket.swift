@@ -99,6 +99,10 @@ public final class BlockingSocket {
 
     public func shutdownWrite() { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
 
+    /// Ends both directions: a read blocked in another thread returns end of stream. The
+    /// descriptor stays open (and its number taken) until `close()` or deinit.
+    public func shutdown() { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+
     public func close() {
         guard fd >= 0 else { return }
         Glibc.close(fd)

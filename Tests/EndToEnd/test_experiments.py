@@ -272,7 +272,8 @@ def test_experimenter_flow_with_hubctl_watch(hub_factory, tmp_path):
     results = run("experiment", "results", "banner-test")
     assert results.returncode == 0, results.stderr
     rows = {line.split()[0]: line.split()[1:] for line in results.stdout.splitlines()[2:]}
-    assert rows == {"old": ["1", "0"], "new": ["1", "0"]}
+    # watch confirms what it prints: like the SDKs it sends `rendered` once the snapshot is shown.
+    assert rows == {"old": ["1", "1"], "new": ["1", "1"]}
 
 
 def test_publish_answer_counts_variant_renditions(hub_factory):

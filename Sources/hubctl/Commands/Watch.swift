@@ -1,13 +1,12 @@
 import Foundation
-import Glibc
 import PushHub
 import PushHubClient
-import WSProtocol
 
-/// `hubctl watch SCREEN`: a real client of the hub (DESIGN §8). It signs in (`--token`, or
-/// `--user` minted from the JWT secret, or anonymously as `--device`), subscribes, prints the
-/// snapshot and then each patch as it arrives (hash-checked), prints and acks syncs, answers the
-/// hub's pings, and after a drop reconnects with backoff and resumes with `have` and `last_sync`.
+/// `hubctl watch SCREEN`: a real client of the hub (DESIGN §8), built on `PushHubClient`. It signs
+/// in (`--token`, or `--user` minted from the JWT secret, or anonymously as `--device`),
+/// subscribes, prints the snapshot and then each patch as it arrives (hash-checked), prints and
+/// acks syncs as they arrive (no jitter wait), answers the hub's pings, and after a drop
+/// reconnects with backoff and full jitter and resumes with `have` and `last_sync`.
 /// Every line is flushed as it is printed (a pipe or a file gets it at once).
 enum Watch: Command {
     static let name = "watch"
@@ -39,30 +38,29 @@ enum Watch: Command {
             output.error(error.description)
             return ExitCode.unreachable
         }
-        var hello: JSONObject = [
-            "type": .string("hello"), "protocol": .number(1),
-            "device": .string(arguments.options["--device"]?.last ?? "hubctl-watch"),
-            "app": .object([
-                "platform": .string(arguments.options["--platform"]?.last ?? "hubctl"),
-                "version": .string(arguments.options["--app-version"]?.last ?? "999.0.0"),
-            ]),
-        ]
+        let device = arguments.options["--device"]?.last ?? "hubctl-watch"
+        let credentials: Credentials
         switch signIn(arguments) {
-        case .success(let token): if let token { hello["token"] = .string(token) }
+        case .success(let token?): credentials = .token(token, device: device)
+        case .success(nil): credentials = .device(device)
         case .failure(let error): return usageError(error.message)
         }
-        var watcher = Watcher(screen: arguments.words[1], hello: hello, output: output, limit: limit)
-        var backoff: Duration = .milliseconds(500)
-        while true {
-            switch watcher.session(server) {
-            case .finished(let code): return code
-            case .dropped(let reason, let wasLive):
-                if wasLive { backoff = .milliseconds(500) }
-                output.note("disconnected (\(reason)); reconnecting in \(backoff)")
-                sleep(for: backoff)
-                backoff = min(backoff * 2, maxBackoff)
-            }
-        }
+        let app = AppInfo(
+            platform: arguments.options["--platform"]?.last ?? "hubctl",
+            version: arguments.options["--app-version"]?.last ?? "999.0.0")
+        let url = HubURL(scheme: "ws", host: server.host, port: server.port, path: "/v1/connect")
+        let watcher = Watcher(screen: arguments.words[1], output: output, limit: limit)
+        var options = PushHubClient.Options()
+        options.backoff = Backoff(initial: .milliseconds(500), cap: maxBackoff)
+        options.waitsForJitter = false  // a sync is printed (and acked) as it arrives
+        if output.json { options.onMessage = { output.print($0) } }
+        let hub = PushHubClient(url: url, credentials: credentials, app: app, options: options)
+        hub.on { watcher.event($0) }
+        hub.onSync { watcher.sync($0) }
+        hub.subscribe(watcher.screen) { tree, meta in watcher.tree(tree, meta) }
+        let code = watcher.exitCode()
+        hub.close()
+        return code
     }
 
     /// The client token: `--token`, or one minted for `--user`; nil signs in anonymously.
@@ -77,13 +75,6 @@ enum Watch: Command {
         let now = Int(Date().timeIntervalSince1970)
         return .success(
             JWTVerifier.sign(["sub": .string(user), "exp": .number(Double(now + 24 * 3600))], secret: Array(secret.utf8)))
-    }
-
-    private static func sleep(for duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }
 
     /// The client listener: --ws-url, HUBCTL_WS_URL, or the admin host with the port the hub reports.
@@ -114,146 +105,88 @@ enum Watch: Command {
     }
 }
 
-/// One watched screen across connections: the tree held (to resume with `have`), the highest
-/// sync seq seen (to resume with `last_sync`), the syncs already printed (deduped by id).
-private struct Watcher {
-    enum Outcome {
-        case finished(Int32)
-        /// The connection ended; `wasLive` when it had got as far as a welcome.
-        case dropped(String, wasLive: Bool)
-    }
-
+/// What `hubctl watch` prints of what its `PushHubClient` hands over, and when it is done.
+///
+/// Invariant (why `@unchecked Sendable` holds): `updates` and `done` are touched only by the
+/// client's callbacks, which run one at a time on its queue; `finished` is a semaphore.
+private final class Watcher: @unchecked Sendable {
     let screen: String
-    let hello: JSONObject
     let output: Output
     let limit: Int?
-    var tree: JSONValue?
-    var version: Int?
-    var hash: String?
-    var lastSync: Int?
-    var seenSyncs = Set<String>()
-    var updates = 0
+    private var updates = 0
+    private var done: Int32?
+    private let finished = DispatchSemaphore(value: 0)
 
-    init(screen: String, hello: JSONObject, output: Output, limit: Int?) {
+    init(screen: String, output: Output, limit: Int?) {
         self.screen = screen
-        self.hello = hello
         self.output = output
         self.limit = limit
     }
 
-    /// Connects, resumes, and handles messages until the connection ends or the watch is done.
-    mutating func session(_ server: SocketAddress) -> Outcome {
-        let socket: WebSocketClient
-        do {
-            socket = try WebSocketClient(
-                address: server, path: "/v1/connect", subprotocols: ["pushhub.v1"], limits: .echo,
-                timeout: .seconds(24 * 3600))
-            var greeting = hello
-            if let lastSync { greeting["last_sync"] = .number(Double(lastSync)) }
-            try socket.sendText(JSONWriter.string(.object(greeting)))
-            try subscribe(socket)
-        } catch {
-            return .dropped("cannot connect to ws://\(server)/v1/connect: \(error)", wasLive: false)
-        }
-        var live = false
-        while limit.map({ updates < $0 }) ?? true {
-            let message: WebSocketClient.Message?
-            do { message = try socket.receive() } catch { return .dropped("\(error)", wasLive: live) }
-            switch message {
-            case nil:
-                return .dropped("the hub closed the connection", wasLive: live)
-            case .ping(let payload)?:
-                try? socket.send(.pong, payload)
-            case .close(let close)?:
-                try? socket.sendClose(close.code ?? .normal)
-                if close.code == .policyViolation { return .finished(refused("closed: \(close.reason)")) }
-                return .dropped("closed \(close.code?.rawValue ?? 1005) \(close.reason)", wasLive: live)
-            case .text(let text)?:
-                guard let json = try? JSONReader.parse(text) else { continue }
-                if output.json { output.print(text) }
-                if json["type"]?.stringValue == "welcome" { live = true }
-                if let code = handle(json, socket) { return .finished(code) }
-            default:
-                continue
-            }
-        }
-        try? socket.sendClose()
-        return .finished(ExitCode.success)
+    /// Blocks until the watch is over; its exit code.
+    func exitCode() -> Int32 {
+        finished.wait()
+        return done ?? ExitCode.success
     }
 
-    private func subscribe(_ socket: WebSocketClient) throws {
-        var message: JSONObject = ["type": .string("subscribe"), "screen": .string(screen)]
-        if let version, let hash, tree != nil {
-            message["have"] = .object(["version": .number(Double(version)), "hash": .string(hash)])
-        }
-        try socket.sendText(JSONWriter.string(.object(message)))
+    private func finish(_ code: Int32) {
+        guard done == nil else { return }
+        done = code
+        finished.signal()
     }
 
-    /// One server message; an exit code when the watch is over.
-    private mutating func handle(_ json: JSONValue, _ socket: WebSocketClient) -> Int32? {
-        switch json["type"]?.stringValue {
-        case "snapshot":
-            tree = json["tree"]
-            hold(json)
-            updates += 1
-            text("snapshot \(screen) v\(version ?? 0) hash \(hash ?? "")", JSONWriter.string(tree ?? .null))
-        case "unchanged":
-            text("unchanged \(screen) v\(version ?? 0) (resumed)")
-        case "patch":
-            updates += 1
-            guard let current = tree, let opsJSON = json["ops"], let ops = try? JSONPatch(json: opsJSON),
-                let patched = try? ops.apply(to: current), ScreenHash.of(patched) == json["hash"]?.stringValue
-            else {
-                output.note("a patch did not apply or its hash differs; resubscribing for a snapshot")
-                tree = nil
-                try? socket.sendText(
-                    JSONWriter.string(.object(["type": .string("unsubscribe"), "screen": .string(screen)])))
-                try? subscribe(socket)
-                return nil
-            }
-            tree = patched
-            hold(json)
+    func tree(_ tree: JSONValue, _ meta: TreeMeta) {
+        guard done == nil else { return }
+        switch meta.source {
+        case .snapshot:
+            text("snapshot \(screen) v\(meta.version) hash \(meta.hash)", JSONWriter.string(tree))
+        case .patch:
+            let operations = meta.patch?.operations.count ?? 0
             text(
-                "patch \(screen) v\(json["from"]?.intValue ?? 0) -> v\(version ?? 0): \(ops.operations.count) ops, hash ok",
-                JSONWriter.string(opsJSON))
-            try? socket.sendText(
-                JSONWriter.string(
-                    .object([
-                        "type": .string("rendered"), "screen": .string(screen),
-                        "version": .number(Double(version ?? 0)),
-                    ])))
-        case "sync":
-            guard let id = json["id"]?.stringValue else { return nil }
-            if let seq = json["seq"]?.intValue { lastSync = max(lastSync ?? 0, seq) }
-            try? socket.sendText(JSONWriter.string(.object(["type": .string("ack"), "sync": .string(id)])))
-            guard seenSyncs.insert(id).inserted else { return nil }
-            text("sync \(id) reason \(json["reason"]?.stringValue ?? "") scope \(json["scope"]?.stringValue ?? "")"
-                + (json["mandatory"] == .bool(true) ? " mandatory" : "") + " (acked)")
-        case "gone":
+                "patch \(screen) v\(meta.from ?? 0) -> v\(meta.version): \(operations) ops, hash ok",
+                JSONWriter.string(meta.patch?.json ?? .array([])))
+        case .unchanged:
+            text("unchanged \(screen) v\(meta.version) (resumed)")
+            return
+        case .cache:
+            return
+        }
+        updates += 1
+        if let limit, updates >= limit { finish(ExitCode.success) }
+    }
+
+    func sync(_ sync: SyncNotification) {
+        guard done == nil else { return }
+        text("sync \(sync.id) reason \(sync.reason) scope \(sync.scope)" + (sync.mandatory ? " mandatory" : "") + " (acked)")
+    }
+
+    func event(_ event: ClientEvent) {
+        guard done == nil else { return }
+        switch event {
+        case .error(let error):
+            output.error("\(error.code): \(error.message)")
+            finish(ExitCode.refused)
+        case .closed(let code, let reason, let retryIn?, _, _):
+            if code == 1008 {
+                output.error("closed: \(reason)")
+                return finish(ExitCode.refused)
+            }
+            output.note("disconnected (\(code) \(reason)); reconnecting in \(retryIn)")
+        case .closed(_, _, nil, _, let error):
+            if error == nil { finish(ExitCode.success) } else { finish(ExitCode.refused) }
+        case .resubscribe(_, let reason, _, _, _):
+            output.note("\(reason.rawValue): resubscribing for a snapshot")
+        case .gone:
             text("gone \(screen)")
-            return ExitCode.success
-        case "error":
-            let code = json["code"]?.stringValue ?? "error"
-            return refused("\(code): \(json["message"]?.stringValue ?? "")")
-        default:
+            finish(ExitCode.success)
+        case .state, .welcome, .mismatch:
             break
         }
-        return nil
-    }
-
-    private mutating func hold(_ json: JSONValue) {
-        version = json["version"]?.intValue
-        hash = json["hash"]?.stringValue
     }
 
     /// Lines for people (in `--json` mode the messages themselves are printed instead).
     private func text(_ lines: String...) {
         guard !output.json else { return }
         for line in lines { output.print(line) }
-    }
-
-    private func refused(_ message: String) -> Int32 {
-        output.error(message)
-        return ExitCode.refused
     }
 }

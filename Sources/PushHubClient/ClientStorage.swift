@@ -1,0 +1,57 @@
+import Foundation
+import Synchronization
+
+/// Where the client keeps what lets a restart resume without a full resend: each subscribed
+/// screen's tree, version and hash (`have`), `last_sync`, and an anonymous device id. Keys are
+/// short ASCII strings (`screen:home`, `last_sync`, `device`), values JSON or decimal text.
+/// `UserDefaults` fits in three lines (docs/clients.md). A throwing call is reported to the app
+/// as an `error` event with code `storage`; the client goes on from memory.
+public protocol ClientStorage: Sendable {
+    func value(forKey key: String) throws -> String?
+    func set(_ value: String, forKey key: String) throws
+    func removeValue(forKey key: String) throws
+}
+
+/// Storage for one process's lifetime (the default; tests).
+public final class MemoryStorage: ClientStorage {
+    private let values = Mutex<[String: String]>([:])
+
+    public init() {}
+
+    public func value(forKey key: String) -> String? { values.withLock { $0[key] } }
+    public func set(_ value: String, forKey key: String) { values.withLock { $0[key] = value } }
+    public func removeValue(forKey key: String) { _ = values.withLock { $0.removeValue(forKey: key) } }
+}
+
+/// One file per key in a directory (created if missing); each write replaces its file
+/// atomically (write to a temporary file, rename), so a crash leaves the old or the new value.
+public struct FileStorage: ClientStorage {
+    public let directory: URL
+
+    public init(directory: URL) throws {
+        self.directory = directory
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    private func file(_ key: String) -> URL {
+        // Keys hold '/' (screen names do): percent-encode everything but letters and digits.
+        let name = key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? key
+        return directory.appendingPathComponent(name)
+    }
+
+    public func value(forKey key: String) throws -> String? {
+        let url = file(key)
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        return String(decoding: try Data(contentsOf: url), as: UTF8.self)
+    }
+
+    public func set(_ value: String, forKey key: String) throws {
+        try Data(value.utf8).write(to: file(key), options: .atomic)
+    }
+
+    public func removeValue(forKey key: String) throws {
+        let url = file(key)
+        guard FileManager.default.fileExists(atPath: url.path) else { return }
+        try FileManager.default.removeItem(at: url)
+    }
+}

@@ -1,0 +1,128 @@
+import ScreenTree
+
+/// How the client signs in (DESIGN §3): a JWT, a function that returns a fresh one before every
+/// connection (refresh it there), or an anonymous unit id (`device`; hubs in dev or
+/// `--allow-anonymous` mode). `.anonymous` generates a device id once and keeps it in storage.
+/// A signed-in client may also name its `device` (shown in `/v1/clients`, one user's devices apart).
+public enum Credentials: Sendable {
+    case token(String, device: String? = nil)
+    case tokenProvider(@Sendable () -> String?, device: String? = nil)
+    case device(String)
+    case anonymous
+}
+
+/// The app as `hello.app` describes it: used for targeting and the capability filter.
+public struct AppInfo: Sendable, Equatable {
+    public var platform: String?
+    public var version: String?
+
+    public init(platform: String? = nil, version: String? = nil) {
+        self.platform = platform
+        self.version = version
+    }
+}
+
+public enum ConnectionState: String, Sendable, Equatable {
+    /// The first connection is being made.
+    case connecting
+    /// Welcomed by the hub.
+    case live
+    /// Waiting to retry, or retrying, after a drop.
+    case reconnecting
+    /// `close()` was called, or the hub refused in a way retrying cannot fix.
+    case closed
+}
+
+/// What came with a tree.
+public struct TreeMeta: Sendable, Equatable {
+    public enum Source: String, Sendable, Equatable {
+        /// From storage, before the hub confirmed it.
+        case cache
+        case snapshot
+        case patch
+        /// The hub confirmed that the cached tree is current.
+        case unchanged
+    }
+
+    public var version: Int
+    public var hash: String
+    public var source: Source
+    /// For `.patch`: the version it applied to and its RFC 6902 operations (to animate a change,
+    /// or print it as `hubctl watch` does).
+    public var from: Int?
+    public var patch: JSONPatch?
+
+    public init(version: Int, hash: String, source: Source, from: Int? = nil, patch: JSONPatch? = nil) {
+        self.version = version
+        self.hash = hash
+        self.source = source
+        self.from = from
+        self.patch = patch
+    }
+}
+
+/// A sync-now notification (DESIGN §5), handed to the app after its random 0..jitter wait.
+public struct SyncNotification: Sendable, Equatable {
+    public var id: String
+    public var seq: Int
+    public var reason: String
+    public var scope: String
+    public var hint: JSONValue?
+    public var mandatory: Bool
+    public var jitterMs: Int
+    /// How long the client waited before handing it over (random 0..jitterMs).
+    public var delayMs: Int
+}
+
+/// The hub's `welcome`.
+public struct Welcome: Sendable, Equatable {
+    public var session: String
+    public var user: String?
+    public var heartbeatSeconds: Int
+    public var syncSeq: Int
+}
+
+/// An `error` message from the hub (docs/protocol.md "Errors"), or a client-side problem
+/// (`storage`, `connect`, `bad_json`). `screen` is set when a subscribe was refused: that
+/// subscription ended (subscribe again to retry).
+public struct HubError: Sendable, Equatable, Error {
+    public var code: String
+    public var message: String
+    public var ref: String?
+    public var screen: String?
+}
+
+/// Why the client dropped its copy of a screen and asked for a snapshot.
+public enum ResubscribeReason: String, Sendable, Equatable {
+    case hashMismatch = "hash_mismatch"
+    case unexpectedFrom = "unexpected_from"
+    case patchFailed = "patch_failed"
+    case noTree = "no_tree"
+}
+
+/// What the client tells the app besides trees and syncs.
+public enum ClientEvent: Sendable, Equatable {
+    case state(ConnectionState)
+    case welcome(Welcome)
+    /// The connection closed; `retryIn` is nil when the client will not reconnect (`close()`, or
+    /// an error reconnecting cannot fix, given in `error`).
+    case closed(code: UInt16, reason: String, retryIn: Duration?, attempt: Int, error: HubError?)
+    case error(HubError)
+    case resubscribe(screen: String, reason: ResubscribeReason, held: Int?, from: Int?, version: Int?)
+    /// A tree whose hash differs from the hub's (after a patch, a resubscribe follows).
+    case mismatch(screen: String, version: Int, expected: String, actual: String, source: TreeMeta.Source)
+    /// The screen was deleted; its subscription ended.
+    case gone(screen: String)
+}
+
+/// Counters for diagnostics and tests.
+public struct ClientStats: Sendable, Equatable {
+    public var connects = 0
+    public var welcomes = 0
+    public var snapshots = 0
+    public var patches = 0
+    public var unchanged = 0
+    public var resubscribes = 0
+    public var syncs = 0
+    public var duplicateSyncs = 0
+}

@@ -1,0 +1,387 @@
+import Foundation
+import ScreenTree
+import Synchronization
+import WSProtocol
+
+/// The Swift client of protocol v1 (DESIGN §12), the JavaScript client's behaviour in Swift:
+/// subscribes to screens and keeps each tree current (RFC 6902 patches, checked against the
+/// RFC 8785 + SHA-256 hash after every change, resubscribing on a mismatch), resumes with `have`
+/// and `last_sync` kept in `storage`, hands syncs to the app after their jitter wait (deduped by
+/// id, then acked), sends `rendered`, and reconnects with exponential backoff and full jitter.
+///
+/// ```swift
+/// let hub = PushHubClient(url: HubURL("ws://127.0.0.1:8080/v1/connect")!, credentials: .token(jwt),
+///                         app: AppInfo(platform: "ios", version: "5.3.0"))
+/// let home = hub.subscribe("home") { tree, meta in render(tree) }
+/// hub.onSync { sync in refetch(sync.scope) }
+/// ```
+///
+/// Threading: every callback (trees, syncs, events) runs on the client's own serial queue, one at
+/// a time and in order; hop to the main actor to touch UI. Methods may be called from any
+/// thread, callbacks included. `state`, `lastSync`, `stats` and a subscription's `current` are
+/// readable from anywhere.
+///
+/// Invariant (why `@unchecked Sendable` holds): every `var` below the `queue` mark is read and
+/// written only on `queue`; `published` is a `Mutex`; the rest is immutable.
+public final class PushHubClient: @unchecked Sendable {
+    public struct Options: Sendable {
+        public var backoff = Backoff()
+        /// Send `rendered` once the tree callbacks for a version returned (default true).
+        public var autoRendered = true
+        /// Uniform numbers in [0, 1) for the backoff and the sync jitter (tests inject one).
+        public var random: @Sendable () -> Double = { Double.random(in: 0..<1) }
+        /// Wait the random 0..jitter_ms before handing a sync over (default true: it spreads a
+        /// fleet's re-fetches). Tools that only print syncs (`hubctl watch`) turn it off.
+        public var waitsForJitter = true
+        /// Every text message from the hub as received, before the client handles it (tools and
+        /// debugging; called on the client's queue).
+        public var onMessage: (@Sendable (String) -> Void)?
+
+        public init() {}
+    }
+
+    public typealias TreeHandler = @Sendable (JSONValue, TreeMeta) -> Void
+    public typealias SyncHandler = @Sendable (SyncNotification) -> Void
+    public typealias EventHandler = @Sendable (ClientEvent) -> Void
+
+    public let url: HubURL
+    let credentials: Credentials
+    let app: AppInfo?
+    let storage: any ClientStorage
+    let transport: any ClientTransport
+    let options: Options
+    let queue = DispatchQueue(label: "PushHubClient")
+    private let handlerIDs = Atomic<Int>(0)
+
+    /// What other threads may read.
+    private struct Published {
+        var state = ConnectionState.connecting
+        var lastSync: Int?
+        var stats = ClientStats()
+        var welcome: Welcome?
+        var trees: [String: (tree: JSONValue, meta: TreeMeta)] = [:]
+    }
+
+    private let published = Mutex(Published())
+
+    // MARK: queue-confined
+
+    var session: ClientSession
+    private var connection: (any TransportConnection)?
+    /// Bumped by every open and close: events of an older connection are ignored.
+    private var generation = 0
+    /// Failed attempts since the last welcome: the backoff exponent.
+    private var attempt = 0
+    private var fatal: HubError?
+    private(set) var device: String?
+    private var connectionState = ConnectionState.connecting
+    private var treeHandlers: [String: [Int: TreeHandler]] = [:]
+    private var syncHandlers: [Int: SyncHandler] = [:]
+    private var eventHandlers: [Int: EventHandler] = [:]
+    private var nextHandlerID = 0
+    private var reconnect: DispatchWorkItem?
+
+    public init(
+        url: HubURL, credentials: Credentials, app: AppInfo? = nil, storage: any ClientStorage = MemoryStorage(),
+        transport: any ClientTransport = SocketTransport(), options: Options = Options()
+    ) {
+        self.url = url
+        self.credentials = credentials
+        self.app = app
+        self.storage = storage
+        self.transport = transport
+        self.options = options
+        session = ClientSession(app: app, lastSync: nil)
+        queue.async { [self] in
+            let stored = read(ClientSession.lastSyncKey).flatMap(Int.init)
+            session = ClientSession(app: app, lastSync: stored)
+            device = identity()
+            publish()
+            open()
+        }
+    }
+
+    // MARK: - Public API
+
+    public var state: ConnectionState { published.withLock { $0.state } }
+    /// The last sync seq fully handled (sent as `hello.last_sync` on the next connection).
+    public var lastSync: Int? { published.withLock { $0.lastSync } }
+    public var stats: ClientStats { published.withLock { $0.stats } }
+    /// The current session's welcome; nil while not live.
+    public var welcome: Welcome? { published.withLock { $0.welcome } }
+
+    /// Follows `screen`: `onTree` gets each new tree (first the stored one, `source: .cache`, when
+    /// there is one). The last subscription of a screen to close unsubscribes.
+    @discardableResult
+    public func subscribe(_ screen: String, onTree: @escaping TreeHandler = { _, _ in }) -> Subscription {
+        let id = handlerID()
+        queue.async { [self] in
+            let first = treeHandlers[screen] == nil
+            treeHandlers[screen, default: [:]][id] = onTree
+            if first {
+                perform(session.subscribe(screen, cached: stored(screen)))
+            } else if let current = published.withLock({ $0.trees[screen] }) {
+                onTree(current.tree, current.meta)
+            }
+        }
+        return Subscription(screen: screen, id: id, client: self)
+    }
+
+    /// Calls `handler` with each sync after its random 0..jitter wait; the sync is acked once
+    /// every handler returned. Returns the handler's cancellation.
+    @discardableResult
+    public func onSync(_ handler: @escaping SyncHandler) -> Cancellation {
+        let id = handlerID()
+        queue.async { [self] in syncHandlers[id] = handler }
+        return Cancellation { [self] in queue.async { self.syncHandlers[id] = nil } }
+    }
+
+    /// Listens to `ClientEvent`s (state changes, welcomes, closes, errors, resubscribes, mismatches, gone).
+    @discardableResult
+    public func on(_ handler: @escaping EventHandler) -> Cancellation {
+        let id = handlerID()
+        queue.async { [self] in eventHandlers[id] = handler }
+        return Cancellation { [self] in queue.async { self.eventHandlers[id] = nil } }
+    }
+
+    /// Tells the hub the app drew `version` of `screen` (confirms experiment exposures, DESIGN §6).
+    /// Sent automatically after the tree callbacks unless `options.autoRendered` is false.
+    public func rendered(_ screen: String, version: Int) {
+        queue.async { [self] in perform(session.rendered(screen, version: version)) }
+    }
+
+    /// Closes the connection for good; `state` becomes `.closed`.
+    public func close() {
+        queue.async { [self] in
+            guard connectionState != .closed else { return }
+            generation += 1
+            reconnect?.cancel()
+            connection?.close(code: 1000, reason: "")
+            connection = nil
+            session.closed()
+            setState(.closed)
+            emit(.closed(code: 1000, reason: "closed by the app", retryIn: nil, attempt: attempt, error: nil))
+        }
+    }
+
+    /// Waits until every call made before it has been handled (tests, orderly shutdown).
+    public func flush() async {
+        await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+    }
+
+    // MARK: - Connection
+
+    private func open() {
+        generation += 1
+        let current = generation
+        var headers = HeaderFields()
+        let token = currentToken()
+        if let token { headers.append(name: "Authorization", value: "Bearer \(token)") }
+        connection = transport.open(TransportRequest(url: url, subprotocol: "pushhub.v1", headers: headers)) {
+            [self] event in
+            queue.async { self.handle(event, generation: current, token: token) }
+        }
+    }
+
+    private func handle(_ event: TransportEvent, generation current: Int, token: String?) {
+        guard current == generation, connectionState != .closed else { return }
+        switch event {
+        case .opened:
+            perform(session.opened(token: token, device: device))
+        case .text(let text):
+            options.onMessage?(text)
+            let message: JSONValue
+            do {
+                message = try JSONReader.parse(text)
+            } catch {
+                return emit(.error(HubError(code: "bad_json", message: "the hub sent \(error)", ref: nil, screen: nil)))
+            }
+            let (actions, fatalError) = session.receive(message)
+            if message["type"]?.stringValue == "welcome" {
+                attempt = 0
+                fatal = nil
+                setState(.live)
+            }
+            if let fatalError, !(fatalError.code == "unauthorized" && refreshesToken) { fatal = fatalError }
+            perform(actions)
+        case .closed(let code, let reason):
+            dropped(code: code, reason: reason)
+        }
+    }
+
+    private func dropped(code: UInt16, reason: String) {
+        generation += 1
+        connection = nil
+        session.closed()
+        if let fatal {
+            setState(.closed)
+            return emit(.closed(code: code, reason: reason, retryIn: nil, attempt: attempt, error: fatal))
+        }
+        let delay = options.backoff.delay(attempt: attempt, random: options.random())
+        attempt += 1
+        setState(.reconnecting)
+        emit(.closed(code: code, reason: reason, retryIn: delay, attempt: attempt, error: nil))
+        let retry = DispatchWorkItem { [weak self] in
+            guard let self, self.connectionState != .closed else { return }
+            self.open()
+        }
+        reconnect = retry
+        queue.asyncAfter(deadline: .now() + Self.seconds(delay), execute: retry)
+    }
+
+    // MARK: - Actions
+
+    private func perform(_ actions: [ClientSession.Action]) {
+        for action in actions {
+            switch action {
+            case .send(let message):
+                connection?.send(text: JSONWriter.string(.object(message)))
+            case .deliver(let screen, let tree, let meta):
+                published.withLock { $0.trees[screen] = (tree, meta) }
+                for handler in (treeHandlers[screen] ?? [:]).sorted(by: { $0.key < $1.key }) { handler.value(tree, meta) }
+                if options.autoRendered, meta.source != .cache, treeHandlers[screen] != nil {
+                    perform(session.rendered(screen, version: meta.version))
+                }
+            case .schedule(let received):
+                var waited = received
+                waited.delayMs = options.waitsForJitter ? Int(Double(received.jitterMs) * options.random()) : 0
+                let sync = waited
+                queue.asyncAfter(deadline: .now() + .milliseconds(sync.delayMs)) { [self] in
+                    guard connectionState != .closed else { return }
+                    for handler in syncHandlers.sorted(by: { $0.key < $1.key }) { handler.value(sync) }
+                    perform(session.syncHandled(sync.id))
+                }
+            case .emit(let event):
+                emit(event)
+            case .store(let key, let value):
+                write(key, value)
+            }
+        }
+        publish()
+    }
+
+    private func emit(_ event: ClientEvent) {
+        if case .welcome(let welcome) = event { published.withLock { $0.welcome = welcome } }
+        for handler in eventHandlers.sorted(by: { $0.key < $1.key }) { handler.value(event) }
+    }
+
+    private func setState(_ new: ConnectionState) {
+        guard connectionState != new else { return }
+        connectionState = new
+        publish()
+        emit(.state(new))
+    }
+
+    private func publish() {
+        let (stats, lastSync, live, state) = (session.stats, session.lastSync, session.live, connectionState)
+        published.withLock {
+            $0.state = state
+            $0.stats = stats
+            $0.lastSync = lastSync
+            if !live { $0.welcome = nil }
+        }
+    }
+
+    fileprivate func unsubscribe(_ screen: String, id: Int) {
+        queue.async { [self] in
+            guard treeHandlers[screen]?.removeValue(forKey: id) != nil, treeHandlers[screen]?.isEmpty == true else { return }
+            treeHandlers[screen] = nil
+            published.withLock { _ = $0.trees.removeValue(forKey: screen) }
+            perform(session.unsubscribe(screen))
+        }
+    }
+
+    // MARK: - Identity and storage
+
+    private var refreshesToken: Bool {
+        if case .tokenProvider = credentials { return true }
+        return false
+    }
+
+    func currentToken() -> String? {
+        switch credentials {
+        case .token(let token, _): token
+        case .tokenProvider(let provide, _): provide()
+        case .device, .anonymous: nil
+        }
+    }
+
+    /// The device id: given, or (anonymous) the one kept in storage, generated once.
+    private func identity() -> String? {
+        switch credentials {
+        case .device(let device), .token(_, let device?), .tokenProvider(_, let device?): return device
+        case .token, .tokenProvider: return nil
+        case .anonymous:
+            if let device = read(ClientSession.deviceKey) { return device }
+            let device = "d-" + (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+            write(ClientSession.deviceKey, device)
+            return device
+        }
+    }
+
+    func stored(_ screen: String) -> (tree: JSONValue, version: Int, hash: String)? {
+        guard let text = read(ClientSession.screenKey(screen)) else { return nil }
+        guard let parsed = ClientSession.parseStored(text) else {
+            write(ClientSession.screenKey(screen), nil)
+            return nil
+        }
+        return parsed
+    }
+
+    func read(_ key: String) -> String? {
+        do {
+            return try storage.value(forKey: key)
+        } catch {
+            emit(.error(HubError(code: "storage", message: "reading \(key): \(error)", ref: nil, screen: nil)))
+            return nil
+        }
+    }
+
+    func write(_ key: String, _ value: String?) {
+        do {
+            if let value { try storage.set(value, forKey: key) } else { try storage.removeValue(forKey: key) }
+        } catch {
+            emit(.error(HubError(code: "storage", message: "writing \(key): \(error)", ref: nil, screen: nil)))
+        }
+    }
+
+    private func handlerID() -> Int { handlerIDs.wrappingAdd(1, ordering: .relaxed).newValue }
+
+    static func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
+
+/// One `subscribe` call: `current` is the latest tree it was given; `close()` removes its callback.
+public final class Subscription: Sendable {
+    public let screen: String
+    private let id: Int
+    private let client: PushHubClient
+
+    fileprivate init(screen: String, id: Int, client: PushHubClient) {
+        self.screen = screen
+        self.id = id
+        self.client = client
+    }
+
+    /// The latest tree of the screen with its version and hash (nil until one arrived).
+    public var current: (tree: JSONValue, meta: TreeMeta)? { client.current(screen) }
+
+    public func close() { client.unsubscribe(screen, id: id) }
+}
+
+/// Undoes a registration (`onSync`, `on`).
+public struct Cancellation: Sendable {
+    private let cancel: @Sendable () -> Void
+
+    init(_ cancel: @escaping @Sendable () -> Void) { self.cancel = cancel }
+
+    public func callAsFunction() { cancel() }
+}
+
+extension PushHubClient {
+    fileprivate func current(_ screen: String) -> (tree: JSONValue, meta: TreeMeta)? {
+        published.withLock { $0.trees[screen] }
+    }
+}

@@ -1,0 +1,262 @@
+import Foundation
+import Synchronization
+import PushHub
+import Testing
+
+@testable import PushHubClient
+
+/// The Swift client against a real in-process hub over loopback sockets (DESIGN §12).
+@Suite(.serialized) struct ClientAgainstHubTests {
+    static func options(random: Double = 0.5, backoff: Backoff = Backoff(initial: .milliseconds(100), cap: .seconds(1)))
+        -> PushHubClient.Options
+    {
+        var options = PushHubClient.Options()
+        options.random = { random }
+        options.backoff = backoff
+        return options
+    }
+
+    static func tree(_ text: String) -> JSONValue { (try? JSONReader.parse(text)) ?? .null }
+
+    /// Enough filler that a leaf edit goes out as a patch, not as a snapshot smaller than it.
+    static let filler = JSONValue.array((0..<60).map { .string("filler line \($0) of a screen that is not tiny") })
+
+    static func screen(_ members: String) -> JSONValue {
+        var object = tree(members).objectValue ?? JSONObject()
+        object["filler"] = filler
+        return .object(object)
+    }
+
+    @Test("trees equal the published ones and hash as the hub's through leaf edits, keyed reorders, inserts, UTF-16 key order, edge numbers and escapes")
+    func treesFollowPublishes() throws {
+        let fixture = try HubFixture()
+        defer { fixture.stop() }
+        let trees = [
+            #"{"title":"Hi","items":[{"id":"a","text":"A"},{"id":"b","text":"B"},{"id":"c","text":"C"}]}"#,
+            #"{"title":"Hello","items":[{"id":"a","text":"A"},{"id":"b","text":"B"},{"id":"c","text":"C"}]}"#,
+            #"{"title":"Hello","items":[{"id":"c","text":"C"},{"id":"a","text":"A"},{"id":"b","text":"B2"}]}"#,
+            #"{"title":"Hello","items":[{"id":"c","text":"C"},{"id":"d","text":"D"},{"id":"a","text":"A"},{"id":"b","text":"B2"}]}"#,
+            #"{"title":"Hello","keys":{"\u00e9":1,"\ud83d\ude00":2,"\ue000":3,"\uff5a":4,"a":5}}"#,
+            #"{"title":"Hello","n":[0.1,1e21,-0,5e-324,123456789012345680000,1e-7,-1.5]}"#,
+            #"{"title":"line\u2028sep\u2029 \"q\" \\ \u0007 \u007f \ud800\udc00","n":[0.1]}"#,
+        ].map(Self.screen)
+        _ = try fixture.publish("home", trees[0])
+        let client = PushHubClient(url: fixture.url, credentials: .device("d-trees"), options: Self.options())
+        defer { client.close() }
+        let recorder = Recorder()
+        recorder.attach(client, screen: "home")
+        for (i, tree) in trees.enumerated() {
+            let published = i == 0 ? (version: 1, hash: ScreenHash.of(tree)) : try fixture.publish("home", tree)
+            #expect(recorder.wait { recorder.lastTree?.meta.version == published.version }, "version \(published.version)")
+            let (held, meta) = try #require(recorder.lastTree)
+            let hub = try fixture.admin("GET", "/v1/screens/home").json
+            #expect(held == hub["tree"], "tree \(published.version)")
+            #expect(meta.hash == published.hash && meta.hash == hub["hash"]?.stringValue)
+            #expect(ScreenHash.of(held) == meta.hash)
+        }
+        #expect(client.stats.patches >= 4, "leaf edits and reorders arrive as patches: \(client.stats)")
+        #expect(client.stats.resubscribes == 0)
+        #expect(recorder.events.withLock { $0.contains { if case .mismatch = $0 { true } else { false } } } == false)
+    }
+
+    @Test("the hub restarted under it: reconnects with backoff, then resumes with unchanged and patches, never a snapshot")
+    func restart() throws {
+        let fixture = try HubFixture()
+        defer { fixture.stop() }
+        _ = try fixture.publish("home", Self.screen(#"{"title":"v1"}"#))
+        let client = PushHubClient(url: fixture.url, credentials: .device("d-restart"), options: Self.options())
+        defer { client.close() }
+        let recorder = Recorder()
+        recorder.attach(client, screen: "home")
+        #expect(recorder.wait { recorder.lastTree?.meta.version == 1 })
+        try fixture.restart(downtime: .milliseconds(1500))
+        #expect(recorder.wait { client.state == .live })
+        let v2 = try fixture.publish("home", Self.screen(#"{"title":"v2"}"#))
+        #expect(recorder.wait { recorder.lastTree?.meta.version == v2.version })
+        let retries = recorder.events.withLock { events in
+            events.compactMap { event -> Duration? in
+                if case .closed(_, _, let retryIn?, _, _) = event { retryIn } else { nil }
+            }
+        }
+        // random 0.5: delays 50, 100, 200, 400, 500, 500… ms: 1.5 s down takes 4 to 7 attempts.
+        #expect((4...8).contains(retries.count), "\(retries)")
+        #expect(retries.prefix(4) == [.milliseconds(50), .milliseconds(100), .milliseconds(200), .milliseconds(400)])
+        #expect(client.stats.snapshots == 1 && client.stats.unchanged >= 1, "\(client.stats)")
+        #expect(recorder.lastTree?.meta.source == .patch)
+    }
+
+    @Test("a new client on the same storage starts from the stored tree and resumes with unchanged and last_sync")
+    func storageResume() throws {
+        let fixture = try HubFixture()
+        defer { fixture.stop() }
+        let published = try fixture.publish("home", Self.screen(#"{"title":"kept"}"#))
+        let storage = try FileStorage(directory: URL(fileURLWithPath: fixture.dataDirectory + "-client"))
+        let first = PushHubClient(url: fixture.url, credentials: .anonymous, storage: storage, options: Self.options())
+        let recorder = Recorder()
+        recorder.attach(first, screen: "home")
+        #expect(recorder.wait { recorder.lastTree?.meta.version == published.version })
+        let sync = try fixture.admin("POST", "/v1/syncs", #"{"target":{"all":true},"reason":"r","scope":"s"}"#).json
+        #expect(recorder.wait { first.lastSync == sync["seq"]?.intValue })
+        first.close()
+        let device = try storage.value(forKey: "device")
+        #expect(device?.hasPrefix("d-") == true)
+
+        let second = PushHubClient(url: fixture.url, credentials: .anonymous, storage: storage, options: Self.options())
+        defer { second.close() }
+        let again = Recorder()
+        again.attach(second, screen: "home")
+        #expect(again.wait { second.stats.unchanged == 1 })
+        // The stored tree at once, then the hub's confirmation that it is current.
+        #expect(again.wait { again.trees.withLock { $0.map(\.meta.source) } == [.cache, .unchanged] })
+        #expect(second.stats.snapshots == 0)
+        #expect(second.lastSync == sync["seq"]?.intValue)
+        let clients = try fixture.admin("GET", "/v1/clients").json
+        #expect(clients["clients"]?.arrayValue?.first?["device"]?.stringValue == device)
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(again.syncs.withLock { $0.isEmpty }, "last_sync kept the handled sync from coming back")
+    }
+
+    @Test("a sync is handed over after its jitter and acked (the receipts show it)")
+    func syncJitterAndAck() throws {
+        let fixture = try HubFixture(jitterMilliseconds: 800)
+        defer { fixture.stop() }
+        let client = PushHubClient(url: fixture.url, credentials: .device("d-sync"), options: Self.options())
+        defer { client.close() }
+        let recorder = Recorder()
+        recorder.attach(client, screen: nil)
+        #expect(recorder.wait { client.state == .live })
+        let posted = ContinuousClock.now
+        let sync = try fixture.admin("POST", "/v1/syncs", #"{"target":{"all":true},"reason":"hotfix","scope":"bundle","mandatory":true}"#).json
+        let id = try #require(sync["id"]?.stringValue)
+        #expect(recorder.wait { !recorder.syncs.withLock { $0.isEmpty } })
+        let (received, at) = try #require(recorder.syncs.withLock { $0.first })
+        #expect(received.id == id && received.reason == "hotfix" && received.scope == "bundle" && received.mandatory)
+        #expect(received.jitterMs == 800 && received.delayMs == 400)
+        #expect(at - posted >= .milliseconds(400))
+        #expect(recorder.wait {
+            ((try? fixture.admin("GET", "/v1/syncs/\(id)").json["receipts"]?["acked"]) ?? nil) == .number(1)
+        })
+    }
+
+    @Test("a sync replayed after a reconnect during its jitter wait is handed over once")
+    func replayedSyncDeduped() throws {
+        let fixture = try HubFixture(jitterMilliseconds: 4000)
+        defer { fixture.stop() }
+        let client = PushHubClient(url: fixture.url, credentials: .device("d-dedupe"), options: Self.options())
+        defer { client.close() }
+        let recorder = Recorder()
+        recorder.attach(client, screen: nil)
+        #expect(recorder.wait { client.state == .live })
+        let sync = try fixture.admin("POST", "/v1/syncs", #"{"target":{"all":true}}"#).json
+        #expect(recorder.wait { client.stats.syncs == 1 })
+        // last_sync stays below the waiting sync, so the next hello asks for it again.
+        try fixture.restart(downtime: .milliseconds(100))
+        #expect(recorder.wait { client.stats.duplicateSyncs == 1 }, "\(client.stats)")
+        #expect(recorder.wait(.seconds(5)) { recorder.syncs.withLock { $0.count } == 1 })
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(recorder.syncs.withLock { $0.map { $0.sync.id } } == [sync["id"]?.stringValue])
+        #expect(client.lastSync == sync["seq"]?.intValue)
+    }
+
+    @Test("a hash mismatch injected into a patch leads to a clean resubscribe and the right tree")
+    func injectedMismatch() throws {
+        let fixture = try HubFixture()
+        defer { fixture.stop() }
+        _ = try fixture.publish("home", Self.screen(#"{"title":"v1"}"#))
+        let client = PushHubClient(
+            url: fixture.url, credentials: .device("d-mismatch"), transport: TamperingTransport(), options: Self.options())
+        defer { client.close() }
+        let recorder = Recorder()
+        recorder.attach(client, screen: "home")
+        #expect(recorder.wait { recorder.lastTree?.meta.version == 1 })
+        let v2 = try fixture.publish("home", Self.screen(#"{"title":"v2"}"#))
+        #expect(recorder.wait { recorder.lastTree?.meta.version == v2.version })
+        let events = recorder.events.withLock { $0 }
+        #expect(events.contains { if case .mismatch(_, 2, _, _, .patch) = $0 { true } else { false } })
+        #expect(events.contains(.resubscribe(screen: "home", reason: .hashMismatch, held: 1, from: 1, version: 2)))
+        #expect(recorder.lastTree?.meta.source == .snapshot && recorder.lastTree?.meta.hash == v2.hash)
+        #expect(recorder.lastTree?.tree == Self.screen(#"{"title":"v2"}"#))
+    }
+
+    @Test("fetchScreen: 200 with the tree and its checked hash, 304 once held, 404 unknown, 401 without credentials")
+    func fetch() async throws {
+        let fixture = try HubFixture(anonymous: false)
+        defer { fixture.stop() }
+        let published = try fixture.publish("home/main", Self.screen(#"{"title":"fetched"}"#))
+        let storage = MemoryStorage()
+        let client = PushHubClient(
+            url: fixture.url, credentials: .token(fixture.token(user: "u-1")), app: AppInfo(platform: "ios", version: "5.3.0"),
+            storage: storage, options: Self.options())
+        defer { client.close() }
+        let fetched = try await client.fetchScreen("home/main")
+        #expect(fetched.status == 200 && fetched.version == published.version && fetched.hash == published.hash)
+        #expect(fetched.tree == Self.screen(#"{"title":"fetched"}"#))
+        let again = try await client.fetchScreen("home/main")
+        #expect(again.status == 304 && again.tree == fetched.tree)
+        await #expect(throws: FetchError.self) { try await client.fetchScreen("missing") }
+        do {
+            _ = try await client.fetchScreen("missing")
+        } catch {
+            #expect(error.code == .unknownScreen && error.status == 404)
+        }
+        let anonymous = PushHubClient(url: fixture.url, credentials: .anonymous, options: Self.options())
+        defer { anonymous.close() }
+        do {
+            _ = try await anonymous.fetchScreen("home/main")
+            Issue.record("an anonymous fetch from a hub that requires tokens succeeded")
+        } catch {
+            #expect(error.code == .unauthorized && error.status == 401)
+        }
+        // A subscription started after the fetch begins from the fetched tree and resumes with `have`.
+        let recorder = Recorder()
+        recorder.attach(client, screen: "home/main")
+        #expect(recorder.wait { client.stats.unchanged == 1 })
+        #expect(client.stats.snapshots == 0)
+    }
+
+    @Test("close() ends it for good; a refused token is not retried")
+    func closeAndRefusal() throws {
+        let fixture = try HubFixture(anonymous: false)
+        defer { fixture.stop() }
+        let refused = PushHubClient(url: fixture.url, credentials: .token("not-a-jwt"), options: Self.options())
+        let recorder = Recorder()
+        recorder.attach(refused, screen: nil)
+        #expect(recorder.wait { refused.state == .closed })
+        let events = recorder.events.withLock { $0 }
+        #expect(events.contains { if case .error(let error) = $0 { error.code == "unauthorized" } else { false } })
+        #expect(events.contains { if case .closed(1008, _, nil, _, let error?) = $0 { error.code == "unauthorized" } else { false } })
+        #expect(refused.stats.connects == 1)
+
+        let client = PushHubClient(url: fixture.url, credentials: .token(fixture.token(user: "u-2")), options: Self.options())
+        #expect(recorder.wait { client.state == .live })
+        #expect(client.welcome?.user == "u-2")
+        client.close()
+        #expect(recorder.wait { client.state == .closed })
+        try fixture.restart(downtime: .milliseconds(50))
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(client.stats.connects == 1)
+    }
+}
+
+/// Wraps `SocketTransport` and breaks the hash of the first patch it receives.
+final class TamperingTransport: ClientTransport {
+    let inner = SocketTransport()
+    let tampered = Mutex(false)
+
+    func open(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void) -> any TransportConnection {
+        inner.open(request) { [self] event in
+            if case .text(let text) = event, text.contains(#""type":"patch""#), !tampered.withLock({ $0 }) {
+                tampered.withLock { $0 = true }
+                let broken = text.replacingOccurrences(
+                    of: #""hash":"[0-9a-f]{64}""#, with: #""hash":"\#(String(repeating: "0", count: 64))""#,
+                    options: .regularExpression)
+                return events(.text(broken))
+            }
+            events(event)
+        }
+    }
+
+    func get(_ request: TransportRequest, completion: @escaping @Sendable (Result<HTTPAnswer, TransportError>) -> Void) {
+        inner.get(request, completion: completion)
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import PushHub
+import PushHubClient
+import Synchronization
+
+/// An in-process hub on loopback that can be restarted on the same port and data directory,
+/// with the admin calls the client tests make.
+final class HubFixture: @unchecked Sendable {
+    let dataDirectory = NSTemporaryDirectory() + "pushhub-client-tests-\(UUID().uuidString)"
+    /// nil between a restart's stop and start: the old hub's data-dir lock goes with it.
+    private(set) var hub: Hub!
+    let port: UInt16
+    let jitterMilliseconds: Int
+
+    init(jitterMilliseconds: Int = 0, anonymous: Bool = true) throws {
+        self.jitterMilliseconds = jitterMilliseconds
+        hub = try Self.start(port: 0, data: dataDirectory, jitter: jitterMilliseconds, anonymous: anonymous)
+        port = hub.clientAddress.port
+    }
+
+    private static func start(port: UInt16, data: String, jitter: Int, anonymous: Bool) throws -> Hub {
+        var config = HubConfig()
+        config.allowAnonymous = anonymous
+        config.listen = SocketAddress(host: "127.0.0.1", port: port)
+        config.admin = SocketAddress(host: "127.0.0.1", port: 0)
+        config.dataDirectory = data
+        config.loops = 2
+        config.syncJitterMilliseconds = jitter
+        config.jwtRequireExpiry = false
+        return try Hub(config: config)
+    }
+
+    var url: HubURL { HubURL("ws://127.0.0.1:\(port)/v1/connect")! }
+
+    func stop() {
+        hub.shutdown(drain: .milliseconds(200))
+        hub.join()
+    }
+
+    /// Stops the hub, keeps it down for `downtime`, and starts it again on the same port and data.
+    func restart(downtime: Duration) throws {
+        stop()
+        hub = nil
+        let (seconds, attoseconds) = downtime.components
+        Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
+        hub = try Self.start(port: port, data: dataDirectory, jitter: jitterMilliseconds, anonymous: true)
+    }
+
+    @discardableResult
+    func admin(_ method: String, _ path: String, _ body: String = "") throws -> (status: Int, json: JSONValue) {
+        let answer = try BlockingHTTP.request(
+            hub.adminAddress, method: method, path: path, body: Array(body.utf8), bearer: hub.secrets.adminToken)
+        return (answer.status, (try? JSONReader.parse(answer.body)) ?? .null)
+    }
+
+    func publish(_ screen: String, _ tree: JSONValue) throws -> (version: Int, hash: String) {
+        let (status, json) = try admin("PUT", "/v1/screens/\(screen)", JSONWriter.string(tree))
+        guard status == 200, let version = json["version"]?.intValue, let hash = json["hash"]?.stringValue else {
+            throw Failure("publish \(screen): \(status) \(json)")
+        }
+        return (version, hash)
+    }
+
+    func token(user: String) -> String {
+        JWTVerifier.sign(["sub": .string(user)], secret: Array(hub.secrets.jwtSecret.utf8))
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+}
+
+/// Collects what a client hands the app, for tests to wait on.
+final class Recorder: Sendable {
+    let trees = Mutex<[(tree: JSONValue, meta: TreeMeta)]>([])
+    let events = Mutex<[ClientEvent]>([])
+    let syncs = Mutex<[(sync: SyncNotification, at: ContinuousClock.Instant)]>([])
+
+    func attach(_ client: PushHubClient, screen: String?) {
+        client.on { event in self.events.withLock { $0.append(event) } }
+        client.onSync { sync in self.syncs.withLock { $0.append((sync, ContinuousClock.now)) } }
+        if let screen { client.subscribe(screen) { tree, meta in self.trees.withLock { $0.append((tree, meta)) } } }
+    }
+
+    var lastTree: (tree: JSONValue, meta: TreeMeta)? { trees.withLock { $0.last } }
+
+    /// Waits up to `timeout` for `condition`; false if it never held.
+    func wait(_ timeout: Duration = .seconds(10), until condition: () -> Bool) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return condition()
+    }
+}
