@@ -1,0 +1,68 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import PushHubClient
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The URLSession transport of docs/clients.md against a real hub. Its WebSocket half needs a
+/// URLSession with WebSockets: Apple's always; on Linux, FoundationNetworking over a libcurl
+/// built with WebSockets, which Debian 12's (7.88) is not — there that test is skipped, the
+/// example still compiles, and its HTTP half runs.
+@Suite(.serialized) struct URLSessionTransportTests {
+    /// Whether this URLSession can open WebSockets at all (Debian's libcurl answers "unsupported URL").
+    static let webSocketsAvailable: Bool = {
+        let task = URLSession.shared.webSocketTask(with: URL(string: "ws://127.0.0.1:9/")!)
+        let answer = DispatchSemaphore(value: 0)
+        let unsupported = Atomic(false)
+        task.resume()
+        task.receive { result in
+            if case .failure(let error) = result, (error as NSError).code == NSURLErrorUnsupportedURL {
+                unsupported.store(true, ordering: .relaxed)
+            }
+            answer.signal()
+        }
+        _ = answer.wait(timeout: .now() + 5)
+        return !unsupported.load(ordering: .relaxed)
+    }()
+
+    @Test("URLSessionTransport's HTTP half: fetchScreen 200, then 304")
+    func fetch() async throws {
+        let fixture = try HubFixture()
+        defer { fixture.stop() }
+        let published = try fixture.publish("home", ClientAgainstHubTests.screen(#"{"title":"one"}"#))
+        let client = PushHubClient(
+            url: fixture.url, credentials: .device("d-urlsession"), transport: URLSessionTransport(),
+            options: ClientAgainstHubTests.options())
+        defer { client.close() }
+        let fetched = try await client.fetchScreen("home")
+        #expect(fetched.status == 200 && fetched.hash == published.hash)
+        let again = try await client.fetchScreen("home")
+        #expect(again.status == 304 && again.version == published.version)
+    }
+
+    @Test(
+        "URLSessionTransport's WebSocket half: subscribe, a patch, a sync acked",
+        .enabled(if: webSocketsAvailable, "this URLSession has no WebSockets (Debian's libcurl 7.88)"))
+    func webSocket() throws {
+        let fixture = try HubFixture()
+        defer { fixture.stop() }
+        _ = try fixture.publish("home", ClientAgainstHubTests.screen(#"{"title":"one"}"#))
+        let client = PushHubClient(
+            url: fixture.url, credentials: .device("d-urlsession"), transport: URLSessionTransport(),
+            options: ClientAgainstHubTests.options())
+        defer { client.close() }
+        let recorder = Recorder()
+        recorder.attach(client, screen: "home")
+        #expect(recorder.wait { recorder.lastTree?.meta.version == 1 })
+        let v2 = try fixture.publish("home", ClientAgainstHubTests.screen(#"{"title":"two"}"#))
+        #expect(recorder.wait { recorder.lastTree?.meta.version == v2.version })
+        #expect(recorder.lastTree?.meta.source == .patch && recorder.lastTree?.meta.hash == v2.hash)
+        let sync = try fixture.admin("POST", "/v1/syncs", #"{"target":{"all":true}}"#).json
+        let id = try #require(sync["id"]?.stringValue)
+        #expect(recorder.wait { ((try? fixture.admin("GET", "/v1/syncs/\(id)").json["receipts"]?["acked"]) ?? nil) == .number(1) })
+    }
+}
