@@ -19,8 +19,12 @@ struct AdminAPI {
             }
             return
         }
+        if ConsoleRoutes.isConsole(head.path) {
+            // The page and its modules hold no data: every call they make presents the token.
+            return reply(ConsoleRoutes.answer(head))
+        }
         let token = authenticate(head)
-        let audited = AuditLog.reply(for: head, token: token, sending: reply)
+        let audited = AuditLog.reply(for: head, token: token, plane: plane, sending: reply)
         do throws(AdminError) {
             guard let token else {
                 var response = Response.error(
@@ -36,19 +40,25 @@ struct AdminAPI {
                     403, "forbidden",
                     "\(head.method) \(head.path) needs the \(needed.rawValue) scope; token \(token.name) has \(has)")
             }
-            try route(head, body: body, reply: audited)
+            try route(head, token: token, body: body, reply: audited)
         } catch {
             audited.error(error)
         }
     }
 
-    private func route(_ head: RequestHead, body: [UInt8], reply: AdminReply) throws(AdminError) {
+    private func route(_ head: RequestHead, token: AdminToken, body: [UInt8], reply: AdminReply) throws(AdminError) {
         let path = String(head.path)
         try refuseUnknownParameters(head, known: Self.parameters(method: head.method, path: path))
         switch path {
         case "/v1/stats":
             try allow(head, "GET")
             plane.afterCommit { reply.json(200, statsJSON()) }
+        case "/v1/whoami":
+            try allow(head, "GET")
+            reply.json(200, token.whoAmI)
+        case "/v1/audit":
+            try allow(head, "GET")
+            try AuditRoutes(plane: plane, reply: reply).recent(head)
         case "/metrics":
             try allow(head, "GET")
             var headers = HeaderFields()
@@ -106,6 +116,8 @@ struct AdminAPI {
             "subscriptions": .number(Double(metrics.subscriptions.load(ordering: .relaxed))),
             "sync_seq": .number(Double(view.syncs.lastSeq)),
             "client_listen": .string(plane.clientAddress.description),
+            "loops": .number(Double(plane.config.effectiveLoops)),
+            "memory_bytes": ProcessMemory.residentBytes().map { .number(Double($0)) } ?? .null,
         ])
     }
 
@@ -114,6 +126,7 @@ struct AdminAPI {
     static func parameters(method: String, path: String) -> [String] {
         switch (method, path) {
         case ("GET", "/v1/clients"): ["user"]
+        case ("GET", "/v1/audit"): ["limit"]
         case ("PUT", _) where path.hasPrefix("/v1/screens/"): ["dry_run"]
         case ("GET", _) where path.hasPrefix("/v1/screens/") && path.hasSuffix("/diff"): ["from", "to"]
         case ("GET", _) where path.hasPrefix("/v1/screens/") && !path.hasSuffix("/history"):

@@ -1,10 +1,13 @@
 /// The audit trail (DESIGN §9, §14): every admin call that changes something, and every call
 /// refused for its token, is logged at info once answered — who (the token's name, never its
 /// secret), what (method and path: the object), and the outcome (status, and the error code).
-/// Reads that succeed are not logged (dashboards poll them).
+/// Reads that succeed are not logged (dashboards poll them). The recent entries are also kept in
+/// `ControlPlane.audit` (`GET /v1/audit`, the console).
 enum AuditLog {
-    /// A reply that logs the answer before sending it through `reply`.
-    static func reply(for head: RequestHead, token: AdminToken?, sending reply: AdminReply) -> AdminReply {
+    /// A reply that logs the answer (and keeps it in `plane.audit`) before sending it through `reply`.
+    static func reply(
+        for head: RequestHead, token: AdminToken?, plane: ControlPlane, sending reply: AdminReply
+    ) -> AdminReply {
         let isRead = head.method == "GET" || head.method == "HEAD"
         return AdminReply { response in
             if !isRead || response.status == 401 || response.status == 403 {
@@ -14,6 +17,10 @@ enum AuditLog {
                 ]
                 if let code = response.errorCode { fields.append(("error", code)) }
                 Log.info("admin", fields)
+                plane.audit.append(
+                    AuditRing.Entry(
+                        at: WallClock.nowMilliseconds(), token: token?.name ?? "-", method: head.method,
+                        path: String(head.path), status: response.status, error: response.errorCode))
             }
             reply(response)
         }

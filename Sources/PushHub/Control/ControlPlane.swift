@@ -20,6 +20,8 @@ final class ControlPlane {
     private var committed: HubState
     private let journal: StateJournal?
     let exposures: Exposures
+    /// The audit log's recent entries (`GET /v1/audit`); on this thread only, like `state`.
+    var audit = AuditRing()
     /// The client loops' mailboxes; set once before any loop runs.
     private var loops: [Mailbox] = []
     private var uncommitted: [Mutation] = []

@@ -1,0 +1,142 @@
+// Screen trees drawn two ways: as the demo page draws them (clients/demo/index.html: text,
+// section, image, list, button, and any other type as a labelled box, so nothing published is
+// hidden), and as a collapsible tree of the JSON itself. Both use textContent only.
+//
+// The demo page's renderer is inline in its page; this is the same mapping without its live
+// element reuse. TODO(issue 14): have the demo page import this module instead of its own copy.
+
+import { el } from "./ui.js";
+
+function safeURL(value) {
+  if (typeof value !== "string") return null;
+  try {
+    const url = new URL(value, location.href);
+    if (url.protocol === "http:" || url.protocol === "https:") return url.href;
+    if (url.protocol === "data:" && /^data:image\//i.test(value)) return value;
+  } catch {}
+  return null;
+}
+
+function label(node) {
+  for (const key of ["text", "label", "title", "name"]) if (typeof node[key] === "string") return node[key];
+  return null;
+}
+
+/** The tree as the demo page draws it (a detached element). */
+export function renderScreen(node) {
+  if (node === null || typeof node !== "object" || Array.isArray(node)) {
+    return el("pre", { className: "c-unknown mono" }, JSON.stringify(node));
+  }
+  const children = (parent) => {
+    if (Array.isArray(node.children)) for (const child of node.children) parent.append(renderScreen(child));
+    return parent;
+  };
+  switch (node.type) {
+    case "screen":
+      return children(el("div", { className: "c-screen" }, typeof node.title === "string" ? el("h3", { className: "c-title" }, node.title) : null));
+    case "text":
+      return el("p", { className: "c-text" + (typeof node.style === "string" ? " " + node.style : "") }, label(node) ?? "");
+    case "section":
+      return children(el("section", { className: "c-section" }, typeof node.title === "string" ? el("h4", {}, node.title) : null));
+    case "image": {
+      const src = safeURL(node.url ?? node.src);
+      const caption = node.alt ?? node.caption ?? (src ? "" : "image: " + String(node.url ?? node.src ?? "(no url)"));
+      return el("figure", { className: "c-image" },
+        src ? el("img", { src, alt: node.alt ?? "" }) : null,
+        caption ? el("figcaption", {}, caption) : null);
+    }
+    case "list":
+      return el("ul", { className: "c-list" }, (Array.isArray(node.items) ? node.items : []).map((entry) => {
+        if (entry !== null && typeof entry === "object" && typeof entry.type === "string") return el("li", {}, renderScreen(entry));
+        return el("li", {}, entry !== null && typeof entry === "object" ? label(entry) ?? JSON.stringify(entry) : String(entry));
+      }));
+    case "button": {
+      // Inert here: the console previews, it does not act.
+      const button = el("button", { type: "button", className: "c-button", tabIndex: -1, "aria-disabled": "true" }, label(node) ?? "Button");
+      if (node.action !== undefined) button.title = "action: " + JSON.stringify(node.action);
+      return button;
+    }
+    default: {
+      const box = el("div", { className: "c-unknown" }, el("div", { className: "label" }, typeof node.type === "string" ? node.type : "no type"));
+      const { children: _, type: __, ...fields } = node;
+      if (Object.keys(fields).length) box.append(el("pre", { className: "mono" }, JSON.stringify(fields)));
+      return children(box);
+    }
+  }
+}
+
+const summaryOf = (value) => {
+  if (Array.isArray(value)) return `[${value.length}]`;
+  const type = typeof value.type === "string" ? value.type : "object";
+  const id = typeof value.id === "string" ? ` #${value.id}` : "";
+  const text = label(value);
+  return `${type}${id}` + (text !== null ? ` “${text.length > 40 ? text.slice(0, 40) + "…" : text}”` : "");
+};
+
+/** The JSON as a tree of <details> (keyboard: Tab to a summary, Enter or Space opens it). */
+export function treeView(value, key = null, depth = 0) {
+  const name = key === null ? null : el("span", { className: "t-key" }, key + ": ");
+  if (value === null || typeof value !== "object") {
+    return el("div", { className: "t-leaf" }, name, el("span", { className: "t-" + (value === null ? "null" : typeof value) }, JSON.stringify(value)));
+  }
+  const entries = Array.isArray(value) ? value.map((child, i) => [String(i), child]) : Object.entries(value);
+  return el("details", { className: "t-node", open: depth < 3 },
+    el("summary", {}, name, el("span", { className: "t-summary" }, summaryOf(value))),
+    el("div", { className: "t-children" }, entries.map(([childKey, child]) => treeView(child, childKey, depth + 1))));
+}
+
+const escapeToken = (token) => String(token).replace(/~/g, "~0").replace(/\//g, "~1");
+
+/** Pretty-printed JSON as lines, each with the JSON Pointer of the value it belongs to. */
+export function jsonLines(value) {
+  const lines = [];
+  const walk = (node, pointer, indent, prefix, comma) => {
+    const pad = "  ".repeat(indent);
+    if (node === null || typeof node !== "object") {
+      lines.push({ pointer, text: pad + prefix + JSON.stringify(node) + comma });
+      return;
+    }
+    const isArray = Array.isArray(node);
+    const entries = isArray ? node.map((child, i) => [i, child]) : Object.keys(node).sort().map((k) => [k, node[k]]);
+    if (!entries.length) {
+      lines.push({ pointer, text: pad + prefix + (isArray ? "[]" : "{}") + comma });
+      return;
+    }
+    lines.push({ pointer, text: pad + prefix + (isArray ? "[" : "{") });
+    entries.forEach(([k, child], i) => {
+      walk(child, pointer + "/" + escapeToken(k), indent + 1, isArray ? "" : JSON.stringify(k) + ": ", i < entries.length - 1 ? "," : "");
+    });
+    lines.push({ pointer, text: pad + (isArray ? "]" : "}") + comma, closing: true });
+  };
+  walk(value, "", 0, "", "");
+  return lines;
+}
+
+/** Whether `pointer` is `path` or inside it. */
+export const within = (pointer, path) => pointer === path || pointer.startsWith(path + "/");
+
+/**
+ * The two versions side by side, with the lines the ops touch marked: on the left what is
+ * removed or replaced (and a move's source), on the right what is added, replaced or copied.
+ */
+export function sideBySide(fromTree, toTree, ops, { fromLabel, toLabel }) {
+  const removed = [], added = [];
+  for (const op of ops) {
+    if (op.op === "remove" || op.op === "replace") removed.push(op.path);
+    if (op.op === "move") removed.push(op.from);
+    if (op.op === "add" || op.op === "replace" || op.op === "move" || op.op === "copy") added.push(op.path);
+  }
+  const pane = (tree, paths, kind, title) => {
+    const lines = jsonLines(tree);
+    let marked = 0;
+    const code = el("code", {}, lines.map((line) => {
+      const hit = paths.some((path) => within(line.pointer, path));
+      if (hit && !line.closing) marked++;
+      return el("span", { className: "line" + (hit ? " " + kind : "") }, line.text + "\n");
+    }));
+    return el("figure", { className: "pane", dataset: { marked: String(marked) } },
+      el("figcaption", {}, title), el("pre", { tabIndex: 0, "aria-label": title }, code));
+  };
+  return el("div", { className: "side-by-side" },
+    pane(fromTree, removed, "removed", fromLabel), pane(toTree, added, "added", toLabel));
+}
