@@ -1,0 +1,485 @@
+"""The console (issue 14, DESIGN §13): headless Chromium against a real hub with real clients
+connected. Signs in; publishes with hubctl and sees the new version and its diff; composes a sync
+to a cohort, compares the count shown with the admin API's dry run and follows the funnel to the
+acks of real clients; runs an experiment with real clients and checks the chart against
+/v1/experiments/{key}/results; imports a users file in batches; a `read` token cannot roll back;
+keyboard navigation; an accessibility check (labels, contrast) run in the page — and shown to fail
+on a broken page. Screenshots of every view go to the test's tmp dir and /tmp/console-*.png."""
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+import urllib.request
+
+import jwt
+import pytest
+from websockets.sync.client import connect
+
+from admin import call, publish
+from assignment_reference import assign, bucket
+from chromium import Browser, find_chromium
+from conftest import BIN, Hub
+
+# In-page checks. `a11yProblems()` lists every form control without an accessible name and every
+# visible text whose contrast with its background is under 4.5:1 (WCAG 2 relative luminance;
+# the background is the nearest ancestor's opaque background colour).
+A11Y = r"""
+window.a11yProblems = () => {
+  const problems = [];
+  const visible = (e) => { const r = e.getBoundingClientRect(); const s = getComputedStyle(e);
+    return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none'; };
+  for (const c of document.querySelectorAll('input, select, textarea')) {
+    if (c.type === 'hidden' || !visible(c)) continue;
+    const named = (c.labels && [...c.labels].some(l => l.textContent.trim())) || c.getAttribute('aria-label')
+      || (c.getAttribute('aria-labelledby') || '').split(' ').some(id => document.getElementById(id)?.textContent.trim());
+    if (!named) problems.push('unlabelled ' + c.tagName.toLowerCase() + (c.name ? '[name=' + c.name + ']' : '') + (c.id ? '#' + c.id : ''));
+  }
+  const rgb = (t) => (t.match(/[\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const background = (e) => { for (let n = e; n; n = n.parentElement) { const c = rgb(getComputedStyle(n).backgroundColor);
+    if (c.length >= 3 && (c.length < 4 || c[3] > 0.5)) return c.slice(0, 3); } return [255, 255, 255]; };
+  const seen = new Set();
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+    const e = t.parentElement;
+    if (!t.textContent.trim() || !e || seen.has(e) || !visible(e) || e.closest('option, script, style')) continue;
+    seen.add(e);
+    const s = getComputedStyle(e);
+    const fg = rgb(e instanceof SVGElement ? s.fill : s.color).slice(0, 3);
+    const bg = e instanceof SVGElement ? background(e.ownerSVGElement.parentElement) : background(e);
+    const [a, b] = [lum(fg) + 0.05, lum(bg) + 0.05];
+    const ratio = Math.max(a, b) / Math.min(a, b);
+    if (ratio < 4.5) problems.push('contrast ' + ratio.toFixed(2) + ' for "' + t.textContent.trim().slice(0, 30) + '" in ' + e.tagName.toLowerCase() + '.' + e.className);
+  }
+  return problems;
+};
+true
+"""
+
+VIEWS = ["screens", "syncs", "cohorts", "experiments", "hub"]
+
+
+@pytest.fixture(scope="module")
+def hub():
+    hub = Hub("--dev", "--hello-timeout", "5s")
+    yield hub
+    hub.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    binary = find_chromium()
+    if binary is None:
+        pytest.skip("chromium is not installed (Debian: apt-get install chromium); the console tests need it")
+    try:
+        chromium = Browser(binary)
+    except Exception as error:
+        pytest.skip("chromium could not start: %s" % error)
+    chromium.screenshot(1280, 900)  # the viewport, before any page lays out
+    yield chromium
+    chromium.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory):
+    return tmp_path_factory.mktemp("console-screenshots")
+
+
+def console_url(hub, view=""):
+    return "http://127.0.0.1:%d/console%s" % (hub.admin_port, "#" + view if view else "")
+
+
+def js(value):
+    return json.dumps(value)
+
+
+def key(browser, name):
+    """A real key press (keyDown/keyUp through the DevTools Input domain)."""
+    codes = {"Tab": 9, "Enter": 13, "Escape": 27}
+    down = {"type": "keyDown", "key": name, "code": name, "windowsVirtualKeyCode": codes[name]}
+    if name == "Enter":
+        down["text"] = "\r"
+    browser.call("Input.dispatchKeyEvent", **down)
+    browser.call("Input.dispatchKeyEvent", type="keyUp", key=name, code=name, windowsVirtualKeyCode=codes[name])
+
+
+def sign_in(browser, hub, token):
+    """Opens the console signed out, types the token and presses Enter (the keyboard path)."""
+    browser.call("Page.navigate", url="about:blank")
+    browser.wait_for("location.href === 'about:blank'", what="a blank page")
+    browser.call("Page.navigate", url=console_url(hub))
+    browser.wait_for("window.consoleReady === true", what="the console")
+    browser.evaluate("sessionStorage.clear(), document.getElementById('sign-out').click(), true")
+    browser.evaluate(A11Y)
+    browser.evaluate("document.getElementById('token').focus(), true")
+    browser.call("Input.insertText", text=token)
+    key(browser, "Enter")
+    browser.wait_for("!!window.consoleState.who", what="signed in")
+    browser.evaluate(A11Y)
+
+
+def go(browser, view, ready):
+    browser.evaluate("location.hash = %s, true" % js(view))
+    browser.wait_for(ready, what=view)
+
+
+def screenshot(browser, shots, name, height=1100):
+    png = browser.screenshot(1280, height)
+    browser.screenshot(1280, 900)
+    path = shots / ("console-%s.png" % name)
+    path.write_bytes(png)
+    shutil.copy(path, "/tmp/console-%s.png" % name)
+    assert len(png) > 20000, "the %s screenshot is (nearly) empty" % name
+
+
+def click(browser, selector):
+    browser.evaluate("document.querySelector(%s).click(), true" % js(selector))
+
+
+def confirm(browser, expect_text):
+    """Checks the open confirmation dialog says `expect_text`, then confirms."""
+    text = browser.wait_for("document.querySelector('dialog[open]')?.innerText", what="the confirmation")
+    assert expect_text in text, text
+    click(browser, "dialog[open] [data-confirm=yes]")
+    return text
+
+
+def text(browser, selector):
+    return browser.evaluate("document.querySelector(%s)?.textContent" % js(selector))
+
+
+def hubctl(hub, *args):
+    result = subprocess.run([os.path.join(BIN, "hubctl"), *args], capture_output=True, text=True, timeout=20,
+                            env={**os.environ, "HUBCTL_URL": "http://127.0.0.1:%d" % hub.admin_port, "HUBCTL_TOKEN": hub.token})
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+class Client:
+    """A real client: hello (signed in as `user` with a token signed by the hub's secret),
+    optionally a subscription (`first` is the hub's first screen message), then a thread that
+    reads every message (acking syncs) so that closing never waits for unread input."""
+
+    def __init__(self, hub, device, user=None, screen=None):
+        self.ws = connect(hub.url + "/v1/connect")
+        hello = {"type": "hello", "protocol": 1, "device": device, "app": {"platform": "ios", "version": "5.2.0"}}
+        if user:
+            secret = open(os.path.join(hub.data, "data", "jwt.secret")).read().strip()
+            hello["token"] = jwt.encode({"sub": user, "exp": int(time.time()) + 3600}, secret, algorithm="HS256")
+        self.ws.send(json.dumps(hello))
+        assert json.loads(self.ws.recv(timeout=5))["type"] == "welcome"
+        self.first = None
+        if screen is not None:
+            self.ws.send(json.dumps({"type": "subscribe", "screen": screen}))
+            self.first = json.loads(self.ws.recv(timeout=5))
+        self.acked = []
+        self.thread = threading.Thread(target=self.read, daemon=True)
+        self.thread.start()
+
+    def read(self):
+        try:
+            for text in self.ws:
+                message = json.loads(text)
+                if message["type"] == "sync":
+                    self.ws.send(json.dumps({"type": "ack", "sync": message["id"]}))
+                    self.acked.append(message["id"])
+        except Exception:
+            pass
+
+    def send(self, message):
+        self.ws.send(json.dumps(message))
+
+    def close(self):
+        self.ws.close()
+        self.thread.join(timeout=5)
+
+
+def test_the_page_is_served_without_a_token_and_the_data_is_not(hub):
+    with urllib.request.urlopen(console_url(hub), timeout=5) as response:
+        assert response.headers["Content-Type"].startswith("text/html")
+        assert "default-src 'self'" in response.headers["Content-Security-Policy"]
+        page = response.read().decode()
+    assert 'id="token"' in page and "admin.token" in page
+    with urllib.request.urlopen(console_url(hub).replace("/console", "/console/console.js"), timeout=5) as response:
+        assert response.headers["Content-Type"].startswith("text/javascript")
+    assert call(hub, "GET", "/v1/whoami", token="wrong")[0] == 401
+    status, who = call(hub, "GET", "/v1/whoami")
+    assert status == 200 and who["name"] == "root" and "publish" in who["allows"]
+
+
+def test_publish_with_hubctl_shows_the_new_version_and_its_diff(hub, browser, shots, tmp_path):
+    tree = {"type": "screen", "title": "Match day", "children": [
+        {"id": "headline", "type": "text", "style": "title", "text": "Kick-off at 15:00"},
+        {"id": "scores", "type": "section", "title": "Live scores", "children": [
+            {"id": "s1", "type": "text", "text": "Lions 2 – 1 Tigers"}]},
+        {"id": "cta", "type": "button", "label": "Buy tickets"}]}
+    publish(hub, "home", tree)
+    sign_in(browser, hub, hub.token)
+    go(browser, "#screens", "!!document.querySelector('table.screens')")
+    assert text(browser, "table.screens tbody tr td") == "home"
+    go(browser, "#screens/home", "document.getElementById('current-version')?.textContent === '1'")
+    browser.wait_for("document.querySelector('.preview')?.innerText.includes('Kick-off at 15:00')", what="the preview")
+    assert text(browser, ".preview .c-section h4") == "Live scores"
+    assert "button #cta" in text(browser, ".tree")
+
+    changed = json.loads(json.dumps(tree))
+    changed["children"][0]["text"] = "Kick-off delayed to 15:30"
+    changed["children"][1]["children"].append({"id": "s2", "type": "text", "text": "Owls 0 – 0 Hawks"})
+    path = tmp_path / "home.json"
+    path.write_text(json.dumps(changed))
+    hubctl(hub, "screen", "publish", "home", str(path))
+    browser.wait_for("document.getElementById('current-version')?.textContent === '2'", what="v2 in the console")
+    browser.wait_for("document.querySelector('.diff')?.dataset.to === '2'", what="the diff to v2")
+    status, diff = call(hub, "GET", "/v1/screens/home/diff?from=1&to=2")
+    assert status == 200
+    shown = browser.evaluate("[...document.querySelectorAll('.diff ol.ops code')].map(c => JSON.parse(c.textContent))")
+    assert shown == diff["ops"] and len(shown) == 2
+    # Side by side: v1 on the left with the replaced text marked, v2 on the right with both changes.
+    marked = browser.evaluate("[...document.querySelectorAll('.side-by-side .pane')].map(p => [...p.querySelectorAll('.line.removed, .line.added')].map(l => l.textContent.trim()))")
+    assert marked[0] == ['"text": "Kick-off at 15:00",'], marked
+    assert '"text": "Kick-off delayed to 15:30",' in marked[1] and '"text": "Owls 0 – 0 Hawks",' in marked[1], marked
+    browser.wait_for("document.querySelector('.preview')?.innerText.includes('delayed')", what="the new preview")
+    screenshot(browser, shots, "screens", height=1500)
+
+    # What a given client sees: the form asks the hub with its parameters.
+    browser.evaluate("document.querySelector('input[name=app_version]').value = 'five', true")
+    click(browser, ".inline-form button[type=submit]")
+    browser.wait_for("document.querySelector('input[name=app_version]').closest('.field').querySelector('.field-message').textContent.includes('five')",
+                     what="the hub's refusal at the app version field")
+
+    # Rollback with a confirmation: v3 has v1's tree.
+    browser.evaluate("document.querySelector('select[name=rollback]').value = '1', true")
+    click(browser, "#rollback")
+    confirm(browser, "Roll home back to v1?")
+    browser.wait_for("document.getElementById('current-version')?.textContent === '3'", what="v3 after the rollback")
+    assert call(hub, "GET", "/v1/screens/home")[1]["tree"] == tree
+    assert browser.evaluate("a11yProblems()") == []
+
+
+def test_a_sync_to_a_cohort_counts_like_the_dry_run_and_its_funnel_reaches_the_acks(hub, browser, shots):
+    assert call(hub, "PUT", "/v1/cohorts/beta", {"users": ["u0", "u1", "u2"]})[0] == 200
+    clients = [Client(hub, "phone-%d" % n, user="u%d" % (n % 5)) for n in range(8)]  # u0, u1, u2: 6 connections
+    try:
+        sign_in(browser, hub, hub.token)
+        go(browser, "#syncs", "!!document.querySelector('select[name=cohort] option[value=beta]')")
+        browser.evaluate("""(() => { const k = document.querySelector('select[name=kind]'); k.value = 'cohort';
+            k.dispatchEvent(new Event('change')); document.querySelector('select[name=cohort]').value = 'beta';
+            document.querySelector('select[name=cohort]').dispatchEvent(new Event('input')); return true; })()""")
+        browser.wait_for("document.getElementById('dry-run').dataset.connections === '6'", what="the dry-run count")
+        status, dry = call(hub, "POST", "/v1/syncs", {"target": {"cohort": "beta"}, "dry_run": True})
+        assert status == 200 and dry == {"dry_run": True, "targeted_online": 6, "users": 3}
+        assert text(browser, "#dry-run") == "6 connections (3 signed-in users)"
+        # Narrowing the target updates the count as it is edited.
+        browser.evaluate("""(() => { const p = document.querySelector('input[name=platform]'); p.value = 'android';
+            p.dispatchEvent(new Event('input')); return true; })()""")
+        browser.wait_for("document.getElementById('dry-run').dataset.connections === '0'", what="the narrowed count")
+        browser.evaluate("""(() => { const p = document.querySelector('input[name=platform]'); p.value = 'platfrom';
+            p.value = ''; p.dispatchEvent(new Event('input')); return true; })()""")
+        browser.wait_for("document.getElementById('dry-run').dataset.connections === '6'", what="the count again")
+        screenshot(browser, shots, "syncs")
+        click(browser, "#send-sync")
+        confirm(browser, "It reaches 6 connection(s) of 3 signed-in user(s) now")
+        browser.wait_for("location.hash.startsWith('#syncs/s')", what="the funnel")
+        sync_id = browser.evaluate("decodeURIComponent(location.hash.slice(7))")
+        browser.wait_for("document.getElementById('acked')?.textContent === '6'", timeout=15, what="6 acks in the funnel")
+        status, receipts = call(hub, "GET", "/v1/syncs/" + sync_id)
+        assert receipts["receipts"] == {"targeted_online": 6, "delivered": 6, "acked": 6}
+        assert sorted(sum((c.acked for c in clients), [])) == [sync_id] * 6
+        assert (text(browser, "#targeted"), text(browser, "#delivered")) == ("6", "6")
+        screenshot(browser, shots, "funnel", height=700)
+        assert browser.evaluate("a11yProblems()") == []
+    finally:
+        for c in clients:
+            c.close()
+
+
+def test_an_experiment_with_real_clients_matches_the_results_api(hub, browser, shots):
+    base = {"type": "screen", "title": "Breakdown", "children": [{"id": "r1", "type": "text", "text": "row"}]}
+    publish(hub, "match/breakdown", base)
+    definition = {"key": "layout", "status": "draft", "traffic": 0.5,
+                  "variants": [{"key": "control", "weight": 1}, {"key": "compact", "weight": 1}],
+                  "screens": {"match/breakdown": {"compact": {"layout": "compact"}}}}
+    assert call(hub, "PUT", "/v1/experiments/layout", definition)[0] == 200
+    sign_in(browser, hub, hub.token)
+    go(browser, "#experiments/layout", "document.getElementById('experiment-status')?.textContent === 'draft'")
+    # A refusal is shown at the field it names.
+    browser.evaluate("document.querySelector('textarea[name=variants]').value = 'control 1\\ncompact -2', true")
+    click(browser, "#save-experiment")
+    message = browser.wait_for("document.querySelector('textarea[name=variants]').closest('.field').querySelector('.field-message').textContent",
+                               what="the refusal at the variants field")
+    assert message.startswith("variants[1].weight:"), message
+    assert call(hub, "GET", "/v1/experiments/layout")[1]["variants"][1]["weight"] == 1  # nothing changed
+    click(browser, "#start-experiment")
+    confirm(browser, "Start layout?")
+    browser.wait_for("document.getElementById('experiment-status')?.textContent === 'running'", what="running")
+    definition["status"] = "running"
+
+    devices = ["dev-%d" % n for n in range(16)]
+    clients = []
+    try:
+        for device in devices:
+            clients.append(Client(hub, device, screen="match/breakdown"))
+            if device in devices[::2]:  # half confirm what they rendered
+                clients[-1].send({"type": "rendered", "screen": "match/breakdown", "version": clients[-1].first["version"]})
+        expected = {"control": [0, 0], "compact": [0, 0]}
+        for device in devices:
+            variant = assign(definition, device)
+            if variant:
+                expected[variant][0] += 1
+                expected[variant][1] += device in devices[::2]
+        assert sum(served for served, _ in expected.values()) > 0
+        deadline = time.time() + 5
+        while True:
+            results = call(hub, "GET", "/v1/experiments/layout/results")[1]
+            counts = {v["variant"]: [v["served"], v["confirmed"]] for v in results["variants"]}
+            if counts == expected or time.time() > deadline:
+                break
+            time.sleep(0.1)
+        assert counts == expected
+        wanted = [[v["variant"], str(v["served"]), str(v["confirmed"])] for v in results["variants"]]
+        shown = browser.wait_for(
+            "(() => { const rows = [...document.querySelectorAll('.results-table tbody tr')].map(r => [...r.children].map(c => c.textContent));"
+            " return JSON.stringify(rows.map(r => r.slice(0, 3))) === %s && rows; })()" % js(json.dumps(wanted, separators=(",", ":"))),
+            what="the results table")
+        for row, variant in zip(shown, results["variants"]):
+            served, confirmed = variant["served"], variant["confirmed"]
+            if served:
+                low, high = wilson(confirmed, served)
+                assert row[3] == "%.1f %%" % (100 * confirmed / served) and row[4] == "%.1f %% – %.1f %%" % (100 * low, 100 * high), row
+        chart = browser.evaluate("document.querySelector('.results-chart').getAttribute('aria-label')")
+        assert chart == "Exposures per variant: " + "; ".join(
+            "%s served %d, confirmed %d" % (v["variant"], v["served"], v["confirmed"]) for v in results["variants"])
+
+        # The ramp preview: raising traffic moves no one to another variant; who joins is the
+        # reference's count over the connected units.
+        browser.wait_for("document.getElementById('ramp-preview').dataset.join !== undefined", what="the ramp preview")
+        browser.evaluate("(() => { const s = document.getElementById('ramp'); s.value = '80'; s.dispatchEvent(new Event('input')); return true; })()")
+        joins = sum(1 for d in devices if 5000 <= bucket("layout/layout/" + d) < 8000)
+        browser.wait_for("document.getElementById('ramp-preview').dataset.join === %s" % js(str(joins)), what="the joins")
+        assert browser.evaluate("document.getElementById('ramp-preview').dataset.move") == "0"
+        assert browser.evaluate("document.getElementById('ramp-preview').dataset.leave") == "0"
+        assert "0 units change variant" in text(browser, "#ramp-preview")
+        screenshot(browser, shots, "experiments", height=1900)
+        click(browser, "#apply-ramp")
+        confirm(browser, "Ramp layout to 80 %?")
+        browser.wait_for("document.getElementById('ramp-status')?.textContent === 'Traffic is 80 %.'", what="ramped")
+        assert call(hub, "GET", "/v1/experiments/layout")[1]["traffic"] == 0.8
+        assert browser.evaluate("a11yProblems()") == []
+    finally:
+        for c in clients:
+            c.close()
+
+
+def wilson(successes, trials, z=1.959963984540054):
+    p = successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z / (1 + z * z / trials) * (p * (1 - p) / trials + z * z / (4 * trials * trials)) ** 0.5
+    return max(0, centre - half), min(1, centre + half)
+
+
+def test_a_users_file_is_imported_in_batches_with_progress(hub, browser, shots):
+    assert call(hub, "PUT", "/v1/cohorts/importers", {"users": []})[0] == 200
+    sign_in(browser, hub, hub.token)
+    go(browser, "#cohorts/importers", "!!document.getElementById('users-file')")
+    users = os.path.join(hub.data, "users.txt")
+    with open(users, "w") as file:
+        file.write("\n".join("user-%d" % n for n in range(25000)) + "\n")
+    document = browser.call("DOM.getDocument")
+    node = browser.call("DOM.querySelector", nodeId=document["root"]["nodeId"], selector="#users-file")
+    browser.call("DOM.setFileInputFiles", files=[users], nodeId=node["nodeId"])
+    click(browser, "#import")
+    browser.wait_for("document.querySelector('.progress-text')?.dataset.done === 'true'", timeout=20, what="the import")
+    assert text(browser, ".progress-text") == "batch 3 of 3: 25,000 of 25,000 ids sent; the cohort lists 25,000"
+    assert browser.evaluate("[document.getElementById('import-progress').value, document.getElementById('import-progress').max]") == [25000, 25000]
+    assert call(hub, "GET", "/v1/cohorts/importers")[1]["users"] == 25000
+    browser.wait_for("document.querySelector('table.cohorts')?.innerText.includes('25,000')", what="the size in the list")
+    screenshot(browser, shots, "cohorts")
+    assert browser.evaluate("a11yProblems()") == []
+
+
+def test_the_hub_view_shows_connections_vitals_and_the_audit_log(hub, browser, shots):
+    clients = [Client(hub, "web-%d" % n) for n in range(3)]
+    try:
+        sign_in(browser, hub, hub.token)
+        go(browser, "#hub", "document.getElementById('tile-loops')?.textContent === %s" % js(str(hub.stats()["loops"])))
+        browser.wait_for("document.querySelector('table.by-version')?.innerText.includes('ios 5.2.0\\t3')", what="clients by version")
+        browser.wait_for("document.querySelectorAll('.spark path.series').length >= 3", what="the charts")
+        assert browser.evaluate("document.getElementById('tile-memory').textContent").endswith("MiB")
+        audit = browser.wait_for("document.querySelector('table.audit')?.innerText", what="the audit log")
+        assert "POST /v1/screens/home/rollback" in audit and "POST /v1/experiments/layout/status" in audit
+        screenshot(browser, shots, "hub")
+        assert browser.evaluate("a11yProblems()") == []
+    finally:
+        for c in clients:
+            c.close()
+
+
+def test_a_read_token_sees_everything_and_cannot_roll_back(hub, browser, shots):
+    status, created = call(hub, "POST", "/v1/tokens", {"name": "viewer", "scopes": ["read"]})
+    assert status == 200, created
+    sign_in(browser, hub, created["token"])
+    assert browser.evaluate("document.getElementById('read-only').hidden") is False
+    go(browser, "#screens/home", "!!document.getElementById('current-version')?.textContent.match(/\\d/)")
+    assert browser.evaluate("document.getElementById('rollback').disabled") is True
+    assert browser.evaluate("document.getElementById('rollback').title") == "needs the publish scope"
+    status, refusal = call(hub, "POST", "/v1/screens/home/rollback", {}, token=created["token"])
+    assert status == 403 and refusal["error"]["code"] == "forbidden"
+    screenshot(browser, shots, "read-only", height=800)
+    go(browser, "#syncs", "!!document.getElementById('send-sync')")
+    assert browser.evaluate("document.getElementById('send-sync').disabled") is True
+    assert text(browser, "#dry-run") == "a dry run needs the sync scope"
+    go(browser, "#experiments/layout", "!!document.getElementById('apply-ramp')")
+    assert browser.evaluate("['save-experiment', 'start-experiment', 'stop-experiment', 'apply-ramp'].map(id => document.getElementById(id).disabled)") == [True] * 4
+    # What the page shows is not the only guard: the hub refuses (403) and audits the refusal.
+    assert call(hub, "POST", "/v1/experiments/layout/status", {"status": "stopped"}, token=created["token"])[0] == 403
+    entries = call(hub, "GET", "/v1/audit?limit=1", token=created["token"])[1]["entries"]
+    assert entries[0]["token"] == "viewer" and entries[0]["status"] == 403
+
+
+def test_keyboard_alone_signs_in_and_moves_between_views(hub, browser):
+    sign_in(browser, hub, hub.token)  # typed and submitted with Enter
+    browser.evaluate("document.activeElement.blur(), document.querySelector('.skip').focus(), true")
+    reached = []
+    for _ in range(8):
+        key(browser, "Tab")
+        reached.append(browser.evaluate("document.activeElement.textContent.trim()"))
+    assert reached[:5] == ["Screens", "Syncs", "Cohorts", "Experiments", "Hub"], reached
+    # Tab reaches "Syncs"; Enter opens it; the view's controls are reachable in turn.
+    browser.evaluate("document.querySelector('#nav a[data-view=syncs]').focus(), true")
+    key(browser, "Enter")
+    browser.wait_for("location.hash === '#syncs' && !!document.querySelector('select[name=kind]')", what="the syncs view")
+    tags = set()
+    browser.evaluate("document.getElementById('main').focus(), true")
+    for _ in range(25):
+        key(browser, "Tab")
+        tags.add(browser.evaluate("document.activeElement.tagName.toLowerCase() + ':' + (document.activeElement.name || document.activeElement.id || '')"))
+    for control in ("select:kind", "input:platform", "input:app_version", "input:reason", "input:mandatory", "button:send-sync"):
+        assert control in tags, (control, sorted(tags))
+    # The confirmation is a modal dialog: Escape cancels it and nothing is sent.
+    sync_seq = hub.stats()["sync_seq"]
+    browser.evaluate("document.getElementById('send-sync').focus(), true")
+    key(browser, "Enter")
+    browser.wait_for("!!document.querySelector('dialog[open]')", what="the dialog")
+    assert browser.evaluate("document.activeElement.dataset.confirm") == "no"
+    key(browser, "Escape")
+    browser.wait_for("!document.querySelector('dialog[open]')", what="the dialog to close")
+    assert hub.stats()["sync_seq"] == sync_seq
+
+
+def test_every_view_passes_the_accessibility_check_which_can_fail(hub, browser):
+    sign_in(browser, hub, hub.token)
+    for view, ready in [("#screens", "table.screens"), ("#syncs", "#dry-run"), ("#cohorts/beta", "#users-file"),
+                        ("#experiments/layout", ".results-chart"), ("#hub", ".spark")]:
+        go(browser, view, "!!document.querySelector(%s)" % js(ready))
+        assert browser.evaluate("a11yProblems()") == [], view
+    # The check finds what it is for: an unlabelled input and pale text.
+    browser.evaluate("""(() => { document.getElementById('view').append(Object.assign(document.createElement('input'), { name: 'orphan' }));
+        const p = document.createElement('p'); p.textContent = 'barely visible'; p.style.color = '#bbbbbb';
+        document.getElementById('view').append(p); return true; })()""")
+    problems = browser.evaluate("a11yProblems()")
+    assert problems[0] == "unlabelled input[name=orphan]", problems
+    assert problems[1].startswith("contrast 1.") and "barely visible" in problems[1], problems
+    assert not [line for line in browser.console if "rror" in str(line)], browser.console
