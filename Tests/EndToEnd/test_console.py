@@ -289,6 +289,9 @@ def test_a_sync_to_a_cohort_counts_like_the_dry_run_and_its_funnel_reaches_the_a
         assert receipts["receipts"] == {"targeted_online": 6, "delivered": 6, "acked": 6}
         assert sorted(sum((c.acked for c in clients), [])) == [sync_id] * 6
         assert (text(browser, "#targeted"), text(browser, "#delivered")) == ("6", "6")
+        # The composer's dry runs changed nothing and are not audited; the sync is, once.
+        entries = call(hub, "GET", "/v1/audit?limit=500")[1]["entries"]
+        assert [(e["method"], e["status"]) for e in entries if e["path"] == "/v1/syncs"] == [("POST", 200)], entries
         screenshot(browser, shots, "funnel", height=700)
         assert browser.evaluate("a11yProblems()") == []
     finally:
@@ -302,9 +305,16 @@ def test_an_experiment_with_real_clients_matches_the_results_api(hub, browser, s
     definition = {"key": "layout", "status": "draft", "traffic": 0.5,
                   "variants": [{"key": "control", "weight": 1}, {"key": "compact", "weight": 1}],
                   "screens": {"match/breakdown": {"compact": {"layout": "compact"}}}}
-    assert call(hub, "PUT", "/v1/experiments/layout", definition)[0] == 200
     sign_in(browser, hub, hub.token)
-    go(browser, "#experiments/layout", "document.getElementById('experiment-status')?.textContent === 'draft'")
+    # Defined in the console's editor: what it sends is the definition above.
+    go(browser, "#experiments/+new", "!!document.getElementById('save-experiment')")
+    browser.evaluate("""(() => { const set = (name, value) => document.querySelector(`[name="${name}"]`).value = value;
+        set('key', 'layout'); set('traffic', '0.5'); set('variants', 'control 1\\ncompact 1');
+        set('screens', %s); return true; })()""" % js(json.dumps(definition["screens"])))
+    click(browser, "#save-experiment")
+    browser.wait_for("location.hash === '#experiments/layout' && document.getElementById('experiment-status')?.textContent === 'draft'",
+                     what="the new experiment")
+    assert call(hub, "GET", "/v1/experiments/layout")[1] == {k: v for k, v in definition.items() if k != "key"}
     # A refusal is shown at the field it names.
     browser.evaluate("document.querySelector('textarea[name=variants]').value = 'control 1\\ncompact -2', true")
     click(browser, "#save-experiment")
@@ -380,10 +390,16 @@ def wilson(successes, trials, z=1.959963984540054):
     return max(0, centre - half), min(1, centre + half)
 
 
-def test_a_users_file_is_imported_in_batches_with_progress(hub, browser, shots):
-    assert call(hub, "PUT", "/v1/cohorts/importers", {"users": []})[0] == 200
+def test_a_cohort_made_in_the_console_and_a_users_file_imported_in_batches_with_progress(hub, browser, shots):
     sign_in(browser, hub, hub.token)
-    go(browser, "#cohorts/importers", "!!document.getElementById('users-file')")
+    go(browser, "#cohorts/+new", "!!document.querySelector('[name=claims]')")
+    browser.evaluate("""(() => { const set = (name, value) => document.querySelector(`[name="${name}"]`).value = value;
+        set('name', 'importers'); set('platform', 'ios, android'); set('app_version', '>=5.0.0'); set('claims', '{"plan": "pro"}');
+        return true; })()""")
+    click(browser, ".panel .actions button.primary")
+    browser.wait_for("location.hash === '#cohorts/importers' && !!document.getElementById('users-file')", what="the new cohort")
+    rule = {"platform": ["ios", "android"], "app_version": ">=5.0.0", "claims": {"plan": "pro"}}
+    assert call(hub, "GET", "/v1/cohorts/importers")[1] == {"name": "importers", "users": 0, "sample": [], "rule": rule}
     users = os.path.join(hub.data, "users.txt")
     with open(users, "w") as file:
         file.write("\n".join("user-%d" % n for n in range(25000)) + "\n")
@@ -394,7 +410,8 @@ def test_a_users_file_is_imported_in_batches_with_progress(hub, browser, shots):
     browser.wait_for("document.querySelector('.progress-text')?.dataset.done === 'true'", timeout=20, what="the import")
     assert text(browser, ".progress-text") == "batch 3 of 3: 25,000 of 25,000 ids sent; the cohort lists 25,000"
     assert browser.evaluate("[document.getElementById('import-progress').value, document.getElementById('import-progress').max]") == [25000, 25000]
-    assert call(hub, "GET", "/v1/cohorts/importers")[1]["users"] == 25000
+    answer = call(hub, "GET", "/v1/cohorts/importers")[1]
+    assert answer["users"] == 25000 and answer["rule"] == rule
     browser.wait_for("document.querySelector('table.cohorts')?.innerText.includes('25,000')", what="the size in the list")
     screenshot(browser, shots, "cohorts")
     assert browser.evaluate("a11yProblems()") == []

@@ -95,6 +95,21 @@ import WSProtocol
         #expect(handle(request("GET", "/v1/audit?limt=3", token: "secret-token")).status == 400)
     }
 
+    @Test("reads and dry runs change nothing and are not audited when they succeed; everything else is")
+    func whatIsAudited() {
+        let syncDryRun = Array(#"{"target":{"all":true},"dry_run":true}"#.utf8)
+        let sync = Array(#"{"target":{"all":true},"dry_run":false}"#.utf8)
+        #expect(!AuditLog.mayChange(request("GET", "/v1/screens"), body: []))
+        #expect(!AuditLog.mayChange(request("HEAD", "/healthz"), body: []))
+        #expect(!AuditLog.mayChange(request("POST", "/v1/syncs"), body: syncDryRun))
+        #expect(!AuditLog.mayChange(request("PUT", "/v1/screens/home?dry_run=true"), body: []))
+        #expect(AuditLog.mayChange(request("POST", "/v1/syncs"), body: sync))
+        #expect(AuditLog.mayChange(request("POST", "/v1/syncs"), body: Array("not json".utf8)))
+        #expect(AuditLog.mayChange(request("PUT", "/v1/screens/home?dry_run=false"), body: []))
+        #expect(AuditLog.mayChange(request("POST", "/v1/cohorts/beta/users"), body: syncDryRun))
+        #expect(AuditLog.mayChange(request("DELETE", "/v1/screens/home"), body: []))
+    }
+
     @Test("the audit ring keeps the newest entries, newest first, when it wraps", arguments: [1, 3, 7, 8, 20])
     func ringWraps(_ appended: Int) {
         var ring = AuditRing(capacity: 7)

@@ -24,7 +24,7 @@ struct AdminAPI {
             return reply(ConsoleRoutes.answer(head))
         }
         let token = authenticate(head)
-        let audited = AuditLog.reply(for: head, token: token, plane: plane, sending: reply)
+        let audited = AuditLog.reply(for: head, body: body, token: token, plane: plane, sending: reply)
         do throws(AdminError) {
             guard let token else {
                 var response = Response.error(

@@ -1,14 +1,15 @@
 /// The audit trail (DESIGN §9, §14): every admin call that changes something, and every call
 /// refused for its token, is logged at info once answered — who (the token's name, never its
 /// secret), what (method and path: the object), and the outcome (status, and the error code).
-/// Reads that succeed are not logged (dashboards poll them). The recent entries are also kept in
+/// Reads and dry runs that succeed are not logged (dashboards poll them; the console's sync
+/// composer sends a dry run as the target is edited). The recent entries are also kept in
 /// `ControlPlane.audit` (`GET /v1/audit`, the console).
 enum AuditLog {
     /// A reply that logs the answer (and keeps it in `plane.audit`) before sending it through `reply`.
     static func reply(
-        for head: RequestHead, token: AdminToken?, plane: ControlPlane, sending reply: AdminReply
+        for head: RequestHead, body: [UInt8], token: AdminToken?, plane: ControlPlane, sending reply: AdminReply
     ) -> AdminReply {
-        let isRead = head.method == "GET" || head.method == "HEAD"
+        let isRead = !mayChange(head, body: body)
         return AdminReply { response in
             if !isRead || response.status == 401 || response.status == 403 {
                 var fields: [(String, any Sendable)] = [
@@ -24,5 +25,21 @@ enum AuditLog {
             }
             reply(response)
         }
+    }
+
+    /// Whether a request may change something: not a `GET` or `HEAD`, nor a dry run — a publish
+    /// with `?dry_run=true` (or `1`) or a sync whose body says `"dry_run": true` — which only
+    /// counts.
+    static func mayChange(_ head: RequestHead, body: [UInt8]) -> Bool {
+        if head.method == "GET" || head.method == "HEAD" { return false }
+        if head.query.contains(where: { $0.name == "dry_run" && ($0.value == "true" || $0.value == "1") }) {
+            return false
+        }
+        // A body that is not JSON is refused by its route with a 400, which is then not logged
+        // either way; so `try?` loses nothing here.
+        if head.method == "POST" && head.path == "/v1/syncs", let request = try? JSONReader.parse(body) {
+            return request["dry_run"] != .bool(true)
+        }
+        return true
     }
 }
