@@ -293,6 +293,10 @@ def test_a_sync_to_a_cohort_counts_like_the_dry_run_and_its_funnel_reaches_the_a
         entries = call(hub, "GET", "/v1/audit?limit=500")[1]["entries"]
         assert [(e["method"], e["status"]) for e in entries if e["path"] == "/v1/syncs"] == [("POST", 200)], entries
         screenshot(browser, shots, "funnel", height=700)
+        # The live syncs list (GET /v1/syncs) shows it with its receipts.
+        go(browser, "#syncs", "document.querySelector('table.syncs')?.innerText.includes('6 → 6 → 6')")
+        assert text(browser, "table.syncs tbody tr td") == sync_id
+        assert call(hub, "GET", "/v1/syncs")[1]["syncs"][0]["receipts"] == receipts["receipts"]
         assert browser.evaluate("a11yProblems()") == []
     finally:
         for c in clients:
@@ -454,6 +458,12 @@ def test_a_read_token_sees_everything_and_cannot_roll_back(hub, browser, shots):
     assert call(hub, "POST", "/v1/experiments/layout/status", {"status": "stopped"}, token=created["token"])[0] == 403
     entries = call(hub, "GET", "/v1/audit?limit=1", token=created["token"])[1]["entries"]
     assert entries[0]["token"] == "viewer" and entries[0]["status"] == 403
+    assert browser.evaluate("a11yProblems()") == []  # disabled controls keep their contrast too
+    # Revoked while the page is open: the next call is refused and the page asks to sign in again.
+    assert call(hub, "DELETE", "/v1/tokens/viewer")[0] == 200
+    browser.wait_for("!document.getElementById('sign-in').hidden", what="the sign-in form")
+    assert "no longer accepts this token" in text(browser, "#sign-in-message")
+    assert browser.evaluate("sessionStorage.length") == 0
 
 
 def test_keyboard_alone_signs_in_and_moves_between_views(hub, browser):

@@ -110,6 +110,14 @@ import WSProtocol
         #expect(AuditLog.mayChange(request("DELETE", "/v1/screens/home"), body: []))
     }
 
+    @Test("GET /v1/syncs lists the live syncs; its limit is checked")
+    func syncList() throws {
+        #expect(try json(handle(request("GET", "/v1/syncs", token: "secret-token"))) == .object(["syncs": .array([])]))
+        #expect(handle(request("GET", "/v1/syncs?limit=0", token: "secret-token")).status == 400)
+        #expect(handle(request("GET", "/v1/syncs?limit=x", token: "secret-token")).status == 400)
+        #expect(handle(request("DELETE", "/v1/syncs", token: "secret-token")).status == 405)
+    }
+
     @Test("the audit ring keeps the newest entries, newest first, when it wraps", arguments: [1, 3, 7, 8, 20])
     func ringWraps(_ appended: Int) {
         var ring = AuditRing(capacity: 7)

@@ -46,6 +46,8 @@ export async function call(method, path, body, { token = session.token, signal }
   }
   if (!response.ok) {
     const error = value && value.error;
+    // A token revoked (or a hub restarted with another root token) while the page is open.
+    if (response.status === 401) window.dispatchEvent(new CustomEvent("pushhub:unauthorized"));
     throw new ApiError(response.status, error?.code ?? "http_" + response.status, error?.message ?? String(text).trim());
   }
   return value;

@@ -44,6 +44,8 @@ function signOut() {
   $("view").replaceChildren();
   $("sign-in").hidden = false;
   $("token").value = "";
+  $("sign-in-message").textContent = "";
+  $("token").removeAttribute("aria-invalid");
   $("token").focus();
 }
 
@@ -68,6 +70,11 @@ function show() {
 }
 
 window.addEventListener("hashchange", show);
+window.addEventListener("pushhub:unauthorized", () => {
+  if (!state.who) return;  // a sign-in attempt: its form says why
+  signOut();
+  $("sign-in-message").textContent = "The hub no longer accepts this token (revoked, or the hub has another root token): sign in again.";
+});
 $("sign-out").addEventListener("click", signOut);
 $("sign-in").addEventListener("submit", async (event) => {
   event.preventDefault();

@@ -3,17 +3,11 @@
 // TTL; a confirmation stating the count; then the receipts as a funnel that updates live.
 
 import { get, call } from "./api.js";
-import { el, field, input, select, section, statusLine, actionButton, confirmAction, every, debounce, number, when } from "./ui.js";
+import { el, field, input, select, section, table, statusLine, actionButton, confirmAction, every, debounce, number, when } from "./ui.js";
 import { barList } from "./charts.js";
-
-const SENT_KEY = "pushhub-console:syncs";
 
 export default function syncs(context) {
   return context.argument ? funnel(context) : composer(context);
-}
-
-function remembered() {
-  try { return JSON.parse(sessionStorage.getItem(SENT_KEY) ?? "[]"); } catch { return []; }
 }
 
 function composer({ root, can, navigate }) {
@@ -30,6 +24,7 @@ function composer({ root, can, navigate }) {
   const collapse = field("Collapse key", input({ name: "collapse" }), { name: "collapse" });
   const spread = field("Spread", input({ name: "spread", placeholder: "30s" }), { name: "spread", hint: "deliver over this window" });
   const ttl = field("TTL", input({ name: "ttl", placeholder: "24h" }), { name: "ttl" });
+  const hint = field("Hint (JSON object, optional)", el("textarea", { name: "hint", rows: 2, placeholder: '{"min_bundle": "5.3.1"}' }), { name: "hint", hint: "at most 1 KiB, passed to the app with the sync" });
   const mandatory = el("input", { type: "checkbox", name: "mandatory", id: "sync-mandatory" });
   const count = el("output", { id: "dry-run", "aria-live": "polite", className: "count" }, "…");
   const status = statusLine();
@@ -38,7 +33,7 @@ function composer({ root, can, navigate }) {
 
   const syncId = field("Sync id", input({ name: "sync_id" }));
   const targetFields = { cohort: who, user: userInput, users: usersInput, all: null };
-  const sentList = el("ul", { className: "sent" });
+  const recent = el("div", {}, el("p", { className: "empty" }, "Loading…"));
 
   root.append(el("h2", {}, "Syncs"), el("div", { className: "columns" },
     section("Compose a sync",
@@ -46,18 +41,25 @@ function composer({ root, can, navigate }) {
         el("fieldset", {}, el("legend", {}, "Who"), el("div", { className: "grid2" }, kind, who, userInput, usersInput),
           el("div", { className: "grid2" }, platform, appVersion), el("div", { className: "grid2" }, experiment, variant)),
         el("fieldset", {}, el("legend", {}, "What"), el("div", { className: "grid2" }, reason, scope),
-          el("div", { className: "grid3" }, collapse, spread, ttl),
+          el("div", { className: "grid3" }, collapse, spread, ttl), hint,
           el("div", { className: "check" }, mandatory, el("label", { for: mandatory.id }, "Mandatory (the app must apply it before continuing)"))),
         el("p", { className: "reach" }, "Would reach now: ", count),
         el("div", { className: "actions" }, send), status)),
-    section("Receipts", el("p", {}, "Syncs sent from this tab; open one to follow its receipts."), sentList,
+    section("Live syncs (within their TTL)", recent,
       el("form", { className: "inline-form", onsubmit: (event) => { event.preventDefault(); const id = syncId.control.value.trim(); if (id) navigate("#syncs/" + encodeURIComponent(id)); } },
         syncId, el("button", { type: "submit" }, "Open")))));
 
-  for (const entry of remembered()) {
-    sentList.append(el("li", {}, el("a", { href: "#syncs/" + encodeURIComponent(entry.id) }, entry.id), ` · ${entry.reason} → ${entry.target} · ${when(entry.at)}`));
-  }
-  if (!sentList.children.length) sentList.append(el("li", { className: "empty" }, "None yet."));
+  const stopList = every(2000, async () => {
+    const { syncs } = await get("/v1/syncs?limit=20");
+    recent.replaceChildren(syncs.length
+      ? table(["Sync", "What", "Target", "Sent", "Targeted → delivered → acked"], syncs.map((sync) => [
+        el("a", { href: "#syncs/" + encodeURIComponent(sync.id) }, sync.id),
+        `${sync.reason} → ${sync.scope}` + (sync.mandatory ? " (mandatory)" : ""),
+        el("code", {}, JSON.stringify(sync.target)), when(sync.created_at),
+        `${sync.receipts.targeted_online} → ${sync.receipts.delivered} → ${sync.receipts.acked}`,
+      ]), { className: "syncs" })
+      : el("p", { className: "empty" }, "No live syncs."));
+  });
 
   function target() {
     const value = { };
@@ -77,16 +79,23 @@ function composer({ root, can, navigate }) {
     if (collapse.control.value.trim()) request.collapse = collapse.control.value.trim();
     if (spread.control.value.trim()) request.spread = spread.control.value.trim();
     if (ttl.control.value.trim()) request.ttl = ttl.control.value.trim();
+    if (hint.control.value.trim()) {
+      try {
+        request.hint = JSON.parse(hint.control.value);
+      } catch (error) {
+        throw Object.assign(new Error(`hint: not JSON (${error.message})`), { code: "bad_hint", status: 0 });
+      }
+    }
     if (mandatory.checked) request.mandatory = true;
     if (dryRun) request.dry_run = true;
     return request;
   }
 
-  const all = [kind, who, userInput, usersInput, platform, appVersion, experiment, variant, reason, scope, collapse, spread, ttl];
+  const all = [kind, who, userInput, usersInput, platform, appVersion, experiment, variant, reason, scope, collapse, spread, ttl, hint];
   function showError(error) {
     // The hub names the field ("target.platfrom", "\"spread\" must be…"): show it there.
     const named = /"?(target\.)?(user|users|cohort|platform|app_version|variant|reason|scope|collapse|spread|ttl|hint)\b/.exec(error.message)?.[2];
-    const at = { cohort: who, user: userInput, users: usersInput, platform, app_version: appVersion, variant, reason, scope, collapse, spread, ttl }[named]
+    const at = { cohort: who, user: userInput, users: usersInput, platform, app_version: appVersion, variant, reason, scope, collapse, spread, ttl, hint }[named]
       ?? (error.code === "unknown_cohort" ? who : kind);
     at.message.textContent = error.message;
     at.control.setAttribute("aria-invalid", "true");
@@ -145,9 +154,6 @@ function composer({ root, can, navigate }) {
     if (!ok) return;
     try {
       const answer = await call("POST", "/v1/syncs", request);
-      const list = remembered();
-      list.unshift({ id: answer.id, reason: request.reason ?? "sync", target: JSON.stringify(request.target), at: Date.now() });
-      try { sessionStorage.setItem(SENT_KEY, JSON.stringify(list.slice(0, 20))); } catch {}
       navigate("#syncs/" + encodeURIComponent(answer.id));
     } catch (error) {
       status.show(`${error.status} ${error.code}: ${error.message}`, "error");
@@ -167,7 +173,7 @@ function composer({ root, can, navigate }) {
     showKind();
     dryRun();
   })();
-  return () => { latest++; };
+  return () => { latest++; stopList(); };
 }
 
 function funnel({ root, argument: id }) {

@@ -92,9 +92,11 @@ export function confirmAction({ title, body, confirm = "Confirm", danger = false
       el("h2", { id: headingId }, title),
       ...(Array.isArray(body) ? body : [body]).map((line) => el("p", {}, line)),
       el("div", { className: "actions" }, no, yes));
+    const before = document.activeElement;
     const finish = (answer) => {
       dialog.close();
       dialog.remove();
+      if (before?.isConnected) before.focus();  // back where the operator was
       resolve(answer);
     };
     yes.addEventListener("click", () => finish(true));

@@ -68,8 +68,9 @@ struct AdminAPI {
             try allow(head, "GET")
             ScreenRoutes(plane: plane, reply: reply).list()
         case "/v1/syncs":
-            try allow(head, "POST")
-            try SyncRoutes(plane: plane, reply: reply).send(body)
+            try allow(head, "GET", "POST")
+            let syncs = SyncRoutes(plane: plane, reply: reply)
+            try head.method == "GET" ? syncs.list(head) : syncs.send(body)
         case "/v1/clients":
             try allow(head, "GET")
             SyncRoutes(plane: plane, reply: reply).clients(head)
@@ -126,7 +127,7 @@ struct AdminAPI {
     static func parameters(method: String, path: String) -> [String] {
         switch (method, path) {
         case ("GET", "/v1/clients"): ["user"]
-        case ("GET", "/v1/audit"): ["limit"]
+        case ("GET", "/v1/audit"), ("GET", "/v1/syncs"): ["limit"]
         case ("PUT", _) where path.hasPrefix("/v1/screens/"): ["dry_run"]
         case ("GET", _) where path.hasPrefix("/v1/screens/") && path.hasSuffix("/diff"): ["from", "to"]
         case ("GET", _) where path.hasPrefix("/v1/screens/") && !path.hasSuffix("/history"):

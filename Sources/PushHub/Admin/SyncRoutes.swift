@@ -75,14 +75,7 @@ struct SyncRoutes {
             guard let sync = plane.state.view.syncs.find(id) else {
                 return reply.error(.notFound("no live sync \(id) (unknown or expired)"))
             }
-            var members = sync.json.objectValue ?? JSONObject()
-            members["id"] = .string(sync.id)
-            members["receipts"] = .object([
-                "targeted_online": .number(Double(sync.receipts.targetedOnline.load(ordering: .relaxed))),
-                "delivered": .number(Double(sync.receipts.delivered.load(ordering: .relaxed))),
-                "acked": .number(Double(sync.receipts.acked.load(ordering: .relaxed))),
-            ])
-            reply.json(200, .object(members))
+            reply.json(200, Self.status(sync))
         }
     }
 

@@ -1,0 +1,34 @@
+extension SyncRoutes {
+    /// 50 syncs unless asked for more: the console's list.
+    static let defaultListLimit = 50
+
+    /// `GET /v1/syncs[?limit=N]`: the live syncs (those within their TTL), newest first, each as
+    /// `GET /v1/syncs/{id}` answers it — so the console can follow the receipts of a sync that
+    /// hubctl or the backend sent.
+    func list(_ head: RequestHead) throws(AdminError) {
+        var limit = Self.defaultListLimit
+        if let text = head.query.first(where: { $0.name == "limit" })?.value {
+            guard let value = Int(text), value >= 1 else {
+                throw AdminError(400, "bad_limit", "limit must be a whole number of 1 or more (got \"\(text)\")")
+            }
+            limit = value
+        }
+        plane.afterCommit { [plane, reply] in
+            let now = WallClock.nowMilliseconds()
+            let live = plane.state.view.syncs.syncs.reversed().lazy.filter { $0.expiresAt > now }.prefix(limit)
+            reply.json(200, .object(["syncs": .array(live.map(Self.status))]))
+        }
+    }
+
+    /// A sync with its id and receipts (`targeted_online`, `delivered`, `acked`).
+    static func status(_ sync: Sync) -> JSONValue {
+        var members = sync.json.objectValue ?? JSONObject()
+        members["id"] = .string(sync.id)
+        members["receipts"] = .object([
+            "targeted_online": .number(Double(sync.receipts.targetedOnline.load(ordering: .relaxed))),
+            "delivered": .number(Double(sync.receipts.delivered.load(ordering: .relaxed))),
+            "acked": .number(Double(sync.receipts.acked.load(ordering: .relaxed))),
+        ])
+        return .object(members)
+    }
+}
