@@ -426,7 +426,10 @@ def test_the_hub_view_shows_connections_vitals_and_the_audit_log(hub, browser, s
     try:
         sign_in(browser, hub, hub.token)
         go(browser, "#hub", "document.getElementById('tile-loops')?.textContent === %s" % js(str(hub.stats()["loops"])))
-        browser.wait_for("document.querySelector('table.by-version')?.innerText.includes('ios 5.2.0\\t3')", what="clients by version")
+        browser.wait_for("document.querySelector('table.by-version')?.innerText.includes('ios\\t5.2.0\\t3')", what="clients by version")
+        summary = call(hub, "GET", "/v1/clients/summary")[1]
+        assert summary == {"count": 3, "by_platform": [{"platform": "ios", "clients": 3}],
+                           "by_app_version": [{"platform": "ios", "app_version": "5.2.0", "clients": 3}]}, summary
         browser.wait_for("document.querySelectorAll('.spark path.series').length >= 3", what="the charts")
         assert browser.evaluate("document.getElementById('tile-memory').textContent").endswith("MiB")
         audit = browser.wait_for("document.querySelector('table.audit')?.innerText", what="the audit log")

@@ -118,6 +118,12 @@ import WSProtocol
         #expect(handle(request("DELETE", "/v1/syncs", token: "secret-token")).status == 405)
     }
 
+    @Test("GET /v1/clients/summary answers counts only (no loops here: none)")
+    func clientSummary() throws {
+        let summary = try json(handle(request("GET", "/v1/clients/summary", token: "secret-token")))
+        #expect(summary == .object(["count": .number(0), "by_platform": .array([]), "by_app_version": .array([])]))
+    }
+
     @Test("the audit ring keeps the newest entries, newest first, when it wraps", arguments: [1, 3, 7, 8, 20])
     func ringWraps(_ appended: Int) {
         var ring = AuditRing(capacity: 7)

@@ -55,19 +55,16 @@ export default function hub({ root }) {
   });
 
   const stopClients = every(3000, async () => {
-    const { clients } = await get("/v1/clients");
-    const byPlatform = new Map(), byVersion = new Map();
-    for (const client of clients) {
-      const platform = client.platform ?? "(none)";
-      byPlatform.set(platform, (byPlatform.get(platform) ?? 0) + 1);
-      const version = `${platform} ${client.app_version ?? "(no version)"}`;
-      byVersion.set(version, (byVersion.get(version) ?? 0) + 1);
-    }
-    const rows = (map) => [...map.entries()].sort((a, b) => b[1] - a[1]).map(([label, value]) => ({ label, value }));
-    platforms.replaceChildren(el("p", {}, `${number(clients.length)} signed-in client${clients.length === 1 ? "" : "s"}`));
-    if (clients.length) {
-      platforms.append(barList(rows(byPlatform), { label: "Connections by platform" }),
-        table(["Platform and app version", "Clients"], rows(byVersion).map((r) => [r.label, String(r.value)]), { className: "by-version" }));
+    const summary = await get("/v1/clients/summary");
+    const name = (value, none) => value ?? none;
+    platforms.replaceChildren(el("p", {}, `${number(summary.count)} signed-in client${summary.count === 1 ? "" : "s"}`));
+    if (summary.count) {
+      const byCount = (a, b) => b.clients - a.clients;
+      platforms.append(
+        barList([...summary.by_platform].sort(byCount).map((p) => ({ label: name(p.platform, "(no platform)"), value: p.clients })), { label: "Connections by platform" }),
+        table(["Platform", "App version", "Clients"], [...summary.by_app_version].sort(byCount).map((v) => [
+          name(v.platform, "(no platform)"), name(v.app_version, "(no version)"), number(v.clients),
+        ]), { className: "by-version" }));
     }
   });
 

@@ -74,6 +74,9 @@ struct AdminAPI {
         case "/v1/clients":
             try allow(head, "GET")
             SyncRoutes(plane: plane, reply: reply).clients(head)
+        case "/v1/clients/summary":
+            try allow(head, "GET")
+            SyncRoutes(plane: plane, reply: reply).clientSummary()
         case "/v1/cohorts":
             try allow(head, "GET")
             CohortRoutes(plane: plane, reply: reply).list()
