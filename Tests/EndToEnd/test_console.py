@@ -305,6 +305,9 @@ def test_a_sync_to_a_cohort_counts_like_the_dry_run_and_its_funnel_reaches_the_a
         entries = call(hub, "GET", "/v1/audit?limit=500")[1]["entries"]
         assert [(e["method"], e["status"]) for e in entries if e["path"] == "/v1/syncs"] == [("POST", 200)], entries
         screenshot(browser, shots, "funnel", height=700)
+        # The cohort's page counts its members online the same way.
+        go(browser, "#cohorts/beta", "document.getElementById('cohort-online')?.dataset.connections === '6'")
+        assert text(browser, "#cohort-online") == "Online now: 6 connections of 3 signed-in users"
         # The live syncs list (GET /v1/syncs) shows it with its receipts.
         go(browser, "#syncs", "document.querySelector('table.syncs')?.innerText.includes('6 → 6 → 6')")
         assert text(browser, "table.syncs tbody tr td") == sync_id

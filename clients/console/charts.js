@@ -32,21 +32,23 @@ export function wilson(successes, trials, z = 1.959963984540054) {
 }
 
 /** A line chart of the last samples (`values`: numbers or null), with its latest value. */
-export function sparkline(values, { label, format = String, width = 260, height = 64 }) {
+export function sparkline(values, { label, format = String, width = 260, height = 64, fromZero = true }) {
   const numbers = values.filter((v) => typeof v === "number" && Number.isFinite(v));
   const max = Math.max(1e-9, ...numbers);
+  // A rate starts at zero; a level (memory) is drawn between its lowest and highest sample.
+  const min = fromZero || !numbers.length ? 0 : Math.min(...numbers);
   const step = values.length > 1 ? width / (values.length - 1) : width;
   let path = "";
   values.forEach((value, i) => {
     if (typeof value !== "number" || !Number.isFinite(value)) return;
-    const x = (i * step).toFixed(1), y = (height - 4 - (value / max) * (height - 22)).toFixed(1);
+    const x = (i * step).toFixed(1), y = (height - 4 - ((value - min) / Math.max(max - min, 1e-9)) * (height - 22)).toFixed(1);
     path += (path ? " L" : "M") + x + " " + y;
   });
   const latest = numbers.length ? format(numbers[numbers.length - 1]) : "–";
   return svg("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": `${label}: ${latest} now, peak ${format(numbers.length ? max : 0)}`, class: "spark" },
     svg("line", { x1: 0, y1: height - 4, x2: width, y2: height - 4, class: "axis" }),
     path ? svg("path", { d: path, class: "series" }) : null,
-    text(4, 12, `peak ${format(numbers.length ? max : 0)}`, { class: "chart-note" }));
+    text(4, 12, `peak ${format(numbers.length ? max : 0)}` + (fromZero ? "" : `, low ${format(min)}`), { class: "chart-note" }));
 }
 
 /**

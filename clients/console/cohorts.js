@@ -37,6 +37,7 @@ async function cohortEditor({ container, name, can, navigate }) {
   const remove = name ? actionButton("Delete…", { scope: "sync", can, className: "danger", onclick: () => deleteCohort() }) : null;
   const status = statusLine();
   const size = el("p", { className: "size" });
+  const online = el("p", { className: "online", id: "cohort-online", "aria-live": "polite" });
   const sample = el("p", { className: "sample" });
 
   const file = el("input", { type: "file", id: "users-file", accept: ".txt,.csv,text/plain" });
@@ -64,6 +65,15 @@ async function cohortEditor({ container, name, can, navigate }) {
     sample.textContent = sampleIds?.length ? sampleIds.join(", ") : "";
   }
   if (loaded) showSize(loaded.users, loaded.sample);
+  // Who is in it right now (listed users, rule matches and token claims alike): a sync's dry run.
+  if (loaded && can("sync")) {
+    call("POST", "/v1/syncs", { target: { cohort: name }, dry_run: true }).then((reach) => {
+      online.textContent = `Online now: ${number(reach.targeted_online)} connection${reach.targeted_online === 1 ? "" : "s"} of ${number(reach.users)} signed-in user${reach.users === 1 ? "" : "s"}`;
+      online.dataset.connections = String(reach.targeted_online);
+    }, (error) => { online.textContent = error.message; });
+  } else if (loaded) {
+    online.textContent = "Online members are counted with a sync's dry run, which needs the sync scope.";
+  }
   // PUT replaces the list: the rule can be saved with the list only while the whole list is
   // known (the answer samples 100).
   const listKnown = !loaded || loaded.users <= 100;
@@ -73,7 +83,7 @@ async function cohortEditor({ container, name, can, navigate }) {
   }
 
   container.replaceChildren(section(name ? `Cohort ${name}` : "New cohort",
-    nameField, size, sample,
+    nameField, size, online, sample,
     el("fieldset", {}, el("legend", {}, "Rule (a client matching it is in the cohort)"), platform, appVersion, claims),
     listKnown ? null : el("p", { className: "hint" }, "This cohort lists more than 100 users: its rule can be changed with hubctl cohort set (the API's PUT replaces the list)."),
     el("div", { className: "actions" }, save, remove), status,

@@ -51,7 +51,7 @@ export default function hub({ root }) {
       el("figure", {}, el("figcaption", {}, "Messages in per second"), sparkline(series.messagesIn, { label: "messages in per second", format: rate })),
       el("figure", {}, el("figcaption", {}, "Loop lag (longest tick, ms)"), sparkline(series.lag, { label: "loop lag in milliseconds", format: (v) => `${v.toFixed(1)} ms` })),
       el("figure", {}, el("figcaption", {}, "WebSocket connections"), sparkline(series.connections, { label: "connections", format: (v) => String(Math.round(v)) })),
-      el("figure", {}, el("figcaption", {}, "Memory (resident)"), sparkline(series.memory, { label: "resident memory", format: bytes })));
+      el("figure", {}, el("figcaption", {}, "Memory (resident)"), sparkline(series.memory, { label: "resident memory", format: bytes, fromZero: false })));
   });
 
   const stopClients = every(3000, async () => {
