@@ -331,8 +331,9 @@ def test_an_experiment_with_real_clients_matches_the_results_api(hub, browser, s
         set('key', 'layout'); set('traffic', '0.5'); set('variants', 'control 1\\ncompact 1');
         set('screens', %s); return true; })()""" % js(json.dumps(definition["screens"])))
     click(browser, "#save-experiment")
-    browser.wait_for("location.hash === '#experiments/layout' && document.getElementById('experiment-status')?.textContent === 'draft'",
-                     what="the new experiment")
+    # The editor of the stored experiment: its key can no longer be edited.
+    browser.wait_for("location.hash === '#experiments/layout' && document.querySelector('input[name=key]')?.readOnly === true"
+                     " && document.getElementById('experiment-status')?.textContent === 'draft'", what="the new experiment")
     assert call(hub, "GET", "/v1/experiments/layout")[1] == {k: v for k, v in definition.items() if k != "key"}
     # A refusal is shown at the field it names.
     browser.evaluate("document.querySelector('textarea[name=variants]').value = 'control 1\\ncompact -2', true")
@@ -506,6 +507,13 @@ def test_keyboard_alone_signs_in_and_moves_between_views(hub, browser):
         tags.add(browser.evaluate("document.activeElement.tagName.toLowerCase() + ':' + (document.activeElement.name || document.activeElement.id || '')"))
     for control in ("select:kind", "input:platform", "input:app_version", "input:reason", "input:mandatory", "button:send-sync"):
         assert control in tags, (control, sorted(tags))
+    # Polling does not take the focus away: a link in a list keeps it across refreshes.
+    ensure_state(hub)
+    go(browser, "#screens", "!!document.querySelector('table.screens a')")
+    browser.evaluate("window.focused = document.querySelector('table.screens a'), window.focused.focus(), true")
+    browser.evaluate("new Promise(r => setTimeout(r, 2500))")
+    assert browser.evaluate("document.activeElement === window.focused && window.focused.isConnected") is True
+    go(browser, "#syncs", "!!document.getElementById('send-sync')")
     # The confirmation is a modal dialog: Escape cancels it and nothing is sent.
     sync_seq = hub.stats()["sync_seq"]
     browser.evaluate("document.getElementById('send-sync').focus(), true")

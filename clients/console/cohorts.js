@@ -2,7 +2,7 @@
 // batches with a progress bar (as `hubctl cohort set --users-file` does: a PUT, then POST adds).
 
 import { get, call } from "./api.js";
-import { el, field, input, select, section, table, number, statusLine, actionButton, confirmAction, every } from "./ui.js";
+import { el, field, input, select, section, table, number, statusLine, actionButton, confirmAction, every, showIfChanged } from "./ui.js";
 
 /** Ids per request: far under the 4 MiB body limit, small enough that the bar moves. */
 export const BATCH = 10000;
@@ -15,7 +15,7 @@ export default function cohorts({ root, argument, can, navigate }) {
   if (argument) cohortEditor({ container: editor, name: argument === "+new" ? null : argument, can, navigate });
   return every(3000, async () => {
     const { cohorts } = await get("/v1/cohorts");
-    list.replaceChildren(cohorts.length
+    showIfChanged(list, cohorts, () => cohorts.length
       ? table(["Cohort", "Listed users", "Rule"], cohorts.map((c) => [
         el("a", { href: "#cohorts/" + encodeURIComponent(c.name) }, c.name), number(c.users), c.rule ? "yes" : "no",
       ]), { className: "cohorts" })

@@ -4,7 +4,7 @@
 // confirmation rate's 95 % Wilson interval.
 
 import { get, call, withQuery } from "./api.js";
-import { el, field, input, select, section, table, number, statusLine, actionButton, confirmAction, every, debounce } from "./ui.js";
+import { el, field, input, select, section, table, number, statusLine, actionButton, confirmAction, every, debounce, showIfChanged } from "./ui.js";
 import { resultsChart, wilson } from "./charts.js";
 import { sha256, utf8 } from "./pushhub-client.js";
 
@@ -16,7 +16,7 @@ export default function experiments({ root, argument, can, navigate }) {
     detail);
   const loadList = async () => {
     const { experiments } = await get("/v1/experiments");
-    list.replaceChildren(experiments.length
+    showIfChanged(list, experiments, () => experiments.length
       ? table(["Experiment", "Status", "Variants", "Screens"], experiments.map((e) => [
         el("a", { href: "#experiments/" + encodeURIComponent(e.key) }, e.key),
         el("span", { className: "badge", dataset: { status: e.status } }, e.status), e.variants.join(", "), e.screens.join(", ") || "–",
@@ -41,7 +41,7 @@ function experimentDetail({ container, key, can, navigate, changed }) {
   const stops = [];
   const editor = el("div");
   const ramp = el("div");
-  const results = el("div", { className: "results", "aria-live": "polite" });
+  const results = el("div", { className: "results" });
   container.replaceChildren(section(key ? `Experiment ${key}` : "New experiment", editor));
   if (key) container.append(section("Ramp traffic", ramp), section("Results", results));
 
@@ -287,10 +287,10 @@ function buildRamp(container, key, definition, can) {
 async function loadResults(container, key) {
   const answer = await get(`/v1/experiments/${encodeURIComponent(key)}/results`);
   const percent = (x) => (100 * x).toFixed(1) + " %";
-  container.replaceChildren(
+  showIfChanged(container, answer, () => [
     resultsChart(answer.variants),
     table(["Variant", "Served", "Confirmed", "Confirmation rate", "95 % CI (Wilson)"], answer.variants.map((v) => {
       const [low, high] = wilson(v.confirmed, v.served);
       return [v.variant, String(v.served), String(v.confirmed), v.served ? percent(v.confirmed / v.served) : "–", v.served ? `${percent(low)} – ${percent(high)}` : "–"];
-    }), { className: "results-table", caption: `Distinct units per variant (status: ${answer.status})` }));
+    }), { className: "results-table", caption: `Distinct units per variant (status: ${answer.status})` })]);
 }

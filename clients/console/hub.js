@@ -2,7 +2,7 @@
 // /metrics as small live charts, and the audit log's recent entries (GET /v1/audit).
 
 import { get, parseMetrics } from "./api.js";
-import { el, section, table, number, when, bytes, every } from "./ui.js";
+import { el, section, table, number, when, bytes, every, showIfChanged } from "./ui.js";
 import { sparkline, barList } from "./charts.js";
 
 const SAMPLES = 60;
@@ -57,20 +57,19 @@ export default function hub({ root }) {
   const stopClients = every(3000, async () => {
     const summary = await get("/v1/clients/summary");
     const name = (value, none) => value ?? none;
-    platforms.replaceChildren(el("p", {}, `${number(summary.count)} signed-in client${summary.count === 1 ? "" : "s"}`));
-    if (summary.count) {
-      const byCount = (a, b) => b.clients - a.clients;
-      platforms.append(
+    const byCount = (a, b) => b.clients - a.clients;
+    showIfChanged(platforms, summary, () => [
+      el("p", {}, `${number(summary.count)} signed-in client${summary.count === 1 ? "" : "s"}`),
+      ...(summary.count ? [
         barList([...summary.by_platform].sort(byCount).map((p) => ({ label: name(p.platform, "(no platform)"), value: p.clients })), { label: "Connections by platform" }),
         table(["Platform", "App version", "Clients"], [...summary.by_app_version].sort(byCount).map((v) => [
           name(v.platform, "(no platform)"), name(v.app_version, "(no version)"), number(v.clients),
-        ]), { className: "by-version" }));
-    }
+        ]), { className: "by-version" })] : [])]);
   });
 
   const stopAudit = every(3000, async () => {
     const { entries } = await get("/v1/audit?limit=50");
-    audit.replaceChildren(entries.length
+    showIfChanged(audit, entries, () => entries.length
       ? table(["When (UTC)", "Token", "Call", "Status"], entries.map((e) => [
         el("time", { dateTime: new Date(e.at).toISOString(), title: when(e.at) }, new Date(e.at).toISOString().slice(11, 19)), e.token, el("code", {}, `${e.method} ${e.path}`), e.error ? `${e.status} ${e.error}` : String(e.status),
       ]), { className: "audit" })

@@ -3,7 +3,7 @@
 // any two kept versions (ops and a side-by-side highlight), and rollback with a confirmation.
 
 import { get, call, withQuery, screenPath, ApiError } from "./api.js";
-import { el, field, input, select, section, table, number, when, every, statusLine, actionButton, confirmAction } from "./ui.js";
+import { el, field, input, select, section, table, number, when, every, statusLine, actionButton, confirmAction, showIfChanged } from "./ui.js";
 import { renderScreen, treeView, sideBySide } from "./render.js";
 import { applyPatch, screenHash } from "./pushhub-client.js";
 
@@ -16,11 +16,9 @@ function screenList({ root }) {
   root.append(el("h2", {}, "Screens"), section("Published screens", body));
   return every(2000, async () => {
     const { screens } = await get("/v1/screens");
-    if (!screens.length) {
-      body.replaceChildren(el("p", { className: "empty" }, "No screen is published yet: hubctl screen publish NAME FILE.json"));
-      return;
-    }
-    body.replaceChildren(table(["Screen", "Version", "Subscribers", "Published", "Hash"], screens.map((screen) => [
+    showIfChanged(body, screens, () => !screens.length
+      ? el("p", { className: "empty" }, "No screen is published yet: hubctl screen publish NAME FILE.json")
+      : table(["Screen", "Version", "Subscribers", "Published", "Hash"], screens.map((screen) => [
       el("a", { href: "#screens/" + encodeURIComponent(screen.name), className: "screen-link" }, screen.name),
       String(screen.version), number(screen.subscribers), when(screen.published_at),
       el("code", { title: screen.hash }, screen.hash.slice(0, 12) + "…"),
@@ -30,10 +28,10 @@ function screenList({ root }) {
 
 function screenDetail({ root, argument: name, can }) {
   const summary = el("dl", { className: "facts" });
-  const preview = el("div", { className: "preview", "aria-live": "polite" });
+  const preview = el("div", { className: "preview" });
   const tree = el("div", { className: "tree" });
   const historyBody = el("div");
-  const diffBody = el("div", { className: "diff", "aria-live": "polite" });
+  const diffBody = el("div", { className: "diff" });
   const status = statusLine();
 
   // What a given client sees.
@@ -91,11 +89,11 @@ function screenDetail({ root, argument: name, can }) {
     const [{ versions: kept }, list] = await Promise.all([get(screenPath(name) + "/history"), get("/v1/screens")]);
     const entry = list.screens.find((screen) => screen.name === name);
     const latest = kept[0]?.version;
-    summary.replaceChildren(
+    showIfChanged(summary, [latest, entry], () => [
       el("dt", {}, "version"), el("dd", { id: "current-version" }, String(latest ?? "–")),
       el("dt", {}, "hash"), el("dd", {}, el("code", {}, entry?.hash ?? "–")),
       el("dt", {}, "subscribers"), el("dd", { id: "subscribers" }, number(entry?.subscribers)),
-      el("dt", {}, "published"), el("dd", {}, when(entry?.published_at)));
+      el("dt", {}, "published"), el("dd", {}, when(entry?.published_at))]);
     if (latest === current) return;
     current = latest;
     versions = kept;

@@ -3,7 +3,7 @@
 // TTL; a confirmation stating the count; then the receipts as a funnel that updates live.
 
 import { get, call } from "./api.js";
-import { el, field, input, select, section, table, statusLine, actionButton, confirmAction, every, debounce, number, when } from "./ui.js";
+import { el, field, input, select, section, table, statusLine, actionButton, confirmAction, every, debounce, number, when, showIfChanged } from "./ui.js";
 import { barList } from "./charts.js";
 
 export default function syncs(context) {
@@ -51,7 +51,7 @@ function composer({ root, can, navigate }) {
 
   const stopList = every(2000, async () => {
     const { syncs } = await get("/v1/syncs?limit=20");
-    recent.replaceChildren(syncs.length
+    showIfChanged(recent, syncs, () => syncs.length
       ? table(["Sync", "What", "Target", "Sent", "Targeted → delivered → acked"], syncs.map((sync) => [
         el("a", { href: "#syncs/" + encodeURIComponent(sync.id) }, sync.id),
         `${sync.reason} → ${sync.scope}` + (sync.mandatory ? " (mandatory)" : ""),
@@ -177,26 +177,30 @@ function composer({ root, can, navigate }) {
 }
 
 function funnel({ root, argument: id }) {
-  const chart = el("div", { className: "funnel", "aria-live": "polite" });
+  const chart = el("div", { className: "funnel" });
+  // One live region, updated in place, so a screen reader hears each change of the receipts.
+  const counts = { targeted: el("span", { id: "targeted" }, "–"), delivered: el("span", { id: "delivered" }, "–"), acked: el("span", { id: "acked" }, "–") };
+  const numbers = el("p", { className: "numbers", role: "status" }, counts.targeted, " targeted → ", counts.delivered, " delivered → ", counts.acked, " acked");
   const details = el("dl", { className: "facts" });
   root.append(el("p", { className: "crumbs" }, el("a", { href: "#syncs" }, "Syncs"), " / ", id), el("h2", {}, `Sync ${id}`),
-    el("div", { className: "columns" }, section("Receipts", chart), section("Sync", details)));
+    el("div", { className: "columns" }, section("Receipts", chart, numbers), section("Sync", details)));
   return every(500, async () => {
     try {
       const sync = await get("/v1/syncs/" + encodeURIComponent(id));
       const r = sync.receipts;
       const pct = (n) => (r.targeted_online ? ` (${Math.round((100 * n) / r.targeted_online)} %)` : "");
-      chart.replaceChildren(barList([
+      showIfChanged(chart, r, () => barList([
         { label: "targeted online", value: r.targeted_online },
         { label: "delivered", value: r.delivered, note: `${r.delivered}${pct(r.delivered)}`, kind: "delivered" },
         { label: "acked", value: r.acked, note: `${r.acked}${pct(r.acked)}`, kind: "confirmed" },
-      ], { label: "Receipts", max: Math.max(1, r.targeted_online, r.delivered, r.acked) }),
-      el("p", { className: "numbers" }, el("span", { id: "targeted" }, String(r.targeted_online)), " targeted → ",
-        el("span", { id: "delivered" }, String(r.delivered)), " delivered → ", el("span", { id: "acked" }, String(r.acked)), " acked"));
+      ], { label: "Receipts", max: Math.max(1, r.targeted_online, r.delivered, r.acked) }));
+      for (const [name, value] of [["targeted", r.targeted_online], ["delivered", r.delivered], ["acked", r.acked]]) {
+        if (counts[name].textContent !== String(value)) counts[name].textContent = String(value);
+      }
       const { receipts: _, ...rest } = sync;
-      details.replaceChildren(...Object.entries(rest).flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, k.endsWith("_at") ? when(v) : typeof v === "object" ? JSON.stringify(v) : String(v))]));
+      showIfChanged(details, rest, () => Object.entries(rest).flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, k.endsWith("_at") ? when(v) : typeof v === "object" ? JSON.stringify(v) : String(v))]));
     } catch (error) {
-      chart.replaceChildren(el("p", { className: "error" }, error.message));
+      showIfChanged(chart, { error: error.message }, () => el("p", { className: "error" }, error.message));
     }
   });
 }

@@ -156,3 +156,19 @@ export function debounce(ms, task) {
     timer = setTimeout(() => task(...args), ms);
   };
 }
+
+const shown = new WeakMap();
+
+/**
+ * Replaces `container`'s content with `build()` only when `data` differs from what it last
+ * showed: a poll that finds nothing new keeps the elements, so keyboard focus stays where it was
+ * and a live region stays quiet.
+ */
+export function showIfChanged(container, data, build) {
+  const key = JSON.stringify(data);
+  if (shown.get(container) === key) return false;
+  shown.set(container, key);
+  const content = build();
+  container.replaceChildren(...(Array.isArray(content) ? content : [content]));
+  return true;
+}
