@@ -194,7 +194,8 @@ struct ClientSession {
             stats.snapshots += 1
             let tree = message["tree"] ?? .null
             var actions: [Action] = []
-            let actual = ScreenHash.of(tree)
+            let canonical = JSONWriter.write(tree)
+            let actual = ScreenHash.of(canonical: canonical)
             if actual != hash {
                 // The hub is the authority on the tree; differing hashes mean the two canonical
                 // forms disagree, and resubscribing would loop. Keep the hub's hash for `have`.
@@ -202,12 +203,13 @@ struct ClientSession {
                     .emit(.mismatch(screen: screen, version: version, expected: hash, actual: actual, source: .snapshot)))
             }
             entry.resyncing = false
-            return actions + accept(&entry, screen, tree, TreeMeta(version: version, hash: hash, source: .snapshot))
+            return actions
+                + accept(&entry, screen, tree, TreeMeta(version: version, hash: hash, source: .snapshot), canonical)
         case "unchanged":
             stats.unchanged += 1
             guard let tree = entry.tree else { return resubscribe(&entry, screen, .noTree, message) }
             entry.resyncing = false
-            return accept(&entry, screen, tree, TreeMeta(version: version, hash: hash, source: .unchanged))
+            return accept(&entry, screen, tree, TreeMeta(version: version, hash: hash, source: .unchanged), nil)
         default:
             stats.patches += 1
             if entry.resyncing { return [] }  // sent before our resubscribe: the snapshot follows
@@ -222,13 +224,15 @@ struct ClientSession {
             } catch {
                 return resubscribe(&entry, screen, .patchFailed, message)
             }
-            let actual = ScreenHash.of(patched)
+            let canonical = JSONWriter.write(patched)
+            let actual = ScreenHash.of(canonical: canonical)
             guard actual == hash else {
                 let mismatch = Action.emit(
                     .mismatch(screen: screen, version: version, expected: hash, actual: actual, source: .patch))
                 return [mismatch] + resubscribe(&entry, screen, .hashMismatch, message)
             }
-            return accept(&entry, screen, patched, TreeMeta(version: version, hash: hash, source: .patch, from: entry.version, patch: patch))
+            let meta = TreeMeta(version: version, hash: hash, source: .patch, from: entry.version, patch: patch)
+            return accept(&entry, screen, patched, meta, canonical)
         }
     }
 
@@ -245,7 +249,11 @@ struct ClientSession {
         return [.emit(event), subscribeMessage(screen, &entry)]
     }
 
-    private func accept(_ entry: inout Screen, _ screen: String, _ tree: JSONValue, _ meta: TreeMeta) -> [Action] {
+    /// Holds `tree` as `meta.version`, stores it when that version is not stored yet (from its
+    /// `canonical` bytes when the caller has them), and hands it over when it is new to the app.
+    private func accept(_ entry: inout Screen, _ screen: String, _ tree: JSONValue, _ meta: TreeMeta, _ canonical: [UInt8]?)
+        -> [Action]
+    {
         let (version, hash, source) = (meta.version, meta.hash, meta.source)
         var actions: [Action] = []
         let changed = entry.delivered != version || source == .snapshot || entry.tree != tree
@@ -254,7 +262,8 @@ struct ClientSession {
         entry.hash = hash
         if entry.stored != version || source == .snapshot {
             entry.stored = version
-            actions.append(.store(key: Self.screenKey(screen), value: Self.storedForm(tree, version, hash)))
+            let stored = Self.storedForm(canonical: canonical ?? JSONWriter.write(tree), version, hash)
+            actions.append(.store(key: Self.screenKey(screen), value: stored))
         }
         guard changed else { return actions }
         entry.delivered = version
@@ -317,8 +326,14 @@ struct ClientSession {
     static func screenKey(_ screen: String) -> String { "screen:" + screen }
 
     /// A screen as stored: `{"hash","tree","version"}` in canonical form (the JavaScript client's too).
-    static func storedForm(_ tree: JSONValue, _ version: Int, _ hash: String) -> String {
-        JSONWriter.string(.object(["hash": .string(hash), "tree": tree, "version": .number(Double(version))]))
+    static func storedForm(canonical tree: [UInt8], _ version: Int, _ hash: String) -> String {
+        // Members in canonical order around the tree's canonical bytes (written once per version).
+        var bytes = Array(#"{"hash":"#.utf8)
+        bytes += JSONWriter.write(.string(hash))
+        bytes += Array(#","tree":"#.utf8)
+        bytes += tree
+        bytes += Array(#","version":\#(version)}"#.utf8)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// A stored screen whose tree still hashes to its hash; nil otherwise (then it is dropped).

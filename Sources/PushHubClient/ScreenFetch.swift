@@ -85,12 +85,13 @@ extension PushHubClient {
             else {
                 return .failure(FetchError(code: .http, status: 200, message: "not a screen: \(message.prefix(200))"))
             }
-            let actual = ScreenHash.of(tree)
+            let canonical = JSONWriter.write(tree)
+            let actual = ScreenHash.of(canonical: canonical)
             guard actual == hash else {
                 return .failure(FetchError(code: .mismatch, status: 200, message: "the tree hashes to \(actual), not \(hash)"))
             }
             if session.screens[screen] == nil {
-                write(ClientSession.screenKey(screen), ClientSession.storedForm(tree, version, hash))
+                write(ClientSession.screenKey(screen), ClientSession.storedForm(canonical: canonical, version, hash))
             }
             return .success(FetchedScreen(screen: screen, tree: tree, version: version, hash: hash, status: 200))
         case 401: return .failure(FetchError(code: .unauthorized, status: 401, message: message))

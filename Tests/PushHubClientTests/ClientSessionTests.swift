@@ -104,4 +104,14 @@ import ScreenTree
         let (_, unauthorized) = session.receive(Self.message(#"{"type":"error","code":"unauthorized","message":"expired","ref":"hello"}"#))
         #expect(unauthorized?.code == "unauthorized")
     }
+
+    @Test("the stored form is the canonical {hash, tree, version} (the JavaScript client's) and reads back only while the hash holds")
+    func storedForm() {
+        let tree = Self.message(#"{"b":[1,"\u2028"],"a":{"é":-0}}"#)
+        let hash = ScreenHash.of(tree)
+        let stored = ClientSession.storedForm(canonical: JSONWriter.write(tree), 12, hash)
+        #expect(stored == JSONWriter.string(.object(["hash": .string(hash), "tree": tree, "version": .number(12)])))
+        #expect(ClientSession.parseStored(stored).map { $0.version } == 12)
+        #expect(ClientSession.parseStored(stored.replacingOccurrences(of: "\"a\"", with: "\"c\"")) == nil)
+    }
 }

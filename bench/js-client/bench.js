@@ -51,7 +51,8 @@ window.runBench = async () => {
   const bytes = new TextEncoder().encode(canonicalize(tree)).length;
   const subtle = await measure(tree, false, 200);
   const builtIn = await measure(tree, true, 100);
-  const canonical = [], encode = [], digestSubtle = [], digestBuiltIn = [];
+  const canonical = [], encode = [], encodeInto = [], digestSubtle = [], digestBuiltIn = [];
+  let scratch = new Uint8Array(0);
   for (let n = 0; n < 30; n++) {
     let t = performance.now();
     const text = canonicalize(JSON.parse(JSON.stringify(tree)));
@@ -60,6 +61,10 @@ window.runBench = async () => {
     t = performance.now();
     const bytes = utf8(text);
     encode.push(performance.now() - t);
+    t = performance.now();
+    if (scratch.length < text.length * 3) scratch = new Uint8Array(text.length * 3);
+    new TextEncoder().encodeInto(text, scratch);
+    encodeInto.push(performance.now() - t);
     t = performance.now();
     await crypto.subtle.digest("SHA-256", bytes);
     digestSubtle.push(performance.now() - t);
@@ -72,7 +77,8 @@ window.runBench = async () => {
     timings: {
       "apply one-leaf patch": subtle.apply,
       "full canonicalize (a snapshot)": figures(canonical),
-      "UTF-8 encode": figures(encode),
+      "UTF-8 encode (a new array)": figures(encode),
+      "UTF-8 encodeInto (reused buffer)": figures(encodeInto),
       "SHA-256 SubtleCrypto": figures(digestSubtle),
       "SHA-256 built-in": figures(digestBuiltIn),
       "apply + verify hash (SubtleCrypto)": subtle.total,

@@ -6,7 +6,7 @@ import PushHub
 // echo messages/s and latency with 100 connections of 32-byte messages, handshakes/s, and
 // RSS per idle connection with 10,000 idle connections. Results go into bench/README.md.
 //
-//   ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--only echo|handshake|alloc|diff|fanout|sync|assign|variants|idle]
+//   ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--only echo|handshake|alloc|diff|client|fanout|sync|assign|variants|idle]
 
 var options: [String: String] = [:]
 var argumentIterator = CommandLine.arguments.dropFirst().makeIterator()
@@ -14,7 +14,7 @@ while let flag = argumentIterator.next() {
     guard flag.hasPrefix("--"), let value = argumentIterator.next() else {
         FileHandle.standardError.write(
             Data(
-                "usage: ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--only echo|handshake|alloc|diff|fanout|sync|assign|variants|idle]\n"
+                "usage: ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--only echo|handshake|alloc|diff|client|fanout|sync|assign|variants|idle]\n"
                     .utf8))
         exit(2)
     }
@@ -73,6 +73,15 @@ do {
                     "diff: %d-node screen, one changed leaf: render+diff+encode median %.0f µs, p99 %.0f µs; patch %d bytes = %.3f%% of the %d-byte snapshot",
                 result.nodes, result.medianMicros, result.p99Micros, result.patchBytes,
                 100 * Double(result.patchBytes) / Double(result.snapshotBytes), result.snapshotBytes))
+    }
+    if only == nil || only == "client" {
+        let result = ClientTiming.run(patches: 100)
+        print(
+            String(
+                format:
+                    "swift client, 10,001-node screen: one-leaf patch received -> tree callback median %.2f ms, p95 %.2f ms (apply alone %.0f µs, canonical form + SHA-256 %.2f ms); %d-byte snapshot %.1f ms",
+                result.patchMedianMillis, result.patchP95Millis, result.applyOnlyMedianMillis * 1000, result.hashOnlyMedianMillis,
+                result.snapshotBytes, result.snapshotMillis))
     }
     if only == nil || only == "fanout" {
         let hub = try HubProcess(loops: loops, extraArguments: ["--dev"])

@@ -342,9 +342,21 @@ function subtleCrypto() {
 
 /** Lowercase hex SHA-256 of a string's UTF-8 bytes: SubtleCrypto where present, else the built-in `sha256`. */
 export async function sha256Hex(text, { builtIn = false } = {}) {
-  const bytes = utf8(text);
+  const bytes = digestInput(text);
   const subtle = builtIn ? null : subtleCrypto();
+  // digest() copies its input before it returns a promise, so the scratch buffer is free again.
   return hex(subtle ? new Uint8Array(await subtle.digest("SHA-256", bytes)) : sha256(bytes));
+}
+
+let scratch = new Uint8Array(0);
+
+/** UTF-8 bytes of `text` in a buffer reused from call to call (valid until the next call): a
+ *  fresh 600 KB array per patch costs more than the encoding itself. */
+function digestInput(text) {
+  if (!encoder || typeof encoder.encodeInto !== "function") return utf8(text);
+  if (scratch.length < text.length * 3) scratch = new Uint8Array(text.length * 3);
+  const { written } = encoder.encodeInto(text, scratch);
+  return scratch.subarray(0, written);
 }
 
 /** The screen hash of DESIGN §4: lowercase hex SHA-256 of the tree's RFC 8785 form. */
