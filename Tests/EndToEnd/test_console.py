@@ -311,6 +311,7 @@ def test_a_sync_to_a_cohort_counts_like_the_dry_run_and_its_funnel_reaches_the_a
         # The live syncs list (GET /v1/syncs) shows it with its receipts.
         go(browser, "#syncs", "document.querySelector('table.syncs')?.innerText.includes('6 → 6 → 6')")
         assert text(browser, "table.syncs tbody tr td") == sync_id
+        screenshot(browser, shots, "syncs-live", height=800)
         assert call(hub, "GET", "/v1/syncs")[1]["syncs"][0]["receipts"] == receipts["receipts"]
         assert browser.evaluate("a11yProblems()") == []
     finally:

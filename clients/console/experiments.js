@@ -42,8 +42,10 @@ function experimentDetail({ container, key, can, navigate, changed }) {
   const editor = el("div");
   const ramp = el("div");
   const results = el("div", { className: "results" });
-  container.replaceChildren(section(key ? `Experiment ${key}` : "New experiment", editor));
-  if (key) container.append(section("Ramp traffic", ramp), section("Results", results));
+  // What an experimenter looks at first: the results, then the ramp, then the definition.
+  container.replaceChildren();
+  if (key) container.append(section(`Results of ${key}`, results), section("Ramp traffic", ramp));
+  container.append(section(key ? `Definition of ${key}` : "New experiment", editor));
 
   (async () => {
     let definition = { variants: [{ key: "control", weight: 1 }, { key: "treatment", weight: 1 }], traffic: 1 };
