@@ -384,6 +384,17 @@ def test_an_experiment_with_real_clients_matches_the_results_api(hub, browser, s
         assert chart == "Exposures per variant: " + "; ".join(
             "%s served %d, confirmed %d" % (v["variant"], v["served"], v["confirmed"]) for v in results["variants"])
 
+        # The screen as one of these devices sees it: its variant, and the tree the hub sends it.
+        device = next(d for d in devices if assign(definition, d) == "compact")
+        go(browser, "#screens/" + "match%2Fbreakdown", "!!document.querySelector('input[name=device]')")
+        browser.evaluate("document.querySelector('input[name=device]').value = %s, true" % js(device))
+        click(browser, ".inline-form button[type=submit]")
+        browser.wait_for("document.querySelector('table.variants')?.innerText.includes('compact')", what="the device's variant")
+        assert browser.evaluate("[...document.querySelectorAll('table.variants td')].map(c => c.textContent)") == ["layout", "compact", "bucket"]
+        tree = call(hub, "GET", "/v1/screens/match/breakdown?device=" + device)[1]
+        assert tree["tree"]["layout"] == "compact"
+        assert browser.evaluate("document.querySelector('.preview').dataset.hash") == tree["hash"]
+        go(browser, "#experiments/layout", "!!document.getElementById('ramp')")
         # The ramp preview: raising traffic moves no one to another variant; who joins is the
         # reference's count over the connected units.
         browser.wait_for("document.getElementById('ramp-preview').dataset.join !== undefined", what="the ramp preview")

@@ -30,6 +30,7 @@ function screenDetail({ root, argument: name, can }) {
   const summary = el("dl", { className: "facts" });
   const preview = el("div", { className: "preview" });
   const tree = el("div", { className: "tree" });
+  const variants = el("div", { className: "variants" });
   const historyBody = el("div");
   const diffBody = el("div", { className: "diff" });
   const status = statusLine();
@@ -57,7 +58,7 @@ function screenDetail({ root, argument: name, can }) {
     el("div", { className: "columns" },
       el("div", {},
         section("Current version", summary),
-        section("As a client sees it", asClient, el("div", { className: "two" }, el("div", {}, el("h3", {}, "Drawn as the demo page draws it"), preview), el("div", {}, el("h3", {}, "Tree"), tree)))),
+        section("As a client sees it", asClient, variants, el("div", { className: "two" }, el("div", {}, el("h3", {}, "Drawn as the demo page draws it"), preview), el("div", {}, el("h3", {}, "Tree"), tree)))),
       el("div", {},
         section("History", historyBody),
         section("Rollback", el("div", { className: "inline-form" }, rollbackTo, rollbackButton), status))),
@@ -75,10 +76,33 @@ function screenDetail({ root, argument: name, can }) {
       tree.replaceChildren(treeView(answer.tree));
       preview.dataset.hash = answer.hash;
       for (const f of [user, device, platform, appVersion]) f.message.textContent = "";
+      await loadVariants();
     } catch (error) {
       const target = { user, device, platform, app_version: appVersion }[/"?(user|device|platform|app_version)"?/.exec(error.message)?.[1]] ?? appVersion;
       target.message.textContent = error.message;
     }
+  }
+
+  /** The variant of each running experiment on this screen for the unit asked about (the user, else the device). */
+  async function loadVariants() {
+    const unit = user.control.value.trim() || device.control.value.trim();
+    const { experiments } = await get("/v1/experiments");
+    const touching = experiments.filter((e) => e.status === "running" && e.screens.includes(name));
+    if (!touching.length) {
+      variants.replaceChildren(el("p", { className: "hint" }, "No running experiment changes this screen."));
+      return;
+    }
+    if (!unit) {
+      variants.replaceChildren(el("p", { className: "hint" }, `Running here: ${touching.map((e) => e.key).join(", ")}. Give a user or device to see its variants; without one, the base tree is shown.`));
+      return;
+    }
+    const rows = await Promise.all(touching.map(async (e) => {
+      const answer = await get(withQuery(`/v1/experiments/${encodeURIComponent(e.key)}/assignment`, {
+        unit, platform: platform.control.value.trim(), app_version: appVersion.control.value.trim(),
+      }));
+      return [el("a", { href: "#experiments/" + encodeURIComponent(e.key) }, e.key), answer.variant ?? "(not in it)", answer.reason];
+    }));
+    variants.replaceChildren(table(["Experiment", `Variant of ${unit}`, "Why"], rows, { className: "variants" }));
   }
 
   function fillSelect(wrapper, selected) {
