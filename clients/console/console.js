@@ -62,7 +62,8 @@ function show() {
   const root = el("div", { className: "view", dataset: { view: views[name] ? name : "screens" } });
   $("view").replaceChildren(root);
   const route = location.hash;
-  const moved = state.route !== null && state.route.split("/")[0] !== route.split("/")[0];
+  // A new view replaced the element that had the focus: start the keyboard at its content.
+  const moved = state.route !== null && state.route !== route;
   state.route = route;
   state.stop = view({ root, argument, can, who: state.who, navigate: (hash) => (location.hash = hash) }) ?? null;
   if (moved) $("main").focus({ preventScroll: true });

@@ -19,10 +19,10 @@ function screenList({ root }) {
     showIfChanged(body, screens, () => !screens.length
       ? el("p", { className: "empty" }, "No screen is published yet: hubctl screen publish NAME FILE.json")
       : table(["Screen", "Version", "Subscribers", "Published", "Hash"], screens.map((screen) => [
-      el("a", { href: "#screens/" + encodeURIComponent(screen.name), className: "screen-link" }, screen.name),
-      String(screen.version), number(screen.subscribers), when(screen.published_at),
-      el("code", { title: screen.hash }, screen.hash.slice(0, 12) + "…"),
-    ]), { className: "screens" }));
+        el("a", { href: "#screens/" + encodeURIComponent(screen.name), className: "screen-link" }, screen.name),
+        String(screen.version), number(screen.subscribers), when(screen.published_at),
+        el("code", { title: screen.hash }, screen.hash.slice(0, 12) + "…"),
+      ]), { className: "screens" }));
   });
 }
 
@@ -170,7 +170,7 @@ function screenDetail({ root, argument: name, can }) {
     const target = Number(rollbackTo.control.value);
     const ok = await confirmAction({
       title: `Roll ${name} back to v${target}?`,
-      body: [`v${target}'s tree is published again as a new version (v${current + 1}); every subscriber gets the patch.`],
+      body: [`v${target}'s tree is published again as a new version (v${current + 1}); subscribers whose tree changes get the patch at once.`],
       confirm: `Roll back to v${target}`, danger: true,
     });
     if (!ok) return;
