@@ -9,4 +9,33 @@
 #include <openssl/ssl.h>
 #include <openssl/err.h>
 #include <openssl/rand.h>
+#include <openssl/x509.h>
+
+/* Macros Swift cannot call (they expand to SSL_CTX_ctrl / SSL_ctrl), as functions. */
+static inline int pushhub_ctx_min_tls12(SSL_CTX *ctx) {
+    return (int)SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+}
+/* Non-blocking writes: a partial SSL_write returns what it wrote, a retry may pass another
+   buffer address (the outbound queue moves), and idle connections release their buffers. */
+static inline void pushhub_ssl_modes(SSL *ssl) {
+    SSL_set_mode(ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+}
+static inline void pushhub_ctx_session_cache(SSL_CTX *ctx, long size) {
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER);
+    SSL_CTX_sess_set_cache_size(ctx, size);
+}
+static inline int pushhub_set_sni(SSL *ssl, const char *name) { return (int)SSL_set_tlsext_host_name(ssl, name); }
+
+/* ALPN (RFC 7301): the hub speaks HTTP/1.1 only; a client that offers other protocols and not
+   http/1.1 gets no ALPN answer rather than a failed handshake. */
+static inline int pushhub_alpn_select_http11(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                                             const unsigned char *in, unsigned int inlen, void *arg) {
+    static const unsigned char http11[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+    (void)ssl;
+    (void)arg;
+    if (SSL_select_next_proto((unsigned char **)out, outlen, http11, sizeof(http11), in, inlen) == OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_OK;
+    return SSL_TLSEXT_ERR_NOACK;
+}
+static inline void pushhub_ctx_alpn_http11(SSL_CTX *ctx) { SSL_CTX_set_alpn_select_cb(ctx, pushhub_alpn_select_http11, NULL); }
 #endif

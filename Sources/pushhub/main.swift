@@ -64,12 +64,14 @@ Log.always(
         ("client", hub.clientAddress.description), ("admin", hub.adminAddress.description),
         ("loops", parsed.config.effectiveLoops), ("data", parsed.config.dataDirectory),
         ("echo_path", parsed.config.echoPath ?? ""), ("dev", parsed.config.dev), ("max_fds", descriptorLimit),
+        ("tls", parsed.config.tls?.description ?? "off"), ("admin_tls", parsed.config.adminTLS?.description ?? "off"),
     ])
 
 if parsed.config.dev {
     // 0.0.0.0 listens everywhere; a browser on this machine reaches it at 127.0.0.1.
     let host = hub.clientAddress.host == "0.0.0.0" ? "127.0.0.1" : hub.clientAddress.host
-    Log.always("demo page (dev mode): open http://\(host):\(hub.clientAddress.port)/ in a browser")
+    let scheme = parsed.config.tls == nil ? "http" : "https"
+    Log.always("demo page (dev mode): open \(scheme)://\(host):\(hub.clientAddress.port)/ in a browser")
 }
 notifier.notify("READY=1\nMAINPID=\(getpid())\nSTATUS=listening on \(hub.clientAddress), admin \(hub.adminAddress)")
 

@@ -373,7 +373,7 @@ def uncommented(text):
 
 
 @pytest.mark.parametrize("variant", ["as-shipped", "all-uncommented"])
-def test_env_file_starts_the_hub(hub_factory, monkeypatch, variant):
+def test_env_file_starts_the_hub(hub_factory, monkeypatch, variant, tmp_path):
     text = open(ENV_FILE).read()
     if variant == "all-uncommented":
         text = uncommented(text)
@@ -388,8 +388,13 @@ def test_env_file_starts_the_hub(hub_factory, monkeypatch, variant):
         assert len(pairs) >= 15, pairs
     for name in [name for name in os.environ if name.startswith("PUSHHUB_")]:
         monkeypatch.delenv(name)
+    # The TLS paths are examples: real files made here stand in for them.
+    from test_tls import make_certificate
+    certificates = {}
+    for prefix in ("PUSHHUB_TLS", "PUSHHUB_ADMIN_TLS"):
+        certificates[prefix + "_CERT"], certificates[prefix + "_KEY"] = make_certificate(str(tmp_path), prefix.lower())
     for name, value in pairs:
-        monkeypatch.setenv(name, value)
+        monkeypatch.setenv(name, certificates.get(name, value))
     # The fixture's --listen/--admin/--data flags (127.0.0.1:0, a temp dir) win over the file's.
     hub = hub_factory()
     listening = [json.loads(line) for line in open(hub.log_path) if '"listening"' in line][0]

@@ -1,5 +1,6 @@
-/// What a SIGHUP may change without a restart (issue 11): the limits, the timeouts and the log
-/// level take effect at once on every loop; listeners, the data dir, loops, identity and
+/// What a SIGHUP may change without a restart (issue 11): the limits, the timeouts, the log
+/// level and the TLS certificates (read again; new connections get them) take effect at once on
+/// every loop; listeners, the data dir, loops, identity and
 /// retention need a restart, and a reload that changes them says so and keeps the running value.
 ///
 /// Invariant: `applying` returns the running config with only the reloadable settings of `new`.
@@ -22,6 +23,9 @@ public enum ConfigReload {
         Setting(key: "ping_interval", reloadable: true) { "\($0.pingInterval)" },
         Setting(key: "idle_timeout", reloadable: true) { "\($0.idleTimeout)" },
         Setting(key: "drain_timeout", reloadable: true) { "\($0.drainTimeout)" },
+        // The files are read again on every reload: a renewed certificate at the same path counts.
+        Setting(key: "tls_cert", reloadable: true) { $0.tls?.description ?? "off" },
+        Setting(key: "admin_tls_cert", reloadable: true) { $0.adminTLS?.description ?? "off" },
         // Connections are counted per address only while the limit is on: turning it on later
         // would not count those already open.
         Setting(key: "max_connections_per_ip", reloadable: false) { "\($0.maxConnectionsPerAddress)" },
@@ -53,7 +57,17 @@ public enum ConfigReload {
         config.pingInterval = new.pingInterval
         config.idleTimeout = new.idleTimeout
         config.drainTimeout = new.drainTimeout
+        // A listener keeps its protocol until a restart: only a certificate for one already on TLS.
+        if running.tls != nil, let tls = new.tls { config.tls = tls }
+        if running.adminTLS != nil, let tls = new.adminTLS { config.adminTLS = tls }
         let differing = settings.filter { $0.show(new) != $0.show(running) }
-        return (config, differing.filter(\.reloadable).map(\.key), differing.filter { !$0.reloadable }.map(\.key))
+        // Turning TLS on or off changes what a listener speaks: that waits for a restart.
+        let protocolChanges = [
+            (running.tls == nil) != (new.tls == nil) ? "tls_cert" : nil,
+            (running.adminTLS == nil) != (new.adminTLS == nil) ? "admin_tls_cert" : nil,
+        ].compactMap { $0 }
+        let applied = differing.filter { $0.reloadable && !protocolChanges.contains($0.key) }.map(\.key)
+        let waiting = differing.filter { !$0.reloadable }.map(\.key) + protocolChanges
+        return (config, applied, waiting)
     }
 }

@@ -12,6 +12,11 @@ public struct HubConfig: Sendable {
     public var loops = 0
     /// Path of the echo endpoint; nil turns it off (DESIGN §10).
     public var echoPath: String?
+    /// TLS on the client listener (`--tls-cert`/`--tls-key`): wss:// and https:// there; nil is
+    /// plain TCP. A SIGHUP reload replaces it (new connections get the new certificate).
+    public var tls: TLSContext?
+    /// TLS on the admin listener (`--admin-tls-cert`/`--admin-tls-key`), separately.
+    public var adminTLS: TLSContext?
     /// Development mode: anonymous clients allowed.
     public var dev = false
     public var allowAnonymous = false

@@ -15,6 +15,7 @@ public enum HubOptions {
                        [--jwt-issuer ISS] [--jwt-audience AUD] [--jwt-require-exp[=on|off]]
                        [--message-rate N/s] [--message-burst N] [--max-connections N]
                        [--max-connections-per-ip N] [--max-subscriptions N] [--allowed-origins URL,URL]
+                       [--tls-cert FILE --tls-key FILE] [--admin-tls-cert FILE --admin-tls-key FILE]
                        [--log-level debug|info|warning|error]
                        [--handshake-timeout D] [--hello-timeout D] [--ping-interval D] [--idle-timeout D]
                        [--drain-timeout D]
@@ -38,6 +39,11 @@ public enum HubOptions {
                                (default 0: no limit; behind a proxy leave it off)
           --max-subscriptions N  screens one connection may subscribe to (default 256)
           --allowed-origins URL,URL  browser Origins that may connect (default: any); others get 403
+          --tls-cert FILE      TLS on the client listener (wss://, https://): the certificate chain (PEM,
+                               leaf first) and --tls-key FILE its key; TLS 1.2+; SIGHUP reloads both
+                               (env PUSHHUB_TLS_CERT, PUSHHUB_TLS_KEY)
+          --admin-tls-cert FILE  TLS on the admin listener, with --admin-tls-key FILE
+                               (env PUSHHUB_ADMIN_TLS_CERT, PUSHHUB_ADMIN_TLS_KEY)
           --keep-versions N    versions of each screen kept for resumption (env PUSHHUB_KEEP_VERSIONS; default 16)
           --jwt-issuer ISS     require this iss in client tokens (env PUSHHUB_JWT_ISSUER)
           --jwt-audience AUD   require this aud in client tokens (env PUSHHUB_JWT_AUDIENCE)
@@ -84,9 +90,7 @@ public enum HubOptions {
                 continue
             }
             let (flag, inline) = splitInline(argument)
-            guard variables.keys.contains(flag) || flag == "--config" || flag == "--check-config" || flag == "--tls-cert"
-                || flag == "--tls-key"
-            else {
+            guard variables.keys.contains(flag) || flag == "--config" || flag == "--check-config" else {
                 let known = Array(variables.keys) + ["--help", "--version"]
                 let hint = NearestName.suggest(flag, among: known).map { " (did you mean '\($0)'?)" } ?? ""
                 throw UsageError(description: "unknown option '\(argument)'\(hint)")
@@ -98,9 +102,6 @@ public enum HubOptions {
                 values[flag] = arguments[index]
                 index += 1
             }
-        }
-        for flag in ["--tls-cert", "--tls-key"] where values[flag] != nil {
-            throw UsageError(description: "\(flag) is not supported yet (TLS comes with production hardening)")
         }
         if values["--check-config"] != nil, values["--config"] == nil { values["--config"] = values["--check-config"] }
         if let path = values["--config"] {
@@ -191,6 +192,8 @@ public enum HubOptions {
             }
             config[keyPath: keyPath] = duration
         }
+        config.tls = try tlsContext(values, certificate: "--tls-cert", key: "--tls-key")
+        config.adminTLS = try tlsContext(values, certificate: "--admin-tls-cert", key: "--admin-tls-key")
         var level = Log.Level.info
         if let text = values["--log-level"] {
             guard let parsed = [Log.Level.debug, .info, .warning, .error].first(where: { "\($0)" == text }) else {
@@ -199,6 +202,23 @@ public enum HubOptions {
             level = parsed
         }
         return (config, level, help, version, values["--check-config"] != nil)
+    }
+
+    /// The TLS context a pair of flags names: both or neither.
+    static func tlsContext(_ values: [String: String], certificate: String, key: String) throws(UsageError)
+        -> TLSContext?
+    {
+        switch (values[certificate], values[key]) {
+        case (nil, nil): return nil
+        case (let certificatePath?, let keyPath?):
+            do {
+                return try TLSContext(certificate: certificatePath, key: keyPath)
+            } catch {
+                throw UsageError(description: "\(certificate)/\(key): \(error)")
+            }
+        case (_?, nil): throw UsageError(description: "\(certificate) needs \(key) (the certificate's private key)")
+        case (nil, _?): throw UsageError(description: "\(key) needs \(certificate) (the certificate chain)")
+        }
     }
 
     static var counts: [(String, WritableKeyPath<HubConfig, Int>, ClosedRange<Int>)] {
@@ -248,6 +268,8 @@ public enum HubOptions {
         "--drain-timeout": "PUSHHUB_DRAIN_TIMEOUT",
         "--listen": "PUSHHUB_LISTEN", "--admin": "PUSHHUB_ADMIN", "--data": "PUSHHUB_DATA", "--loops": "PUSHHUB_LOOPS",
         "--echo-path": "PUSHHUB_ECHO_PATH", "--dev": "PUSHHUB_DEV", "--log-level": "PUSHHUB_LOG_LEVEL",
+        "--tls-cert": "PUSHHUB_TLS_CERT", "--tls-key": "PUSHHUB_TLS_KEY",
+        "--admin-tls-cert": "PUSHHUB_ADMIN_TLS_CERT", "--admin-tls-key": "PUSHHUB_ADMIN_TLS_KEY",
     ]
 
     /// `--flag=value` → ("--flag", "value").

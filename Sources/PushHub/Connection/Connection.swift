@@ -42,6 +42,8 @@ final class Connection: HasDeadline {
     /// The v1 session of a `/v1/connect` connection (nil on other endpoints and before the 101).
     var session: Session?
     private(set) var socket: Socket
+    /// TLS over `socket` when the listener has it (`--tls-cert`, `--admin-tls-cert`).
+    private let tls: TLSStream?
     private(set) var phase: Phase
     let kind: ListenerKind
     private(set) var endpoint: Endpoint?
@@ -88,9 +90,10 @@ final class Connection: HasDeadline {
     /// Whether updates are being held back: the outbound queue is above the high watermark.
     var isCongested: Bool { outbound.pendingBytes > loop.config.outboundHighWatermark }
 
-    init(token: UInt64, socket: Socket, kind: ListenerKind, loop: EventLoop) {
+    init(token: UInt64, socket: Socket, kind: ListenerKind, loop: EventLoop, tls: TLSStream? = nil) {
         self.token = token
         self.socket = socket
+        self.tls = tls
         self.kind = kind
         self.loop = loop
         lastReadAt = loop.now
@@ -110,12 +113,13 @@ final class Connection: HasDeadline {
             let buffer = loop.readBuffer
             let count: Int
             do {
-                switch try socket.read(into: buffer) {
+                switch try receive(into: buffer) {
                 case .wouldBlock: return
                 case .processed(let n): count = n
                 }
             } catch {
                 Log.debug("read failed", [("error", "\(error)")])
+                if tls != nil { loop.metrics.tlsFailures.add(1, ordering: .relaxed) }
                 requestClose()
                 return
             }
@@ -125,8 +129,68 @@ final class Connection: HasDeadline {
             }
             lastReadAt = loop.now
             process(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
-            if count < buffer.count { return }
+            if count < buffer.count && tls?.hasBufferedInput != true { return }
         }
+    }
+
+    // MARK: - Bytes in and out: the socket's, or through TLS
+
+    private func receive(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> IOResult<Int> {
+        guard let tls else { return try socket.read(into: buffer) }
+        if !tls.sawHandshakeRecord {
+            switch try socket.peekByte() {
+            case .wouldBlock: return .wouldBlock
+            case .processed(nil): return .processed(0)
+            case .processed(let byte?):
+                if TLSStream.startsPlainHTTP(byte) {
+                    refusePlainHTTP()
+                    return .wouldBlock
+                }
+                tls.sawHandshakeRecord = true
+            }
+        }
+        let handshaking = !tls.isHandshakeDone
+        let result = try tls.read(into: buffer)
+        if handshaking && tls.isHandshakeDone {
+            loop.metrics.tlsHandshakes.add(1, ordering: .relaxed)
+            if tls.isResumed { loop.metrics.tlsResumed.add(1, ordering: .relaxed) }
+        }
+        if tls.readWaitsForWritable { loop.updateInterest(self, writable: true) }
+        if tls.writeWaitsForReadable { loop.flushSoon(self) }
+        return result
+    }
+
+    private func send(_ iovecs: UnsafeBufferPointer<iovec>) throws(SystemError) -> IOResult<Int> {
+        guard let tls else { return try socket.writev(iovecs) }
+        return try tls.writev(iovecs)
+    }
+
+    private func send(_ bytes: UnsafeRawBufferPointer) throws(SystemError) -> IOResult<Int> {
+        guard let tls else { return try socket.write(bytes) }
+        return try tls.write(bytes)
+    }
+
+    /// Plain HTTP on a TLS port (`http://` or `ws://` for `https://`/`wss://`): a plain 400 that
+    /// says so, as nginx does, instead of a silent handshake failure.
+    private func refusePlainHTTP() {
+        let scheme = kind == .client ? "wss:// (or https://)" : "https://"
+        let body = "this port speaks TLS: use \(scheme)\n"
+        let answer = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+        // Best effort, both: the socket is new and empty, and the request is read and dropped so
+        // that closing with it unread does not reset the connection before the answer arrives.
+        _ = try? Array(answer.utf8).withUnsafeBytes { bytes throws(SystemError) in try socket.write(bytes) }
+        _ = try? socket.read(into: loop.readBuffer)
+        loop.metrics.tlsFailures.add(1, ordering: .relaxed)
+        socket.shutdownWrite()
+        hasShutDownWrite = true
+        requestClose()
+    }
+
+    /// No more writes from us: TLS's close_notify, then TCP's FIN.
+    private func shutdownWrite() {
+        tls?.sendCloseNotify()
+        socket.shutdownWrite()
+        hasShutDownWrite = true
     }
 
     private func process(_ bytes: UnsafeMutableRawBufferPointer) {
@@ -444,9 +508,11 @@ final class Connection: HasDeadline {
     /// Writes what is queued. Called by the loop at the end of a tick and on EPOLLOUT.
     func flush() {
         guard !isCloseRequested else { return }
+        if tls?.readWaitsForWritable == true { readable() }  // a TLS read waited for this
+        guard !isCloseRequested else { return }
         if !outbound.isEmpty {
             do {
-                switch try outbound.write(to: socket) {
+                switch try outbound.write(using: { iovecs throws(SystemError) in try send(iovecs) }) {
                 case .processed(let n): loop.bytesWritten += n
                 case .wouldBlock: break
                 }
@@ -463,10 +529,7 @@ final class Connection: HasDeadline {
                 outbound = OutboundQueue()
                 releaseOutboundWhenFlushed = false
             }
-            if case .closing = phase, !hasShutDownWrite {
-                socket.shutdownWrite()
-                hasShutDownWrite = true
-            }
+            if case .closing = phase, !hasShutDownWrite { shutdownWrite() }
             if isReadPaused && phase == .webSocket { resumeReading() }
         } else if isReadPaused == false && outbound.pendingBytes > loop.config.outboundHardLimit {
             loop.metrics.slowConsumerCloses.add(1, ordering: .relaxed)
@@ -477,7 +540,7 @@ final class Connection: HasDeadline {
         if session?.needsCatchUp == true && outbound.pendingBytes < loop.config.outboundLowWatermark {
             loop.shard?.drained(self)
         }
-        loop.updateInterest(self, writable: !outbound.isEmpty)
+        loop.updateInterest(self, writable: !outbound.isEmpty || tls?.readWaitsForWritable == true)
     }
 
     /// DESIGN §9: every byte queued for a connection counts — what it is sent and what the hub
@@ -525,7 +588,7 @@ final class Connection: HasDeadline {
         if writeNow && outbound.isEmpty && phase == .webSocket {
             let written: Int
             do {
-                switch try frame.withUnsafeBytes({ bytes throws(SystemError) in try socket.write(bytes) }) {
+                switch try frame.withUnsafeBytes({ bytes throws(SystemError) in try send(bytes) }) {
                 case .processed(let count): written = count
                 case .wouldBlock: written = 0
                 }
@@ -580,7 +643,9 @@ final class Connection: HasDeadline {
         case .readingHead(let deadline), .readingBody(let deadline):
             guard now >= deadline else { return }
             loop.metrics.timeoutCloses.add(1, ordering: .relaxed)
-            if kind == .admin && parserIsIdle {
+            if let tls, !tls.isHandshakeDone {
+                requestClose()  // the TLS handshake did not finish: there is no channel to answer on
+            } else if kind == .admin && parserIsIdle {
                 requestClose()  // an idle keep-alive connection: nothing to answer
             } else {
                 respondAndClose(.plain(408, "the request did not arrive within \(loop.config.handshakeTimeout)"))

@@ -66,9 +66,16 @@ struct OutboundQueue {
     /// Writes as much as the socket takes.
     /// - Returns: bytes written; `.wouldBlock` if the socket took nothing.
     mutating func write(to socket: Socket) throws(SystemError) -> IOResult<Int> {
+        try write { iovecs throws(SystemError) in try socket.writev(iovecs) }
+    }
+
+    /// Writes as much as `send` takes (`writev` on the socket, or through TLS).
+    mutating func write(using send: (UnsafeBufferPointer<iovec>) throws(SystemError) -> IOResult<Int>)
+        throws(SystemError) -> IOResult<Int>
+    {
         var written = 0
         while pendingBytes > 0 {
-            let result: IOResult<Int> = try withIovecs { iovecs throws(SystemError) in try socket.writev(iovecs) }
+            let result: IOResult<Int> = try withIovecs { iovecs throws(SystemError) in try send(iovecs) }
             switch result {
             case .wouldBlock:
                 return written == 0 ? .wouldBlock : .processed(written)

@@ -182,6 +182,16 @@ final class EventLoop {
                 metrics.handshakesRejected.add(1, ordering: .relaxed)
                 continue
             }
+            var tls: TLSStream?
+            if let context = kind == .client ? config.tls : config.adminTLS {
+                do {
+                    tls = try TLSStream(context: context, fd: owned.fd)
+                } catch {
+                    Log.warning("TLS setup failed", [("error", "\(error)")])
+                    owned.close()
+                    continue
+                }
+            }
             let token = nextToken
             nextToken += 1
             do {
@@ -191,7 +201,7 @@ final class EventLoop {
                 owned.close()
                 continue
             }
-            let connection = Connection(token: token, socket: owned, kind: kind, loop: self)
+            let connection = Connection(token: token, socket: owned, kind: kind, loop: self, tls: tls)
             connections[token] = connection
             metrics.openConnections.add(1, ordering: .relaxed)
             metrics.acceptedTotal.add(1, ordering: .relaxed)

@@ -29,6 +29,16 @@ public struct Socket: Sendable {
         return try systemCall("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
 
+    /// The next byte to read, left in the socket; `.processed(nil)` is end of stream.
+    public func peekByte() throws(SystemError) -> IOResult<UInt8?> {
+        precondition(fd >= 0, "peek on a closed socket")
+        var byte: UInt8 = 0
+        return switch try systemCall("recv", { Glibc.recv(fd, &byte, 1, Int32(MSG_PEEK)) }) {
+        case .wouldBlock: .wouldBlock
+        case .processed(let count): .processed(count == 0 ? nil : byte)
+        }
+    }
+
     /// Writes what `iovecs` point at, in order: `writev` through `sendmsg`, so that a peer that
     /// went away is an EPIPE for this connection rather than a SIGPIPE for the process.
     public func writev(_ iovecs: UnsafeBufferPointer<iovec>) throws(SystemError) -> IOResult<Int> {

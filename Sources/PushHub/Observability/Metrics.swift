@@ -17,6 +17,10 @@ public final class Metrics: Sendable {
     public let bytesOut = Atomic<Int>(0)
     public let protocolCloses = Atomic<Int>(0)
     public let timeoutCloses = Atomic<Int>(0)
+    /// TLS handshakes completed, those that resumed a session, and those that failed.
+    public let tlsHandshakes = Atomic<Int>(0)
+    public let tlsResumed = Atomic<Int>(0)
+    public let tlsFailures = Atomic<Int>(0)
     public let slowConsumerCloses = Atomic<Int>(0)
     /// Clients closed (1008) for sending over the message rate after a warning.
     public let rateLimitCloses = Atomic<Int>(0)
@@ -104,6 +108,15 @@ public final class Metrics: Sendable {
             (
                 "pushhub_timeout_closes_total", "counter", "Connections closed by a handshake, hello or idle timeout.",
                 timeoutCloses.load(ordering: .relaxed)
+            ),
+            ("pushhub_tls_handshakes_total", "counter", "TLS handshakes completed.", tlsHandshakes.load(ordering: .relaxed)),
+            (
+                "pushhub_tls_resumed_total", "counter", "TLS handshakes that resumed an earlier session.",
+                tlsResumed.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_tls_failures_total", "counter", "TLS connections that failed (handshake or record errors).",
+                tlsFailures.load(ordering: .relaxed)
             ),
             (
                 "pushhub_slow_consumer_closes_total", "counter", "Connections closed at the outbound hard limit.",

@@ -1,0 +1,188 @@
+"""TLS on the hub's listeners (issue 11): checked with `openssl s_client`, Python's ssl module and
+`websockets` over wss://, against a real hub with a certificate made by `openssl req` per test."""
+import asyncio
+import json
+import os
+import signal
+import socket
+import ssl
+import subprocess
+import time
+import urllib.request
+
+import pytest
+import websockets
+
+from admin import call, publish
+from conftest import BIN
+
+
+def make_certificate(directory, name, common_name="localhost"):
+    """A self-signed certificate for localhost and 127.0.0.1: (cert path, key path)."""
+    cert, key = os.path.join(directory, name + ".pem"), os.path.join(directory, name + ".key")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                    "-days", "2", "-subj", "/CN=" + common_name,
+                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], check=True, capture_output=True)
+    return cert, key
+
+
+def s_client(port, *options, stdin=b"", wait=0.0):
+    """`openssl s_client` against the hub; its output (stdout and stderr). `wait` keeps the
+    connection open that long (a TLS 1.3 ticket arrives after the handshake)."""
+    process = subprocess.Popen(["openssl", "s_client", "-connect", "127.0.0.1:%d" % port, *options],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if wait:
+        time.sleep(wait)
+    out, _ = process.communicate(stdin, timeout=10)
+    return out.decode(errors="replace")
+
+
+def wss_context(cert):
+    return ssl.create_default_context(cafile=cert)
+
+
+def metric(hub, name):
+    status, text = call(hub, "GET", "/metrics")
+    return int(next(line.split()[1] for line in text.splitlines() if line.startswith(name + " ")))
+
+
+@pytest.fixture
+def tls_hub(hub_factory, tmp_path):
+    cert, key = make_certificate(str(tmp_path), "client")
+    hub = hub_factory("--dev", "--tls-cert", cert, "--tls-key", key, "--handshake-timeout", "1s")
+    hub.cert, hub.key = cert, key
+    return hub
+
+
+def test_tls_versions_alpn_and_session_resumption(tls_hub, tmp_path):
+    port, cert = tls_hub.port, tls_hub.cert
+    out = s_client(port, "-CAfile", cert, "-alpn", "h2,http/1.1", "-servername", "localhost")
+    assert "New, TLSv1.3" in out and "ALPN protocol: http/1.1" in out and "Verify return code: 0 (ok)" in out, out
+    # A client offering only protocols the hub does not speak gets no ALPN answer, not a failure.
+    out = s_client(port, "-CAfile", cert, "-alpn", "h2")
+    assert "No ALPN negotiated" in out and "Verify return code: 0 (ok)" in out, out
+    for old in ("-tls1", "-tls1_1"):
+        out = s_client(port, old)
+        assert "alert protocol version" in out or "no protocols available" in out, out
+    for version, wait in (("-tls1_2", 0.0), ("-tls1_3", 0.5)):
+        session = str(tmp_path / ("session%s.pem" % version))
+        first = s_client(port, version, "-CAfile", cert, "-sess_out", session, wait=wait)
+        assert "New, TLSv1." in first, first
+        again = s_client(port, version, "-CAfile", cert, "-sess_in", session, wait=wait)
+        assert "Reused, TLSv1." in again, again
+    assert metric(tls_hub, "pushhub_tls_resumed_total") >= 2
+    assert metric(tls_hub, "pushhub_tls_failures_total") >= 2  # the TLS 1.0 and 1.1 attempts
+
+
+def test_wss_clients_get_every_update_over_tls(tls_hub):
+    """20 websockets clients over wss:// get the snapshot, two patches and a sync; the hub
+    encodes each update once and encrypts it per connection."""
+    rows = [{"id": "r%d" % i, "text": "row %d" % i} for i in range(30)]
+    publish(tls_hub, "home", {"title": "one", "rows": rows})
+
+    async def run():
+        context = wss_context(tls_hub.cert)
+        sockets = []
+        for i in range(20):
+            ws = await websockets.connect("wss://localhost:%d/v1/connect" % tls_hub.port, ssl=context,
+                                          subprotocols=["pushhub.v1"])
+            await ws.send(json.dumps({"type": "hello", "protocol": 1, "device": "d-%d" % i}))
+            assert json.loads(await ws.recv())["type"] == "welcome"
+            await ws.send(json.dumps({"type": "subscribe", "screen": "home"}))
+            assert json.loads(await ws.recv())["version"] == 1
+            sockets.append(ws)
+        hashes = [publish(tls_hub, "home", {"title": title, "rows": rows})["hash"] for title in ("two", "three")]
+        sync = call(tls_hub, "POST", "/v1/syncs", {"target": {"all": True}})[1]
+        for ws in sockets:
+            patches = [json.loads(await ws.recv()) for _ in range(2)]
+            assert [(p["type"], p["version"], p["hash"]) for p in patches] == [("patch", 2, hashes[0]), ("patch", 3, hashes[1])]
+            assert json.loads(await ws.recv())["id"] == sync["id"]
+            await ws.close()
+        return sockets[0].subprotocol
+
+    assert asyncio.run(run()) == "pushhub.v1"
+    assert metric(tls_hub, "pushhub_tls_handshakes_total") >= 20
+
+
+def test_plain_http_on_a_tls_port_is_told_to_use_tls(tls_hub, hub_factory, tmp_path):
+    with socket.create_connection(("127.0.0.1", tls_hub.port), timeout=5) as plain:
+        plain.sendall(b"GET /v1/connect HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n\r\n")
+        answer = plain.recv(4096).decode()
+    assert answer.startswith("HTTP/1.1 400") and "this port speaks TLS: use wss://" in answer, answer
+    cert, key = make_certificate(str(tmp_path), "admin")
+    hub = hub_factory("--admin-tls-cert", cert, "--admin-tls-key", key)
+    with socket.create_connection(("127.0.0.1", hub.admin_port), timeout=5) as plain:
+        plain.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert "use https://" in plain.recv(4096).decode()
+
+
+def test_the_admin_listener_has_its_own_certificate(hub_factory, tmp_path):
+    client_cert, client_key = make_certificate(str(tmp_path), "client", "client-side")
+    admin_cert, admin_key = make_certificate(str(tmp_path), "admin", "admin-side")
+    hub = hub_factory("--tls-cert", client_cert, "--tls-key", client_key,
+                      "--admin-tls-cert", admin_cert, "--admin-tls-key", admin_key)
+    assert "CN = admin-side" in s_client(hub.admin_port, "-CAfile", admin_cert)
+    assert "CN = client-side" in s_client(hub.port, "-CAfile", client_cert)
+    request = urllib.request.Request("https://localhost:%d/v1/stats" % hub.admin_port,
+                                     headers={"Authorization": "Bearer " + hub.token})
+    with urllib.request.urlopen(request, context=ssl.create_default_context(cafile=admin_cert), timeout=5) as answer:
+        assert json.load(answer)["connections"] >= 1
+    with pytest.raises(urllib.error.URLError):  # the client listener's certificate does not vouch for it
+        urllib.request.urlopen(request, context=ssl.create_default_context(cafile=client_cert), timeout=5)
+
+
+def test_sighup_reloads_the_certificate_and_open_connections_stay(tls_hub, tmp_path):
+    publish(tls_hub, "home", {"title": "one", "rows": list(range(40))})
+
+    async def run():
+        ws = await websockets.connect("wss://localhost:%d/v1/connect" % tls_hub.port, ssl=wss_context(tls_hub.cert))
+        await ws.send(json.dumps({"type": "hello", "protocol": 1, "device": "d-old"}))
+        await ws.recv()
+        await ws.send(json.dumps({"type": "subscribe", "screen": "home"}))
+        await ws.recv()
+        new_cert, new_key = make_certificate(str(tmp_path), "renewed", "renewed")
+        os.replace(new_cert, tls_hub.cert)
+        os.replace(new_key, tls_hub.key)
+        tls_hub.process.send_signal(signal.SIGHUP)
+        deadline = time.time() + 5
+        while "CN = renewed" not in s_client(tls_hub.port):
+            assert time.time() < deadline, "new connections still get the old certificate"
+            time.sleep(0.1)
+        publish(tls_hub, "home", {"title": "two", "rows": list(range(40))})
+        update = json.loads(await asyncio.wait_for(ws.recv(), 5))
+        await ws.close()
+        return update
+
+    assert asyncio.run(run())["version"] == 2  # the connection made with the old certificate goes on
+    log = [json.loads(line) for line in open(tls_hub.log_path)]
+    assert any(e.get("msg") == "SIGHUP: configuration reloaded" and "tls_cert" in e.get("changed", "") for e in log)
+
+
+def test_a_silent_or_stalled_handshake_times_out(tls_hub):
+    for first in (b"", b"\x16\x03\x01\x00\xc8\x01"):  # nothing, then a ClientHello cut short
+        with socket.create_connection(("127.0.0.1", tls_hub.port), timeout=5) as raw:
+            raw.sendall(first)
+            started = time.time()
+            assert raw.recv(100) == b""  # closed by the hub
+            assert 0.5 < time.time() - started < 3.5
+
+
+def test_bad_tls_settings_are_refused_naming_the_file(tmp_path):
+    cert, key = make_certificate(str(tmp_path), "one")
+    other_cert, other_key = make_certificate(str(tmp_path), "two")
+    pushhub = os.path.join(BIN, "pushhub")
+    cases = [
+        (["--tls-cert", cert], "--tls-cert needs --tls-key"),
+        (["--tls-cert", cert, "--tls-key", other_key], "does not match certificate"),
+        (["--tls-cert", str(tmp_path / "missing.pem"), "--tls-key", key], "missing.pem"),
+        (["--admin-tls-key", key], "--admin-tls-key needs --admin-tls-cert"),
+    ]
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}")
+    for flags, message in cases:
+        result = subprocess.run([pushhub, "--check-config", str(empty), *flags], capture_output=True, text=True)
+        assert result.returncode == 2 and message in result.stderr, (flags, result.stderr)
+    config = tmp_path / "hub.json"
+    config.write_text(json.dumps({"tls_cert": cert, "tls_key": key}))
+    result = subprocess.run([pushhub, "--check-config", str(config)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
