@@ -410,6 +410,24 @@ def test_an_experiment_with_real_clients_matches_the_results_api(hub, browser, s
         browser.wait_for("document.getElementById('ramp-status')?.textContent === 'Traffic is 80 %.'", what="ramped")
         assert call(hub, "GET", "/v1/experiments/layout")[1]["traffic"] == 0.8
         assert browser.evaluate("a11yProblems()") == []
+        # The compact units that joined get the compact tree, and are counted as served; the chart
+        # follows. (Control units that joined get no new tree, and are not counted until they
+        # are served one: see the report of issue 14.)
+        ramped = dict(definition, traffic=0.8)
+        compact = sum(1 for d in devices if assign(ramped, d) == "compact")
+        deadline = time.time() + 5
+        while results["variants"][1]["served"] != compact:
+            assert time.time() < deadline, (results, compact)
+            time.sleep(0.05)
+            results = call(hub, "GET", "/v1/experiments/layout/results")[1]
+        browser.wait_for("document.querySelector('.results-chart').getAttribute('aria-label').includes(%s)"
+                         % js("compact served %d" % compact), what="the chart after the ramp")
+        # Stop: every client sees the base screen again; the results stay.
+        click(browser, "#stop-experiment")
+        confirm(browser, "Every client sees the base screens again")
+        browser.wait_for("document.getElementById('experiment-status')?.textContent === 'stopped'", what="stopped")
+        assert call(hub, "GET", "/v1/experiments/layout")[1]["status"] == "stopped"
+        assert call(hub, "GET", "/v1/experiments/layout/results")[1]["variants"] == results["variants"]
     finally:
         for c in clients:
             c.close()
@@ -525,7 +543,7 @@ def test_keyboard_alone_signs_in_and_moves_between_views(hub, browser):
     browser.evaluate("window.focused = document.querySelector('table.screens a'), window.focused.focus(), true")
     browser.evaluate("new Promise(r => setTimeout(r, 2500))")
     assert browser.evaluate("document.activeElement === window.focused && window.focused.isConnected") is True
-    go(browser, "#syncs", "!!document.getElementById('send-sync')")
+    go(browser, "#syncs", "document.getElementById('dry-run')?.dataset.connections !== undefined")
     # The confirmation is a modal dialog: Escape cancels it and nothing is sent.
     sync_seq = hub.stats()["sync_seq"]
     browser.evaluate("document.getElementById('send-sync').focus(), true")

@@ -104,7 +104,7 @@ function composer({ root, can, navigate }) {
     for (const f of all) { f.message.textContent = ""; f.control.removeAttribute("aria-invalid"); }
   }
 
-  let latest = 0, lastCount = null;
+  let latest = 0;  // the newest live dry run: an older answer arriving late is not shown
   async function dryRun() {
     const mine = ++latest;
     if (!can("sync")) {
@@ -116,7 +116,6 @@ function composer({ root, can, navigate }) {
       const answer = await call("POST", "/v1/syncs", body(true));
       if (mine !== latest) return null;
       clearErrors();
-      lastCount = answer;
       count.textContent = `${number(answer.targeted_online)} connection${answer.targeted_online === 1 ? "" : "s"} (${number(answer.users)} signed-in user${answer.users === 1 ? "" : "s"})`;
       count.dataset.connections = String(answer.targeted_online);
       count.dataset.users = String(answer.users);
@@ -124,7 +123,6 @@ function composer({ root, can, navigate }) {
     } catch (error) {
       if (mine !== latest) return null;
       clearErrors();
-      lastCount = null;
       delete count.dataset.connections;
       count.textContent = "–";
       showError(error);
@@ -141,9 +139,17 @@ function composer({ root, can, navigate }) {
   mandatory.addEventListener("change", later);
 
   async function submit() {
-    const counted = await dryRun();
-    if (!counted) return;
-    const request = body(false);
+    // The count in the confirmation is a dry run of exactly the body that is then sent.
+    let request, counted;
+    try {
+      request = body(false);
+      counted = await call("POST", "/v1/syncs", { ...request, dry_run: true });
+    } catch (error) {
+      clearErrors();
+      showError(error);
+      status.show(`${error.status ? error.status + " " : ""}${error.code}: ${error.message}`, "error");
+      return;
+    }
     const ok = await confirmAction({
       title: "Send this sync?",
       body: [`It reaches ${number(counted.targeted_online)} connection(s) of ${number(counted.users)} signed-in user(s) now`
