@@ -65,6 +65,7 @@ import WSProtocol
         #expect(handle(request("GET", "/console/../admin.token")).status == 404)
         #expect(handle(request("GET", "/consoles")).status == 401)  // not the console: an API path
         #expect(handle(request("POST", "/console")).status == 405)
+        #expect(handle(request("HEAD", "/console")).headers["Allow"] == "GET")
     }
 
     @Test("/v1/whoami names the token and what it allows; it needs a token")

@@ -49,7 +49,8 @@ struct AuditRing {
 
     /// The newest `limit` entries, newest first.
     func recent(_ limit: Int) -> [Entry] {
-        let ordered = entries.count < capacity ? entries[...] + [] : entries[next...] + entries[..<next]
+        // Oldest first: until the ring is full that is the array; then it starts at `next`.
+        let ordered = entries.count < capacity ? entries : Array(entries[next...] + entries[..<next])
         return Array(ordered.suffix(limit).reversed())
     }
 }

@@ -38,9 +38,7 @@ enum ConsoleRoutes {
 
     /// The answer to a request for a console path.
     static func answer(_ head: RequestHead) -> Response {
-        guard head.method == "GET" || head.method == "HEAD" else {
-            return AdminError.methodNotAllowed(head, accepts: ["GET", "HEAD"]).response
-        }
+        guard head.method == "GET" else { return AdminError.methodNotAllowed(head, accepts: ["GET"]).response }
         let path = String(head.path)
         guard let asset = assets[path] else {
             if assets.isEmpty {
@@ -58,7 +56,7 @@ enum ConsoleRoutes {
             return Response(status: 304, headers: headers)
         }
         headers.append(name: "Content-Type", value: asset.contentType)
-        return Response(status: 200, headers: headers, body: head.method == "HEAD" ? [] : asset.body)
+        return Response(status: 200, headers: headers, body: asset.body)
     }
 
     static func contentType(of name: String) -> String {
