@@ -440,6 +440,34 @@ def wilson(successes, trials, z=1.959963984540054):
     return max(0, centre - half), min(1, centre + half)
 
 
+#: The demo page's test tree (test_demo_page.py): every kind of node its renderer knows, and one it does not.
+DEMO_TREE = {"type": "screen", "title": "Home", "children": [
+    {"id": "headline", "type": "text", "style": "title", "text": "Welcome"},
+    {"id": "hero", "type": "image", "url": "data:image/svg+xml;base64,PHN2ZyB4bWxucz0naHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmcnLz4=", "alt": "a banner"},
+    {"id": "scores", "type": "section", "title": "Live scores", "children": [
+        {"id": "s1", "type": "text", "text": "Lions 2 – 1 Tigers"},
+        {"id": "fixtures", "type": "list", "items": ["Sat 15:00 Bears v Wolves", {"id": "f2", "label": "Sun 18:30 Owls v Hawks"}]}]},
+    {"id": "cta", "type": "button", "label": "Buy tickets", "action": {"open": "/tickets"}},
+    {"id": "chart", "type": "chart", "series": [3, 1, 4, 1, 5]}]}
+
+#: Each element of a rendered tree as (class, its own text), in document order: the structure
+#: both renderers must agree on (heading levels may differ: the console's sit inside its page).
+SIGNATURE = """(root) => [root, ...root.querySelectorAll('*')].map(e => [e.className.replace(/\\bchanged\\b/, '').trim(),
+    [...e.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join('')])"""
+
+
+def test_the_console_draws_a_tree_as_the_demo_page_does(hub, browser):
+    """render.js is a copy of the demo page's renderer (clients/demo/index.html): kept equal here."""
+    publish(hub, "demo-equivalence", DEMO_TREE)
+    browser.call("Page.navigate", url="http://127.0.0.1:%d/?screen=demo-equivalence" % hub.port)
+    browser.wait_for("!!document.querySelector('#screen .c-screen')", what="the demo page's drawing")
+    demo = browser.evaluate("(%s)(document.querySelector('#screen .c-screen'))" % SIGNATURE)
+    sign_in(browser, hub, hub.token)
+    console = browser.evaluate("import('/console/render.js').then(m => (%s)(m.renderScreen(%s)))" % (SIGNATURE, js(DEMO_TREE)))
+    assert console == demo
+    assert ["c-unknown", ""] in demo and ["c-list", ""] in demo and ["", "Sun 18:30 Owls v Hawks"] in demo
+
+
 def test_a_cohort_made_in_the_console_and_a_users_file_imported_in_batches_with_progress(hub, browser, shots):
     sign_in(browser, hub, hub.token)
     go(browser, "#cohorts/+new", "!!document.querySelector('[name=claims]')")

@@ -3,7 +3,8 @@
 // hidden), and as a collapsible tree of the JSON itself. Both use textContent only.
 //
 // The demo page's renderer is inline in its page; this is the same mapping without its live
-// element reuse. TODO(issue 14): have the demo page import this module instead of its own copy.
+// element reuse, and test_console.py checks that both draw the same elements for the same tree.
+// TODO(issue 14): have the demo page import this module instead of keeping its own copy.
 
 import { el } from "./ui.js";
 
@@ -33,7 +34,7 @@ export function renderScreen(node) {
   };
   switch (node.type) {
     case "screen":
-      return children(el("div", { className: "c-screen" }, typeof node.title === "string" ? el("h3", { className: "c-title" }, node.title) : null));
+      return children(el("div", { className: "c-screen" }, typeof node.title === "string" ? el("h3", {}, node.title) : null));
     case "text":
       return el("p", { className: "c-text" + (typeof node.style === "string" ? " " + node.style : "") }, label(node) ?? "");
     case "section":
