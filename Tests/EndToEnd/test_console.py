@@ -462,7 +462,13 @@ def test_the_console_draws_a_tree_as_the_demo_page_does(hub, browser):
     browser.call("Page.navigate", url="http://127.0.0.1:%d/?screen=demo-equivalence" % hub.port)
     browser.wait_for("!!document.querySelector('#screen .c-screen')", what="the demo page's drawing")
     demo = browser.evaluate("(%s)(document.querySelector('#screen .c-screen'))" % SIGNATURE)
+    browser.evaluate("demo.hub.close(), true")  # the page's client says goodbye before the page goes
     sign_in(browser, hub, hub.token)
+    # The demo page's client is gone once the hub has seen its socket close.
+    deadline = time.time() + 5
+    while call(hub, "GET", "/v1/clients")[1]["count"]:
+        assert time.time() < deadline, "the demo page's client is still connected"
+        time.sleep(0.05)
     console = browser.evaluate("import('/console/render.js').then(m => (%s)(m.renderScreen(%s)))" % (SIGNATURE, js(DEMO_TREE)))
     assert console == demo
     assert ["c-unknown", ""] in demo and ["c-list", ""] in demo and ["", "Sun 18:30 Owls v Hawks"] in demo
