@@ -539,7 +539,7 @@ def test_a_read_token_sees_everything_and_cannot_roll_back(hub, browser, shots):
     assert browser.evaluate("document.getElementById('send-sync').disabled") is True
     assert text(browser, "#dry-run") == "a dry run needs the sync scope"
     go(browser, "#experiments/layout", "!!document.getElementById('apply-ramp')")
-    assert browser.evaluate("['save-experiment', 'start-experiment', 'stop-experiment', 'apply-ramp'].map(id => document.getElementById(id).disabled)") == [True] * 4
+    assert browser.evaluate("['save-experiment', 'start-experiment', 'stop-experiment', 'apply-ramp', 'delete-experiment'].map(id => document.getElementById(id).disabled)") == [True] * 5
     # What the page shows is not the only guard: the hub refuses (403) and audits the refusal.
     assert call(hub, "POST", "/v1/experiments/layout/status", {"status": "stopped"}, token=created["token"])[0] == 403
     entries = call(hub, "GET", "/v1/audit?limit=1", token=created["token"])[1]["entries"]
@@ -550,6 +550,17 @@ def test_a_read_token_sees_everything_and_cannot_roll_back(hub, browser, shots):
     browser.wait_for("!document.getElementById('sign-in').hidden", what="the sign-in form")
     assert "no longer accepts this token" in text(browser, "#sign-in-message")
     assert browser.evaluate("sessionStorage.length") == 0
+
+
+def test_an_experiment_is_deleted_after_a_confirmation(hub, browser):
+    assert call(hub, "PUT", "/v1/experiments/doomed", {"variants": [{"key": "a"}, {"key": "b"}]})[0] == 200
+    sign_in(browser, hub, hub.token)
+    go(browser, "#experiments/doomed", "!!document.getElementById('delete-experiment')")
+    click(browser, "#delete-experiment")
+    confirm(browser, "Delete doomed?")
+    browser.wait_for("location.hash === '#experiments' && !document.querySelector('table.experiments')?.innerText.includes('doomed')",
+                     what="the list without it")
+    assert call(hub, "GET", "/v1/experiments/doomed")[0] == 404
 
 
 def test_keyboard_alone_signs_in_and_moves_between_views(hub, browser):

@@ -91,7 +91,9 @@ function buildEditor(container, key, definition, can, navigate, changed) {
   stop.id = "stop-experiment";
   if (status === "running") start.disabled = true;
   if (status !== "running") stop.disabled = true;
-  if (!key) { start.hidden = true; stop.hidden = true; }
+  const remove = actionButton("Delete…", { scope: "experiment", can, className: "danger", onclick: () => deleteExperiment() });
+  remove.id = "delete-experiment";
+  if (!key) { start.hidden = true; stop.hidden = true; remove.hidden = true; }
 
   container.replaceChildren(
     el("p", {}, "Status: ", el("span", { className: "badge", id: "experiment-status", dataset: { status } }, status), " ", start, " ", stop),
@@ -99,7 +101,7 @@ function buildEditor(container, key, definition, can, navigate, changed) {
       el("div", { className: "grid2" }, fields.key, fields.salt, fields.traffic, fields.variants, fields.platform, fields.appVersion, fields.cohort, fields.layer, fields.layerRange),
       el("div", { className: "check" }, sticky, el("label", { for: sticky.id }, "Sticky: a unit keeps its first variant")),
       fields.overrides, fields.screens,
-      el("div", { className: "actions" }, save), message));
+      el("div", { className: "actions" }, save, remove), message));
 
   const json = (wrapper, what) => {
     const text = wrapper.control.value.trim();
@@ -167,6 +169,22 @@ function buildEditor(container, key, definition, can, navigate, changed) {
       message.show(`Saved ${answer.key} (${answer.status}); screens: ${answer.screens.join(", ") || "none"}.`, "ok");
       changed();
       if (!key) navigate("#experiments/" + encodeURIComponent(name));
+    } catch (error) {
+      refusal(error);
+    }
+  }
+
+  async function deleteExperiment() {
+    const ok = await confirmAction({
+      title: `Delete ${key}?`,
+      body: ["Its definition is removed and every client sees the base screens again; its exposure log stays in the data dir."],
+      confirm: "Delete", danger: true,
+    });
+    if (!ok) return;
+    try {
+      await call("DELETE", "/v1/experiments/" + encodeURIComponent(key));
+      changed();
+      navigate("#experiments");
     } catch (error) {
       refusal(error);
     }
