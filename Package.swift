@@ -39,7 +39,7 @@ let package = Package(
         // timeouts: what the hub and its clients and tools share about sockets.
         .target(name: "Sockets"),
         // The Swift client of protocol v1 (DESIGN §12), for apps and tools (hubctl watch).
-        .target(name: "PushHubClient", dependencies: ["ScreenTree", "Sockets", "WSProtocol"]),
+        .target(name: "PushHubClient", dependencies: ["ScreenTree", "Sockets", "WSProtocol", "COpenSSL"]),
         .target(
             name: "PushHub", dependencies: ["ScreenTree", "Sockets", "WSProtocol", "COpenSSL", "CLinux"],
             // Release builds skip the run-time exclusivity checks (`swift_beginAccess` on every

@@ -18,18 +18,19 @@ public enum BlockingHTTP {
 
     public static func request(
         _ address: SocketAddress, method: String, path: String, body: [UInt8] = [],
-        bearer: String? = nil, headers: HeaderFields = HeaderFields(), timeout: Duration = .seconds(10)
+        bearer: String? = nil, headers: HeaderFields = HeaderFields(), timeout: Duration = .seconds(10),
+        tls: TLSTrust? = nil
     ) throws -> Answer {
-        let socket = try BlockingSocket(connectingTo: address, timeout: timeout)
+        let channel = try TLSChannel.open(to: address, timeout: timeout, tls: tls)
         var head =
             "\(method) \(path) HTTP/1.1\r\nHost: \(address)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
         if let bearer { head += "Authorization: Bearer \(bearer)\r\n" }
         if !body.isEmpty { head += "Content-Type: application/json\r\n" }
         for field in headers { head += "\(field.name): \(field.value)\r\n" }
-        try socket.write(Array((head + "\r\n").utf8) + body)
+        try channel.write(Array((head + "\r\n").utf8) + body)
         var received: [UInt8] = []
         while true {
-            let chunk = try socket.read()
+            let chunk = try channel.read(max: 64 << 10)
             if chunk.isEmpty { break }
             received += chunk
         }

@@ -53,6 +53,9 @@ public struct HubURL: Sendable, Equatable, CustomStringConvertible {
     /// The same host and port with another path (query included).
     public func with(path: String) -> HubURL { HubURL(scheme: scheme, host: host, port: port, path: path) }
 
+    /// `wss`: TLS.
+    public var isSecure: Bool { scheme == "wss" }
+
     /// The HTTP form of this URL (`ws` → `http`, `wss` → `https`).
     public var httpDescription: String { (scheme == "wss" ? "https" : "http") + "://\(authority)\(path)" }
 }

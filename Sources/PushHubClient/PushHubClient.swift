@@ -80,6 +80,9 @@ public final class PushHubClient: @unchecked Sendable {
     private var eventHandlers: [Int: EventHandler] = [:]
     private var nextHandlerID = 0
     private var reconnect: DispatchWorkItem?
+    /// `closeAndWait` callers, woken when the connection closed by `close` reports `.closed`.
+    private var closeWaiters: [DispatchSemaphore] = []
+    private var closingGeneration: Int?
 
     public init(
         url: HubURL, credentials: Credentials, app: AppInfo? = nil, storage: any ClientStorage = MemoryStorage(),
@@ -152,16 +155,36 @@ public final class PushHubClient: @unchecked Sendable {
 
     /// Closes the connection for good; `state` becomes `.closed`.
     public func close() {
-        queue.async { [self] in
-            guard connectionState != .closed else { return }
-            generation += 1
-            reconnect?.cancel()
-            connection?.close(code: 1000, reason: "")
-            connection = nil
-            session.closed()
-            setState(.closed)
-            emit(.closed(code: 1000, reason: "closed by the app", retryIn: nil, attempt: attempt, error: nil))
+        queue.async { [self] in closeNow(waiter: nil) }
+    }
+
+    /// Closes as `close()` does and returns once the hub has answered the close (or `timeout`
+    /// passed): what a tool that exits right after needs, so that what it sent last (a
+    /// `rendered`, an ack) is read by the hub before the process goes. Not from a callback.
+    public func closeAndWait(timeout: Duration = .seconds(2)) {
+        let done = DispatchSemaphore(value: 0)
+        queue.async { [self] in closeNow(waiter: done) }
+        _ = done.wait(timeout: .now() + Self.seconds(timeout))
+    }
+
+    private func closeNow(waiter: DispatchSemaphore?) {
+        guard connectionState != .closed else {
+            waiter?.signal()
+            return
         }
+        if connection != nil, let waiter {
+            closeWaiters.append(waiter)
+            closingGeneration = generation
+        } else {
+            waiter?.signal()
+        }
+        generation += 1
+        reconnect?.cancel()
+        connection?.close(code: 1000, reason: "")
+        connection = nil
+        session.closed()
+        setState(.closed)
+        emit(.closed(code: 1000, reason: "closed by the app", retryIn: nil, attempt: attempt, error: nil))
     }
 
     /// Waits until every call made before it has been handled (tests, orderly shutdown).
@@ -184,6 +207,10 @@ public final class PushHubClient: @unchecked Sendable {
     }
 
     private func handle(_ event: TransportEvent, generation current: Int, token: String?) {
+        if case .closed = event, current == closingGeneration {
+            for waiter in closeWaiters { waiter.signal() }
+            closeWaiters = []
+        }
         guard current == generation, connectionState != .closed else { return }
         switch event {
         case .opened:

@@ -2,28 +2,31 @@ import Foundation
 import Sockets
 import WSProtocol
 
-/// The `ClientTransport` of Linux and macOS: blocking sockets over WSProtocol's client side, one
-/// reader thread per connection. Plain `ws://` and `http://` (the hub's TLS is not built yet:
-/// `wss://` is refused with a message saying so).
+/// The `ClientTransport` of Linux: blocking sockets over WSProtocol's client side, one reader
+/// thread per connection; `wss://` and `https://` through OpenSSL (`TLSChannel`), trusting
+/// `trust` (the system's CAs by default).
 ///
 /// A connection that receives nothing for `readTimeout` is dropped (the hub pings every
 /// `heartbeat_s`, 25 s by default, so silence means the path is dead).
 public struct SocketTransport: ClientTransport {
     public var connectTimeout: Duration
     public var readTimeout: Duration
+    /// Whom `wss://` and `https://` trust.
+    public var trust: TLSTrust
 
-    public init(connectTimeout: Duration = .seconds(10), readTimeout: Duration = .seconds(75)) {
+    public init(connectTimeout: Duration = .seconds(10), readTimeout: Duration = .seconds(75), trust: TLSTrust = .system) {
         self.connectTimeout = connectTimeout
         self.readTimeout = readTimeout
+        self.trust = trust
     }
 
     public func open(_ request: TransportRequest, events: @escaping @Sendable (TransportEvent) -> Void)
         -> any TransportConnection
     {
         let connection = SocketConnection()
-        let (connectTimeout, readTimeout) = (connectTimeout, readTimeout)
+        let (connectTimeout, readTimeout, tls) = (connectTimeout, readTimeout, request.url.isSecure ? trust : nil)
         Thread.detachNewThread {
-            connection.run(request, connectTimeout: connectTimeout, readTimeout: readTimeout, events: events)
+            connection.run(request, connectTimeout: connectTimeout, readTimeout: readTimeout, tls: tls, events: events)
         }
         return connection
     }
@@ -31,24 +34,17 @@ public struct SocketTransport: ClientTransport {
     public func get(
         _ request: TransportRequest, completion: @escaping @Sendable (Result<HTTPAnswer, TransportError>) -> Void
     ) {
-        let timeout = connectTimeout
+        let (timeout, tls) = (connectTimeout, request.url.isSecure ? trust : nil)
         Thread.detachNewThread {
-            guard request.url.scheme == "ws" else {
-                return completion(.failure(TransportError(Self.noTLS(request.url))))
-            }
             do {
                 let answer = try BlockingHTTP.request(
                     SocketAddress(host: request.url.host, port: request.url.port), method: "GET",
-                    path: request.url.path, headers: request.headers, timeout: timeout)
+                    path: request.url.path, headers: request.headers, timeout: timeout, tls: tls)
                 completion(.success(HTTPAnswer(status: answer.status, headers: answer.headers, body: answer.body)))
             } catch {
                 completion(.failure(TransportError("GET \(request.url.httpDescription): \(error)")))
             }
         }
-    }
-
-    static func noTLS(_ url: HubURL) -> String {
-        "\(url): SocketTransport speaks plain ws:// and http:// only (TLS is not built yet); use a TLS proxy's ws:// side"
     }
 }
 
@@ -66,19 +62,16 @@ final class SocketConnection: TransportConnection, @unchecked Sendable {
     private var closed = false
 
     func run(
-        _ request: TransportRequest, connectTimeout: Duration, readTimeout: Duration,
+        _ request: TransportRequest, connectTimeout: Duration, readTimeout: Duration, tls: TLSTrust?,
         events: @Sendable (TransportEvent) -> Void
     ) {
-        guard request.url.scheme == "ws" else {
-            return events(.closed(code: 1006, reason: SocketTransport.noTLS(request.url)))
-        }
         let client: WebSocketClient
         do {
             client = try WebSocketClient(
                 address: SocketAddress(host: request.url.host, port: request.url.port), path: request.url.path,
                 subprotocols: request.subprotocol.map { [$0] } ?? [], headers: request.headers, limits: .echo,
-                timeout: connectTimeout)
-            client.socket.setTimeout(readTimeout)
+                timeout: connectTimeout, tls: tls)
+            client.channel.setTimeout(readTimeout)
         } catch {
             return events(.closed(code: 1006, reason: "cannot connect to \(request.url): \(error)"))
         }
@@ -87,7 +80,7 @@ final class SocketConnection: TransportConnection, @unchecked Sendable {
             return closing
         }
         if abandoned {
-            client.socket.shutdown()
+            client.channel.shutdown()
             return events(.closed(code: 1000, reason: "closed before it opened"))
         }
         events(.opened)
@@ -131,7 +124,7 @@ final class SocketConnection: TransportConnection, @unchecked Sendable {
         guard opened else { return }
         write { try $0.sendClose(CloseCode(rawValue: code), reason: reason) }
         // The hub answers the close frame and closes TCP; if it does not within 2 s, end the read.
-        DispatchQueue.global().asyncAfter(deadline: .now() + 2) { self.write { $0.socket.shutdown() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 2) { self.write { $0.channel.shutdown() } }
     }
 
     /// Writes under the lock; a failed write ends the connection (the reader sees it).
@@ -141,7 +134,7 @@ final class SocketConnection: TransportConnection, @unchecked Sendable {
             do {
                 try body(client)
             } catch {
-                client.socket.shutdown()
+                client.channel.shutdown()
             }
         }
     }

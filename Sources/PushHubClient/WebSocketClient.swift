@@ -16,22 +16,24 @@ public final class WebSocketClient {
         case close(ClosePayload)
     }
 
-    public let socket: BlockingSocket
+    /// The connection: the socket, or TLS over it.
+    public let channel: any ByteChannel
     public let subprotocol: String?
     private var reader: MessageReader
     private var pending: [UInt8]
 
     public init(
         address: SocketAddress, path: String, subprotocols: [String] = [], headers: HeaderFields = HeaderFields(),
-        limits: ProtocolLimits = .echo, source: String? = nil, timeout: Duration = .seconds(10)
+        limits: ProtocolLimits = .echo, source: String? = nil, timeout: Duration = .seconds(10), tls: TLSTrust? = nil
     ) throws {
-        socket = try BlockingSocket(connectingTo: address, from: source, timeout: timeout)
+        channel = try TLSChannel.open(to: address, from: source, timeout: timeout, tls: tls)
+        channel.setTimeout(timeout)
         let handshake = ClientHandshake(
             host: address.description, path: path, subprotocols: subprotocols, extraHeaders: headers)
-        try socket.write(handshake.request)
+        try channel.write(handshake.request)
         var received: [UInt8] = []
         while true {
-            let chunk = try socket.read()
+            let chunk = try channel.read(max: 64 << 10)
             if chunk.isEmpty {
                 throw HandshakeError(status: 0, reason: "the server closed the connection during the handshake")
             }
@@ -60,7 +62,7 @@ public final class WebSocketClient {
         } else {
             FrameEncoder.appendFrame(opcode: opcode, payload: payload, maskingKey: .random(), to: &out)
         }
-        try socket.write(out)
+        try channel.write(out)
     }
 
     public func sendText(_ text: String) throws { try send(.text, Array(text.utf8)) }
@@ -68,21 +70,21 @@ public final class WebSocketClient {
     public func sendClose(_ code: CloseCode = .normal, reason: String = "") throws {
         var out: [UInt8] = []
         FrameEncoder.appendClose(ClosePayload(code: code, reason: reason), maskingKey: .random(), to: &out)
-        try socket.write(out)
+        try channel.write(out)
     }
 
     /// Reads and discards until the server closes TCP (or the read timeout passes): what a
     /// client does after its close frame, so that the server closes first (RFC 6455 §7.1.1).
     public func waitUntilClosed() {
         // A read error (a reset, the timeout) ends the wait as the end of stream does.
-        while let chunk = try? socket.read(), !chunk.isEmpty {}
+        while let chunk = try? channel.read(max: 64 << 10), !chunk.isEmpty {}
     }
 
     /// Waits for the next message or control frame; nil at end of stream.
     public func receive() throws -> Message? {
         while true {
             if !pending.isEmpty, let message = try decodePending() { return message }
-            let chunk = try socket.read()
+            let chunk = try channel.read(max: 64 << 10)
             if chunk.isEmpty { return nil }
             pending += chunk
         }

@@ -58,6 +58,9 @@ public final class BlockingSocket {
 
     deinit { if fd >= 0 { Glibc.close(fd) } }
 
+    /// The descriptor, for a layer on top (TLS); it stays owned by this socket.
+    public var descriptor: Int32 { fd }
+
     /// Sets how long `read` waits before failing with EAGAIN.
     public func setTimeout(_ timeout: Duration) { Self.setTimeout(fd, timeout) }
 

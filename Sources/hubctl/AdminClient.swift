@@ -31,24 +31,32 @@ struct AdminClient {
     let address: SocketAddress
     let url: String
     let token: String?
+    /// Set for an https:// URL: whom to trust.
+    let tls: TLSTrust?
+    /// Whom wss:// (watch) trusts, whatever the admin URL's scheme.
+    let trust: TLSTrust
 
-    init(url: String, token: String?) throws(UsageError) {
-        guard url.hasPrefix("http://") else { throw UsageError("--url wants http://HOST:PORT, not '\(url)'") }
-        var hostPort = String(url.dropFirst("http://".count))
+    init(url: String, token: String?, trust: TLSTrust = .system) throws(UsageError) {
+        let scheme = ["http://", "https://"].first { url.hasPrefix($0) }
+        guard let scheme else { throw UsageError("--url wants http://HOST:PORT or https://HOST:PORT, not '\(url)'") }
+        var hostPort = String(url.dropFirst(scheme.count))
         while hostPort.hasSuffix("/") { hostPort.removeLast() }
-        // `host`, `[v6]` and `v4` without a port mean port 80; a bare IPv6 needs brackets.
-        if !hostPort.contains(":") || hostPort.hasSuffix("]") { hostPort += ":80" }
+        // `host`, `[v6]` and `v4` without a port mean the scheme's port; a bare IPv6 needs brackets.
+        if !hostPort.contains(":") || hostPort.hasSuffix("]") { hostPort += scheme == "https://" ? ":443" : ":80" }
         guard let address = SocketAddress(parsing: hostPort) else {
-            throw UsageError("--url wants http://HOST:PORT, not '\(url)'")
+            throw UsageError("--url wants \(scheme)HOST:PORT, not '\(url)'")
         }
         self.address = address
         self.url = url
         self.token = token
+        self.tls = scheme == "https://" ? trust : nil
+        self.trust = trust
     }
 
     func send(_ method: String, _ path: String, body: [UInt8] = []) throws(Unreachable) -> Answer {
         do {
-            let answer = try BlockingHTTP.request(address, method: method, path: path, body: body, bearer: token)
+            let answer = try BlockingHTTP.request(
+                address, method: method, path: path, body: body, bearer: token, tls: tls)
             return Answer(status: answer.status, body: answer.body)
         } catch {
             throw Unreachable(description: "cannot reach the hub at \(url): \(error)")

@@ -16,6 +16,10 @@ struct Arguments {
     /// `--data DIR`: a hub's data dir, to read its `admin.token`.
     var dataDirectory: String?
     var json = false
+    /// `--cacert FILE`: trust this CA (or self-signed certificate) for https:// and wss://.
+    var caFile: String?
+    /// `--insecure`: skip the certificate check (development certificates only).
+    var insecure = false
     var help = false
     var version = false
     /// The command words (`screen`, `publish`, …) and positional arguments, in order.
@@ -26,6 +30,7 @@ struct Arguments {
     static let globalOptions = [
         CommandOption(name: "--url", takesValue: true), CommandOption(name: "--token", takesValue: true),
         CommandOption(name: "--data", takesValue: true), CommandOption(name: "--json", takesValue: false),
+        CommandOption(name: "--cacert", takesValue: true), CommandOption(name: "--insecure", takesValue: false),
         CommandOption(name: "--help", takesValue: false), CommandOption(name: "--version", takesValue: false),
     ]
 
@@ -78,6 +83,8 @@ struct Arguments {
             case "--token": token = value
             case "--data": dataDirectory = value
             case "--json": json = true
+            case "--cacert": caFile = value
+            case "--insecure": insecure = true
             case "--version": version = true
             default: help = true
             }

@@ -1,5 +1,6 @@
 import Foundation
 import PushHub
+import PushHubClient
 
 // hubctl: the ops CLI over the admin API (DESIGN §8).
 
@@ -8,7 +9,7 @@ let commands: [any Command.Type] = [
     Token.self,
 ]
 
-let globalUsage = "hubctl [--url URL] [--token TOKEN | --data DIR] [--json] COMMAND"
+let globalUsage = "hubctl [--url URL] [--token TOKEN | --data DIR] [--cacert FILE | --insecure] [--json] COMMAND"
 
 let overview = """
     OVERVIEW: Operate a PushHub through its admin API.
@@ -16,10 +17,13 @@ let overview = """
     USAGE: \(globalUsage)
 
     OPTIONS:
-      --url URL       admin API address (env HUBCTL_URL; default http://127.0.0.1:8081)
+      --url URL       admin API address, http:// or https:// (env HUBCTL_URL; default http://127.0.0.1:8081)
       --token TOKEN   admin token (env HUBCTL_TOKEN)
       --data DIR      read the token from DIR/admin.token (env HUBCTL_DATA; or HUBCTL_TOKEN_FILE=FILE);
                       default: ./data/admin.token, then /var/lib/pushhub/admin.token, when readable
+      --cacert FILE   trust this CA or self-signed certificate for https:// and wss:// (env HUBCTL_CACERT;
+                      default: the system's CAs)
+      --insecure      do not check the hub's certificate (development certificates only)
       --json          print JSON
       --version       print the version and the commit it was built from
       -h, --help      show help
@@ -95,7 +99,10 @@ case .failure(let error): usageFailure(error.message, usage: command.usage)
 }
 let client: AdminClient
 do {
-    client = try AdminClient(url: arguments.url ?? environment["HUBCTL_URL"] ?? "http://127.0.0.1:8081", token: token)
+    let trust: TLSTrust =
+        arguments.insecure ? .insecure : (arguments.caFile ?? environment["HUBCTL_CACERT"]).map { .caFile($0) } ?? .system
+    client = try AdminClient(
+        url: arguments.url ?? environment["HUBCTL_URL"] ?? "http://127.0.0.1:8081", token: token, trust: trust)
 } catch {
     usageFailure(error.message, usage: command.usage)
 }

@@ -17,12 +17,13 @@ from admin import call, publish
 from conftest import BIN
 
 
-def make_certificate(directory, name, common_name="localhost"):
-    """A self-signed certificate for localhost and 127.0.0.1: (cert path, key path)."""
+def make_certificate(directory, name, common_name="localhost", names="DNS:localhost,IP:127.0.0.1"):
+    """A self-signed certificate (for localhost and 127.0.0.1 unless `names` says otherwise):
+    (cert path, key path)."""
     cert, key = os.path.join(directory, name + ".pem"), os.path.join(directory, name + ".key")
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
                     "-days", "2", "-subj", "/CN=" + common_name,
-                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], check=True, capture_output=True)
+                    "-addext", "subjectAltName=" + names], check=True, capture_output=True)
     return cert, key
 
 
@@ -186,3 +187,39 @@ def test_bad_tls_settings_are_refused_naming_the_file(tmp_path):
     config.write_text(json.dumps({"tls_cert": cert, "tls_key": key}))
     result = subprocess.run([pushhub, "--check-config", str(config)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_hubctl_speaks_https_and_watch_wss(hub_factory, tmp_path):
+    """hubctl with --url https://…: the system's CAs by default (a self-signed certificate is
+    refused, saying what to do), --cacert FILE, or --insecure; watch follows the hub's client
+    listener onto wss:// (the scheme comes from /v1/stats)."""
+    cert, key = make_certificate(str(tmp_path), "hub")
+    hub = hub_factory("--dev", "--tls-cert", cert, "--tls-key", key, "--admin-tls-cert", cert, "--admin-tls-key", key)
+    publish_body = tmp_path / "home.json"
+    publish_body.write_text(json.dumps({"title": "over tls", "rows": list(range(30))}))
+    env = {**os.environ, "HUBCTL_TOKEN": hub.token}
+    hubctl = os.path.join(BIN, "hubctl")
+    url = "https://localhost:%d" % hub.admin_port
+
+    def run(*args):
+        return subprocess.run([hubctl, "--url", url, *args], capture_output=True, text=True, env=env, timeout=30)
+
+    refused = run("status")
+    assert refused.returncode == 3 and "not trusted" in refused.stderr and "--cacert" in refused.stderr, refused.stderr
+    assert run("--cacert", cert, "screen", "publish", "home", str(publish_body)).returncode == 0
+    assert run("--insecure", "status").returncode == 0
+    assert subprocess.run([hubctl, "--url", url, "status"], capture_output=True, text=True, timeout=30,
+                          env={**env, "HUBCTL_CACERT": cert}).returncode == 0
+    watched = run("--cacert", cert, "watch", "home", "--count", "1")
+    assert watched.returncode == 0, watched.stderr
+    assert watched.stdout.startswith("snapshot home v1") and json.loads(watched.stdout.splitlines()[1])["title"] == "over tls"
+
+
+def test_a_certificate_for_another_name_is_refused(hub_factory, tmp_path):
+    cert, key = make_certificate(str(tmp_path), "elsewhere", "elsewhere", names="DNS:elsewhere.example")
+    hub = hub_factory("--admin-tls-cert", cert, "--admin-tls-key", key)
+    for host in ("localhost", "127.0.0.1"):
+        answer = subprocess.run([os.path.join(BIN, "hubctl"), "--url", "https://%s:%d" % (host, hub.admin_port),
+                                 "--cacert", cert, "--token", hub.token, "status"],
+                                capture_output=True, text=True, timeout=30)
+        assert answer.returncode == 3 and "not trusted" in answer.stderr and "mismatch" in answer.stderr, answer.stderr

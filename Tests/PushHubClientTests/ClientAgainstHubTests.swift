@@ -260,3 +260,46 @@ final class TamperingTransport: ClientTransport {
         inner.get(request, completion: completion)
     }
 }
+
+/// The Swift client over wss:// and https:// (issue 11: TLS in hubctl and the Swift client).
+@Suite(.serialized) struct ClientOverTLSTests {
+    @Test("wss:// with the hub's certificate trusted: subscribe, a patch, a sync acked, fetchScreen over https")
+    func trusted() async throws {
+        let fixture = try HubFixture(tls: true)
+        defer { fixture.stop() }
+        let certificate = try #require(fixture.certificate)
+        _ = try fixture.publish("home", ClientAgainstHubTests.screen(#"{"title":"one"}"#))
+        let client = PushHubClient(
+            url: fixture.url, credentials: .device("d-tls"), transport: SocketTransport(trust: .caFile(certificate)),
+            options: ClientAgainstHubTests.options())
+        defer { client.close() }
+        let recorder = Recorder()
+        recorder.attach(client, screen: "home")
+        #expect(recorder.wait { recorder.lastTree?.meta.version == 1 })
+        let v2 = try fixture.publish("home", ClientAgainstHubTests.screen(#"{"title":"two"}"#))
+        #expect(recorder.wait { recorder.lastTree?.meta.version == v2.version })
+        #expect(recorder.lastTree?.meta.source == .patch)
+        let sync = try fixture.admin("POST", "/v1/syncs", #"{"target":{"all":true}}"#).json
+        let id = try #require(sync["id"]?.stringValue)
+        #expect(recorder.wait { ((try? fixture.admin("GET", "/v1/syncs/\(id)").json["receipts"]?["acked"]) ?? nil) == .number(1) })
+        let fetched = try await client.fetchScreen("home")
+        #expect(fetched.status == 304 && fetched.hash == v2.hash)
+    }
+
+    @Test("an untrusted certificate is a closed connection that says why, retried with backoff")
+    func untrusted() throws {
+        let fixture = try HubFixture(tls: true)
+        defer { fixture.stop() }
+        let client = PushHubClient(
+            url: fixture.url, credentials: .device("d-untrusted"), options: ClientAgainstHubTests.options())
+        defer { client.close() }
+        let recorder = Recorder()
+        recorder.attach(client, screen: nil)
+        #expect(recorder.wait {
+            recorder.events.withLock { events in
+                events.contains { if case .closed(1006, let reason, _?, 1, nil) = $0 { reason.contains("not trusted") } else { false } }
+            }
+        })
+        #expect(client.state == .reconnecting)
+    }
+}

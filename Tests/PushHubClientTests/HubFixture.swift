@@ -11,14 +11,44 @@ final class HubFixture: @unchecked Sendable {
     private(set) var hub: Hub!
     let port: UInt16
     let jitterMilliseconds: Int
+    /// With `tls`: the self-signed certificate (for localhost and 127.0.0.1) the client listener uses.
+    let certificate: String?
+    private let tls: TLSContext?
 
-    init(jitterMilliseconds: Int = 0, anonymous: Bool = true) throws {
+    init(jitterMilliseconds: Int = 0, anonymous: Bool = true, tls: Bool = false) throws {
         self.jitterMilliseconds = jitterMilliseconds
-        hub = try Self.start(port: 0, data: dataDirectory, jitter: jitterMilliseconds, anonymous: anonymous)
+        if tls {
+            let (certificate, key) = try Self.makeCertificate(in: dataDirectory + "-tls")
+            self.certificate = certificate
+            self.tls = try TLSContext(certificate: certificate, key: key)
+        } else {
+            certificate = nil
+            self.tls = nil
+        }
+        hub = try Self.start(port: 0, data: dataDirectory, jitter: jitterMilliseconds, anonymous: anonymous, tls: self.tls)
         port = hub.clientAddress.port
     }
 
-    private static func start(port: UInt16, data: String, jitter: Int, anonymous: Bool) throws -> Hub {
+    /// A self-signed certificate made by `openssl req`: (certificate, key) paths.
+    static func makeCertificate(in directory: String) throws -> (String, String) {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let (certificate, key) = (directory + "/cert.pem", directory + "/key.pem")
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        openssl.arguments = [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "2",
+            "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        ]
+        openssl.standardError = FileHandle.nullDevice
+        try openssl.run()
+        openssl.waitUntilExit()
+        guard openssl.terminationStatus == 0 else { throw Failure("openssl req failed") }
+        return (certificate, key)
+    }
+
+    private static func start(port: UInt16, data: String, jitter: Int, anonymous: Bool, tls: TLSContext? = nil) throws
+        -> Hub
+    {
         var config = HubConfig()
         config.allowAnonymous = anonymous
         config.listen = SocketAddress(host: "127.0.0.1", port: port)
@@ -27,10 +57,11 @@ final class HubFixture: @unchecked Sendable {
         config.loops = 2
         config.syncJitterMilliseconds = jitter
         config.jwtRequireExpiry = false
+        config.tls = tls
         return try Hub(config: config)
     }
 
-    var url: HubURL { HubURL("ws://127.0.0.1:\(port)/v1/connect")! }
+    var url: HubURL { HubURL("\(tls == nil ? "ws" : "wss")://localhost:\(port)/v1/connect")! }
 
     func stop() {
         hub.shutdown(drain: .milliseconds(200))
@@ -43,7 +74,7 @@ final class HubFixture: @unchecked Sendable {
         hub = nil
         let (seconds, attoseconds) = downtime.components
         Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
-        hub = try Self.start(port: port, data: dataDirectory, jitter: jitterMilliseconds, anonymous: true)
+        hub = try Self.start(port: port, data: dataDirectory, jitter: jitterMilliseconds, anonymous: true, tls: tls)
     }
 
     @discardableResult

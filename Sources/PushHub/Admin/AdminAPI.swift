@@ -120,6 +120,7 @@ struct AdminAPI {
             "subscriptions": .number(Double(metrics.subscriptions.load(ordering: .relaxed))),
             "sync_seq": .number(Double(view.syncs.lastSeq)),
             "client_listen": .string(plane.clientAddress.description),
+            "client_tls": .bool(plane.config.tls != nil),
             "loops": .number(Double(plane.config.effectiveLoops)),
             "memory_bytes": ProcessMemory.residentBytes().map { .number(Double($0)) } ?? .null,
         ])

@@ -13,7 +13,7 @@ enum Watch: Command {
     static let abstract = "Be a client: print a screen's snapshot and each patch live (hash-checked), and syncs."
     static let usage = """
         hubctl watch SCREEN [--token T | --user U] [--device D] [--platform P] [--app-version V]
-                     [--ws-url ws://HOST:PORT] [--count N]
+                     [--ws-url ws[s]://HOST:PORT] [--count N]
         """
     static let options: [(String, String)] = [
         ("--token T", "sign in with this client token"),
@@ -21,7 +21,7 @@ enum Watch: Command {
         ("--device D", "the device id to present (default hubctl-watch)"),
         ("--platform P", "the platform to present (default hubctl)"),
         ("--app-version V", "the app version to present (capability filter)"),
-        ("--ws-url URL", "client listener (env HUBCTL_WS_URL; default: the admin host, the hub's client port)"),
+        ("--ws-url URL", "client listener, ws:// or wss:// (env HUBCTL_WS_URL; default: the admin host, the hub's client port and scheme)"),
         ("--count N", "exit 0 after N updates (snapshot included)"),
     ]
 
@@ -31,9 +31,9 @@ enum Watch: Command {
     static func run(_ arguments: Arguments, client: AdminClient, output: Output) -> Int32 {
         guard arguments.words.count == 2 else { return usageError("'watch' takes SCREEN.") }
         let limit = arguments.options["--count"]?.last.flatMap(Int.init)
-        let server: SocketAddress
-        switch clientAddress(arguments, client: client) {
-        case .success(let address): server = address
+        let url: HubURL
+        switch clientURL(arguments, client: client) {
+        case .success(let found): url = found
         case .failure(let error):
             output.error(error.description)
             return ExitCode.unreachable
@@ -48,18 +48,18 @@ enum Watch: Command {
         let app = AppInfo(
             platform: arguments.options["--platform"]?.last ?? "hubctl",
             version: arguments.options["--app-version"]?.last ?? "999.0.0")
-        let url = HubURL(scheme: "ws", host: server.host, port: server.port, path: "/v1/connect")
         let watcher = Watcher(screen: arguments.words[1], output: output, limit: limit)
         var options = PushHubClient.Options()
         options.backoff = Backoff(initial: .milliseconds(500), cap: maxBackoff)
         options.waitsForJitter = false  // a sync is printed (and acked) as it arrives
         if output.json { options.onMessage = { output.print($0) } }
-        let hub = PushHubClient(url: url, credentials: credentials, app: app, options: options)
+        let hub = PushHubClient(
+            url: url, credentials: credentials, app: app, transport: SocketTransport(trust: client.trust), options: options)
         hub.on { watcher.event($0) }
         hub.onSync { watcher.sync($0) }
         hub.subscribe(watcher.screen) { tree, meta in watcher.tree(tree, meta) }
         let code = watcher.exitCode()
-        hub.close()
+        hub.closeAndWait()  // what it sent last (the `rendered` of what it printed) reaches the hub
         return code
     }
 
@@ -77,17 +77,14 @@ enum Watch: Command {
             JWTVerifier.sign(["sub": .string(user), "exp": .number(Double(now + 24 * 3600))], secret: Array(secret.utf8)))
     }
 
-    /// The client listener: --ws-url, HUBCTL_WS_URL, or the admin host with the port the hub reports.
-    static func clientAddress(_ arguments: Arguments, client: AdminClient) -> Result<
-        SocketAddress, AdminClient.Unreachable
-    > {
-        if let url = arguments.options["--ws-url"]?.last ?? ProcessInfo.processInfo.environment["HUBCTL_WS_URL"] {
-            let hostPort =
-                url.replacingOccurrences(of: "ws://", with: "").split(separator: "/").first.map(String.init) ?? ""
-            guard let address = SocketAddress(parsing: hostPort) else {
-                return .failure(AdminClient.Unreachable(description: "--ws-url wants ws://HOST:PORT, not '\(url)'"))
+    /// The client listener: --ws-url, HUBCTL_WS_URL, or the admin host with the port and scheme
+    /// (ws:// or wss://) the hub reports.
+    static func clientURL(_ arguments: Arguments, client: AdminClient) -> Result<HubURL, AdminClient.Unreachable> {
+        if let text = arguments.options["--ws-url"]?.last ?? ProcessInfo.processInfo.environment["HUBCTL_WS_URL"] {
+            guard let url = HubURL(text) else {
+                return .failure(AdminClient.Unreachable(description: "--ws-url wants ws://HOST:PORT or wss://HOST:PORT, not '\(text)'"))
             }
-            return .success(address)
+            return .success(url)
         }
         do {
             let answer = try client.send("GET", "/v1/stats")
@@ -98,7 +95,8 @@ enum Watch: Command {
                     AdminClient.Unreachable(
                         description: "cannot learn the client port from /v1/stats (\(answer.status)); pass --ws-url"))
             }
-            return .success(SocketAddress(host: client.address.host, port: address.port))
+            let scheme = stats["client_tls"] == .bool(true) ? "wss" : "ws"
+            return .success(HubURL(scheme: scheme, host: client.address.host, port: address.port, path: "/v1/connect"))
         } catch {
             return .failure(error)
         }
