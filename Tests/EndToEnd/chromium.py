@@ -77,12 +77,13 @@ class Browser:
     """One headless Chromium with one page; `evaluate` runs an expression (awaiting promises) and
     returns its JSON value."""
 
-    def __init__(self, binary):
+    def __init__(self, binary, flags=()):
+        """`flags`: more command-line switches (a test's trusted certificate, for one)."""
         self.profile = tempfile.mkdtemp(prefix="pushhub-chromium-")
         self.process = subprocess.Popen(
             ["nice", binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
              "--disable-background-networking", "--disable-dev-shm-usage", "--remote-debugging-port=0",
-             "--remote-allow-origins=*", "--user-data-dir=" + self.profile, "about:blank"],
+             "--remote-allow-origins=*", "--user-data-dir=" + self.profile, *flags, "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         port_file = os.path.join(self.profile, "DevToolsActivePort")
         deadline = time.time() + 30

@@ -223,3 +223,90 @@ def test_a_certificate_for_another_name_is_refused(hub_factory, tmp_path):
                                  "--cacert", cert, "--token", hub.token, "status"],
                                 capture_output=True, text=True, timeout=30)
         assert answer.returncode == 3 and "not trusted" in answer.stderr and "mismatch" in answer.stderr, answer.stderr
+
+
+def spki_hash(cert):
+    """base64 SHA-256 of the certificate's public key: what Chromium's
+    --ignore-certificate-errors-spki-list trusts (the test's CA, without a system store)."""
+    key = subprocess.run(["openssl", "x509", "-pubkey", "-noout", "-in", cert], capture_output=True, check=True).stdout
+    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=key, capture_output=True, check=True).stdout
+    import base64
+    import hashlib
+    return base64.b64encode(hashlib.sha256(der).digest()).decode()
+
+
+def test_chromium_runs_the_demo_page_over_https_and_wss(tls_hub):
+    from chromium import Browser, find_chromium
+    binary = find_chromium()
+    if binary is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    publish(tls_hub, "home", {"type": "screen", "title": "Over TLS",
+                              "children": [{"id": "t", "type": "text", "text": "served over wss"}]})
+    browser = Browser(binary, flags=["--ignore-certificate-errors-spki-list=" + spki_hash(tls_hub.cert)])
+    try:
+        browser.call("Page.navigate", url="https://localhost:%d/" % tls_hub.port)
+        browser.wait_for("document.body && document.body.innerText.includes('served over wss')", what="the tree over wss")
+        assert browser.evaluate("demo.hub.state") == "live"
+        assert browser.evaluate("demo.hub.url").startswith("wss://localhost:")
+        assert browser.evaluate("location.protocol") == "https:"
+        publish(tls_hub, "home", {"type": "screen", "title": "Over TLS",
+                                  "children": [{"id": "t", "type": "text", "text": "patched over wss"}]})
+        browser.wait_for("document.body.innerText.includes('patched over wss')", what="the patch over wss")
+        assert not browser.console, browser.console
+    finally:
+        browser.close()
+
+
+def certificate_serial(pem_text):
+    return subprocess.run(["openssl", "x509", "-noout", "-serial"], input=pem_text.encode(), capture_output=True,
+                          check=True).stdout.decode().strip()
+
+
+def test_a_certificate_swapped_under_1000_clients_drops_none(tls_hub, tmp_path):
+    """SIGHUP with 1,000 wss:// clients connected: every one of them still gets a sync after the
+    reload, and a new connection is served the new certificate (its serial)."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 4096:  # 1,000 sockets here
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(4096, hard), hard))
+
+    async def run():
+        context = wss_context(tls_hub.cert)
+        limit = asyncio.Semaphore(50)
+
+        async def connect(i):
+            async with limit:
+                ws = await websockets.connect("wss://localhost:%d/v1/connect" % tls_hub.port, ssl=context,
+                                              open_timeout=30)
+                await ws.send(json.dumps({"type": "hello", "protocol": 1, "device": "d-%d" % i}))
+                assert json.loads(await ws.recv())["type"] == "welcome"
+                return ws
+
+        sockets = await asyncio.gather(*(connect(i) for i in range(1000)))
+        new_cert, new_key = make_certificate(str(tmp_path), "swapped", "swapped")
+        os.replace(new_cert, tls_hub.cert)
+        os.replace(new_key, tls_hub.key)
+        tls_hub.process.send_signal(signal.SIGHUP)
+        expected = certificate_serial(open(tls_hub.cert).read())
+        deadline = time.time() + 5
+        while True:
+            served = subprocess.run(["openssl", "s_client", "-connect", "127.0.0.1:%d" % tls_hub.port],
+                                    input=b"", capture_output=True).stdout.decode(errors="replace")
+            start = served.find("-----BEGIN CERTIFICATE-----")
+            end = served.find("-----END CERTIFICATE-----") + len("-----END CERTIFICATE-----")
+            if certificate_serial(served[start:end]) == expected:
+                break
+            assert time.time() < deadline, "new connections still get the old certificate"
+            await asyncio.sleep(0.1)
+        sync = await asyncio.to_thread(call, tls_hub, "POST", "/v1/syncs", {"target": {"all": True}})
+        assert sync[1]["targeted_online"] == 1000, sync
+
+        async def receives(ws):
+            message = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            await ws.close()
+            return message.get("id")
+
+        return sync[1]["id"], await asyncio.gather(*(receives(ws) for ws in sockets))
+
+    sync_id, received = asyncio.run(run())
+    assert received == [sync_id] * 1000
