@@ -563,6 +563,28 @@ def test_an_experiment_is_deleted_after_a_confirmation(hub, browser):
     assert call(hub, "GET", "/v1/experiments/doomed")[0] == 404
 
 
+def test_the_console_works_over_the_admin_listeners_tls(hub_factory, browser, tmp_path):
+    """With --admin-tls-cert the page, its modules and every call go over https (the certificate
+    is self-signed here, so this browser is told to accept it)."""
+    from test_tls import make_certificate
+    cert, key_file = make_certificate(str(tmp_path), "admin")
+    secure = hub_factory("--dev", "--admin-tls-cert", cert, "--admin-tls-key", key_file)
+    publish_over_tls = {"type": "screen", "children": [{"id": "t", "type": "text", "text": "over TLS"}]}
+    browser.call("Security.setIgnoreCertificateErrors", ignore=True)
+    try:
+        browser.call("Page.navigate", url="https://127.0.0.1:%d/console" % secure.admin_port)
+        browser.wait_for("window.consoleReady === true && location.protocol === 'https:'", what="the console over https")
+        browser.evaluate("document.getElementById('token').value = %s, document.getElementById('sign-in').requestSubmit(), true" % js(secure.token))
+        browser.wait_for("!!window.consoleState.who", what="signed in over https")
+        subprocess.run([os.path.join(BIN, "hubctl"), "--url", "https://127.0.0.1:%d" % secure.admin_port, "--token", secure.token,
+                        "screen", "publish", "tls-home", "-"], input=json.dumps(publish_over_tls), text=True, check=True,
+                       capture_output=True, env={**os.environ, "HUBCTL_CACERT": cert})
+        go(browser, "#screens/tls-home", "document.querySelector('.preview')?.innerText.includes('over TLS')")
+    finally:
+        browser.call("Security.setIgnoreCertificateErrors", ignore=False)
+        browser.call("Page.navigate", url="about:blank")
+
+
 def test_keyboard_alone_signs_in_and_moves_between_views(hub, browser):
     sign_in(browser, hub, hub.token)  # typed and submitted with Enter
     browser.evaluate("document.activeElement.blur(), document.querySelector('.skip').focus(), true")
