@@ -38,20 +38,22 @@ final class FrameCollector {
     }
 
     private let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
-    private var fds: [Int32] = []
+    private var links: [Link] = []
     private var counters: [FrameCounter] = []
     private var events = [epoll_event](repeating: epoll_event(), count: 1024)
     private var buffer = [UInt8](repeating: 0, count: 64 << 10)
 
     deinit {
-        for fd in fds { close(fd) }
+        for link in links { close(link.fd) }
         close(epoll)
     }
 
-    func add(_ fd: Int32) {
-        var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: UInt64(fds.count)))
-        epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event)
-        fds.append(fd)
+    func add(_ fd: Int32) { add(Link(fd: fd, ssl: nil)) }
+
+    func add(_ link: Link) {
+        var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: UInt64(links.count)))
+        epoll_ctl(epoll, EPOLL_CTL_ADD, link.fd, &event)
+        links.append(link)
         counters.append(FrameCounter())
     }
 
@@ -67,13 +69,15 @@ final class FrameCollector {
             guard ready > 0 else { continue }
             for e in 0..<Int(ready) {
                 let i = Int(events[e].data.u64)
-                let n = buffer.withUnsafeMutableBytes { recv(fds[i], $0.baseAddress, $0.count, 0) }
-                guard n > 0 else { continue }
-                let (frames, last) = buffer.withUnsafeBytes {
-                    counters[i].feed(UnsafeRawBufferPointer(rebasing: $0[0..<n]))
-                }
-                for _ in 0..<frames { arrivals.append(now) }
-                if frames > 0 { lastFrame = last }
+                repeat {
+                    let n = buffer.withUnsafeMutableBytes { links[i].read(into: $0) }
+                    guard n > 0 else { break }
+                    let (frames, last) = buffer.withUnsafeBytes {
+                        counters[i].feed(UnsafeRawBufferPointer(rebasing: $0[0..<n]))
+                    }
+                    for _ in 0..<frames { arrivals.append(now) }
+                    if frames > 0 { lastFrame = last }
+                } while links[i].hasBufferedInput
             }
         }
         return (arrivals, lastFrame)

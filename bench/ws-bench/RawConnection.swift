@@ -9,13 +9,20 @@ enum RawConnection {
     /// Opens a TCP connection (blocking connect) from `source`, upgrades it, and returns the
     /// descriptor in non-blocking mode.
     static func openWebSocket(to server: SocketAddress, from source: String, path: String = "/echo") throws -> Int32 {
+        try openLink(to: server, from: source, path: path, tls: false).fd
+    }
+
+    /// Opens a TCP connection (blocking connect) from `source`, with TLS over it when `tls`,
+    /// upgrades it, and returns it with the descriptor in non-blocking mode.
+    static func openLink(to server: SocketAddress, from source: String, path: String, tls: Bool) throws -> Link {
         let fd = try connect(to: server, from: source, nonBlocking: false)
+        let link = Link(fd: fd, ssl: tls ? try BenchTLS.connect(fd) : nil)
         let handshake = ClientHandshake(host: server.description, path: path)
-        try writeAll(fd, handshake.request)
+        try link.writeAll(handshake.request)
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let n = buffer.withUnsafeMutableBytes { link.read(into: $0) }
             guard n > 0 else {
                 close(fd)
                 throw BenchError("handshake failed: errno \(errno)")
@@ -27,7 +34,7 @@ enum RawConnection {
             }
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        return fd
+        return link
     }
 
     static func connect(to server: SocketAddress, from source: String, nonBlocking: Bool) throws -> Int32 {

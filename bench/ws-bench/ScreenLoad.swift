@@ -24,11 +24,14 @@ enum ScreenLoad {
         /// Renditions rendered and messages encoded by the hub for the last publish (from /metrics).
         var rendersPerPublish = 0
         var encodesPerPublish = 0
+        /// Hub CPU (user + system) per delivery over the publishes, in microseconds.
+        var cpuMicrosPerDelivery = 0.0
     }
 
     /// - Parameter variants: when > 0, a running experiment with that many variants, each with a
     ///   merge patch for the screen, splits the subscribers into that many renditions.
-    static func run(hub: HubProcess, count: Int, publishes: Int, variants: Int = 0) throws -> Result {
+    /// - Parameter tls: the clients speak TLS (the hub was started with a certificate).
+    static func run(hub: HubProcess, count: Int, publishes: Int, variants: Int = 0, tls: Bool = false) throws -> Result {
         let admin = try AdminClientLite(
             address: hub.admin,
             token: try String(contentsOfFile: hub.data + "/admin.token", encoding: .utf8)
@@ -69,9 +72,9 @@ enum ScreenLoad {
             return frames
         }
         for i in 0..<count {
-            let fd = try RawConnection.openWebSocket(to: hub.client, from: RawConnection.source(i), path: "/v1/connect")
-            try RawConnection.writeAll(fd, greeting(i))
-            collector.add(fd)
+            let link = try RawConnection.openLink(to: hub.client, from: RawConnection.source(i), path: "/v1/connect", tls: tls)
+            try link.writeAll(greeting(i))
+            collector.add(link)
         }
         // welcome + snapshot for everyone
         let setup = collector.collect(2 * count, deadline: MonotonicClock.now() + 60_000_000_000)
@@ -84,6 +87,7 @@ enum ScreenLoad {
         var deliveryNanos: UInt64 = 0
         var frameBytes = 0
         var firsts = Latencies(), spreads = Latencies()
+        let cpuBefore = hub.cpuSeconds
         for _ in 0..<publishes {
             version += 1
             let rendersBefore = try counter("pushhub_renders_total"),
@@ -102,13 +106,14 @@ enum ScreenLoad {
             spreads.add(arrivals.max()! - arrivals.min()!)
             frameBytes = last
         }
+        let cpuMicros = (hub.cpuSeconds - cpuBefore) * 1e6 / Double(count * publishes)
         return Result(
             subscribers: count, rssBefore: rssBefore, rssAfter: rssAfter,
             deliveriesPerSecond: Double(count * publishes) / (Double(deliveryNanos) / 1e9),
             p50Millis: latencies.percentile(0.5) / 1000, p99Millis: latencies.percentile(0.99) / 1000,
             frameBytes: frameBytes,
             firstDeliveryMillis: firsts.percentile(0.5) / 1000, spreadMillis: spreads.percentile(0.5) / 1000,
-            rendersPerPublish: renders, encodesPerPublish: encodes)
+            rendersPerPublish: renders, encodesPerPublish: encodes, cpuMicrosPerDelivery: cpuMicros)
     }
 }
 

@@ -6,7 +6,7 @@ import PushHub
 // echo messages/s and latency with 100 connections of 32-byte messages, handshakes/s, and
 // RSS per idle connection with 10,000 idle connections. Results go into bench/README.md.
 //
-//   ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--only echo|handshake|alloc|diff|client|fanout|sync|assign|variants|idle]
+//   ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--tls on] [--only echo|handshake|alloc|diff|client|fanout|sync|assign|variants|idle]
 
 var options: [String: String] = [:]
 var argumentIterator = CommandLine.arguments.dropFirst().makeIterator()
@@ -14,7 +14,7 @@ while let flag = argumentIterator.next() {
     guard flag.hasPrefix("--"), let value = argumentIterator.next() else {
         FileHandle.standardError.write(
             Data(
-                "usage: ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--only echo|handshake|alloc|diff|client|fanout|sync|assign|variants|idle]\n"
+                "usage: ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--tls on] [--only echo|handshake|alloc|diff|client|fanout|sync|assign|variants|idle]\n"
                     .utf8))
         exit(2)
     }
@@ -26,6 +26,8 @@ let connections = Int(options["connections"] ?? "") ?? 100
 let idleCount = Int(options["idle"] ?? "") ?? 10_000
 let subscriberCount = Int(options["subscribers"] ?? "") ?? 10_000
 let only = options["only"]
+/// `--tls on`: the fan-out runs over TLS (the hub gets a certificate made for the run).
+let overTLS = options["tls"] == "on"
 
 // The load generator needs a descriptor per connection.
 SystemInfo.raiseDescriptorLimit()
@@ -84,15 +86,16 @@ do {
                 result.snapshotBytes, result.snapshotMillis))
     }
     if only == nil || only == "fanout" {
-        let hub = try HubProcess(loops: loops, extraArguments: ["--dev"])
+        let hub = try HubProcess(loops: loops, extraArguments: ["--dev"] + (overTLS ? try BenchTLS.hubFlags() : []))
         let result = try ScreenLoad.run(
-            hub: hub, count: subscriberCount, publishes: Int(options["publishes"] ?? "") ?? 5)
+            hub: hub, count: subscriberCount, publishes: Int(options["publishes"] ?? "") ?? 5, tls: overTLS)
         hub.stop()
         print(
             String(
                 format:
-                    "fanout: publish -> %d subscribers (%d-byte patch frames): %.0f deliveries/s, p50 %.1f ms, p99 %.1f ms",
-                result.subscribers, result.frameBytes, result.deliveriesPerSecond, result.p50Millis, result.p99Millis))
+                    "fanout%@: publish -> %d subscribers (%d-byte patch frames): %.0f deliveries/s, p50 %.1f ms, p99 %.1f ms; hub CPU %.2f µs per delivery",
+                overTLS ? " over TLS" : "", result.subscribers, result.frameBytes, result.deliveriesPerSecond,
+                result.p50Millis, result.p99Millis, result.cpuMicrosPerDelivery))
         print(
             String(
                 format:
