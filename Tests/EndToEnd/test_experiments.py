@@ -288,3 +288,35 @@ def test_publish_answer_counts_variant_renditions(hub_factory):
     answer = publish(hub, "promo", {"type": "screen", "color": "green", "title": "Sale"})
     assert answer["renditions"] == 2 and answer["sent"] == 2  # the red variant still overrides color
     assert len(sockets) == 5
+
+
+def test_a_traffic_ramp_counts_every_joiner_as_served(hub_factory):
+    """Raising `traffic` brings connected units into the experiment. Joiners in a variant whose
+    tree equals the base (control) get no patch, and used to be never counted as served, while
+    joiners in the other variant were: the results were biased towards the treatment."""
+    hub = hub_factory("--dev")
+    publish(hub, "home", {"type": "screen", "banner": "default"})
+    definition = {"key": "ramp", "status": "running", "traffic": 0.5,
+                  "variants": [{"key": "control"}, {"key": "shiny"}],
+                  "screens": {"home": {"shiny": {"banner": "shiny"}}}}
+    assert call(hub, "PUT", "/v1/experiments/ramp", definition)[0] == 200
+    devices = ["ramp-%d" % i for i in range(40)]
+    sockets = [subscriber(hub, device, "home")[0] for device in devices]
+    definition["traffic"] = 0.8
+    assert call(hub, "PUT", "/v1/experiments/ramp", definition)[0] == 200
+    expected = {}
+    for device in devices:
+        variant = assign(definition, device)
+        if variant is not None:
+            expected[variant] = expected.get(variant, 0) + 1
+    assert expected.get("control", 0) > 0 and expected.get("shiny", 0) > 0
+    deadline = time.time() + 5
+    while True:
+        results = call(hub, "GET", "/v1/experiments/ramp/results")[1]
+        served = {v["variant"]: v["served"] for v in results["variants"]}
+        if served == expected or time.time() > deadline:
+            break
+        time.sleep(0.05)
+    assert served == expected, (served, expected)
+    for ws in sockets:
+        ws.close()

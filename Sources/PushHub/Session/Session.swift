@@ -351,9 +351,11 @@ struct Session {
     ) {
         let had = ready.subscriptions[index]
         let (target, variants) = renderTarget(ready, current.name, view: view, out: &out)
-        guard current !== had.version || target != had.target else { return }
+        // Before the early return: a unit that joins a variant whose tree equals what it holds
+        // (control, on a traffic ramp) gets no patch, yet is served that variant from now on.
         noteExposures(ready, variants, screen: current.name, version: current.version,
             nowMilliseconds: nowMilliseconds, out: &out)
+        guard current !== had.version || target != had.target else { return }
         // As in `versionPublished`: the subscription moves only with a message the client gets.
         guard let frame = cache.update(from: had.version, oldTarget: had.target, to: current, newTarget: target)
         else { return }
