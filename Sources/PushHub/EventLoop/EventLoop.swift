@@ -115,7 +115,8 @@ final class EventLoop {
                 metrics.bytesOut.add(bytesWritten, ordering: .relaxed)
                 bytesWritten = 0
             }
-            metrics.noteTick(nanoseconds: MonotonicClock.now() - now)
+            let finished = MonotonicClock.now()
+            metrics.noteTick(nanoseconds: finished - now, now: finished)
             reapPending()
             if let deadline = shutdownDeadline, connections.isEmpty || now >= deadline { break }
         }
