@@ -318,5 +318,23 @@ def test_a_traffic_ramp_counts_every_joiner_as_served(hub_factory):
             break
         time.sleep(0.05)
     assert served == expected, (served, expected)
-    for ws in sockets:
-        ws.close()
+    assert len(sockets) == 40  # open until here; the hub's teardown closes them
+
+
+def test_traffic_is_changed_in_one_step_keeping_other_edits(hub_factory):
+    """The console's ramp used to GET the definition and PUT it back with a new traffic: an edit
+    made in between (here: a new variant weight) was lost. POST …/traffic changes only traffic."""
+    hub = hub_factory("--dev")
+    definition = {"status": "running", "traffic": 0.2, "variants": [{"key": "a"}, {"key": "b"}]}
+    assert call(hub, "PUT", "/v1/experiments/ramp2", definition)[0] == 200
+    edited = dict(definition, variants=[{"key": "a", "weight": 3}, {"key": "b"}])
+    assert call(hub, "PUT", "/v1/experiments/ramp2", edited)[0] == 200
+    status, answer = call(hub, "POST", "/v1/experiments/ramp2/traffic", {"traffic": 0.7})
+    assert status == 200, answer
+    stored = call(hub, "GET", "/v1/experiments/ramp2")[1]
+    assert stored["traffic"] == 0.7 and stored["variants"][0]["weight"] == 3
+    assert call(hub, "POST", "/v1/experiments/ramp2/traffic", {"traffic": 1.5})[0] == 422
+    assert call(hub, "POST", "/v1/experiments/ramp2/traffic", {"traffic": "high"})[0] == 400
+    assert call(hub, "POST", "/v1/experiments/ramp2/traffic", {"traffic": 0.5, "tarffic": 1})[0] == 400
+    assert call(hub, "GET", "/v1/experiments/ramp2/traffic")[0] == 405
+    assert call(hub, "POST", "/v1/experiments/missing/traffic", {"traffic": 0.5})[0] == 404

@@ -287,8 +287,8 @@ function buildRamp(container, key, definition, can) {
     });
     if (!ok) return;
     try {
-      const current = await get("/v1/experiments/" + encodeURIComponent(key));
-      await call("PUT", "/v1/experiments/" + encodeURIComponent(key), { ...current, traffic: next / 100 });
+      // One step on the hub (not a read-modify-write here: an edit made meanwhile is kept).
+      await call("POST", "/v1/experiments/" + encodeURIComponent(key) + "/traffic", { traffic: next / 100 });
       message.show(`Traffic is ${next} %.`, "ok");
       await loadUnits();
       render();

@@ -44,13 +44,18 @@ struct ExperimentRoutes {
             plane.commit([.experimentDeleted(key)], reply: reply) { _ in
                 .object(["key": .string(key), "deleted": .bool(true)])
             }
-        case ("POST", "status"): try setStatus(key, body)
+        case ("POST", "status"):
+            try amend(key, body, field: "status", shape: "{\"status\": \"draft\" | \"running\" | \"stopped\"}") {
+                $0.stringValue != nil
+            }
+        case ("POST", "traffic"):
+            try amend(key, body, field: "traffic", shape: "{\"traffic\": a number from 0 to 1}") { $0.numberValue != nil }
         case ("GET", "assignment"): try assignment(key, head)
         case ("GET", "results"): withExperiment(key) { results($0) }
         default:
             switch sub {
             case "": throw AdminError.methodNotAllowed(head, accepts: ["GET", "PUT", "DELETE"])
-            case "status": throw AdminError.methodNotAllowed(head, accepts: ["POST"])
+            case "status", "traffic": throw AdminError.methodNotAllowed(head, accepts: ["POST"])
             case "assignment", "results": throw AdminError.methodNotAllowed(head, accepts: ["GET"])
             default: throw AdminError.notFound("no admin route \(head.method) \(head.path)")
             }
@@ -64,17 +69,18 @@ struct ExperimentRoutes {
         try store(key, try AdminBody.json(body))
     }
 
-    /// `POST …/status {"status":"running"}`: the stored definition with another status, checked
-    /// and stored like a PUT in the same step (a read-modify-write by a client could lose a
-    /// change made in between).
-    private func setStatus(_ key: String, _ body: [UInt8]) throws(AdminError) {
-        let shape = "{\"status\": \"draft\" | \"running\" | \"stopped\"}"
-        let request = try AdminBody.object(body, known: ["status"], shape: shape)
-        guard let status = request["status"]?.stringValue else { throw AdminError(400, "bad_request", "send \(shape)") }
+    /// `POST …/status {"status":"running"}` and `POST …/traffic {"traffic":0.8}`: the stored
+    /// definition with one field changed, checked and stored like a PUT in the same step (a
+    /// read-modify-write by a client could lose a change made in between).
+    private func amend(_ key: String, _ body: [UInt8], field: String, shape: String, accepts: (JSONValue) -> Bool)
+        throws(AdminError)
+    {
+        let request = try AdminBody.object(body, known: [field], shape: shape)
+        guard let value = request[field], accepts(value) else { throw AdminError(400, "bad_request", "send \(shape)") }
         guard case .object(var definition)? = plane.state.view.experiments.all[key]?.json else {
             throw AdminError.notFound("no experiment \(key)")
         }
-        definition["status"] = .string(status)
+        definition[field] = value
         try store(key, .object(definition))
     }
 
