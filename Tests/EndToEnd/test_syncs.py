@@ -267,3 +267,32 @@ def test_cohorts_and_sync_log_survive_kill_9(hub_factory):
         assert [m["reason"] for m in drain(ws, 0.5) if m["type"] == "sync"] == ["persisted", "hotfix"]
     finally:
         again.process.kill()
+
+
+def test_a_cohort_rule_is_changed_without_its_users(hub_factory):
+    """PUT /v1/cohorts/{name}/rule sets or removes the rule alone: a cohort listing more users than
+    can be read back keeps them (the console's rule editor could not save such a cohort), the
+    journal restores it, and the usual validation and scopes apply."""
+    from conftest import Hub
+    hub = hub_factory()
+    users = ["u%d" % i for i in range(150)]
+    assert call(hub, "PUT", "/v1/cohorts/beta", {"users": users})[0] == 200
+    status, answer = call(hub, "PUT", "/v1/cohorts/beta/rule", {"rule": {"platform": ["ios"]}})
+    assert status == 200 and answer == {"name": "beta", "users": 150, "rule": {"platform": ["ios"]}}, answer
+    assert call(hub, "PUT", "/v1/cohorts/beta/rule", {"rule": {"platfrom": ["ios"]}})[0] in (400, 422)
+    assert call(hub, "PUT", "/v1/cohorts/beta/rule", {"rules": None})[0] == 400
+    assert call(hub, "GET", "/v1/cohorts/beta/rule")[0] == 405
+    assert call(hub, "PUT", "/v1/cohorts/ghost/rule", {"rule": None})[0] == 404
+    assert call(hub, "PUT", "/v1/cohorts/rule-only/rule", {"rule": {"app_version": ">=5.0"}})[0] == 200
+    hub.process.kill()
+    hub.process.wait()
+    again = Hub(data=hub.data)
+    try:
+        beta = call(again, "GET", "/v1/cohorts/beta")[1]
+        assert beta["users"] == 150 and beta["rule"] == {"platform": ["ios"]}, beta
+        assert call(again, "GET", "/v1/cohorts/rule-only")[1]["rule"] == {"app_version": ">=5.0"}
+        assert call(again, "PUT", "/v1/cohorts/beta/rule", {"rule": None})[1]["rule"] is None
+        assert call(again, "GET", "/v1/cohorts/beta")[1]["users"] == 150
+    finally:
+        again.process.kill()
+        again.process.wait()

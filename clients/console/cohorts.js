@@ -74,18 +74,9 @@ async function cohortEditor({ container, name, can, navigate }) {
   } else if (loaded) {
     online.textContent = "Online members are counted with a sync's dry run, which needs the sync scope.";
   }
-  // PUT replaces the list: the rule can be saved with the list only while the whole list is
-  // known (the answer samples 100).
-  const listKnown = !loaded || loaded.users <= 100;
-  if (!listKnown) {
-    save.disabled = true;
-    save.title = "the admin API's PUT replaces the user list, and only 100 of this cohort's users can be read back";
-  }
-
   container.replaceChildren(section(name ? `Cohort ${name}` : "New cohort",
     nameField, size, online, sample,
     el("fieldset", {}, el("legend", {}, "Rule (a client matching it is in the cohort)"), platform, appVersion, claims),
-    listKnown ? null : el("p", { className: "hint" }, "This cohort lists more than 100 users: its rule can be changed with hubctl cohort set (the API's PUT replaces the list)."),
     el("div", { className: "actions" }, save, remove), status,
     name ? el("fieldset", { className: "import" }, el("legend", {}, "Import users from a file"),
       el("div", { className: "field" }, el("label", { for: file.id }, "Users file (one id per line)"), file),
@@ -111,8 +102,11 @@ async function cohortEditor({ container, name, can, navigate }) {
     for (const f of [platform, appVersion, claims, nameField]) f.message.textContent = "";
     const cohort = name ?? nameField.control.value.trim();
     try {
-      const body = { users: loaded?.sample ?? [], rule: ruleValue() };
-      const answer = await call("PUT", "/v1/cohorts/" + encodeURIComponent(cohort), body);
+      // An existing cohort's rule alone (its listed users stay, however many); a new cohort
+      // starts with no listed users.
+      const answer = name
+        ? await call("PUT", "/v1/cohorts/" + encodeURIComponent(cohort) + "/rule", { rule: ruleValue() })
+        : await call("PUT", "/v1/cohorts/" + encodeURIComponent(cohort), { users: [], rule: ruleValue() });
       status.show(`Saved ${answer.name}: ${number(answer.users)} listed users` + (answer.rule ? ", with a rule" : ", no rule"), "ok");
       if (!name) navigate("#cohorts/" + encodeURIComponent(cohort));
     } catch (error) {

@@ -28,14 +28,29 @@ struct CohortRoutes {
 
     func handle(_ head: RequestHead, path: String, body: [UInt8]) throws(AdminError) {
         var name = path
-        var editUsers = false
-        if name.hasSuffix("/users") {
-            name = String(name.dropLast("/users".count))
-            editUsers = true
+        var part = ""
+        for suffix in ["/users", "/rule"] where name.hasSuffix(suffix) {
+            name = String(name.dropLast(suffix.count))
+            part = String(suffix.dropFirst())
         }
         if let problem = Self.validationError(name) { throw AdminError(422, "invalid_cohort_name", problem) }
-        switch (head.method, editUsers) {
-        case ("PUT", false):
+        switch (head.method, part) {
+        case ("PUT", "rule"):
+            // The rule alone: a cohort listing a million users keeps them, and the journal gets
+            // the rule, not the list again.
+            let request = try AdminBody.object(body, known: ["rule"], shape: "{\"rule\": {…} | null}")
+            guard let value = request["rule"] else { throw AdminError(400, "bad_request", "send {\"rule\": {…} | null}") }
+            let rule = value == .null ? nil : try AdminError.mapping { () throws(InputError) in try CohortRule(json: value) }
+            guard plane.state.view.cohorts[name] != nil || rule != nil else {
+                throw AdminError.notFound("no cohort named \(name)")
+            }
+            plane.commit([.cohortRuleSet(name, rule)], reply: reply) { [plane] _ in
+                .object([
+                    "name": .string(name), "users": .number(Double(plane.state.view.cohorts[name]?.users.count ?? 0)),
+                    "rule": rule?.json ?? .null,
+                ])
+            }
+        case ("PUT", ""):
             let request = try AdminBody.object(body, known: ["users", "rule"])
             let users = Set(try ids(request, "users"))
             var rule: CohortRule?
@@ -48,7 +63,7 @@ struct CohortRoutes {
             plane.commit([.cohortSet(name, Cohort(users: users, rule: rule))], reply: reply) { _ in
                 .object(["name": .string(name), "users": .number(Double(users.count)), "rule": rule?.json ?? .null])
             }
-        case ("POST", true):
+        case ("POST", "users"):
             let request = try AdminBody.object(body, known: ["add", "remove"])
             let add = try ids(request, "add"), remove = try ids(request, "remove")
             plane.commit([.cohortUsersEdited(name, add: add, remove: remove)], reply: reply) { [plane] _ in
@@ -56,7 +71,7 @@ struct CohortRoutes {
                     "name": .string(name), "users": .number(Double(plane.state.view.cohorts[name]?.users.count ?? 0)),
                 ])
             }
-        case ("GET", false):
+        case ("GET", ""):
             plane.afterCommit { [plane, reply] in
                 guard let cohort = plane.state.view.cohorts[name] else {
                     return reply.error(.notFound("no cohort named \(name)"))
@@ -69,11 +84,12 @@ struct CohortRoutes {
                         "rule": cohort.rule?.json ?? .null,
                     ]))
             }
-        case ("DELETE", false):
+        case ("DELETE", ""):
             guard plane.state.view.cohorts[name] != nil else { throw AdminError.notFound("no cohort named \(name)") }
             plane.commit([.cohortDeleted(name)], reply: reply) { _ in .object(["name": .string(name), "deleted": .bool(true)]) }
         default:
-            throw AdminError.methodNotAllowed(head, accepts: editUsers ? ["POST"] : ["GET", "PUT", "DELETE"])
+            let accepts = ["users": ["POST"], "rule": ["PUT"]][part] ?? ["GET", "PUT", "DELETE"]
+            throw AdminError.methodNotAllowed(head, accepts: accepts)
         }
     }
 

@@ -37,6 +37,11 @@ struct HubState {
             cohort.users.formUnion(add)
             cohort.users.subtract(remove)
             change = .cohortChanged(name, cohort)
+        case .cohortRuleSet(let name, let rule):
+            var cohort = view.cohorts[name] ?? Cohort(users: [], rule: nil)
+            view.cohorts[name] = nil  // as above: the users set is not copied
+            cohort.rule = rule
+            change = .cohortChanged(name, cohort)
         case .cohortDeleted(let name):
             change = .cohortChanged(name, nil)
         case .experimentPut(let experiment):

@@ -10,6 +10,8 @@ enum HubRecord: Sendable {
     case screenNumbered(String, lastVersion: Int)
     case cohortSet(String, Cohort)
     case cohortUsersEdited(String, add: [String], remove: [String])
+    /// The rule alone (nil removes it); the listed users stay.
+    case cohortRuleSet(String, CohortRule?)
     case cohortDeleted(String)
     case experimentPut(Experiment)
     case experimentDeleted(String)
@@ -49,6 +51,8 @@ enum HubRecord: Sendable {
                 "kind": .string("cohort_users_edited"), "name": .string(name),
                 "add": .array(add.map(JSONValue.string)), "remove": .array(remove.map(JSONValue.string)),
             ])
+        case .cohortRuleSet(let name, let rule):
+            return .object(["kind": .string("cohort_rule_set"), "name": .string(name), "rule": rule?.json ?? .null])
         case .cohortDeleted(let name):
             return .object(["kind": .string("cohort_deleted"), "name": .string(name)])
         case .experimentPut(let experiment):
@@ -94,15 +98,10 @@ enum HubRecord: Sendable {
         case "screen_numbered":
             self = .screenNumbered(try fields.string("screen"), lastVersion: try fields.int("last_version"))
         case "cohort_set":
-            var rule: CohortRule?
-            if let value = json["rule"], value != .null {
-                do {
-                    rule = try CohortRule(json: value)
-                } catch {
-                    throw DecodingError(description: "cohort_set: the rule no longer parses: \(error.message)")
-                }
-            }
+            let rule = try Self.rule(json["rule"], in: kind)
             self = .cohortSet(try fields.string("name"), Cohort(users: Set(try fields.strings("users")), rule: rule))
+        case "cohort_rule_set":
+            self = .cohortRuleSet(try fields.string("name"), try Self.rule(json["rule"], in: kind))
         case "cohort_users_edited":
             self = .cohortUsersEdited(
                 try fields.string("name"), add: try fields.strings("add"), remove: try fields.strings("remove"))
@@ -154,6 +153,16 @@ enum HubRecord: Sendable {
             self = .adminTokenRevoked(try fields.string("name"))
         default:
             throw DecodingError(description: "unknown record kind \"\(kind)\"")
+        }
+    }
+
+    /// A cohort rule as stored (null: none); one that no longer parses stops the restore, named.
+    private static func rule(_ value: JSONValue?, in kind: String) throws(DecodingError) -> CohortRule? {
+        guard let value, value != .null else { return nil }
+        do {
+            return try CohortRule(json: value)
+        } catch {
+            throw DecodingError(description: "\(kind): the rule no longer parses: \(error.message)")
         }
     }
 
