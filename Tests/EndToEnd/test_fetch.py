@@ -78,6 +78,10 @@ def test_the_client_module_is_served_with_an_etag_and_cors(hub_factory):
     assert status == 304 and body == b""
     types = fetch(hub, "/v1/client.d.ts")
     assert types[0] == 200 and types[2] == open(module[:-3] + ".d.ts", "rb").read()
+    # The screen renderer the demo page and the console draw with, for apps' web views too.
+    status, headers, body = fetch(hub, "/v1/screen-render.js")
+    assert status == 200 and body == open(os.path.join(root, "clients", "js", "screen-render.js"), "rb").read()
+    assert headers["Content-Type"].startswith("text/javascript") and headers["ETag"]
     strict = hub_factory("--allowed-origins", "https://app.example.com")
     _, headers, _ = fetch(strict, "/v1/client.js", {"Origin": "https://app.example.com"})
     assert headers["Access-Control-Allow-Origin"] == "https://app.example.com" and "Origin" in headers["Vary"]

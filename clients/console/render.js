@@ -1,69 +1,13 @@
-// Screen trees drawn two ways: as the demo page draws them (clients/demo/index.html: text,
-// section, image, list, button, and any other type as a labelled box, so nothing published is
-// hidden), and as a collapsible tree of the JSON itself. Both use textContent only.
-//
-// The demo page's renderer is inline in its page; this is the same mapping without its live
-// element reuse, and test_console.py checks that both draw the same elements for the same tree.
-// TODO(issue 14): have the demo page import this module instead of keeping its own copy.
+// Screen trees drawn two ways: as the demo page draws them (the hub's screen renderer,
+// clients/js/screen-render.js, served here as ./screen-render.js: one renderer for both pages),
+// and as a collapsible tree of the JSON itself. Both use textContent only.
 
 import { el } from "./ui.js";
+import { renderScreen as draw, labelOf as label } from "./screen-render.js";
 
-function safeURL(value) {
-  if (typeof value !== "string") return null;
-  try {
-    const url = new URL(value, location.href);
-    if (url.protocol === "http:" || url.protocol === "https:") return url.href;
-    if (url.protocol === "data:" && /^data:image\//i.test(value)) return value;
-  } catch {}
-  return null;
-}
-
-function label(node) {
-  for (const key of ["text", "label", "title", "name"]) if (typeof node[key] === "string") return node[key];
-  return null;
-}
-
-/** The tree as the demo page draws it (a detached element). */
+/** The tree as the demo page draws it (a detached element; buttons inert: a preview). */
 export function renderScreen(node) {
-  if (node === null || typeof node !== "object" || Array.isArray(node)) {
-    return el("pre", { className: "c-unknown mono" }, JSON.stringify(node));
-  }
-  const children = (parent) => {
-    if (Array.isArray(node.children)) for (const child of node.children) parent.append(renderScreen(child));
-    return parent;
-  };
-  switch (node.type) {
-    case "screen":
-      return children(el("div", { className: "c-screen" }, typeof node.title === "string" ? el("h3", {}, node.title) : null));
-    case "text":
-      return el("p", { className: "c-text" + (typeof node.style === "string" ? " " + node.style : "") }, label(node) ?? "");
-    case "section":
-      return children(el("section", { className: "c-section" }, typeof node.title === "string" ? el("h4", {}, node.title) : null));
-    case "image": {
-      const src = safeURL(node.url ?? node.src);
-      const caption = node.alt ?? node.caption ?? (src ? "" : "image: " + String(node.url ?? node.src ?? "(no url)"));
-      return el("figure", { className: "c-image" },
-        src ? el("img", { src, alt: node.alt ?? "" }) : null,
-        caption ? el("figcaption", {}, caption) : null);
-    }
-    case "list":
-      return el("ul", { className: "c-list" }, (Array.isArray(node.items) ? node.items : []).map((entry) => {
-        if (entry !== null && typeof entry === "object" && typeof entry.type === "string") return el("li", {}, renderScreen(entry));
-        return el("li", {}, entry !== null && typeof entry === "object" ? label(entry) ?? JSON.stringify(entry) : String(entry));
-      }));
-    case "button": {
-      // Inert here: the console previews, it does not act.
-      const button = el("button", { type: "button", className: "c-button", tabIndex: -1, "aria-disabled": "true" }, label(node) ?? "Button");
-      if (node.action !== undefined) button.title = "action: " + JSON.stringify(node.action);
-      return button;
-    }
-    default: {
-      const box = el("div", { className: "c-unknown" }, el("div", { className: "label" }, typeof node.type === "string" ? node.type : "no type"));
-      const { children: _, type: __, ...fields } = node;
-      if (Object.keys(fields).length) box.append(el("pre", { className: "mono" }, JSON.stringify(fields)));
-      return children(box);
-    }
-  }
+  return draw(node, { headings: ["h3", "h4"] }).root;
 }
 
 const summaryOf = (value) => {
