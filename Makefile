@@ -8,9 +8,13 @@ BIN_RELEASE := .build/release
 
 .PHONY: run test build release deps venv deploy-tools unit e2e conformance bench bench-loadgen tsan asan fuzz soak chaos clean
 
+# OpenSSL's headers and library (the hub links them) and its command line (the TLS tests make
+# their certificates with `openssl req`).
 deps:
 	@pkg-config --exists openssl 2>/dev/null || { \
 	  echo "installing libssl-dev"; apt-get update -qq && apt-get install -y -qq libssl-dev pkg-config; }
+	@command -v openssl >/dev/null 2>&1 || { \
+	  echo "installing openssl"; apt-get update -qq && apt-get install -y -qq openssl; }
 
 venv:
 	@bash scripts/ensure-python-venv.sh
