@@ -92,6 +92,32 @@ final class HubFixture: @unchecked Sendable {
         return (version, hash)
     }
 
+    /// Whether the sync `id`'s receipts count one ack.
+    func acked(_ id: String) -> Bool {
+        ((try? admin("GET", "/v1/syncs/\(id)").json["receipts"]?["acked"]) ?? nil) == .number(1)
+    }
+
+    /// What every transport must do: a snapshot, a patch (hash-checked), a sync acked. Returns the
+    /// client (open; the caller closes it) and the second version's hash.
+    func snapshotPatchAndSync(transport: any ClientTransport, device: String, options: PushHubClient.Options)
+        throws -> (client: PushHubClient, hash: String)
+    {
+        _ = try publish("home", ClientAgainstHubTests.screen(#"{"title":"one"}"#))
+        let client = PushHubClient(url: url, credentials: .device(device), transport: transport, options: options)
+        let recorder = Recorder()
+        recorder.attach(client, screen: "home")
+        guard recorder.wait(until: { recorder.lastTree?.meta.version == 1 }) else { throw Failure("no snapshot") }
+        let v2 = try publish("home", ClientAgainstHubTests.screen(#"{"title":"two"}"#))
+        guard recorder.wait(until: { recorder.lastTree?.meta.version == v2.version }),
+            recorder.lastTree?.meta.source == .patch, recorder.lastTree?.meta.hash == v2.hash
+        else { throw Failure("no patch to v\(v2.version)") }
+        let sync = try admin("POST", "/v1/syncs", #"{"target":{"all":true}}"#).json
+        guard let id = sync["id"]?.stringValue, recorder.wait(until: { acked(id) }) else {
+            throw Failure("the sync was not acked: \(sync)")
+        }
+        return (client, v2.hash)
+    }
+
     func token(user: String) -> String {
         JWTVerifier.sign(["sub": .string(user)], secret: Array(hub.secrets.jwtSecret.utf8))
     }

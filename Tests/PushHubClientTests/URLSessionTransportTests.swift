@@ -50,19 +50,9 @@ import Testing
     func webSocket() throws {
         let fixture = try HubFixture()
         defer { fixture.stop() }
-        _ = try fixture.publish("home", ClientAgainstHubTests.screen(#"{"title":"one"}"#))
-        let client = PushHubClient(
-            url: fixture.url, credentials: .device("d-urlsession"), transport: URLSessionTransport(),
-            options: ClientAgainstHubTests.options())
-        defer { client.close() }
-        let recorder = Recorder()
-        recorder.attach(client, screen: "home")
-        #expect(recorder.wait { recorder.lastTree?.meta.version == 1 })
-        let v2 = try fixture.publish("home", ClientAgainstHubTests.screen(#"{"title":"two"}"#))
-        #expect(recorder.wait { recorder.lastTree?.meta.version == v2.version })
-        #expect(recorder.lastTree?.meta.source == .patch && recorder.lastTree?.meta.hash == v2.hash)
-        let sync = try fixture.admin("POST", "/v1/syncs", #"{"target":{"all":true}}"#).json
-        let id = try #require(sync["id"]?.stringValue)
-        #expect(recorder.wait { ((try? fixture.admin("GET", "/v1/syncs/\(id)").json["receipts"]?["acked"]) ?? nil) == .number(1) })
+        let (client, _) = try fixture.snapshotPatchAndSync(
+            transport: URLSessionTransport(), device: "d-urlsession", options: ClientAgainstHubTests.options())
+        client.close()
     }
+
 }
