@@ -253,3 +253,27 @@ def test_sighup_reloads_the_limits_from_the_config_file_without_dropping_anyone(
     assert subscribe(clients[1], "s0")["type"] == "snapshot" and hub.process.poll() is None
     for ws in clients:
         ws.close()
+
+
+def test_metrics_per_loop(hub_factory):
+    """Each loop's connections and longest tick, labelled by loop and role: how clients spread
+    over the loops and which one is late (the hub-wide lag gauge cannot say)."""
+    from websockets.sync.client import connect
+    hub = hub_factory("--loops", "2", "--dev")
+    sockets = [connect(hub.url + "/v1/connect") for _ in range(6)]
+    try:
+        status, text = call(hub, "GET", "/metrics")
+        assert status == 200
+        rows = {}
+        for line in text.splitlines():
+            if line.startswith("pushhub_loop_connections{") or line.startswith("pushhub_loop_tick_max_seconds{"):
+                name, value = line.split(" ")
+                rows[name] = float(value)
+        client = [rows['pushhub_loop_connections{loop="%d",role="client"}' % i] for i in (0, 1)]
+        assert sum(client) == 6, rows  # every client connection is on one of the two client loops
+        assert rows['pushhub_loop_connections{loop="2",role="control"}'] >= 1  # this admin request
+        for i, role in ((0, "client"), (1, "client"), (2, "control")):
+            assert 'pushhub_loop_tick_max_seconds{loop="%d",role="%s"}' % (i, role) in rows
+    finally:
+        for ws in sockets:
+            ws.close()

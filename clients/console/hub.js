@@ -9,10 +9,11 @@ const SAMPLES = 60;
 
 export default function hub({ root }) {
   const tiles = el("dl", { className: "tiles" });
+  const loops = el("div", { id: "loops" });
   const charts = el("div", { className: "charts" });
   const platforms = el("div");
   const audit = el("div");
-  root.append(el("h2", {}, "Hub"), section("Now", tiles), section("Last minute (one sample a second)", charts),
+  root.append(el("h2", {}, "Hub"), section("Now", tiles, loops), section("Last minute (one sample a second)", charts),
     el("div", { className: "columns" }, section("Connections by platform and app version", platforms), section("Audit log (recent changes and refusals)", audit)));
 
   const series = { deliveries: [], messagesIn: [], lag: [], connections: [], memory: [] };
@@ -45,6 +46,19 @@ export default function hub({ root }) {
       ...tile("Screens", number(stats.screens), "tile-screens"),
       ...tile("Last sync seq", number(stats.sync_seq), "tile-sync-seq"),
       ...tile("Syncs delivered / acked", `${number(metrics.pushhub_syncs_delivered_total)} / ${number(metrics.pushhub_syncs_acked_total)}`, "tile-syncs"));
+    // Per loop (pushhub_loop_connections{loop,role}, pushhub_loop_tick_max_seconds{loop,role}).
+    const perLoop = new Map();
+    for (const [key, value] of Object.entries(metrics)) {
+      const match = /^pushhub_loop_(connections|tick_max_seconds)\{loop="(\d+)",role="(\w+)"\}$/.exec(key);
+      if (!match) continue;
+      const row = perLoop.get(match[2]) ?? { loop: Number(match[2]), role: match[3] };
+      row[match[1]] = value;
+      perLoop.set(match[2], row);
+    }
+    loops.replaceChildren(perLoop.size ? table(["Loop", "Role", "Connections", "Longest tick (last 10–20 s)"],
+      [...perLoop.values()].sort((a, b) => a.loop - b.loop).map((r) => [
+        String(r.loop), r.role, number(r.connections ?? 0), `${((r.tick_max_seconds ?? 0) * 1000).toFixed(1)} ms`,
+      ]), { className: "loops" }) : "");
     const rate = (v) => `${v.toFixed(1)}/s`;
     charts.replaceChildren(
       el("figure", {}, el("figcaption", {}, "Deliveries (messages out) per second"), sparkline(series.deliveries, { label: "deliveries per second", format: rate })),

@@ -31,6 +31,8 @@ final class EventLoop {
     /// Read by connections and the shard as they go, so a reload applies to the next use.
     private(set) var config: HubConfig
     let metrics: Metrics
+    /// This loop's own figures (nil when the hub's metrics have no per-loop entries).
+    private let loopMetrics: LoopMetrics?
     /// This loop's share of the clients (client loops).
     private(set) var shard: Shard?
     /// The hub's state and admin API (the control plane's loop).
@@ -71,6 +73,7 @@ final class EventLoop {
         self.index = index
         self.config = config
         self.metrics = metrics
+        loopMetrics = metrics.loops.indices.contains(index) ? metrics.loops[index] : nil
         self.addresses = addresses
         self.mailbox = mailbox
         self.wakeFD = wakeFD
@@ -117,6 +120,7 @@ final class EventLoop {
             }
             let finished = MonotonicClock.now()
             metrics.noteTick(nanoseconds: finished - now, now: finished)
+            loopMetrics?.lag.note(finished - now, now: finished)
             reapPending()
             if let deadline = shutdownDeadline, connections.isEmpty || now >= deadline { break }
         }
@@ -205,6 +209,7 @@ final class EventLoop {
             let connection = Connection(token: token, socket: owned, kind: kind, loop: self, tls: tls)
             connections[token] = connection
             metrics.openConnections.add(1, ordering: .relaxed)
+            loopMetrics?.connections.add(1, ordering: .relaxed)
             metrics.acceptedTotal.add(1, ordering: .relaxed)
             schedule(connection)
         }
@@ -341,6 +346,7 @@ final class EventLoop {
             timers.remove(connection)
             connection.reap()
             metrics.openConnections.subtract(1, ordering: .relaxed)
+            loopMetrics?.connections.subtract(1, ordering: .relaxed)
         }
         pendingReap.removeAll(keepingCapacity: true)
     }

@@ -19,7 +19,7 @@ public final class Hub: Sendable {
         let directory = DataDirectory(path: config.dataDirectory)
         dataLock = try directory.lock()
         secrets = try directory.prepare()
-        let metrics = Metrics()
+        let metrics = Metrics(loops: config.effectiveLoops)
         self.metrics = metrics
         var clientListeners: [Listener] = []
         var client = config.listen

@@ -53,7 +53,17 @@ public final class Metrics: Sendable {
     public let memoryTrims = Atomic<Int>(0)
     public let memoryTrimmedBytes = Atomic<Int>(0)
 
-    public init() {}
+    /// Per loop: the client loops, then the control plane's (empty for a hub built without loops).
+    public let loops: [LoopMetrics]
+
+    /// - Parameter loops: how many client loops the hub runs (their figures, and the control
+    ///   plane's loop after them, are exported per loop).
+    public init(loops: Int = 0) {
+        self.loops =
+            loops > 0
+            ? (0..<loops).map { LoopMetrics(index: $0, role: "client") } + [LoopMetrics(index: loops, role: "control")]
+            : []
+    }
 
     func noteCommit(records: Int, nanoseconds: UInt64) {
         commits.add(1, ordering: .relaxed)
@@ -193,7 +203,19 @@ public final class Metrics: Sendable {
         func exposition(_ name: String, _ type: String, _ help: String, _ value: String) -> String {
             "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name) \(value)\n"
         }
-        return rows.map { exposition($0.0, $0.1, $0.2, String($0.3)) }.joined()
+        let now = MonotonicClock.now()
+        let perLoop: [(String, String, (LoopMetrics) -> String)] = [
+            ("pushhub_loop_connections", "Open connections of each event loop.", { "\($0.connections.load(ordering: .relaxed))" }),
+            (
+                "pushhub_loop_tick_max_seconds", "The longest tick of each event loop in the last 10 to 20 seconds.",
+                { "\(Double($0.lag.longest(now: now)) / 1e9)" }
+            ),
+        ]
+        let labelled = loops.isEmpty ? "" : perLoop.map { name, help, value in
+            "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
+                + loops.map { "\(name){loop=\"\($0.index)\",role=\"\($0.role)\"} \(value($0))\n" }.joined()
+        }.joined()
+        return labelled + rows.map { exposition($0.0, $0.1, $0.2, String($0.3)) }.joined()
             + seconds.map { exposition($0.0, $0.1, $0.2, String($0.3)) }.joined()
     }
 }
