@@ -9,12 +9,14 @@ BIN_RELEASE := .build/release
 .PHONY: run test build release deps venv deploy-tools unit e2e conformance bench bench-loadgen tsan asan fuzz soak chaos clean
 
 # OpenSSL's headers and library (the hub links them) and its command line (the TLS tests make
-# their certificates with `openssl req`).
+# their certificates with `openssl req`); zlib's headers (permessage-deflate).
 deps:
 	@pkg-config --exists openssl 2>/dev/null || { \
 	  echo "installing libssl-dev"; apt-get update -qq && apt-get install -y -qq libssl-dev pkg-config; }
 	@command -v openssl >/dev/null 2>&1 || { \
 	  echo "installing openssl"; apt-get update -qq && apt-get install -y -qq openssl; }
+	@pkg-config --exists zlib 2>/dev/null || { \
+	  echo "installing zlib1g-dev (permessage-deflate)"; apt-get update -qq && apt-get install -y -qq zlib1g-dev; }
 
 venv:
 	@bash scripts/ensure-python-venv.sh

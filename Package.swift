@@ -29,9 +29,11 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         .systemLibrary(name: "CLinux"),
+        // zlib, for permessage-deflate (RFC 7692).
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Records the checkout's commit before each build, for `--version`.
         .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
-        .target(name: "WSProtocol", dependencies: ["COpenSSL"]),
+        .target(name: "WSProtocol", dependencies: ["COpenSSL", "CZlib"]),
         // The screen tree shared by the hub and its Swift client: JSON values, RFC 8785 writing,
         // RFC 6901 pointers, RFC 6902 patches, SHA-256 screen hashes. No sockets, threads or clocks.
         .target(name: "ScreenTree", dependencies: ["WSProtocol", "COpenSSL"]),

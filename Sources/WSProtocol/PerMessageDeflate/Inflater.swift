@@ -1,0 +1,73 @@
+import CZlib
+
+/// Decompresses permessage-deflate messages (RFC 7692 §7.2.2): the payload with `00 00 FF FF`
+/// appended, inflated as raw DEFLATE, never to more than a limit — a message that would grow
+/// past it (a deflate bomb) is refused after at most `limit` bytes were produced, closing 1009.
+///
+/// Invariant: `stream` is allocated once, never moves and is initialized for the object's
+/// life; with `resetsEachMessage` no state survives a message (one inflater can serve every
+/// connection of a loop); one thread at a time.
+public final class Inflater {
+    /// Why a message could not be inflated.
+    public enum Failure: Error, Equatable, Sendable {
+        /// It would be larger than the limit (1009).
+        case tooBig(limit: Int)
+        /// Not valid DEFLATE data: a protocol error (1002).
+        case corrupt(String)
+    }
+
+    private let stream: UnsafeMutablePointer<z_stream>
+    private let resetsEachMessage: Bool
+    private static let tail: [UInt8] = [0x00, 0x00, 0xFF, 0xFF]
+
+    public init(windowBits: Int = 15, resetsEachMessage: Bool = true) {
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        self.resetsEachMessage = resetsEachMessage
+        let status = pushhub_inflate_init(stream, Int32(windowBits))
+        precondition(status == Z_OK, "inflateInit2 failed (\(status)): out of memory")
+    }
+
+    deinit {
+        inflateEnd(stream)
+        stream.deallocate()
+    }
+
+    /// The message `payload` (the frames' payloads joined) decompressed, at most `limit` bytes.
+    public func decompress(_ payload: UnsafeRawBufferPointer, limit: Int) throws(Failure) -> [UInt8] {
+        var output: [UInt8] = []
+        defer { if resetsEachMessage { inflateReset(stream) } }
+        try feed(payload, into: &output, limit: limit)
+        let ended = Self.tail.withUnsafeBytes { tail in Result { () throws(Failure) in try feed(tail, into: &output, limit: limit) } }
+        try ended.get()
+        return output
+    }
+
+    public func decompress(_ payload: [UInt8], limit: Int) throws(Failure) -> [UInt8] {
+        try payload.withUnsafeBytes { bytes in Result { () throws(Failure) in try decompress(bytes, limit: limit) } }.get()
+    }
+
+    private func feed(_ input: UnsafeRawBufferPointer, into output: inout [UInt8], limit: Int) throws(Failure) {
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+        stream.pointee.avail_in = uInt(input.count)
+        defer { stream.pointee.next_in = nil }
+        var chunk = [UInt8](repeating: 0, count: 16 << 10)
+        while stream.pointee.avail_in > 0 {
+            let (status, produced) = chunk.withUnsafeMutableBytes { buffer in
+                stream.pointee.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
+                stream.pointee.avail_out = uInt(buffer.count)
+                let status = inflate(stream, Z_SYNC_FLUSH)
+                return (status, buffer.count - Int(stream.pointee.avail_out))
+            }
+            guard output.count + produced <= limit else { throw .tooBig(limit: limit) }
+            output += chunk[..<produced]
+            switch status {
+            case Z_OK, Z_BUF_ERROR: continue
+            case Z_STREAM_END: return  // a final block: what follows is ignored (RFC 7692 §7.2.2 allows BFINAL)
+            default:
+                let message = stream.pointee.msg.map { String(cString: $0) } ?? "status \(status)"
+                throw .corrupt(message)
+            }
+        }
+    }
+}
