@@ -231,11 +231,15 @@ def test_client_through_nginx(hub_factory, nginx_factory, tls):
     proxy = nginx_factory(hub.port, tls=tls)
     assert proxy.test_config().returncode == 0
     proxy.start()
-    if tls:
-        url = "wss://127.0.0.1:%d" % proxy.https_port
-        ws = hello(url, client_token(hub, "u-deploy"), ssl=ssl.create_default_context(cafile=proxy.cert))
-    else:
-        ws = hello("ws://127.0.0.1:%d" % proxy.http_port, client_token(hub, "u-deploy"))
+    try:
+        if tls:
+            url = "wss://127.0.0.1:%d" % proxy.https_port
+            ws = hello(url, client_token(hub, "u-deploy"), ssl=ssl.create_default_context(cafile=proxy.cert))
+        else:
+            ws = hello("ws://127.0.0.1:%d" % proxy.http_port, client_token(hub, "u-deploy"))
+    except TimeoutError as error:
+        # Seen once in a CI run (2026-11-23, wss): say what nginx and the hub logged.
+        raise AssertionError("%s; nginx: %s; hub: %s" % (error, proxy.log()[-2000:], open(hub.log_path).read()[-2000:]))
     with ws:
         # Quiet for longer than the hub's idle timeout: only pings and pongs cross nginx.
         screen_session(hub, ws, "deploy/home", quiet_seconds=4.0)
