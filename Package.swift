@@ -53,7 +53,8 @@ let package = Package(
         .executableTarget(name: "hubctl", dependencies: ["PushHub", "PushHubClient", "WSProtocol"]),
         .executableTarget(
             name: "ws-testee", dependencies: ["PushHubClient", "Sockets", "WSProtocol"], path: "Tests/Conformance/ws-testee"),
-        .executableTarget(name: "ws-bench", dependencies: ["PushHub", "PushHubClient", "WSProtocol", "CLinux", "COpenSSL"], path: "bench/ws-bench"),
+        .executableTarget(
+            name: "ws-bench", dependencies: ["PushHub", "PushHubClient", "WSProtocol", "CLinux", "COpenSSL", "TestSupport"], path: "bench/ws-bench"),
         .target(name: "FuzzTargets", dependencies: ["PushHub", "WSProtocol", "COpenSSL"], path: "Fuzz/FuzzTargets"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "WSProtocolTests", dependencies: ["WSProtocol", "TestSupport"]),

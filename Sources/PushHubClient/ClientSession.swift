@@ -58,6 +58,14 @@ struct ClientSession {
         syncMax = lastSync
     }
 
+    /// The tree held for `screen` with its version and hash (nil when not subscribed, or while a
+    /// resubscribe waits for its snapshot).
+    func held(_ screen: String) -> (tree: JSONValue, version: Int, hash: String)? {
+        guard let entry = screens[screen], let tree = entry.tree, let version = entry.version, let hash = entry.hash
+        else { return nil }
+        return (tree, version, hash)
+    }
+
     // MARK: - App calls
 
     /// Starts following `screen`, from `cached` (a stored tree whose hash checked) if given.

@@ -1,5 +1,6 @@
 import Foundation
 import ScreenTree
+import Sockets
 import Synchronization
 import WSProtocol
 
@@ -164,7 +165,7 @@ public final class PushHubClient: @unchecked Sendable {
     public func closeAndWait(timeout: Duration = .seconds(2)) {
         let done = DispatchSemaphore(value: 0)
         queue.async { [self] in closeNow(waiter: done) }
-        _ = done.wait(timeout: .now() + Self.seconds(timeout))
+        _ = done.wait(timeout: .now() + timeout.seconds)
     }
 
     private func closeNow(waiter: DispatchSemaphore?) {
@@ -253,7 +254,7 @@ public final class PushHubClient: @unchecked Sendable {
             self.open()
         }
         reconnect = retry
-        queue.asyncAfter(deadline: .now() + Self.seconds(delay), execute: retry)
+        queue.asyncAfter(deadline: .now() + delay.seconds, execute: retry)
     }
 
     // MARK: - Actions
@@ -373,11 +374,6 @@ public final class PushHubClient: @unchecked Sendable {
     }
 
     private func handlerID() -> Int { handlerIDs.wrappingAdd(1, ordering: .relaxed).newValue }
-
-    static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
 }
 
 /// One `subscribe` call: `current` is the latest tree it was given; `close()` removes its callback.

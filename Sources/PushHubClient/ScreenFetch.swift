@@ -34,11 +34,7 @@ extension PushHubClient {
     public func fetchScreen(_ screen: String) async throws(FetchError) -> FetchedScreen {
         let result: Result<FetchedScreen, FetchError> = await withCheckedContinuation { continuation in
             queue.async { [self] in
-                let held = session.screens[screen].flatMap { entry in
-                    entry.tree.flatMap { tree in
-                        entry.version.flatMap { version in entry.hash.map { (tree: tree, version: version, hash: $0) } }
-                    }
-                } ?? stored(screen)
+                let held = session.held(screen) ?? stored(screen)
                 let request = fetchRequest(screen, held: held?.hash)
                 transport.get(request) { answer in
                     self.queue.async {
@@ -80,8 +76,13 @@ extension PushHubClient {
             }
             return .success(FetchedScreen(screen: screen, tree: held.tree, version: held.version, hash: held.hash, status: 304))
         case 200:
-            guard let body = try? JSONReader.parse(response.body), let tree = body["tree"],
-                let version = body["version"]?.intValue, let hash = body["hash"]?.stringValue
+            let body: JSONValue
+            do {
+                body = try JSONReader.parse(response.body)
+            } catch {
+                return .failure(FetchError(code: .http, status: 200, message: "the answer is not JSON: \(error)"))
+            }
+            guard let tree = body["tree"], let version = body["version"]?.intValue, let hash = body["hash"]?.stringValue
             else {
                 return .failure(FetchError(code: .http, status: 200, message: "not a screen: \(message.prefix(200))"))
             }

@@ -2,6 +2,7 @@ import Foundation
 import PushHub
 import PushHubClient
 import Synchronization
+import TestSupport
 
 /// An in-process hub on loopback that can be restarted on the same port and data directory,
 /// with the admin calls the client tests make.
@@ -18,7 +19,7 @@ final class HubFixture: @unchecked Sendable {
     init(jitterMilliseconds: Int = 0, anonymous: Bool = true, tls: Bool = false) throws {
         self.jitterMilliseconds = jitterMilliseconds
         if tls {
-            let (certificate, key) = try Self.makeCertificate(in: dataDirectory + "-tls")
+            let (certificate, key) = try SelfSignedCertificate.make(in: dataDirectory + "-tls")
             self.certificate = certificate
             self.tls = try TLSContext(certificate: certificate, key: key)
         } else {
@@ -27,23 +28,6 @@ final class HubFixture: @unchecked Sendable {
         }
         hub = try Self.start(port: 0, data: dataDirectory, jitter: jitterMilliseconds, anonymous: anonymous, tls: self.tls)
         port = hub.clientAddress.port
-    }
-
-    /// A self-signed certificate made by `openssl req`: (certificate, key) paths.
-    static func makeCertificate(in directory: String) throws -> (String, String) {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let (certificate, key) = (directory + "/cert.pem", directory + "/key.pem")
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        openssl.arguments = [
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "2",
-            "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
-        ]
-        openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        openssl.waitUntilExit()
-        guard openssl.terminationStatus == 0 else { throw Failure("openssl req failed") }
-        return (certificate, key)
     }
 
     private static func start(port: UInt16, data: String, jitter: Int, anonymous: Bool, tls: TLSContext? = nil) throws
@@ -72,8 +56,7 @@ final class HubFixture: @unchecked Sendable {
     func restart(downtime: Duration) throws {
         stop()
         hub = nil
-        let (seconds, attoseconds) = downtime.components
-        Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
+        Thread.sleep(forTimeInterval: downtime.seconds)
         hub = try Self.start(port: port, data: dataDirectory, jitter: jitterMilliseconds, anonymous: true, tls: tls)
     }
 

@@ -3,23 +3,8 @@ import WSProtocol
 
 @testable import PushHub
 
-@Suite struct AdminAPITests {
-    let plane = try! ControlPlane(
-        config: HubConfig(), metrics: Metrics(), adminToken: "secret-token",
-        clientAddress: SocketAddress(host: "127.0.0.1", port: 8080), dataDirectory: nil)
-
-    /// The answer, which these routes give at once (nothing is pending, no loop is asked).
-    func handle(_ head: RequestHead) -> Response {
-        var answer: Response?
-        plane.handle(head, body: [], reply: AdminReply { answer = $0 })
-        return answer!
-    }
-
-    func request(_ method: String, _ target: String, token: String? = nil) -> RequestHead {
-        var headers = HeaderFields([("Host", "admin")])
-        if let token { headers.append(name: "Authorization", value: "Bearer \(token)") }
-        return RequestHead(method: method, target: target, version: "HTTP/1.1", headers: headers)
-    }
+@Suite struct AdminAPITests: AdminRequests {
+    let plane = AdminAPITests.makePlane()
 
     @Test("/healthz needs no token; everything else does, and errors use the contract's shape")
     func auth() {

@@ -6,24 +6,8 @@ import WSProtocol
 
 /// The console's routes (issue 14): the page served without a token, `/v1/whoami`, and the audit
 /// ring behind `/v1/audit`.
-@Suite struct ConsoleTests {
-    let plane = try! ControlPlane(
-        config: HubConfig(), metrics: Metrics(), adminToken: "secret-token",
-        clientAddress: SocketAddress(host: "127.0.0.1", port: 8080), dataDirectory: nil)
-
-    func handle(_ head: RequestHead) -> Response {
-        var answer: Response?
-        plane.handle(head, body: [], reply: AdminReply { answer = $0 })
-        return answer!
-    }
-
-    func request(_ method: String, _ target: String, token: String? = nil, headers extra: [(String, String)] = [])
-        -> RequestHead
-    {
-        var headers = HeaderFields([("Host", "admin")] + extra)
-        if let token { headers.append(name: "Authorization", value: "Bearer \(token)") }
-        return RequestHead(method: method, target: target, version: "HTTP/1.1", headers: headers)
-    }
+@Suite struct ConsoleTests: AdminRequests {
+    let plane = ConsoleTests.makePlane()
 
     func json(_ response: Response) throws -> JSONValue { try JSONReader.parse(response.body) }
 

@@ -2,6 +2,7 @@ import COpenSSL
 import Foundation
 import Glibc
 import PushHub
+import TestSupport
 
 /// TLS for the load generator (`ws-bench --tls on`): a certificate made with `openssl req` for
 /// the hub, one client context that does not verify it (the bench's own), an `SSL` per
@@ -15,19 +16,8 @@ enum BenchTLS {
 
     /// A self-signed certificate and key for the bench hub: (`--tls-cert`, `--tls-key`) flags.
     static func hubFlags() throws -> [String] {
-        let directory = NSTemporaryDirectory() + "pushhub-bench-tls-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let (certificate, key) = (directory + "/cert.pem", directory + "/key.pem")
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        openssl.arguments = [
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "2",
-            "-subj", "/CN=localhost",
-        ]
-        openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        openssl.waitUntilExit()
-        guard openssl.terminationStatus == 0 else { throw BenchError("openssl req failed") }
+        let (certificate, key) = try SelfSignedCertificate.make(
+            in: NSTemporaryDirectory() + "pushhub-bench-tls-\(UUID().uuidString)")
         return ["--tls-cert", certificate, "--tls-key", key]
     }
 

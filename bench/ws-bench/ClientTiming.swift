@@ -56,31 +56,30 @@ enum ClientTiming {
         var cache = RenditionCache()
         let first = ScreenVersion(name: "big", version: 1, tree: trees[0], publishedAt: 0)
         let snapshot = text(ServerMessage.snapshot(screen: "big", version: 1, rendered: cache.rendered(first, for: .latest)))
-        let snapshotStart = ContinuousClock.now
+        let snapshotStart = MonotonicClock.now()
         transport.feed(snapshot)
         delivered.wait()
-        let snapshotTime = ContinuousClock.now - snapshotStart
+        let snapshotNanoseconds = MonotonicClock.now() - snapshotStart
 
         // Versions alternate between the two trees: each patch changes one leaf.
         let forward = JSONPatchDiff.diff(trees[0], trees[1])
         let backward = JSONPatchDiff.diff(trees[1], trees[0])
         let hashes = trees.map { ScreenHash.of($0) }
-        var samples: [Duration] = []
+        var samples = Latencies()
         for version in 2..<(2 + patches) {
             let (ops, hash) = version % 2 == 0 ? (forward, hashes[1]) : (backward, hashes[0])
             let message = text(ServerMessage.patch(screen: "big", from: version - 1, version: version, hash: hash, ops: ops))
-            let start = ContinuousClock.now
+            let start = MonotonicClock.now()
             transport.feed(message)
             delivered.wait()
-            samples.append(ContinuousClock.now - start)
+            samples.add(MonotonicClock.now() - start)
         }
         client.close()
-        samples.sort()
         let applyOnly = DiffTiming.median(patches) { _ = try? forward.apply(to: trees[0]) }
         let hashOnly = DiffTiming.median(patches) { _ = ScreenHash.of(trees[1]) }
         return Timings(
-            snapshotMillis: millis(snapshotTime), patchMedianMillis: millis(samples[samples.count / 2]),
-            patchP95Millis: millis(samples[samples.count * 95 / 100]), applyOnlyMedianMillis: applyOnly / 1000,
+            snapshotMillis: Double(snapshotNanoseconds) / 1e6, patchMedianMillis: samples.percentile(0.5) / 1000,
+            patchP95Millis: samples.percentile(0.95) / 1000, applyOnlyMedianMillis: applyOnly / 1000,
             hashOnlyMedianMillis: hashOnly / 1000, snapshotBytes: snapshot.utf8.count)
     }
 
@@ -89,10 +88,5 @@ enum ClientTiming {
         let length7 = frame[1] & 0x7F
         let header = 2 + (length7 == 126 ? 2 : length7 == 127 ? 8 : 0)
         return String(decoding: frame[header...], as: UTF8.self)
-    }
-
-    static func millis(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
     }
 }

@@ -18,19 +18,25 @@ export interface Storage {
 
 export type ConnectionState = "connecting" | "live" | "reconnecting" | "closed";
 
-export interface PushHubOptions {
-  /** The hub's WebSocket endpoint, e.g. "wss://push.example.com/v1/connect". */
+/** Who the client is and where it keeps its state: the same for a live `PushHub` and `fetchScreen`. */
+export interface ClientIdentityOptions {
+  /** The hub's WebSocket endpoint, e.g. "wss://push.example.com/v1/connect" (a fetch goes to https://host/v1/screens/{name}). */
   url: string;
-  /** A client JWT, or a function returning one (called before every connection: refresh it there). */
+  /** A client JWT, or a function returning one (called before every connection or fetch: refresh it there). */
   token?: string | (() => string | Promise<string>);
   /** The unit id of an anonymous client; generated and kept in `storage` when neither token nor device is given. */
   device?: string;
-  /** Sent in hello: the platform and semantic app version used for targeting and the capability filter. */
+  /** The platform and semantic app version: sent in hello (or as ?platform= and ?app_version=), for targeting and the capability filter. */
   app?: { platform?: string; version?: string };
   /** Where `have` (tree, version, hash per screen), `last_sync` and the device id live. Default: localStorage in browsers, else memory. */
   storage?: Storage;
   /** Prefix of the storage keys (default "pushhub"); use one per hub and user. */
   storageKey?: string;
+  /** The fetch function `fetchScreen` uses (default globalThis.fetch). */
+  fetch?: typeof fetch;
+}
+
+export interface PushHubOptions extends ClientIdentityOptions {
   /** Reconnect delay: a random 0..min(maxMs, initialMs × 2^attempt) (full jitter). Defaults: 500 ms, 30 s. */
   backoff?: { initialMs?: number; maxMs?: number };
   /** Send `rendered` automatically once every onTree callback for a version returned (or its promise resolved). Default true. */
@@ -41,8 +47,6 @@ export interface PushHubOptions {
   WebSocket?: new (url: string, protocols?: string | string[]) => WebSocket;
   /** Random numbers in [0, 1) for the backoff and sync jitter (default Math.random; tests inject one). */
   random?: () => number;
-  /** The fetch function `fetchScreen` uses (default globalThis.fetch). */
-  fetch?: typeof fetch;
 }
 
 export interface TreeMeta {
@@ -115,21 +119,7 @@ export declare class PushHub {
   close(): void;
 }
 
-export interface FetchScreenOptions {
-  /** The hub's WebSocket endpoint as for PushHub ("wss://host/v1/connect"); the fetch goes to https://host/v1/screens/{name}. */
-  url: string;
-  /** A client JWT (sent as Authorization: Bearer), or a function returning one. */
-  token?: string | (() => string | Promise<string>);
-  /** The anonymous unit id; without token and device, the one kept in `storage` (generated once, shared with PushHub). */
-  device?: string;
-  /** Sent as ?platform= and ?app_version= (variants' audiences and the capability filter). */
-  app?: { platform?: string; version?: string };
-  /** Where the tree is kept (the same entry PushHub uses). Default: localStorage in browsers, else memory. */
-  storage?: Storage;
-  /** Prefix of the storage keys (default "pushhub"). */
-  storageKey?: string;
-  /** The fetch function (default globalThis.fetch). */
-  fetch?: typeof fetch;
+export interface FetchScreenOptions extends ClientIdentityOptions {
   signal?: AbortSignal;
 }
 

@@ -174,11 +174,10 @@ final class Connection: HasDeadline {
     /// says so, as nginx does, instead of a silent handshake failure.
     private func refusePlainHTTP() {
         let scheme = kind == .client ? "wss:// (or https://)" : "https://"
-        let body = "this port speaks TLS: use \(scheme)\n"
-        let answer = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+        let answer = Response.plain(400, "this port speaks TLS: use \(scheme)").serialized(keepAlive: false)
         // Best effort, both: the socket is new and empty, and the request is read and dropped so
         // that closing with it unread does not reset the connection before the answer arrives.
-        _ = try? Array(answer.utf8).withUnsafeBytes { bytes throws(SystemError) in try socket.write(bytes) }
+        _ = try? answer.withUnsafeBytes { bytes throws(SystemError) in try socket.write(bytes) }
         _ = try? socket.read(into: loop.readBuffer)
         loop.metrics.tlsFailures.add(1, ordering: .relaxed)
         socket.shutdownWrite()

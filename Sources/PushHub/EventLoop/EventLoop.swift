@@ -119,7 +119,6 @@ final class EventLoop {
                 bytesWritten = 0
             }
             let finished = MonotonicClock.now()
-            metrics.noteTick(nanoseconds: finished - now, now: finished)
             loopMetrics?.lag.note(finished - now, now: finished)
             reapPending()
             if let deadline = shutdownDeadline, connections.isEmpty || now >= deadline { break }

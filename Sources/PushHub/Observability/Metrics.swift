@@ -47,8 +47,6 @@ public final class Metrics: Sendable {
     public let commitNanoseconds = Atomic<Int>(0)
     /// Writes that could not be made durable (journal, snapshot, exposure log): logged and counted.
     public let persistFailures = Atomic<Int>(0)
-    /// The longest loop tick (dispatch to flush) in the last 10–20 s: how late a loop can be.
-    let loopLag = LagWindow()
     /// Times free memory was given back to the system, and how many bytes the allocator held then.
     public let memoryTrims = Atomic<Int>(0)
     public let memoryTrimmedBytes = Atomic<Int>(0)
@@ -71,7 +69,6 @@ public final class Metrics: Sendable {
         commitNanoseconds.add(Int(nanoseconds), ordering: .relaxed)
     }
 
-    func noteTick(nanoseconds: UInt64, now: UInt64) { loopLag.note(nanoseconds, now: now) }
 
     /// Process-wide: renditions rendered and outgoing screen messages encoded (DESIGN §4's
     /// "once per rendition", checked by the benchmarks).
@@ -197,7 +194,8 @@ public final class Metrics: Sendable {
             ),
             (
                 "pushhub_loop_lag_seconds", "gauge", "The longest loop tick in the last 10 to 20 seconds.",
-                Double(loopLag.longest(now: MonotonicClock.now())) / 1e9
+                // The loops' own windows: the hub's lag is the latest of its loops.
+                Double(loops.map { $0.lag.longest(now: MonotonicClock.now()) }.max() ?? 0) / 1e9
             ),
         ]
         func exposition(_ name: String, _ type: String, _ help: String, _ value: String) -> String {

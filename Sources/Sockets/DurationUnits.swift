@@ -5,4 +5,10 @@ extension Duration {
         let (seconds, attoseconds) = components
         return UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
     }
+
+    /// Seconds as a `Double` (for Dispatch deadlines and `Thread.sleep`).
+    public var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
 }
