@@ -88,6 +88,8 @@ enum Watch: Command {
         }
         do {
             let answer = try client.send("GET", "/v1/stats")
+            // An answer that is not the stats (whatever the reader says of it) is reported below
+            // with its status and the way around it (--ws-url).
             guard answer.status == 200, let stats = try? JSONReader.parse(answer.body),
                 let listen = stats["client_listen"]?.stringValue, let address = SocketAddress(parsing: listen)
             else {
