@@ -33,6 +33,9 @@ public struct FrameHeader: Equatable, Sendable {
         self.payloadLength = payloadLength
     }
 
+    /// RSV1, which permessage-deflate (RFC 7692 §6) gives the meaning "this message is compressed".
+    public static let compressedBit: UInt8 = 0b100
+
     /// The largest header: 2 fixed bytes, 8 bytes of extended length, 4 bytes of masking key.
     public static let maxEncodedSize = 14
 

@@ -4,8 +4,13 @@
 /// inside one. Text is UTF-8-validated chunk by chunk as it arrives, so invalid text fails at
 /// the offending byte. Limits are checked when a header announces its length.
 ///
+/// A message whose first frame has RSV1 set is compressed (RFC 7692 permessage-deflate; the
+/// decoder lets RSV1 through only when it was agreed): its frames are collected, then inflated
+/// as a whole into `inflatedMessage`, bounded by the same message limit, and validated then.
+///
 /// Invariants: `messageOpcode` is non-nil exactly while a data message is in progress;
-/// `messageBytes` is the sum of the announced lengths of its frames, never over the limit.
+/// `messageBytes` is the sum of the announced lengths of its frames, never over the limit;
+/// `inflatedMessage` never holds more than the limit plus one byte.
 public struct MessageAssembler: Sendable {
     /// Where a completed message's payload lives.
     public enum Payload: Equatable, Sendable {
@@ -15,6 +20,8 @@ public struct MessageAssembler: Sendable {
         case assembledMessage
         /// Collected in `assembledControl` (a control frame split over reads).
         case assembledControl
+        /// Inflated into `inflatedMessage` (a compressed message).
+        case inflatedMessage
     }
 
     /// A completed message or control frame.
@@ -33,8 +40,11 @@ public struct MessageAssembler: Sendable {
     var fragments = 0
     var messageBytes: UInt64 = 0
     var utf8 = UTF8Validator()
+    /// Whether the message in progress is compressed (RSV1 on its first frame).
+    var isMessageCompressed = false
     public private(set) var assembledMessage: [UInt8] = []
     public private(set) var assembledControl: [UInt8] = []
+    public private(set) var inflatedMessage: [UInt8] = []
 
     /// A message buffer larger than this is released after its message rather than kept.
     static let retainedCapacity = 64 << 10
@@ -50,23 +60,24 @@ public struct MessageAssembler: Sendable {
     public mutating func frameStarted(_ header: FrameHeader) throws(ProtocolError) {
         current = header
         chunksInFrame = 0
+        let isCompressed = header.rsv & FrameHeader.compressedBit != 0
         if header.opcode.isControl {
+            if isCompressed { throw .compressedBitMisplaced(header.opcode) }
             assembledControl.removeAll(keepingCapacity: true)
             return
         }
         if header.opcode == .continuation {
             guard messageOpcode != nil else { throw .unexpectedContinuation }
+            if isCompressed { throw .compressedBitMisplaced(header.opcode) }
         } else {
             if messageOpcode != nil { throw .expectedContinuation(header.opcode) }
             messageOpcode = header.opcode
+            isMessageCompressed = isCompressed
             fragments = 0
             messageBytes = 0
             utf8.reset()
-            if assembledMessage.capacity > Self.retainedCapacity {
-                assembledMessage = []
-            } else {
-                assembledMessage.removeAll(keepingCapacity: true)
-            }
+            Self.release(&assembledMessage)
+            Self.release(&inflatedMessage)
         }
         fragments += 1
         if fragments - 1 > limits.maxFragments { throw .tooManyFragments(limit: limits.maxFragments) }
@@ -76,11 +87,21 @@ public struct MessageAssembler: Sendable {
         }
     }
 
+    /// Empties a message buffer for the next message, keeping its memory unless it is large.
+    private static func release(_ buffer: inout [UInt8]) {
+        if buffer.capacity > retainedCapacity {
+            buffer = []
+        } else {
+            buffer.removeAll(keepingCapacity: true)
+        }
+    }
+
     /// The decoder yielded payload bytes of the current frame.
+    /// - Parameter inflater: inflates compressed messages; required once RSV1 may be set.
     /// - Returns: an event when a message or control frame is complete.
-    public mutating func payloadReceived(_ bytes: UnsafeRawBufferPointer, range: Range<Int>, isFrameEnd: Bool)
-        throws(ProtocolError) -> Event?
-    {
+    public mutating func payloadReceived(
+        _ bytes: UnsafeRawBufferPointer, range: Range<Int>, isFrameEnd: Bool, inflater: Inflater? = nil
+    ) throws(ProtocolError) -> Event? {
         guard let header = current else { preconditionFailure("payload arrives only after its header") }
         let chunk = UnsafeRawBufferPointer(rebasing: bytes[range])
         let isWholeFrameInInput = isFrameEnd && chunksInFrame == 0
@@ -102,7 +123,7 @@ public struct MessageAssembler: Sendable {
             }
         }
         guard let opcode = messageOpcode else { preconditionFailure("data payload only inside a message") }
-        if opcode == .text && !utf8.validate(chunk) {
+        if opcode == .text && !isMessageCompressed && !utf8.validate(chunk) {
             throw .invalidUTF8(byteOffset: utf8.invalidByteOffset ?? 0)
         }
         let isWholeMessageInInput = isWholeFrameInInput && header.fin && fragments == 1
@@ -110,9 +131,40 @@ public struct MessageAssembler: Sendable {
         guard isFrameEnd else { return nil }
         current = nil
         guard header.fin else { return nil }
-        if opcode == .text && !utf8.isComplete { throw .invalidUTF8(byteOffset: utf8.byteCount) }
         messageOpcode = nil
-        return .message(opcode, isWholeMessageInInput ? .input(range) : .assembledMessage)
+        let payload: Payload = isWholeMessageInInput ? .input(range) : .assembledMessage
+        if isMessageCompressed {
+            guard let inflater else { preconditionFailure("RSV1 is allowed only with an inflater to read it") }
+            try inflate(payload, input: bytes, with: inflater)
+            if opcode == .text {
+                var validator = UTF8Validator()
+                guard inflatedMessage.withUnsafeBytes({ validator.validate($0) }) else {
+                    throw .invalidUTF8(byteOffset: validator.invalidByteOffset ?? 0)
+                }
+                if !validator.isComplete { throw .invalidUTF8(byteOffset: validator.byteCount) }
+            }
+            return .message(opcode, .inflatedMessage)
+        }
+        if opcode == .text && !utf8.isComplete { throw .invalidUTF8(byteOffset: utf8.byteCount) }
+        return .message(opcode, payload)
+    }
+
+    /// Inflates the compressed message at `payload` into `inflatedMessage`, within the limit.
+    private mutating func inflate(_ payload: Payload, input: UnsafeRawBufferPointer, with inflater: Inflater)
+        throws(ProtocolError)
+    {
+        let limit = limits.maxMessageBytes
+        var output = inflatedMessage
+        inflatedMessage = []  // uniquely referenced while inflating: no copy on write
+        defer { inflatedMessage = output }
+        let result = withBytes(of: payload, input: input) { compressed in
+            Result { () throws(Inflater.Failure) in try inflater.decompress(compressed, into: &output, limit: limit) }
+        }
+        switch result {
+        case .success: return
+        case .failure(.tooBig): throw .inflatedMessageTooBig(limit: limit)
+        case .failure(.corrupt(let reason)): throw .invalidCompressedData(reason)
+        }
     }
 
     /// Calls `body` with the bytes of `payload`; they are valid only during the call.
@@ -124,6 +176,7 @@ public struct MessageAssembler: Sendable {
         case .input(let range): try body(UnsafeRawBufferPointer(rebasing: input[range]))
         case .assembledMessage: try assembledMessage.withUnsafeBytes(body)
         case .assembledControl: try assembledControl.withUnsafeBytes(body)
+        case .inflatedMessage: try inflatedMessage.withUnsafeBytes(body)
         }
     }
 }

@@ -1,6 +1,10 @@
 /// A `FrameDecoder` and a `MessageAssembler` together: bytes in, whole messages and control
 /// frames out. This is what a connection drives.
 ///
+/// With `acceptsCompressed` (permessage-deflate agreed), RSV1 marks a compressed message, which
+/// `next` inflates with the inflater it is given (a loop can share one among its connections when
+/// the peer resets its context after every message, `client_no_context_takeover`).
+///
 /// Invariants: an event's `.input` payload points into the buffer passed to the same `next`
 /// call and is valid until the caller reuses that buffer; after a `ProtocolError` the stream
 /// cannot be parsed any further, so every later call throws that error again.
@@ -18,10 +22,14 @@ public struct MessageReader: Sendable {
     public var assembler: MessageAssembler
     public private(set) var failure: ProtocolError?
 
-    public init(role: FrameDecoder.Role, limits: ProtocolLimits) {
+    public init(role: FrameDecoder.Role, limits: ProtocolLimits, acceptsCompressed: Bool = false) {
         decoder = FrameDecoder(role: role, maxFrameBytes: min(limits.maxFrameBytes, limits.maxMessageBytes))
+        if acceptsCompressed { decoder.allowedReservedBits = FrameHeader.compressedBit }
         assembler = MessageAssembler(limits: limits)
     }
+
+    /// Whether RSV1 (a compressed message) is allowed.
+    public var acceptsCompressed: Bool { decoder.allowedReservedBits & FrameHeader.compressedBit != 0 }
 
     /// Whether nothing of a frame or message is buffered (and no violation was seen): the reader
     /// may then be dropped and a new one made for the next bytes, so an idle connection does not
@@ -30,20 +38,22 @@ public struct MessageReader: Sendable {
 
     /// Decodes from `buffer[offset...]` until a message or control frame is complete or the
     /// input is used up. Unmasks in place.
-    public mutating func next(in buffer: UnsafeMutableRawBufferPointer, offset: inout Int) throws(ProtocolError)
-        -> Event
-    {
+    /// - Parameter inflater: inflates compressed messages; required with `acceptsCompressed`.
+    public mutating func next(
+        in buffer: UnsafeMutableRawBufferPointer, offset: inout Int, inflater: Inflater? = nil
+    ) throws(ProtocolError) -> Event {
+        precondition(inflater != nil || !acceptsCompressed, "a reader that accepts compression needs an inflater")
         if let failure { throw failure }
         do {
-            return try decode(buffer, offset: &offset)
+            return try decode(buffer, offset: &offset, inflater: inflater)
         } catch {
             failure = error
             throw error
         }
     }
 
-    private mutating func decode(_ buffer: UnsafeMutableRawBufferPointer, offset: inout Int) throws(ProtocolError)
-        -> Event
+    private mutating func decode(_ buffer: UnsafeMutableRawBufferPointer, offset: inout Int, inflater: Inflater?)
+        throws(ProtocolError) -> Event
     {
         while true {
             switch try decoder.next(in: buffer, offset: &offset) {
@@ -54,7 +64,7 @@ public struct MessageReader: Sendable {
             case .payload(let range, let isFrameEnd):
                 guard
                     let event = try assembler.payloadReceived(
-                        UnsafeRawBufferPointer(buffer), range: range, isFrameEnd: isFrameEnd)
+                        UnsafeRawBufferPointer(buffer), range: range, isFrameEnd: isFrameEnd, inflater: inflater)
                 else { continue }
                 switch event {
                 case .message(let opcode, let payload): return .message(opcode, payload)

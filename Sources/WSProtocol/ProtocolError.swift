@@ -1,7 +1,8 @@
 /// Every way a peer can break RFC 6455 or exceed our limits, with the close code it earns
 /// and one sentence that says what happened.
 ///
-/// Invariant: `closeCode` is 1002 for framing violations, 1007 for bad UTF-8, 1009 for size limits.
+/// Invariant: `closeCode` is 1002 for framing violations, 1007 for bad UTF-8 or bad compressed
+/// data, 1009 for size limits (an inflated message's included).
 public enum ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
     case reservedBitsSet(UInt8)
     case reservedOpcode(UInt8)
@@ -19,14 +20,20 @@ public enum ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidUTF8(byteOffset: Int)
     case closePayloadOfOneByte
     case invalidCloseCode(UInt16)
+    /// RSV1 (permessage-deflate's "compressed") on a control or continuation frame (RFC 7692 §6.1).
+    case compressedBitMisplaced(Opcode)
+    /// A compressed message is not valid DEFLATE data (RFC 7692 §6.2).
+    case invalidCompressedData(String)
+    /// A compressed message inflates past the message limit: a deflate bomb.
+    case inflatedMessageTooBig(limit: Int)
 
     public var closeCode: CloseCode {
         switch self {
-        case .frameTooBig, .messageTooBig, .tooManyFragments: .messageTooBig
-        case .invalidUTF8: .invalidPayload
+        case .frameTooBig, .messageTooBig, .tooManyFragments, .inflatedMessageTooBig: .messageTooBig
+        case .invalidUTF8, .invalidCompressedData: .invalidPayload
         case .reservedBitsSet, .reservedOpcode, .unmaskedClientFrame, .maskedServerFrame, .fragmentedControlFrame,
             .controlFrameTooLong, .nonMinimalLength, .lengthHighBitSet, .unexpectedContinuation,
-            .expectedContinuation, .closePayloadOfOneByte, .invalidCloseCode:
+            .expectedContinuation, .closePayloadOfOneByte, .invalidCloseCode, .compressedBitMisplaced:
             .protocolError
         }
     }
@@ -56,6 +63,11 @@ public enum ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
         case .closePayloadOfOneByte: "a close frame carried one byte; a code takes two (RFC 6455 §5.5.1)"
         case .invalidCloseCode(let code):
             "a close frame carried code \(code), which is not allowed on the wire (RFC 6455 §7.4)"
+        case .compressedBitMisplaced(let op):
+            "a \(op) frame set RSV1; only the first frame of a data message may be compressed (RFC 7692 §6.1)"
+        case .invalidCompressedData(let reason): "a compressed message is not valid DEFLATE data (\(reason))"
+        case .inflatedMessageTooBig(let limit):
+            "a compressed message inflates to more than \(limit) bytes (config: max_message_bytes)"
         }
     }
 }

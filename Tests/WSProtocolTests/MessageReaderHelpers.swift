@@ -11,9 +11,12 @@ struct CollectingReader {
     }
 
     var reader: MessageReader
+    /// Set when the reader accepts compressed messages (permessage-deflate).
+    let inflater: Inflater?
 
-    init(role: FrameDecoder.Role = .server, limits: ProtocolLimits = .echo) {
-        reader = MessageReader(role: role, limits: limits)
+    init(role: FrameDecoder.Role = .server, limits: ProtocolLimits = .echo, inflater: Inflater? = nil) {
+        reader = MessageReader(role: role, limits: limits, acceptsCompressed: inflater != nil)
+        self.inflater = inflater
     }
 
     mutating func feed(_ bytes: some Collection<UInt8>) throws(ProtocolError) -> [Output] {
@@ -24,7 +27,7 @@ struct CollectingReader {
             var offset = 0
             do throws(ProtocolError) {
                 while true {
-                    let event = try reader.next(in: buffer, offset: &offset)
+                    let event = try reader.next(in: buffer, offset: &offset, inflater: inflater)
                     switch event {
                     case .needMoreBytes: return
                     case .message(let opcode, let payload):

@@ -36,10 +36,7 @@ public final class Inflater {
     /// The message `payload` (the frames' payloads joined) decompressed, at most `limit` bytes.
     public func decompress(_ payload: UnsafeRawBufferPointer, limit: Int) throws(Failure) -> [UInt8] {
         var output: [UInt8] = []
-        defer { if resetsEachMessage { inflateReset(stream) } }
-        try feed(payload, into: &output, limit: limit)
-        let ended = Self.tail.withUnsafeBytes { tail in Result { () throws(Failure) in try feed(tail, into: &output, limit: limit) } }
-        try ended.get()
+        try decompress(payload, into: &output, limit: limit)
         return output
     }
 
@@ -47,23 +44,45 @@ public final class Inflater {
         try payload.withUnsafeBytes { bytes in Result { () throws(Failure) in try decompress(bytes, limit: limit) } }.get()
     }
 
+    /// Decompresses `payload` into `output` (replacing its contents, keeping its capacity), so a
+    /// reader can reuse one buffer for every message. `output` never holds more than `limit + 1`
+    /// bytes, whatever the payload claims.
+    public func decompress(_ payload: UnsafeRawBufferPointer, into output: inout [UInt8], limit: Int) throws(Failure) {
+        output.removeAll(keepingCapacity: true)
+        defer { if resetsEachMessage { inflateReset(stream) } }
+        try feed(payload, into: &output, limit: limit)
+        try Self.tail.withUnsafeBytes { tail in Result { () throws(Failure) in try feed(tail, into: &output, limit: limit) } }
+            .get()
+    }
+
+    /// Inflates `input` onto the end of `output`, growing it in steps, until zlib has taken all
+    /// of the input and has nothing more to give.
     private func feed(_ input: UnsafeRawBufferPointer, into output: inout [UInt8], limit: Int) throws(Failure) {
         stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
         stream.pointee.avail_in = uInt(input.count)
         defer { stream.pointee.next_in = nil }
-        var chunk = [UInt8](repeating: 0, count: 16 << 10)
-        while stream.pointee.avail_in > 0 {
-            let (status, produced) = chunk.withUnsafeMutableBytes { buffer in
-                stream.pointee.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
-                stream.pointee.avail_out = uInt(buffer.count)
+        while true {
+            let start = output.count
+            // One byte past the limit is room enough to see that a message would exceed it.
+            let room = min(max(start, 16 << 10), limit + 1 - start)
+            guard room > 0 else { throw .tooBig(limit: limit) }
+            output.append(contentsOf: repeatElement(0, count: room))
+            let (status, produced) = output.withUnsafeMutableBytes { buffer in
+                stream.pointee.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self) + start
+                stream.pointee.avail_out = uInt(room)
                 let status = inflate(stream, Z_SYNC_FLUSH)
-                return (status, buffer.count - Int(stream.pointee.avail_out))
+                return (status, room - Int(stream.pointee.avail_out))
             }
-            guard output.count + produced <= limit else { throw .tooBig(limit: limit) }
-            output += chunk[..<produced]
+            output.removeLast(room - produced)
+            if output.count > limit { throw .tooBig(limit: limit) }
             switch status {
-            case Z_OK, Z_BUF_ERROR: continue
-            case Z_STREAM_END: return  // a final block: what follows is ignored (RFC 7692 §7.2.2 allows BFINAL)
+            case Z_OK:
+                // Output space left over means zlib took all it could and gave all it had.
+                if stream.pointee.avail_in == 0 && produced < room { return }
+            case Z_BUF_ERROR:
+                return  // no progress possible: the input is used up
+            case Z_STREAM_END:
+                return  // a final block: what follows is ignored (RFC 7692 §7.2.2 allows BFINAL)
             default:
                 let message = stream.pointee.msg.map { String(cString: $0) } ?? "status \(status)"
                 throw .corrupt(message)
