@@ -9,7 +9,7 @@ fuzzer found, kept as regression inputs) are left alone.
 
     python3 Fuzz/make-corpus.py
 """
-import base64, hashlib, hmac, json, os, struct, sys
+import base64, hashlib, hmac, json, os, struct, sys, zlib
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
 JWT_SECRET = b"pushhub fuzz secret, 32 bytes ok"  # JWTFuzz.secret
@@ -83,6 +83,20 @@ def websocket():
     # Header-level violations and limits.
     write("websocket", "rsv1-without-extension", bytes([0, 0]) + frame(1, b"x", rsv=4, mask=KEY))
     write("websocket", "rsv1-negotiated", bytes([4, 3]) + frame(1, b"x", rsv=4, mask=KEY))
+    # permessage-deflate (RFC 7692 §7.2.3): "Hello" compressed, in one frame and in two; the same
+    # again with the context kept (a client reading a server that takes its context over);
+    # RSV1 on a continuation; a small bomb (2,000 spaces) past the small limits' 1,000 bytes.
+    hello = bytes.fromhex("f248cdc9c90700")
+    write("websocket", "deflate-hello-server", bytes([4, 0]) + frame(1, hello, rsv=4, mask=KEY))
+    write("websocket", "deflate-hello-fragmented-server",
+          bytes([4 | 8, 5]) + frame(1, hello[:3], fin=False, rsv=4, mask=KEY) + frame(0, hello[3:], mask=KEY))
+    write("websocket", "deflate-context-takeover-client",
+          bytes([5, 0]) + frame(1, hello, rsv=4) + frame(1, bytes.fromhex("f200110000"), rsv=4))
+    write("websocket", "deflate-rsv1-on-continuation-server",
+          bytes([4, 0]) + frame(1, hello[:3], fin=False, rsv=4, mask=KEY) + frame(0, hello[3:], rsv=4, mask=KEY))
+    bomb = zlib.compressobj(9, zlib.DEFLATED, -15)
+    write("websocket", "deflate-bomb-small-limits-server",
+          bytes([4 | 2, 0]) + frame(2, (bomb.compress(b" " * 2000) + bomb.flush(zlib.Z_SYNC_FLUSH))[:-4], rsv=4, mask=KEY))
     write("websocket", "reserved-opcode", bytes([0, 0]) + frame(3, b"", mask=KEY))
     write("websocket", "unmasked-to-server", bytes([0, 0]) + frame(1, b"Hello"))
     write("websocket", "masked-to-client", bytes([1, 0]) + frame(1, b"Hello", mask=KEY))

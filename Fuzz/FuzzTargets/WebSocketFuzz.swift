@@ -4,8 +4,10 @@ import WSProtocol
 /// stream, as a server (masked frames) or a client (unmasked).
 ///
 /// Input: a settings byte (bit 0: client role; bit 1: small limits, so the frame, message and
-/// fragment limits are reachable; bit 2: RSV1 negotiated; bit 3: drop the reader whenever it is
-/// idle, as `Connection` does on /v1/connect), a chunk-plan seed byte, then the stream.
+/// fragment limits are reachable; bit 2: permessage-deflate agreed, so RSV1 marks a compressed
+/// message that an inflater reads — reset after each message as a server's is, kept as a
+/// client's is; bit 3: drop the reader whenever it is idle, as `Connection` does on
+/// /v1/connect), a chunk-plan seed byte, then the stream.
 ///
 /// Properties:
 /// - the messages, control frames and error are the same whether the stream arrives in one
@@ -13,6 +15,7 @@ import WSProtocol
 /// - `.needMoreBytes` means every byte of the read was consumed (`Connection` reuses its
 ///   read buffer after it);
 /// - a text message and a close reason are valid UTF-8 by the standard library's own check;
+/// - no message, inflated ones included, is larger than the message limit;
 /// - what was decoded, encoded again by `FrameEncoder` (masked as the peer would), decodes to
 ///   the same events;
 /// - `UTF8Validator` agrees with the standard library on the whole stream, however it is cut.
@@ -38,23 +41,26 @@ enum WebSocketFuzz {
         let settings = input.byte()
         let role: FrameDecoder.Role = settings & 1 == 0 ? .server : .client
         let limits = settings & 2 == 0 ? ProtocolLimits.default : smallLimits
-        let reservedBits: UInt8 = settings & 4 == 0 ? 0 : 0b100
+        let compressed = settings & 4 != 0
         let dropsIdleReader = settings & 8 != 0
         let plan = ChunkPlan(seed: input.byte())
         let stream = input.rest()
 
         let whole = try decode(
             stream, chunks: stream.isEmpty ? [] : [0..<stream.count], role: role, limits: limits,
-            reservedBits: reservedBits, dropsIdleReader: false)
+            compressed: compressed, dropsIdleReader: false)
         let chunked = try decode(
             stream, chunks: plan.chunks(of: stream.count), role: role, limits: limits,
-            reservedBits: reservedBits, dropsIdleReader: dropsIdleReader)
+            compressed: compressed, dropsIdleReader: dropsIdleReader)
         try check(whole == chunked, "one read gave \(whole), chunks gave \(chunked)")
 
         for event in whole.events {
             switch event {
-            case .message(.text, let bytes):
-                try check(String(validating: bytes, as: UTF8.self) != nil, "a text message is not UTF-8: \(bytes)")
+            case .message(let opcode, let bytes):
+                try check(bytes.count <= limits.maxMessageBytes, "a \(bytes.count)-byte message passed the limit")
+                try check(
+                    opcode != .text || String(validating: bytes, as: UTF8.self) != nil,
+                    "a text message is not UTF-8: \(bytes)")
             case .close(let close):
                 try check(
                     close.code == nil || close.code!.isValidOnWire, "close code \(String(describing: close.code))")
@@ -64,7 +70,7 @@ enum WebSocketFuzz {
 
         let again = try decode(
             encode(whole.events, role: role, limits: limits), chunks: nil, role: role, limits: limits,
-            reservedBits: 0, dropsIdleReader: false)
+            compressed: false, dropsIdleReader: false)
         try check(
             again == Outcome(events: whole.events), "re-encoded events \(whole.events) decoded as \(again)")
 
@@ -74,13 +80,10 @@ enum WebSocketFuzz {
     /// Runs a `MessageReader` over `stream` read by read (`chunks` nil: one read).
     static func decode(
         _ stream: [UInt8], chunks: [Range<Int>]?, role: FrameDecoder.Role, limits: ProtocolLimits,
-        reservedBits: UInt8, dropsIdleReader: Bool
+        compressed: Bool, dropsIdleReader: Bool
     ) throws(PropertyViolation) -> Outcome {
-        func newReader() -> MessageReader {
-            var reader = MessageReader(role: role, limits: limits)
-            reader.decoder.allowedReservedBits = reservedBits
-            return reader
-        }
+        func newReader() -> MessageReader { MessageReader(role: role, limits: limits, acceptsCompressed: compressed) }
+        let inflater = compressed ? Inflater(resetsEachMessage: role == .server) : nil
         var reader = newReader()
         var outcome = Outcome()
         var copy = stream  // unmasked in place
@@ -91,7 +94,7 @@ enum WebSocketFuzz {
                 var offset = 0
                 do throws(ProtocolError) {
                     readLoop: while true {
-                        let event = try reader.next(in: read, offset: &offset)
+                        let event = try reader.next(in: read, offset: &offset, inflater: inflater)
                         func bytes(_ payload: MessageAssembler.Payload) -> [UInt8] {
                             reader.withBytes(of: payload, input: read) { Array($0) }
                         }

@@ -9,16 +9,19 @@ public struct ClientHandshake: Sendable {
     public let path: String
     public let subprotocols: [String]
     public let extraHeaders: HeaderFields
+    /// Whether the request offers permessage-deflate (`DeflateParameters.clientOffer`).
+    public let offersCompression: Bool
 
     public init(
         host: String, path: String, subprotocols: [String] = [], extraHeaders: HeaderFields = HeaderFields(),
-        key: String = AcceptKey.randomClientKey()
+        key: String = AcceptKey.randomClientKey(), offersCompression: Bool = false
     ) {
         self.key = key
         self.host = host
         self.path = path
         self.subprotocols = subprotocols
         self.extraHeaders = extraHeaders
+        self.offersCompression = offersCompression
     }
 
     /// The request bytes to send.
@@ -26,6 +29,7 @@ public struct ClientHandshake: Sendable {
         var head = "GET \(path) HTTP/1.1\r\nHost: \(host)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         head += "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
         if !subprotocols.isEmpty { head += "Sec-WebSocket-Protocol: \(subprotocols.joined(separator: ", "))\r\n" }
+        if offersCompression { head += "Sec-WebSocket-Extensions: \(DeflateParameters.clientOffer.headerValue)\r\n" }
         for field in extraHeaders { head += "\(field.name): \(field.value)\r\n" }
         return Array((head + "\r\n").utf8)
     }
@@ -91,5 +95,21 @@ public struct ClientHandshake: Sendable {
             throw HandshakeError(status: 0, reason: "the server chose subprotocol \(chosen), which was not offered")
         }
         return chosen
+    }
+
+    /// The extensions the server's answer agreed to: permessage-deflate's parameters, or nil
+    /// without it. An extension the request did not offer, or an answer its offer does not
+    /// allow, fails the connection (RFC 6455 §4.1, RFC 7692 §5).
+    public func agreedCompression(_ response: Response) throws(HandshakeError) -> DeflateParameters? {
+        guard let answered = ExtensionOffer.parse(response.headers) else {
+            throw HandshakeError(status: 0, reason: "the server's Sec-WebSocket-Extensions does not parse")
+        }
+        guard offersCompression else {
+            guard answered.isEmpty else {
+                throw HandshakeError(status: 0, reason: "the server answered extensions the client did not offer")
+            }
+            return nil
+        }
+        return try DeflateParameters.agreed(by: answered)
     }
 }

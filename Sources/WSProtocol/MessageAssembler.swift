@@ -10,7 +10,7 @@
 ///
 /// Invariants: `messageOpcode` is non-nil exactly while a data message is in progress;
 /// `messageBytes` is the sum of the announced lengths of its frames, never over the limit;
-/// `inflatedMessage` never holds more than the limit plus one byte.
+/// `inflatedMessage` never holds more than the limit.
 public struct MessageAssembler: Sendable {
     /// Where a completed message's payload lives.
     public enum Payload: Equatable, Sendable {

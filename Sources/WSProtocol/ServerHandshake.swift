@@ -8,12 +8,15 @@ public enum ServerHandshake {
     public struct Accepted: Equatable, Sendable {
         public var acceptKey: String
         public var subprotocol: String?
+        /// permessage-deflate as agreed (nil: not offered, not wanted, or no offer acceptable).
+        public var deflate: DeflateParameters?
 
         /// The complete 101 response head.
         public var responseHead: String {
             var head = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             head += "Sec-WebSocket-Accept: \(acceptKey)\r\n"
             if let subprotocol { head += "Sec-WebSocket-Protocol: \(subprotocol)\r\n" }
+            if let deflate { head += "Sec-WebSocket-Extensions: \(deflate.response.headerValue)\r\n" }
             return head + "\r\n"
         }
     }
@@ -23,9 +26,11 @@ public enum ServerHandshake {
     ///   - httpVersion: as on the request line, e.g. `HTTP/1.1`.
     ///   - subprotocols: the ones this endpoint speaks, in preference order; the first the
     ///     client also offers is chosen.
+    ///   - compression: whether to agree to permessage-deflate when the client offers it (an
+    ///     extension header that does not parse is ignored: the connection goes uncompressed).
     public static func accept(
         method: String, httpVersion: String, headers: HeaderFields,
-        subprotocols: [String] = []
+        subprotocols: [String] = [], compression: Bool = false
     ) throws(HandshakeError) -> Accepted {
         guard method == "GET" else {
             var allow = HeaderFields()
@@ -67,6 +72,7 @@ public enum ServerHandshake {
         }
         let offered = headers.elements("Sec-WebSocket-Protocol")
         let chosen = subprotocols.first { offered.contains($0) }
-        return Accepted(acceptKey: AcceptKey.compute(for: key), subprotocol: chosen)
+        let deflate = compression ? ExtensionOffer.parse(headers).flatMap(DeflateParameters.accept) : nil
+        return Accepted(acceptKey: AcceptKey.compute(for: key), subprotocol: chosen, deflate: deflate)
     }
 }

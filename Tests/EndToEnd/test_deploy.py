@@ -240,6 +240,9 @@ def test_client_through_nginx(hub_factory, nginx_factory, tls):
     except TimeoutError as error:
         # Seen once in a CI run (2026-11-23, wss): say what nginx and the hub logged.
         raise AssertionError("%s; nginx: %s; hub: %s" % (error, proxy.log()[-2000:], open(hub.log_path).read()[-2000:]))
+    # nginx passes Sec-WebSocket-Extensions both ways: permessage-deflate is agreed end to end.
+    assert ws.response.headers.get("Sec-WebSocket-Extensions", "").startswith("permessage-deflate; "), \
+        ws.response.headers
     with ws:
         # Quiet for longer than the hub's idle timeout: only pings and pongs cross nginx.
         screen_session(hub, ws, "deploy/home", quiet_seconds=4.0)

@@ -38,6 +38,33 @@ import WSProtocol
         }
     }
 
+    @Test("permessage-deflate between WSProtocol's client and the hub: agreed, compressed both ways, or declined")
+    func compression() throws {
+        let hub = try Self.startHub(loops: 1)
+        defer {
+            hub.shutdown(drain: .seconds(2))
+            hub.join()
+        }
+        let client = try WebSocketClient(address: hub.clientAddress, path: "/echo")
+        var expected = DeflateParameters()
+        expected.serverNoContextTakeover = true
+        expected.clientNoContextTakeover = true
+        #expect(client.compression == expected)
+        let text = String(repeating: #"{"id":"row","type":"text","text":"a line of a long screen"},"#, count: 1000)
+        try client.sendText(text)
+        #expect(try client.receive() == .text(text))
+        try client.sendText("short")  // under the 256-byte minimum: plain both ways
+        #expect(try client.receive() == .text("short"))
+        #expect(hub.metrics.compressedConnections.load(ordering: .relaxed) == 1)
+        #expect(hub.metrics.compressedMessagesIn.load(ordering: .relaxed) == 1)
+        #expect(hub.metrics.compressions.load(ordering: .relaxed) == 1)
+        let plain = try WebSocketClient(address: hub.clientAddress, path: "/echo", compresses: false)
+        #expect(plain.compression == nil)
+        try plain.sendText(text)
+        #expect(try plain.receive() == .text(text))
+        #expect(hub.metrics.compressedConnections.load(ordering: .relaxed) == 1)
+    }
+
     @Test("shutdown sends 1001 to every client and the loops exit")
     func shutdown() throws {
         let hub = try Self.startHub()

@@ -65,7 +65,7 @@ import Testing
              "echo_path": "/echo", "dev": true, "keep_versions": 7, "jwt_issuer": "iss", "jwt_audience": "aud",
              "jwt_require_exp": true, "message_rate": "20/s", "message_burst": 40, "log_level": "warning",
              "handshake_timeout": "3s", "hello_timeout": "4s", "ping_interval": "5s", "idle_timeout": "6s",
-             "drain_timeout": "7s", "allow_anonymous": false}
+             "drain_timeout": "7s", "allow_anonymous": false, "compression": "off", "compression_min_bytes": 1024}
             """#
         try file.write(toFile: path, atomically: true, encoding: .utf8)
         let fromFile = try HubOptions.parse(["--config", path], environment: [:])
@@ -77,6 +77,9 @@ import Testing
         #expect(config.clientMessageRate == MessageRateLimit(perSecond: 20, burst: 40))
         #expect(config.handshakeTimeout == .seconds(3) && config.drainTimeout == .seconds(7))
         #expect(config.helloTimeout == .seconds(4) && config.pingInterval == .seconds(5) && config.idleTimeout == .seconds(6))
+        #expect(!config.compression && config.compressionMinimumBytes == 1024)
+        #expect(try HubOptions.parse(["--config", path], environment: ["PUSHHUB_COMPRESSION": "on"]).config.compression)
+        #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse(["--compression", "maybe"], environment: [:]) }
         let overridden = try HubOptions.parse(
             ["--config", path, "--keep-versions", "9"], environment: ["PUSHHUB_KEEP_VERSIONS": "8", "PUSHHUB_LOOPS": "2"])
         #expect(overridden.config.keepVersions == 9 && overridden.config.loops == 2)

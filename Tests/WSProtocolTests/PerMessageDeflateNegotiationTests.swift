@@ -45,6 +45,8 @@ import Testing
         for wrong in ["permessage-deflate; client_max_window_bits", "permessage-deflate; mystery", "x-other", "permessage-deflate, permessage-deflate"] {
             #expect(throws: HandshakeError.self, "\(wrong)") { try DeflateParameters.agreed(by: Self.offers(wrong) ?? []) }
         }
-        #expect(DeflateParameters.clientOffer.headerValue == "permessage-deflate; client_max_window_bits")
+        #expect(
+            DeflateParameters.clientOffer.headerValue
+                == "permessage-deflate; client_no_context_takeover; client_max_window_bits")
     }
 }

@@ -14,10 +14,13 @@ enum RawConnection {
 
     /// Opens a TCP connection (blocking connect) from `source`, with TLS over it when `tls`,
     /// upgrades it, and returns it with the descriptor in non-blocking mode.
-    static func openLink(to server: SocketAddress, from source: String, path: String, tls: Bool) throws -> Link {
+    /// - Parameter compression: offer permessage-deflate (frames may then arrive compressed).
+    static func openLink(to server: SocketAddress, from source: String, path: String, tls: Bool, compression: Bool = false)
+        throws -> Link
+    {
         let fd = try connect(to: server, from: source, nonBlocking: false)
         let link = Link(fd: fd, ssl: tls ? try BenchTLS.connect(fd) : nil)
-        let handshake = ClientHandshake(host: server.description, path: path)
+        let handshake = ClientHandshake(host: server.description, path: path, offersCompression: compression)
         try link.writeAll(handshake.request)
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)

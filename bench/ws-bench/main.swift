@@ -6,7 +6,7 @@ import PushHub
 // echo messages/s and latency with 100 connections of 32-byte messages, handshakes/s, and
 // RSS per idle connection with 10,000 idle connections. Results go into bench/README.md.
 //
-//   ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--tls on] [--only echo|handshake|alloc|diff|client|fanout|sync|assign|variants|idle]
+//   ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--tls on] [--only echo|handshake|alloc|diff|client|fanout|sync|assign|variants|idle|compression]
 
 var options: [String: String] = [:]
 var argumentIterator = CommandLine.arguments.dropFirst().makeIterator()
@@ -14,7 +14,7 @@ while let flag = argumentIterator.next() {
     guard flag.hasPrefix("--"), let value = argumentIterator.next() else {
         FileHandle.standardError.write(
             Data(
-                "usage: ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--tls on] [--only echo|handshake|alloc|diff|client|fanout|sync|assign|variants|idle]\n"
+                "usage: ws-bench [--loops N] [--seconds S] [--connections C] [--idle N] [--subscribers N] [--tls on] [--only echo|handshake|alloc|diff|client|fanout|sync|assign|variants|idle|compression]\n"
                     .utf8))
         exit(2)
     }
@@ -152,6 +152,24 @@ do {
                     "variants: publish of a screen in a 4-variant experiment -> %d subscribers: renders %d, encodes %d per publish; %.0f deliveries/s, p50 %.1f ms, p99 %.1f ms",
                 result.subscribers, result.rendersPerPublish, result.encodesPerPublish, result.deliveriesPerSecond,
                 result.p50Millis, result.p99Millis))
+    }
+    if only == nil || only == "compression" {
+        // The snapshots are ~0.5 MB each: a thousand subscribers by default, --subscribers to change.
+        let count = Int(options["subscribers"] ?? "") ?? 1_000
+        // Off; on as shipped (messages under 256 bytes, such as a one-leaf patch, go as they are);
+        // on for every message.
+        for (offered, minimum) in [(false, 256), (true, 256), (true, 0)] {
+            let hub = try HubProcess(loops: loops, extraArguments: ["--dev", "--compression-min-bytes", "\(minimum)"])
+            let result = try CompressionLoad.run(hub: hub, count: count, publishes: 5, compression: offered)
+            hub.stop()
+            print(
+                String(
+                    format:
+                        "compression %@ (min %d bytes): 10,000-node snapshot to %d subscribers: %d bytes, hub CPU %.1f µs per delivery; one-leaf patch %d bytes, %.2f µs per delivery; RSS %.2f KiB per subscribed connection; %d frames compressed",
+                    offered ? "on " : "off", minimum, count, result.snapshot.frameBytes, result.snapshot.cpuMicrosPerDelivery,
+                    result.patch.frameBytes, result.patch.cpuMicrosPerDelivery, result.rssKiBPerConnection,
+                    result.compressions))
+        }
     }
     if only == nil || only == "idle" {
         let hub = try HubProcess(loops: loops)

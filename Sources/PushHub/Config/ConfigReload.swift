@@ -23,6 +23,9 @@ public enum ConfigReload {
         Setting(key: "ping_interval", reloadable: true) { "\($0.pingInterval)" },
         Setting(key: "idle_timeout", reloadable: true) { "\($0.idleTimeout)" },
         Setting(key: "drain_timeout", reloadable: true) { "\($0.drainTimeout)" },
+        // Open connections keep what they agreed at their upgrade; new upgrades follow the switch.
+        Setting(key: "compression", reloadable: true) { $0.compression ? "on" : "off" },
+        Setting(key: "compression_min_bytes", reloadable: true) { "\($0.compressionMinimumBytes)" },
         // The files are read again on every reload: a renewed certificate at the same path counts.
         Setting(key: "tls_cert", reloadable: true) { $0.tls?.description ?? "off" },
         Setting(key: "admin_tls_cert", reloadable: true) { $0.adminTLS?.description ?? "off" },
@@ -57,6 +60,8 @@ public enum ConfigReload {
         config.pingInterval = new.pingInterval
         config.idleTimeout = new.idleTimeout
         config.drainTimeout = new.drainTimeout
+        config.compression = new.compression
+        config.compressionMinimumBytes = new.compressionMinimumBytes
         // A listener keeps its protocol until a restart: only a certificate for one already on TLS.
         if running.tls != nil, let tls = new.tls { config.tls = tls }
         if running.adminTLS != nil, let tls = new.adminTLS { config.adminTLS = tls }

@@ -31,6 +31,12 @@ public struct HubConfig: Sendable {
     /// Browser `Origin`s allowed to open a client connection (empty: any). Requests without an
     /// `Origin` (native apps) are not affected.
     public var allowedOrigins: [String] = []
+    /// Agree to permessage-deflate (RFC 7692) when a client offers it (`--compression on|off`);
+    /// a change applies to upgrades after it.
+    public var compression = true
+    /// Messages smaller than this go uncompressed (`--compression-min-bytes`): deflate does not
+    /// pay for itself on a short sync or welcome.
+    public var compressionMinimumBytes = 256
     /// Messages (and pings) a `/v1/connect` client may send: a token bucket (DESIGN §9).
     var clientMessageRate = MessageRateLimit.default
     public var clientLimits = ProtocolLimits.default

@@ -16,6 +16,7 @@ public enum HubOptions {
                        [--message-rate N/s] [--message-burst N] [--max-connections N]
                        [--max-connections-per-ip N] [--max-subscriptions N] [--allowed-origins URL,URL]
                        [--tls-cert FILE --tls-key FILE] [--admin-tls-cert FILE --admin-tls-key FILE]
+                       [--compression on|off] [--compression-min-bytes N]
                        [--log-level debug|info|warning|error]
                        [--handshake-timeout D] [--hello-timeout D] [--ping-interval D] [--idle-timeout D]
                        [--drain-timeout D]
@@ -44,6 +45,9 @@ public enum HubOptions {
                                (env PUSHHUB_TLS_CERT, PUSHHUB_TLS_KEY)
           --admin-tls-cert FILE  TLS on the admin listener, with --admin-tls-key FILE
                                (env PUSHHUB_ADMIN_TLS_CERT, PUSHHUB_ADMIN_TLS_KEY)
+          --compression on|off permessage-deflate for clients that offer it (env PUSHHUB_COMPRESSION;
+                               default on): each shared frame is compressed once per loop
+          --compression-min-bytes N  messages below N bytes go uncompressed (default 256)
           --keep-versions N    versions of each screen kept for resumption (env PUSHHUB_KEEP_VERSIONS; default 16)
           --jwt-issuer ISS     require this iss in client tokens (env PUSHHUB_JWT_ISSUER)
           --jwt-audience AUD   require this aud in client tokens (env PUSHHUB_JWT_AUDIENCE)
@@ -192,6 +196,12 @@ public enum HubOptions {
             }
             config[keyPath: keyPath] = duration
         }
+        if let text = values["--compression"] {
+            guard let on = Self.switchValue(text) else {
+                throw UsageError(description: "--compression wants on or off, not '\(text)'")
+            }
+            config.compression = on
+        }
         config.tls = try tlsContext(values, certificate: "--tls-cert", key: "--tls-key")
         config.adminTLS = try tlsContext(values, certificate: "--admin-tls-cert", key: "--admin-tls-key")
         var level = Log.Level.info
@@ -226,6 +236,7 @@ public enum HubOptions {
             ("--max-connections", \.maxConnections, 1...10_000_000),
             ("--max-connections-per-ip", \.maxConnectionsPerAddress, 0...10_000_000),
             ("--max-subscriptions", \.maxSubscriptions, 1...100_000),
+            ("--compression-min-bytes", \.compressionMinimumBytes, 0...16 << 20),
         ]
     }
 
@@ -263,6 +274,7 @@ public enum HubOptions {
         "--message-burst": "PUSHHUB_MESSAGE_BURST",
         "--max-connections": "PUSHHUB_MAX_CONNECTIONS", "--max-connections-per-ip": "PUSHHUB_MAX_CONNECTIONS_PER_IP", "--max-subscriptions": "PUSHHUB_MAX_SUBSCRIPTIONS",
         "--allowed-origins": "PUSHHUB_ALLOWED_ORIGINS",
+        "--compression": "PUSHHUB_COMPRESSION", "--compression-min-bytes": "PUSHHUB_COMPRESSION_MIN_BYTES",
         "--handshake-timeout": "PUSHHUB_HANDSHAKE_TIMEOUT", "--hello-timeout": "PUSHHUB_HELLO_TIMEOUT",
         "--ping-interval": "PUSHHUB_PING_INTERVAL", "--idle-timeout": "PUSHHUB_IDLE_TIMEOUT",
         "--drain-timeout": "PUSHHUB_DRAIN_TIMEOUT",

@@ -50,6 +50,9 @@ final class Connection: HasDeadline {
     /// `/v1/connect` messages and pings against `config.clientMessageRate` (its flag byte packs
     /// with the flags below).
     private var messageRate = MessageRateLimit.Bucket()
+    /// The LZ77 window the hub deflates with for this client (9...15), or 0 without
+    /// permessage-deflate. Everything else about compression is the loop's (`FrameCompression`).
+    private var deflateWindowBits: UInt8 = 0
     var isFlushPending = false
     var isCloseRequested = false
     var isReadPaused = false
@@ -246,7 +249,7 @@ final class Connection: HasDeadline {
         do {
             accepted = try ServerHandshake.accept(
                 method: head.method, httpVersion: head.version, headers: head.headers,
-                subprotocols: endpoint == .client ? Endpoint.subprotocols : [])
+                subprotocols: endpoint == .client ? Endpoint.subprotocols : [], compression: loop.config.compression)
         } catch {
             loop.metrics.handshakesRejected.add(1, ordering: .relaxed)
             respondAndClose(.plain(error.status, error.reason, headers: error.headers))
@@ -285,7 +288,11 @@ final class Connection: HasDeadline {
         releaseOutboundWhenFlushed = true
         loop.flushSoon(self)
         self.endpoint = endpoint
-        if endpoint == .echo { reader = ReaderBox(MessageReader(role: .server, limits: endpoint.limits(loop.config))) }
+        if let deflate = accepted.deflate {
+            deflateWindowBits = UInt8(deflate.serverMaxWindowBits)
+            loop.metrics.compressedConnections.add(1, ordering: .relaxed)
+        }
+        if endpoint == .echo { reader = ReaderBox(makeReader(endpoint)) }
         isWebSocket = true
         phase = .webSocket
         lastPingAt = loop.now
@@ -297,14 +304,15 @@ final class Connection: HasDeadline {
         // The reader is decoded in place in its box (its buffers stay uniquely referenced). On
         // /v1/connect it is dropped once nothing of a message is pending (memory per idle client).
         guard phase == .webSocket, let endpoint else { return }
-        let box = reader ?? ReaderBox(MessageReader(role: .server, limits: endpoint.limits(loop.config)))
+        let box = reader ?? ReaderBox(makeReader(endpoint))
         reader = box
+        let inflater = deflateWindowBits != 0 ? loop.compression.inflater : nil
         defer { if phase == .webSocket && endpoint == .client && box.reader.isIdle { reader = nil } }
         var offset = 0
         while !isCloseRequested, phase == .webSocket {
             let event: MessageReader.Event
             do {
-                event = try box.reader.next(in: bytes, offset: &offset)
+                event = try box.reader.next(in: bytes, offset: &offset, inflater: inflater)
             } catch {
                 loop.metrics.protocolCloses.add(1, ordering: .relaxed)
                 Log.debug(
@@ -317,6 +325,7 @@ final class Connection: HasDeadline {
                 return
             case .message(let opcode, let payload):
                 loop.metrics.messagesIn.add(1, ordering: .relaxed)
+                if payload == .inflatedMessage { loop.metrics.compressedMessagesIn.add(1, ordering: .relaxed) }
                 guard closeHandshake.isOpen else { continue }  // after our close, data is discarded (§7.1.4)
                 guard withinMessageRate() else { continue }
                 box.reader.withBytes(of: payload, input: bytes) { data in messageReceived(opcode, data) }
@@ -334,6 +343,10 @@ final class Connection: HasDeadline {
                 return
             }
         }
+    }
+
+    private func makeReader(_ endpoint: Endpoint) -> MessageReader {
+        MessageReader(role: .server, limits: endpoint.limits(loop.config), acceptsCompressed: deflateWindowBits != 0)
     }
 
     /// Whether a client message or ping may be handled: over the rate, the first one is answered
@@ -363,7 +376,13 @@ final class Connection: HasDeadline {
     private func messageReceived(_ opcode: Opcode, _ data: UnsafeRawBufferPointer) {
         switch endpoint {
         case .echo:
-            outbound.append { FrameEncoder.appendFrame(opcode: opcode, payload: data, to: &$0) }
+            if deflateWindowBits != 0 {
+                var frame: [UInt8] = []
+                FrameEncoder.appendFrame(opcode: opcode, payload: data, to: &frame)
+                outbound.append(wireForm(of: frame, shared: false))
+            } else {
+                outbound.append { FrameEncoder.appendFrame(opcode: opcode, payload: data, to: &$0) }
+            }
             loop.metrics.messagesOut.add(1, ordering: .relaxed)
             loop.flushSoon(self)
             pauseReadingIfAboveHighWatermark()
@@ -582,8 +601,9 @@ final class Connection: HasDeadline {
     /// `writeNow` (fan-out: one frame per connection per event) writes at once when nothing is
     /// queued, so a fan-out is one pass of sends instead of a pass of queueing and a pass of
     /// writes at the end of the tick; only what the socket does not take is queued.
-    func queueShared(_ frame: [UInt8], writeNow: Bool = false) {
+    func queueShared(_ plainFrame: [UInt8], writeNow: Bool = false) {
         guard closeHandshakeIsOpen else { return }
+        let frame = wireForm(of: plainFrame, shared: true)
         if writeNow && outbound.isEmpty && phase == .webSocket {
             let written: Int
             do {
@@ -611,9 +631,24 @@ final class Connection: HasDeadline {
         pauseReadingIfAboveHighWatermark()
     }
 
+    /// `frame` as this connection is sent it: its compressed twin when permessage-deflate was
+    /// agreed and compressing pays (`shared`: made once per loop for every connection that gets it).
+    private func wireForm(of frame: [UInt8], shared: Bool) -> [UInt8] {
+        guard deflateWindowBits != 0 else { return frame }
+        let bits = Int(deflateWindowBits), minimum = loop.config.compressionMinimumBytes
+        let compressed =
+            shared
+            ? loop.compression.compressed(frame, windowBits: bits, minimumBytes: minimum)
+            : loop.compression.compressedOnce(frame, windowBits: bits, minimumBytes: minimum)
+        guard let compressed else { return frame }
+        loop.compressedMessagesOut += 1
+        return compressed
+    }
+
     private func leaveWebSocket() {
         guard isWebSocket else { return }
         isWebSocket = false
+        if deflateWindowBits != 0 { loop.metrics.compressedConnections.subtract(1, ordering: .relaxed) }
         reader = nil
         loop.metrics.webSocketConnections.subtract(1, ordering: .relaxed)
     }

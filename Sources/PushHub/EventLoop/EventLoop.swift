@@ -57,6 +57,10 @@ final class EventLoop {
     private let clientDescriptorCeiling = SystemInfo.descriptorLimit() - SystemInfo.descriptorReserve
     /// Bytes written this tick, added to the shared counter once per tick (not per write).
     var bytesWritten = 0
+    /// Messages sent compressed this tick, likewise.
+    var compressedMessagesOut = 0
+    /// permessage-deflate for this loop's connections (one inflater, deflaters, shared frames).
+    let compression: FrameCompression
     /// One read buffer for every connection of the loop; a handler must not keep slices of it.
     let readBuffer: UnsafeMutableRawBufferPointer
 
@@ -82,6 +86,7 @@ final class EventLoop {
         epoll = try Epoll()
         now = MonotonicClock.now()
         readBuffer = .allocate(byteCount: 256 << 10, alignment: 16)
+        compression = FrameCompression(metrics: metrics)
         if case .client(let view, let tokens, let control) = role {
             shard = Shard(loop: self, view: view, config: config, tokens: tokens, control: control, metrics: metrics)
         }
@@ -117,6 +122,10 @@ final class EventLoop {
             if bytesWritten > 0 {
                 metrics.bytesOut.add(bytesWritten, ordering: .relaxed)
                 bytesWritten = 0
+            }
+            if compressedMessagesOut > 0 {
+                metrics.compressedMessagesOut.add(compressedMessagesOut, ordering: .relaxed)
+                compressedMessagesOut = 0
             }
             let finished = MonotonicClock.now()
             loopMetrics?.lag.note(finished - now, now: finished)

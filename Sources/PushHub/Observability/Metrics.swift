@@ -22,6 +22,12 @@ public final class Metrics: Sendable {
     public let tlsResumed = Atomic<Int>(0)
     public let tlsFailures = Atomic<Int>(0)
     public let slowConsumerCloses = Atomic<Int>(0)
+    /// permessage-deflate: connections that agreed it (gauge), frames compressed (once per shared
+    /// frame per loop), messages sent compressed, and compressed client messages inflated.
+    public let compressedConnections = Atomic<Int>(0)
+    public let compressions = Atomic<Int>(0)
+    public let compressedMessagesOut = Atomic<Int>(0)
+    public let compressedMessagesIn = Atomic<Int>(0)
     /// Clients closed (1008) for sending over the message rate after a warning.
     public let rateLimitCloses = Atomic<Int>(0)
     /// Upgrades refused for their `Origin` (403) and for the connection limit (503).
@@ -116,6 +122,22 @@ public final class Metrics: Sendable {
             (
                 "pushhub_tls_failures_total", "counter", "TLS connections that failed (handshake or record errors).",
                 tlsFailures.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_compressed_connections", "gauge", "WebSocket connections that agreed permessage-deflate.",
+                compressedConnections.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_compressions_total", "counter", "Frames compressed (a shared frame once per loop).",
+                compressions.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_compressed_messages_out_total", "counter", "Messages sent compressed (permessage-deflate).",
+                compressedMessagesOut.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_compressed_messages_in_total", "counter", "Compressed client messages inflated.",
+                compressedMessagesIn.load(ordering: .relaxed)
             ),
             (
                 "pushhub_slow_consumer_closes_total", "counter", "Connections closed at the outbound hard limit.",

@@ -42,10 +42,11 @@ public struct DeflateParameters: Equatable, Sendable {
         return nil
     }
 
-    /// Client side: the offer a client sends (it can take any server window, and says it could
-    /// limit its own).
+    /// Client side: the offer a client sends. It can take any server window, could limit its
+    /// own, and resets its context after every message anyway (which a sender may always do),
+    /// so it says `client_no_context_takeover` too.
     public static let clientOffer = ExtensionOffer(
-        name: extensionName, parameters: [("client_max_window_bits", nil)])
+        name: extensionName, parameters: [("client_no_context_takeover", nil), ("client_max_window_bits", nil)])
 
     /// Client side: the parameters the server's answer agreed to (nil: it declined), or an error
     /// when the answer is not one the client's offer allows (RFC 7692 §5: fail the connection).

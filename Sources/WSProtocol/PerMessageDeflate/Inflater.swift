@@ -6,7 +6,8 @@ import CZlib
 ///
 /// Invariant: `stream` is allocated once, never moves and is initialized for the object's
 /// life; with `resetsEachMessage` no state survives a message (one inflater can serve every
-/// connection of a loop); one thread at a time.
+/// connection of a loop); one thread at a time. Memory: zlib's state and 32 KiB window, and a
+/// 32 KiB scratch buffer.
 public final class Inflater {
     /// Why a message could not be inflated.
     public enum Failure: Error, Equatable, Sendable {
@@ -18,6 +19,8 @@ public final class Inflater {
 
     private let stream: UnsafeMutablePointer<z_stream>
     private let resetsEachMessage: Bool
+    /// zlib inflates into this, and each step is appended to the output in one copy.
+    private let scratch: UnsafeMutableBufferPointer<UInt8> = .allocate(capacity: 32 << 10)
     private static let tail: [UInt8] = [0x00, 0x00, 0xFF, 0xFF]
 
     public init(windowBits: Int = 15, resetsEachMessage: Bool = true) {
@@ -31,6 +34,7 @@ public final class Inflater {
     deinit {
         inflateEnd(stream)
         stream.deallocate()
+        scratch.deallocate()
     }
 
     /// The message `payload` (the frames' payloads joined) decompressed, at most `limit` bytes.
@@ -45,7 +49,7 @@ public final class Inflater {
     }
 
     /// Decompresses `payload` into `output` (replacing its contents, keeping its capacity), so a
-    /// reader can reuse one buffer for every message. `output` never holds more than `limit + 1`
+    /// reader can reuse one buffer for every message. `output` never holds more than `limit`
     /// bytes, whatever the payload claims.
     public func decompress(_ payload: UnsafeRawBufferPointer, into output: inout [UInt8], limit: Int) throws(Failure) {
         output.removeAll(keepingCapacity: true)
@@ -55,30 +59,23 @@ public final class Inflater {
             .get()
     }
 
-    /// Inflates `input` onto the end of `output`, growing it in steps, until zlib has taken all
-    /// of the input and has nothing more to give.
+    /// Inflates `input` onto the end of `output`, a scratch buffer at a time, until zlib has
+    /// taken all of the input and has nothing more to give.
     private func feed(_ input: UnsafeRawBufferPointer, into output: inout [UInt8], limit: Int) throws(Failure) {
         stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
         stream.pointee.avail_in = uInt(input.count)
         defer { stream.pointee.next_in = nil }
         while true {
-            let start = output.count
-            // One byte past the limit is room enough to see that a message would exceed it.
-            let room = min(max(start, 16 << 10), limit + 1 - start)
-            guard room > 0 else { throw .tooBig(limit: limit) }
-            output.append(contentsOf: repeatElement(0, count: room))
-            let (status, produced) = output.withUnsafeMutableBytes { buffer in
-                stream.pointee.next_out = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self) + start
-                stream.pointee.avail_out = uInt(room)
-                let status = inflate(stream, Z_SYNC_FLUSH)
-                return (status, room - Int(stream.pointee.avail_out))
-            }
-            output.removeLast(room - produced)
-            if output.count > limit { throw .tooBig(limit: limit) }
+            stream.pointee.next_out = scratch.baseAddress
+            stream.pointee.avail_out = uInt(scratch.count)
+            let status = inflate(stream, Z_SYNC_FLUSH)
+            let produced = scratch.count - Int(stream.pointee.avail_out)
+            guard output.count + produced <= limit else { throw .tooBig(limit: limit) }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[0..<produced]))
             switch status {
             case Z_OK:
                 // Output space left over means zlib took all it could and gave all it had.
-                if stream.pointee.avail_in == 0 && produced < room { return }
+                if stream.pointee.avail_in == 0 && produced < scratch.count { return }
             case Z_BUF_ERROR:
                 return  // no progress possible: the input is used up
             case Z_STREAM_END:

@@ -4,8 +4,8 @@ import Sockets
 import WSProtocol
 
 // The client side of WSProtocol under the Autobahn|Testsuite's fuzzingserver: it runs every
-// case as an echo client (text and binary echoed, pings answered, closes echoed), then asks
-// the server to write its report.
+// case as an echo client with permessage-deflate offered (text and binary echoed, pings
+// answered, closes echoed), then asks the server to write its report.
 //
 //   ws-testee HOST:PORT [AGENT]
 
@@ -20,7 +20,9 @@ let agent = arguments.count > 2 ? arguments[2] : "pushhub-client"
 func echo(path: String) -> String? {
     let client: WebSocketClient
     do {
-        client = try WebSocketClient(address: server, path: path, limits: .echo, timeout: .seconds(60))
+        // Offers permessage-deflate (groups 12 and 13) and compresses every echo it sends.
+        client = try WebSocketClient(
+            address: server, path: path, limits: .echo, timeout: .seconds(60), compressionMinimumBytes: 0)
     } catch {
         FileHandle.standardError.write(Data("connect \(path): \(error)\n".utf8))
         return nil
