@@ -5,7 +5,7 @@ import PackagePlugin
 /// - `BuildCommit.swift`: the checkout's commit and whether tracked files were modified, for
 ///   `--version`; rerun whenever git's `HEAD` or index changes (a commit, a checkout, an add);
 /// - `EmbeddedClientAssets.swift`: the JavaScript client module and its type declarations from
-///   `clients/js/` (served at `/v1/client.js`, the screen renderer at `/v1/screen-render.js`) and the demo page `clients/demo/index.html`
+///   `clients/js/` (served at `/v1/client.js`, the screen renderer at `/v1/screen-render.js` and its styles at `/v1/screen-render.css`) and the demo page `clients/demo/index.html`
 ///   (served at `/` in dev mode), and every file of `clients/console/` as `consoleAssetSources`
 ///   (served under `/console` on the admin listener); rerun when they change.
 /// Each file is replaced only when its content changes, so nothing recompiles needlessly.
@@ -47,6 +47,7 @@ struct BuildInfoPlugin: BuildToolPlugin {
           asset clientModuleSource "$root/clients/js/pushhub-client.js"
           asset clientTypesSource "$root/clients/js/pushhub-client.d.ts"
           asset screenRenderSource "$root/clients/js/screen-render.js"
+          asset screenRenderStyleSource "$root/clients/js/screen-render.css"
           asset demoPageSource "$root/clients/demo/index.html"
           console
         } > "$out/$3.swift.new"
@@ -75,7 +76,7 @@ struct BuildInfoPlugin: BuildToolPlugin {
                 inputs: existing(
                     [
                         "clients/js/pushhub-client.js", "clients/js/pushhub-client.d.ts", "clients/js/screen-render.js",
-                        "clients/demo/index.html",
+                        "clients/js/screen-render.css", "clients/demo/index.html",
                     ]
                         + consoleFiles)),
         ]

@@ -10,6 +10,7 @@
 #include <openssl/err.h>
 #include <openssl/rand.h>
 #include <openssl/x509.h>
+#include <stdio.h>
 
 /* Macros Swift cannot call (they expand to SSL_CTX_ctrl / SSL_ctrl), as functions. */
 static inline int pushhub_ctx_min_tls12(SSL_CTX *ctx) {
@@ -38,4 +39,22 @@ static inline int pushhub_alpn_select_http11(SSL *ssl, const unsigned char **out
     return SSL_TLSEXT_ERR_NOACK;
 }
 static inline void pushhub_ctx_alpn_http11(SSL_CTX *ctx) { SSL_CTX_set_alpn_select_cb(ctx, pushhub_alpn_select_http11, NULL); }
+
+/* The reasons OpenSSL queued on this thread, oldest first, joined by "; " ("" when there are
+   none); the queue is left empty. The text lives in a per-thread buffer until the next call. */
+static inline const char *pushhub_drain_errors(void) {
+    static _Thread_local char text[1024];
+    size_t used = 0;
+    unsigned long code;
+    text[0] = 0;
+    while ((code = ERR_get_error()) != 0) {
+        char reason[256];
+        ERR_error_string_n(code, reason, sizeof reason);
+        if (used + 1 < sizeof text) {
+            int n = snprintf(text + used, sizeof text - used, "%s%s", used ? "; " : "", reason);
+            if (n > 0) used = used + (size_t)n < sizeof text ? used + (size_t)n : sizeof text - 1;
+        }
+    }
+    return text;
+}
 #endif

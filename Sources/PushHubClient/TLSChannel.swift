@@ -53,7 +53,7 @@ public final class TLSChannel: ByteChannel, @unchecked Sendable {
     {
         self.socket = socket
         ERR_clear_error()
-        guard let context = SSL_CTX_new(TLS_client_method()) else { throw Self.failure("SSL_CTX_new", nil) }
+        guard let context = SSL_CTX_new(TLS_client_method()) else { throw Self.failure("SSL_CTX_new") }
         self.context = context
         _ = pushhub_ctx_min_tls12(context)
         switch trust {
@@ -64,7 +64,7 @@ public final class TLSChannel: ByteChannel, @unchecked Sendable {
             SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
             guard SSL_CTX_load_verify_locations(context, path, nil) == 1 else {
                 SSL_CTX_free(context)
-                throw Self.failure("cannot read the CA file \(path) (PEM)", nil)
+                throw Self.failure("cannot read the CA file \(path) (PEM)")
             }
         case .insecure:
             SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
@@ -72,7 +72,7 @@ public final class TLSChannel: ByteChannel, @unchecked Sendable {
         // After the context is set up: an SSL copies its verify mode and paths when created.
         guard let ssl = SSL_new(context) else {
             SSL_CTX_free(context)
-            throw Self.failure("SSL_new", nil)
+            throw Self.failure("SSL_new")
         }
         self.ssl = ssl
         setTimeout(timeout)
@@ -87,7 +87,7 @@ public final class TLSChannel: ByteChannel, @unchecked Sendable {
         }
         let fd = socket.descriptor
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        guard SSL_set_fd(ssl, fd) == 1 else { throw Self.failure("SSL_set_fd", ssl) }
+        guard SSL_set_fd(ssl, fd) == 1 else { throw Self.failure("SSL_set_fd") }
         do {
             _ = try perform("TLS handshake with \(serverName)") { SSL_connect(ssl) }
         } catch {
@@ -171,7 +171,7 @@ public final class TLSChannel: ByteChannel, @unchecked Sendable {
             case SSL_ERROR_WANT_READ: try wait(for: Int16(POLLIN), what)
             case SSL_ERROR_WANT_WRITE: try wait(for: Int16(POLLOUT), what)
             case SSL_ERROR_SYSCALL where code == 0 || code == ECONNRESET: return 0
-            default: throw Self.failure(what, nil, errno: code)
+            default: throw Self.failure(what, errno: code)
             }
         }
     }
@@ -183,15 +183,10 @@ public final class TLSChannel: ByteChannel, @unchecked Sendable {
         if ready < 0 && errno != EINTR { throw TLSClientError(description: "\(what): poll failed (errno \(errno))") }
     }
 
-    private static func failure(_ what: String, _ ssl: OpaquePointer?, errno code: Int32 = 0) -> TLSClientError {
-        var reasons: [String] = []
-        while case let error = ERR_get_error(), error != 0 {
-            var buffer = [CChar](repeating: 0, count: 256)
-            ERR_error_string_n(error, &buffer, buffer.count)
-            reasons.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-        }
-        if reasons.isEmpty && code != 0 { reasons.append(String(cString: strerror(code))) }
-        return TLSClientError(description: "\(what) failed: \(reasons.isEmpty ? "the connection closed" : reasons.joined(separator: "; "))")
+    private static func failure(_ what: String, errno code: Int32 = 0) -> TLSClientError {
+        var reasons = String(cString: pushhub_drain_errors())
+        if reasons.isEmpty { reasons = code != 0 ? String(cString: strerror(code)) : "the connection closed" }
+        return TLSClientError(description: "\(what) failed: \(reasons)")
     }
 
     private static func isIPLiteral(_ name: String) -> Bool {

@@ -132,27 +132,21 @@ public struct MessageAssembler: Sendable {
         current = nil
         guard header.fin else { return nil }
         messageOpcode = nil
-        let payload: Payload = isWholeMessageInInput ? .input(range) : .assembledMessage
+        var payload: Payload = isWholeMessageInInput ? .input(range) : .assembledMessage
         if isMessageCompressed {
             guard let inflater else { preconditionFailure("RSV1 is allowed only with an inflater to read it") }
-            try inflate(payload, input: bytes, with: inflater)
-            if opcode == .text {
-                var validator = UTF8Validator()
-                guard inflatedMessage.withUnsafeBytes({ validator.validate($0) }) else {
-                    throw .invalidUTF8(byteOffset: validator.invalidByteOffset ?? 0)
-                }
-                if !validator.isComplete { throw .invalidUTF8(byteOffset: validator.byteCount) }
-            }
-            return .message(opcode, .inflatedMessage)
+            try inflate(payload, input: bytes, with: inflater, validatingText: opcode == .text)
+            payload = .inflatedMessage
         }
         if opcode == .text && !utf8.isComplete { throw .invalidUTF8(byteOffset: utf8.byteCount) }
         return .message(opcode, payload)
     }
 
-    /// Inflates the compressed message at `payload` into `inflatedMessage`, within the limit.
-    private mutating func inflate(_ payload: Payload, input: UnsafeRawBufferPointer, with inflater: Inflater)
-        throws(ProtocolError)
-    {
+    /// Inflates the compressed message at `payload` into `inflatedMessage`, within the limit; a
+    /// text message's inflated bytes go through `utf8` (which saw none of its compressed ones).
+    private mutating func inflate(
+        _ payload: Payload, input: UnsafeRawBufferPointer, with inflater: Inflater, validatingText: Bool
+    ) throws(ProtocolError) {
         let limit = limits.maxMessageBytes
         var output = inflatedMessage
         inflatedMessage = []  // uniquely referenced while inflating: no copy on write
@@ -161,9 +155,12 @@ public struct MessageAssembler: Sendable {
             Result { () throws(Inflater.Failure) in try inflater.decompress(compressed, into: &output, limit: limit) }
         }
         switch result {
-        case .success: return
+        case .success: break
         case .failure(.tooBig): throw .inflatedMessageTooBig(limit: limit)
         case .failure(.corrupt(let reason)): throw .invalidCompressedData(reason)
+        }
+        if validatingText && !output.withUnsafeBytes({ utf8.validate($0) }) {
+            throw .invalidUTF8(byteOffset: utf8.invalidByteOffset ?? 0)
         }
     }
 

@@ -73,6 +73,19 @@ class JSError(AssertionError):
     pass
 
 
+def browser_or_skip(what, flags=()):
+    """A started `Browser` for a test, or the test skipped saying why (`what` needs Chromium):
+    no binary, or one that cannot start in this container."""
+    import pytest
+    binary = find_chromium()
+    if binary is None:
+        pytest.skip("chromium is not installed (Debian: apt-get install chromium); %s needs it" % what)
+    try:
+        return Browser(binary, flags=flags)
+    except Exception as error:  # a container without what Chromium needs to start
+        pytest.skip("chromium could not start: %s" % error)
+
+
 class Browser:
     """One headless Chromium with one page; `evaluate` runs an expression (awaiting promises) and
     returns its JSON value."""

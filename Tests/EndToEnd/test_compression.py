@@ -248,13 +248,10 @@ def test_chromium_negotiates_and_decodes_compressed_frames(hub_factory):
     """The demo page in headless Chromium: its connection agrees permessage-deflate (the page's
     WebSocket says so in `extensions`), and it renders a snapshot and an update that the hub sent
     compressed."""
-    from chromium import Browser, find_chromium
-    binary = find_chromium()
-    if binary is None:
-        pytest.skip("chromium is not installed (Debian: apt-get install chromium)")
+    from chromium import browser_or_skip
     hub = hub_factory("--dev")
     publish(hub, "home", big_tree())
-    browser = Browser(binary)
+    browser = browser_or_skip("the compression test with Chromium")
     try:
         browser.call("Page.navigate", url="http://127.0.0.1:%d/" % hub.port)
         browser.wait_for("document.body && document.body.innerText.includes('first row 150')", what="the snapshot")

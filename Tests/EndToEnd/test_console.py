@@ -19,7 +19,7 @@ from websockets.sync.client import connect
 
 from admin import call, publish
 from assignment_reference import assign, bucket
-from chromium import Browser, find_chromium
+from chromium import browser_or_skip
 from conftest import BIN, Hub
 
 # In-page checks. `a11yProblems()` lists every form control without an accessible name and every
@@ -71,13 +71,7 @@ def hub():
 
 @pytest.fixture(scope="module")
 def browser():
-    binary = find_chromium()
-    if binary is None:
-        pytest.skip("chromium is not installed (Debian: apt-get install chromium); the console tests need it")
-    try:
-        chromium = Browser(binary)
-    except Exception as error:
-        pytest.skip("chromium could not start: %s" % error)
+    chromium = browser_or_skip("the console tests")
     chromium.screenshot(1280, 900)  # the viewport, before any page lays out
     yield chromium
     chromium.close()

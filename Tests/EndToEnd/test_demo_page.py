@@ -14,7 +14,7 @@ import zlib
 import pytest
 
 from admin import call, publish
-from chromium import Browser, find_chromium
+from chromium import browser_or_skip
 from conftest import ROOT
 
 DEMO = os.path.join(ROOT, "clients", "demo", "index.html")
@@ -75,13 +75,7 @@ def png_pixels(data):
 
 @pytest.fixture(scope="module")
 def browser():
-    binary = find_chromium()
-    if binary is None:
-        pytest.skip("chromium is not installed (Debian: apt-get install chromium); the demo page test needs it")
-    try:
-        chromium = Browser(binary)
-    except Exception as error:
-        pytest.skip("chromium could not start: %s" % error)
+    chromium = browser_or_skip("the demo page test")
     yield chromium
     chromium.close()
 

@@ -82,6 +82,9 @@ def test_the_client_module_is_served_with_an_etag_and_cors(hub_factory):
     status, headers, body = fetch(hub, "/v1/screen-render.js")
     assert status == 200 and body == open(os.path.join(root, "clients", "js", "screen-render.js"), "rb").read()
     assert headers["Content-Type"].startswith("text/javascript") and headers["ETag"]
+    status, headers, body = fetch(hub, "/v1/screen-render.css")
+    assert status == 200 and body == open(os.path.join(root, "clients", "js", "screen-render.css"), "rb").read()
+    assert headers["Content-Type"].startswith("text/css")
     strict = hub_factory("--allowed-origins", "https://app.example.com")
     _, headers, _ = fetch(strict, "/v1/client.js", {"Origin": "https://app.example.com"})
     assert headers["Access-Control-Allow-Origin"] == "https://app.example.com" and "Origin" in headers["Vary"]

@@ -20,7 +20,7 @@ import pytest
 import rfc8785
 
 from admin import call, publish
-from chromium import Browser, PageServer, find_chromium
+from chromium import PageServer, browser_or_skip
 from conftest import Hub
 
 HARNESS = r"""
@@ -89,13 +89,7 @@ PAGE = """<!doctype html><meta charset="utf-8"><title>pushhub-client test</title
 
 @pytest.fixture(scope="module")
 def browser():
-    binary = find_chromium()
-    if binary is None:
-        pytest.skip("chromium is not installed (Debian: apt-get install chromium); the JavaScript client tests need it")
-    try:
-        chromium = Browser(binary)
-    except Exception as error:  # a container without what Chromium needs to start
-        pytest.skip("chromium could not start: %s" % error)
+    chromium = browser_or_skip("the JavaScript client tests")
     server = PageServer({"/harness.js": ("text/javascript", HARNESS), "/": ("text/html", PAGE)})
     chromium.page_url = server.url("/")
     chromium.module_url = server.url("/pushhub-client.js")

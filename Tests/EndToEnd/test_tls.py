@@ -236,13 +236,11 @@ def spki_hash(cert):
 
 
 def test_chromium_runs_the_demo_page_over_https_and_wss(tls_hub):
-    from chromium import Browser, find_chromium
-    binary = find_chromium()
-    if binary is None:
-        pytest.skip("chromium is not installed (apt-get install chromium)")
+    from chromium import browser_or_skip
     publish(tls_hub, "home", {"type": "screen", "title": "Over TLS",
                               "children": [{"id": "t", "type": "text", "text": "served over wss"}]})
-    browser = Browser(binary, flags=["--ignore-certificate-errors-spki-list=" + spki_hash(tls_hub.cert)])
+    browser = browser_or_skip("the wss:// demo page test",
+                              flags=["--ignore-certificate-errors-spki-list=" + spki_hash(tls_hub.cert)])
     try:
         browser.call("Page.navigate", url="https://localhost:%d/" % tls_hub.port)
         browser.wait_for("document.body && document.body.innerText.includes('served over wss')", what="the tree over wss")

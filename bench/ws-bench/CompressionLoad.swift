@@ -48,20 +48,7 @@ enum CompressionLoad {
     }
 
     static func run(hub: HubProcess, count: Int, publishes: Int, compression: Bool) throws -> Result {
-        let admin = try AdminClientLite(
-            address: hub.admin,
-            token: try String(contentsOfFile: hub.data + "/admin.token", encoding: .utf8)
-                .trimmingCharacters(in: .whitespacesAndNewlines))
-        func counter(_ name: String) throws -> Int {
-            let text = String(decoding: try admin.send("GET", "/metrics", []), as: UTF8.self)
-            let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") } ?? ""
-            return Int(line.split(separator: " ").last ?? "0") ?? 0
-        }
-        func frame(_ json: String) -> [UInt8] {
-            var out: [UInt8] = []
-            FrameEncoder.appendFrame(opcode: .text, payload: Array(json.utf8), maskingKey: .random(), to: &out)
-            return out
-        }
+        let admin = try AdminClientLite(hub: hub)
         try admin.put("/v1/screens/bench/big", screen(changes: 0))
         usleep(200_000)
         var result = Result()
@@ -71,7 +58,7 @@ enum CompressionLoad {
         for i in 0..<count {
             let link = try RawConnection.openLink(
                 to: hub.client, from: RawConnection.source(i), path: "/v1/connect", tls: false, compression: compression)
-            try link.writeAll(frame(#"{"type":"hello","protocol":1,"device":"bench-\#(i)"}"#))
+            try link.writeAll(RawConnection.clientText(#"{"type":"hello","protocol":1,"device":"bench-\#(i)"}"#))
             collector.add(link)
             links.append(link)
         }
@@ -79,7 +66,7 @@ enum CompressionLoad {
         guard welcomes.arrivals.count == count else { throw BenchError("only \(welcomes.arrivals.count) of \(count) said hello") }
 
         var cpuBefore = hub.cpuSeconds
-        let subscribe = frame(#"{"type":"subscribe","screen":"bench/big"}"#)
+        let subscribe = RawConnection.clientText(#"{"type":"subscribe","screen":"bench/big"}"#)
         for link in links { try link.writeAll(subscribe) }
         let snapshots = collector.collect(count, deadline: MonotonicClock.now() + 300_000_000_000)
         guard snapshots.arrivals.count == count else { throw BenchError("only \(snapshots.arrivals.count) of \(count) got the snapshot") }
@@ -97,7 +84,7 @@ enum CompressionLoad {
             result.patch.frameBytes = patches.lastFrame
         }
         result.patch.cpuMicrosPerDelivery = (hub.cpuSeconds - cpuBefore) * 1e6 / Double(count * publishes)
-        result.compressions = try counter("pushhub_compressions_total")
+        result.compressions = try admin.metric("pushhub_compressions_total")
         return result
     }
 }

@@ -84,6 +84,13 @@ enum RawConnection {
     }
 
     /// The i-th loopback source address, 127.0.0.2 ... 127.0.0.250.
+    /// One text message as a client sends it: a final frame, masked with a fresh key.
+    static func clientText(_ text: String) -> [UInt8] {
+        var frame: [UInt8] = []
+        FrameEncoder.appendFrame(opcode: .text, payload: Array(text.utf8), maskingKey: .random(), to: &frame)
+        return frame
+    }
+
     static func source(_ index: Int) -> String { "127.0.0.\(2 + index % 249)" }
 }
 

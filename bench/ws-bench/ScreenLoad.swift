@@ -32,10 +32,7 @@ enum ScreenLoad {
     ///   merge patch for the screen, splits the subscribers into that many renditions.
     /// - Parameter tls: the clients speak TLS (the hub was started with a certificate).
     static func run(hub: HubProcess, count: Int, publishes: Int, variants: Int = 0, tls: Bool = false) throws -> Result {
-        let admin = try AdminClientLite(
-            address: hub.admin,
-            token: try String(contentsOfFile: hub.data + "/admin.token", encoding: .utf8)
-                .trimmingCharacters(in: .whitespacesAndNewlines))
+        let admin = try AdminClientLite(hub: hub)
         var version = 0
         func tree(_ n: Int) -> [UInt8] {
             let rows = (0..<8).map { #"{"id":"r\#($0)","type":"row","text":"row number \#($0)"}"# }.joined(
@@ -51,25 +48,14 @@ enum ScreenLoad {
                 "/v1/experiments/bench-variants",
                 Array(#"{"status":"running","variants":[\#(list)],"screens":{"bench/live":{\#(patches)}}}"#.utf8))
         }
-        func counter(_ name: String) throws -> Int {
-            let text = String(decoding: try admin.send("GET", "/metrics", []), as: UTF8.self)
-            let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") } ?? ""
-            return Int(line.split(separator: " ").last ?? "0") ?? 0
-        }
         var renders = 0, encodes = 0
         usleep(200_000)
         let rssBefore = hub.residentBytes
         let collector = FrameCollector()
         /// hello (a distinct anonymous device per connection, so experiments split them) + subscribe.
         func greeting(_ i: Int) -> [UInt8] {
-            var frames: [UInt8] = []
-            FrameEncoder.appendFrame(
-                opcode: .text, payload: Array(#"{"type":"hello","protocol":1,"device":"bench-\#(i)"}"#.utf8),
-                maskingKey: .random(), to: &frames)
-            FrameEncoder.appendFrame(
-                opcode: .text, payload: Array(#"{"type":"subscribe","screen":"bench/live"}"#.utf8),
-                maskingKey: .random(), to: &frames)
-            return frames
+            RawConnection.clientText(#"{"type":"hello","protocol":1,"device":"bench-\#(i)"}"#)
+                + RawConnection.clientText(#"{"type":"subscribe","screen":"bench/live"}"#)
         }
         for i in 0..<count {
             let link = try RawConnection.openLink(to: hub.client, from: RawConnection.source(i), path: "/v1/connect", tls: tls)
@@ -90,8 +76,8 @@ enum ScreenLoad {
         let cpuBefore = hub.cpuSeconds
         for _ in 0..<publishes {
             version += 1
-            let rendersBefore = try counter("pushhub_renders_total"),
-                encodesBefore = try counter("pushhub_encodes_total")
+            let rendersBefore = try admin.metric("pushhub_renders_total"),
+                encodesBefore = try admin.metric("pushhub_encodes_total")
             let start = MonotonicClock.now()
             try admin.put("/v1/screens/bench/live", tree(version))
             let (arrivals, last) = collector.collect(count, deadline: start + 30_000_000_000)
@@ -101,8 +87,8 @@ enum ScreenLoad {
             for arrival in arrivals { latencies.add(arrival - start) }
             deliveryNanos += arrivals.max()! - start
             firsts.add(arrivals.min()! - start)
-            renders = try counter("pushhub_renders_total") - rendersBefore
-            encodes = try counter("pushhub_encodes_total") - encodesBefore
+            renders = try admin.metric("pushhub_renders_total") - rendersBefore
+            encodes = try admin.metric("pushhub_encodes_total") - encodesBefore
             spreads.add(arrivals.max()! - arrivals.min()!)
             frameBytes = last
         }
@@ -122,12 +108,21 @@ struct AdminClientLite {
     let address: SocketAddress
     let token: String
 
-    init(address: SocketAddress, token: String) throws {
-        self.address = address
-        self.token = token
+    /// The admin API of `hub`, with the token it wrote into its data directory.
+    init(hub: HubProcess) throws {
+        address = hub.admin
+        token = try String(contentsOfFile: hub.data + "/admin.token", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     func put(_ path: String, _ body: [UInt8]) throws { _ = try send("PUT", path, body) }
+
+    /// A counter or gauge of `/metrics` (0 when absent).
+    func metric(_ name: String) throws -> Int {
+        let text = String(decoding: try send("GET", "/metrics", []), as: UTF8.self)
+        let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") } ?? ""
+        return Int(line.split(separator: " ").last ?? "0") ?? 0
+    }
 
     /// Sends a request; returns the response body (throws unless 200).
     func send(_ method: String, _ path: String, _ body: [UInt8]) throws -> [UInt8] {

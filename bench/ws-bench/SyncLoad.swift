@@ -15,13 +15,11 @@ enum SyncLoad {
     }
 
     static func run(hub: HubProcess, count: Int) throws -> Result {
-        let token = try String(contentsOfFile: hub.data + "/admin.token", encoding: .utf8).trimmingCharacters(
-            in: .whitespacesAndNewlines)
         let secret = Array(
             try String(contentsOfFile: hub.data + "/jwt.secret", encoding: .utf8).trimmingCharacters(
                 in: .whitespacesAndNewlines
             ).utf8)
-        let admin = try AdminClientLite(address: hub.admin, token: token)
+        let admin = try AdminClientLite(hub: hub)
         let expiry = Double(Int(Date().timeIntervalSince1970) + 3600)
         func hello(_ user: String, lastSync: Int? = nil) -> [UInt8] {
             let jwt = JWTVerifier.sign(["sub": .string(user), "exp": .number(expiry)], secret: secret)
@@ -29,10 +27,7 @@ enum SyncLoad {
                 "type": .string("hello"), "protocol": .number(1), "token": .string(jwt), "device": .string("bench"),
             ]
             if let lastSync { message["last_sync"] = .number(Double(lastSync)) }
-            var frame: [UInt8] = []
-            FrameEncoder.appendFrame(
-                opcode: .text, payload: JSONWriter.write(.object(message)), maskingKey: .random(), to: &frame)
-            return frame
+            return RawConnection.clientText(JSONWriter.string(.object(message)))
         }
         let collector = FrameCollector()
         for i in 0..<count {

@@ -12,12 +12,13 @@ enum ConsoleRoutes {
     /// The embedded files by request path; `/console` is `index.html`. The JavaScript client
     /// (`clients/js/`) is served beside them as `pushhub-client.js`: the console applies patches
     /// and computes screen hashes and buckets with the same code the apps use; and the screen
-    /// renderer as `screen-render.js`, the one the demo page draws with.
+    /// renderer as `screen-render.js` with its `screen-render.css`, the ones the demo page draws with.
     static let assets: [String: ClientAssets.Asset] = {
         var assets: [String: ClientAssets.Asset] = [:]
         if consoleAssetSources.isEmpty { return assets }
         assets["/console/pushhub-client.js"] = ClientAssets.assets["/v1/client.js"]
         assets["/console/screen-render.js"] = ClientAssets.assets["/v1/screen-render.js"]
+        assets["/console/screen-render.css"] = ClientAssets.assets["/v1/screen-render.css"]
         for (name, source) in consoleAssetSources {
             let asset = ClientAssets.Asset(source, contentType: contentType(of: name))
             assets["/console/" + name] = asset

@@ -52,12 +52,11 @@ final class FrameCompression {
         let address = frame.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
         let key = Key(address: address, count: frame.count, windowBits: windowBits)
         uses += 1
-        if let hit = remembered[key] {
-            remembered[key]?.lastUse = uses
-            return hit.compressed
+        if let index = remembered.index(forKey: key) {
+            remembered.values[index].lastUse = uses
+            return remembered.values[index].compressed
         }
-        let made = DeflatedFrame.make(from: frame, with: deflater(windowBits), minimumBytes: minimumBytes)
-        metrics.compressions.add(1, ordering: .relaxed)
+        let made = deflate(frame, windowBits: windowBits, minimumBytes: minimumBytes)
         remember(key, Entry(frame: frame, compressed: made, lastUse: uses))
         return made
     }
@@ -65,15 +64,14 @@ final class FrameCompression {
     /// Compresses a frame made for one connection (an echo): nothing is remembered.
     func compressedOnce(_ frame: [UInt8], windowBits: Int, minimumBytes: Int) -> [UInt8]? {
         guard frame.count >= minimumBytes + 2 else { return nil }
-        metrics.compressions.add(1, ordering: .relaxed)
-        return DeflatedFrame.make(from: frame, with: deflater(windowBits), minimumBytes: minimumBytes)
+        return deflate(frame, windowBits: windowBits, minimumBytes: minimumBytes)
     }
 
-    private func deflater(_ windowBits: Int) -> Deflater {
-        if let deflater = deflaters[windowBits] { return deflater }
-        let deflater = Deflater(windowBits: windowBits)
+    private func deflate(_ frame: [UInt8], windowBits: Int, minimumBytes: Int) -> [UInt8]? {
+        metrics.compressions.add(1, ordering: .relaxed)
+        let deflater = deflaters[windowBits] ?? Deflater(windowBits: windowBits)
         deflaters[windowBits] = deflater
-        return deflater
+        return DeflatedFrame.make(from: frame, with: deflater, minimumBytes: minimumBytes)
     }
 
     private func remember(_ key: Key, _ entry: Entry) {

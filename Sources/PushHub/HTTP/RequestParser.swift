@@ -81,7 +81,7 @@ public struct RequestParser: Sendable {
         var lines = Self.lines(bytes)[...]
         let requestLine = lines.removeFirst()
         let parts = requestLine.split(separator: UInt8(ascii: " "), maxSplits: 3, omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy(Self.isTokenByte) else {
+        guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy(HTTPToken.isTokenByte) else {
             throw HTTPError(status: 400, reason: "the request line must be METHOD TARGET HTTP/1.1")
         }
         let version = String(decoding: parts[2], as: UTF8.self)
@@ -100,7 +100,7 @@ public struct RequestParser: Sendable {
         var headers = HeaderFields()
         for line in lines {
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon != line.startIndex,
-                line[..<colon].allSatisfy(Self.isTokenByte)
+                line[..<colon].allSatisfy(HTTPToken.isTokenByte)
             else {
                 throw HTTPError(status: 400, reason: "a header line is not NAME: VALUE")
             }
@@ -144,16 +144,5 @@ public struct RequestParser: Sendable {
         }
         lines.append(bytes[start...])
         return lines
-    }
-
-    /// tchar (RFC 9110 §5.6.2).
-    static func isTokenByte(_ ascii: UInt8) -> Bool {
-        switch ascii {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(ascii)
-        }
     }
 }

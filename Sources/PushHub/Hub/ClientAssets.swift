@@ -24,6 +24,7 @@ enum ClientAssets {
         "/v1/client.js": Asset(clientModuleSource, contentType: "text/javascript; charset=utf-8"),
         "/v1/client.d.ts": Asset(clientTypesSource, contentType: "application/typescript; charset=utf-8"),
         "/v1/screen-render.js": Asset(screenRenderSource, contentType: "text/javascript; charset=utf-8"),
+        "/v1/screen-render.css": Asset(screenRenderStyleSource, contentType: "text/css; charset=utf-8"),
     ]
 
     /// The demo page (DESIGN §12): served at `/` in dev mode only, where anonymous clients may

@@ -70,13 +70,8 @@ public struct TLSError: Error, CustomStringConvertible, Sendable {
 
     /// The reasons OpenSSL queued on this thread, oldest first; the queue is left empty.
     static func drainErrors() -> String {
-        var reasons: [String] = []
-        while case let code = ERR_get_error(), code != 0 {
-            var buffer = [CChar](repeating: 0, count: 256)
-            ERR_error_string_n(code, &buffer, buffer.count)
-            reasons.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-        }
-        return reasons.isEmpty ? "no reason given" : reasons.joined(separator: "; ")
+        let reasons = String(cString: pushhub_drain_errors())
+        return reasons.isEmpty ? "no reason given" : reasons
     }
 }
 

@@ -91,7 +91,7 @@ public struct ExtensionOffer: Equatable, Sendable {
         /// An RFC 9110 token.
         mutating func token() -> String? {
             let start = index
-            while index < bytes.count, Self.isTokenByte(bytes[index]) { index += 1 }
+            while index < bytes.count, HTTPToken.isTokenByte(bytes[index]) { index += 1 }
             return index > start ? String(decoding: bytes[start..<index], as: UTF8.self) : nil
         }
 
@@ -114,16 +114,6 @@ public struct ExtensionOffer: Equatable, Sendable {
                 }
             }
             return nil  // unterminated
-        }
-
-        static func isTokenByte(_ byte: UInt8) -> Bool {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"):
-                return true
-            default:
-                return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-            }
         }
     }
 }
