@@ -32,6 +32,11 @@ import Testing
         ] {
             #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse(arguments, environment: [:]) }
         }
+        // A switch's typo is refused, not read as off (the fuzzer's find: PUSHHUB_DEV=1 beside
+        // PUSHHUB_ALLOW_ANONYMOUS=7es gave a dev hub refusing anonymous clients).
+        for environment in [["PUSHHUB_DEV": "7es"], ["PUSHHUB_DEV": "1", "PUSHHUB_ALLOW_ANONYMOUS": "7es"], ["PUSHHUB_COMPRESSION": "of"]] {
+            #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse([], environment: environment) }
+        }
     }
 
     @Test("the message rate: N per second with bursts of 10 N unless --message-burst says, 0 for off")

@@ -139,19 +139,14 @@ public enum HubOptions {
             }
             config.echoPath = text
         }
-        if let text = values["--dev"], Self.isOn(text) {
+        if let text = values["--dev"], try Self.switchSetting("--dev", text) {
             config.dev = true
             config.allowAnonymous = true
         }
-        if let text = values["--allow-anonymous"] { config.allowAnonymous = Self.isOn(text) }
+        if let text = values["--allow-anonymous"] { config.allowAnonymous = try Self.switchSetting("--allow-anonymous", text) }
         if let text = values["--jwt-issuer"] { config.jwtIssuer = text }
         if let text = values["--jwt-audience"] { config.jwtAudience = text }
-        if let text = values["--jwt-require-exp"] {
-            guard let on = Self.switchValue(text) else {
-                throw UsageError(description: "--jwt-require-exp wants on or off, not '\(text)'")
-            }
-            config.jwtRequireExpiry = on
-        }
+        if let text = values["--jwt-require-exp"] { config.jwtRequireExpiry = try Self.switchSetting("--jwt-require-exp", text) }
         if let text = values["--keep-versions"] {
             guard let count = Int(text), (1...1000).contains(count) else {
                 throw UsageError(description: "--keep-versions wants 1...1000, not '\(text)'")
@@ -196,12 +191,7 @@ public enum HubOptions {
             }
             config[keyPath: keyPath] = duration
         }
-        if let text = values["--compression"] {
-            guard let on = Self.switchValue(text) else {
-                throw UsageError(description: "--compression wants on or off, not '\(text)'")
-            }
-            config.compression = on
-        }
+        if let text = values["--compression"] { config.compression = try Self.switchSetting("--compression", text) }
         config.tls = try tlsContext(values, certificate: "--tls-cert", key: "--tls-key")
         config.adminTLS = try tlsContext(values, certificate: "--admin-tls-cert", key: "--admin-tls-key")
         var level = Log.Level.info
@@ -259,12 +249,14 @@ public enum HubOptions {
         return nil
     }
 
-    static func isOn(_ text: String) -> Bool { ["1", "true", "yes", "on"].contains(text.lowercased()) }
-
-    /// `on`/`off` and their synonyms; nil for anything else (a typo must not pick a side).
-    static func switchValue(_ text: String) -> Bool? {
-        if isOn(text) { return true }
-        return ["0", "false", "no", "off"].contains(text.lowercased()) ? false : nil
+    /// `on`/`off` and their synonyms (`1`/`0`, `true`/`false`, `yes`/`no`); anything else is a
+    /// usage error naming the flag, since a typo must not pick a side (`PUSHHUB_DEV=7es`).
+    static func switchSetting(_ flag: String, _ text: String) throws(UsageError) -> Bool {
+        switch text.lowercased() {
+        case "1", "true", "yes", "on": return true
+        case "0", "false", "no", "off": return false
+        default: throw UsageError(description: "\(flag) wants on or off, not '\(text)'")
+        }
     }
 
     static let variables: [String: String] = [
