@@ -48,7 +48,7 @@ for target in "${TARGETS[@]}"; do
     seconds=$(( $(date +%s) - start ))
     units=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-    last=$(grep -E '^#[0-9]+' "$log" | tail -1)
+    last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)  # none when the seeds crash
     cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<< "$last")
     ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<< "$last")
     if [ "$status" -eq 0 ]; then
@@ -57,7 +57,7 @@ for target in "${TARGETS[@]}"; do
         FAILED=1
         artifact=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
         outcome="CRASH (exit $status) ${artifact:-see $log}"
-        grep -E 'property violated|ERROR: (AddressSanitizer|libFuzzer)|Fatal error' "$log" | head -3 || true
+        grep -E 'property violated|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|Fatal error' "$log" | head -3 || true
     fi
     SUMMARY+=("$(printf '%-14s %12s %8s %7s %7s %7ss  %s' "$target" "${units:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "$seconds" "$outcome")")
 done

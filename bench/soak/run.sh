@@ -5,7 +5,7 @@
 # Builds pushhub in its own scratch dir (.build-soak, never .build) at low priority, then runs the
 # driver; output in bench/soak/out/MODE-TIMESTAMP/ (summary.txt, samples.csv, events.log, hub logs).
 # SOAK_SKIP_BUILD=1 reuses the existing binary; SOAK_NICE (default 5) is the driver's and hub's niceness;
-# SOAK_HEAPSTATS=1 adds the allocator's in-use/free bytes (heapstats.c, LD_PRELOAD) to the samples.
+# SOAK_HEAPSTATS=0 leaves out the allocator's in-use/free bytes (heapstats.c, LD_PRELOAD) from the samples.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mode="${1:-}"
@@ -22,7 +22,7 @@ if [ "${SOAK_SKIP_BUILD:-0}" != 1 ]; then
   nice -n 10 swift build -c release --scratch-path .build-soak --product pushhub
 fi
 extra=()
-if [ "${SOAK_HEAPSTATS:-0}" = 1 ]; then
+if [ "${SOAK_HEAPSTATS:-1}" = 1 ]; then
   # The allocator's in-use and free bytes per second, from a thread LD_PRELOADed into the hub.
   mkdir -p .build-soak
   cc -O2 -shared -fPIC -o .build-soak/heapstats.so bench/soak/heapstats.c -lpthread

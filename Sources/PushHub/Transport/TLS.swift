@@ -17,11 +17,29 @@ public final class TLSContext: @unchecked Sendable, Equatable, CustomStringConve
 
     /// Loads and checks the chain and the key; the error says which file and what OpenSSL found.
     public init(certificate: String, key: String) throws(TLSError) {
-        ERR_clear_error()
-        guard let context = SSL_CTX_new(TLS_server_method()) else { throw TLSError.openSSL("SSL_CTX_new") }
-        self.context = context
+        context = try Self.makeContext(certificate: certificate, key: key)
         certificatePath = certificate
         keyPath = key
+        fingerprint = Self.fingerprint(context)
+    }
+
+    deinit { SSL_CTX_free(context) }
+
+    /// A configured `SSL_CTX`, or an error with nothing left allocated (a throwing `init` never
+    /// reaches `deinit`: the fuzzer found the context of a refused `--tls-cert` leaked).
+    private static func makeContext(certificate: String, key: String) throws(TLSError) -> OpaquePointer {
+        ERR_clear_error()
+        guard let context = SSL_CTX_new(TLS_server_method()) else { throw TLSError.openSSL("SSL_CTX_new") }
+        do throws(TLSError) {
+            try configure(context, certificate: certificate, key: key)
+            return context
+        } catch {
+            SSL_CTX_free(context)
+            throw error
+        }
+    }
+
+    private static func configure(_ context: OpaquePointer, certificate: String, key: String) throws(TLSError) {
         guard pushhub_ctx_min_tls12(context) == 1 else { throw TLSError.openSSL("TLS 1.2 minimum") }
         guard SSL_CTX_use_certificate_chain_file(context, certificate) == 1 else {
             throw TLSError.openSSL("certificate \(certificate) (a PEM chain, leaf first)")
@@ -40,10 +58,7 @@ public final class TLSContext: @unchecked Sendable, Equatable, CustomStringConve
         pushhub_ctx_session_cache(context, 20_480)
         let sessionContext = Array("pushhub".utf8)
         _ = SSL_CTX_set_session_id_context(context, sessionContext, UInt32(sessionContext.count))
-        fingerprint = Self.fingerprint(context)
     }
-
-    deinit { SSL_CTX_free(context) }
 
     private static func fingerprint(_ context: OpaquePointer) -> String {
         guard let certificate = SSL_CTX_get0_certificate(context) else { return "" }
