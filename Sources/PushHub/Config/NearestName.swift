@@ -7,8 +7,12 @@ public enum NearestName {
         let typedCharacters = Array(typed.lowercased())
         var best: (name: String, distance: Int)?
         for name in known {
-            let distance = editDistance(typedCharacters, Array(name.lowercased()))
-            let allowed = min(name.count, typed.count) <= 4 ? 1 : 2
+            let nameCharacters = Array(name.lowercased())
+            let allowed = min(nameCharacters.count, typedCharacters.count) <= 4 ? 1 : 2
+            // The distance is at least the difference in length: a name that cannot be close is
+            // not measured (a 1 KB typo costs nothing against short names).
+            guard abs(nameCharacters.count - typedCharacters.count) <= allowed else { continue }
+            let distance = editDistance(typedCharacters, nameCharacters)
             if distance <= allowed, distance < (best?.distance ?? .max) { best = (name, distance) }
         }
         return best?.name
