@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -35,5 +36,11 @@ __attribute__((constructor)) static void start(void) {
     pthread_attr_t attributes;
     pthread_attr_init(&attributes);
     pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    /* The thread starts before the hub blocks SIGTERM/SIGINT/SIGHUP for its signal loop; it must
+     * not be the thread the kernel picks for them (the default action would end the process). */
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
     pthread_create(&thread, &attributes, sample, (void *)path);
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
 }
