@@ -87,4 +87,17 @@ import Testing
         #expect(JSONPointer(parsing: "a") == nil)
         #expect(JSONPointer(parsing: "/~2") == nil)
     }
+
+    @Test("JSON Pointer is read code point by code point: a combining mark does not hide a / or a ~")
+    func pointerScalars() {
+        // "/" + U+0301 is one Character: split on Characters, this was the one token "a/\u{301}b".
+        #expect(JSONPointer(parsing: "/a/\u{301}b")?.tokens == ["a", "\u{301}b"])
+        // "~" + U+0301 is not an escape (RFC 6901: ~ is followed by 0 or 1).
+        #expect(JSONPointer(parsing: "/a~\u{301}") == nil)
+        let pointer = JSONPointer(["\u{301}/x", "~\u{301}", ""])
+        #expect(pointer.description == "/\u{301}~1x/~0\u{301}/")
+        #expect(JSONPointer(parsing: pointer.description) == pointer)
+        // Tokens compare scalar by scalar too: é and e + U+0301 are two keys.
+        #expect(JSONPointer(parsing: "/\u{e9}") != JSONPointer(parsing: "/e\u{301}"))
+    }
 }

@@ -459,3 +459,12 @@ def parse_metrics(text):
             except ValueError:
                 pass
     return values
+
+
+def loop_tick_seconds(metrics, role):
+    """The longest tick of the last 10-20 s over the hub's loops of one role (`client` or
+    `control`), from `pushhub_loop_tick_max_seconds{loop=...,role=...}`; the hub-wide
+    `pushhub_loop_lag_seconds` for a hub without the per-loop gauge."""
+    ticks = [value for name, value in metrics.items()
+             if name.startswith("pushhub_loop_tick_max_seconds{") and 'role="%s"' % role in name]
+    return max(ticks) if ticks else metrics.get("pushhub_loop_lag_seconds", 0)

@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import badinputs  # noqa: E402
 from clients import Client, slow_consumer  # noqa: E402
-from common import Admin, HubDown, HubProcess, die_with_parent, jcs_hash, now, parse_metrics, proc_cpu_seconds, proc_fds, \
+from common import Admin, HubDown, HubProcess, die_with_parent, jcs_hash, now, parse_metrics, loop_tick_seconds, proc_cpu_seconds, proc_fds, \
     proc_rss_kb, proc_rss_split_kb, proc_threads  # noqa: E402
 from model import (CHURN_COHORTS, CLAIM_COHORT, RULE_COHORT, STATIC_LIST, Identity, ScreenGen,  # noqa: E402
                    capability_filter, expected_tree, random_identity, targets)
@@ -738,7 +738,7 @@ class Driver:
     async def sampler(self):
         path = os.path.join(self.out_dir, "samples.csv")
         admin = Admin(self.hub, timeout=5)
-        fields = ["t", "phase", "pid", "rss_kb", "rss_anon_kb", "rss_file_kb", "heap_inuse_kb", "heap_free_kb", "fds", "threads", "lag_ms", "probe_ms", "driver_lag_ms", "scrape_ms",
+        fields = ["t", "phase", "pid", "rss_kb", "rss_anon_kb", "rss_file_kb", "heap_inuse_kb", "heap_free_kb", "fds", "threads", "lag_ms", "control_ms", "probe_ms", "driver_lag_ms", "scrape_ms",
                   "hub_cpu_s", "driver_cpu_s",
                   "connections", "ws_connections", "sessions", "subscriptions", "messages_out", "coalesced",
                   "slow_closes", "protocol_closes", "timeout_closes", "rejected", "commits", "driver_clients"]
@@ -780,7 +780,8 @@ class Driver:
                             row["scrape_ms"] = "%.1f" % ((now() - t0) * 1000)
                 if metrics:
                     row.update(
-                        lag_ms="%.2f" % (metrics.get("pushhub_loop_lag_seconds", 0) * 1000),
+                        lag_ms="%.2f" % (loop_tick_seconds(metrics, "client") * 1000),
+                        control_ms="%.2f" % (loop_tick_seconds(metrics, "control") * 1000),
                         connections=int(metrics.get("pushhub_connections", 0)),
                         ws_connections=int(metrics.get("pushhub_websocket_connections", 0)),
                         sessions=int(metrics.get("pushhub_sessions", 0)),
@@ -1386,9 +1387,15 @@ def summarize(drv, results):
     lines.append("fds     baseline %s  first %s  ref %s  last %s  peak %s  after-drain %s" % (
         fmt(base_fds, digits=0), fmt(first["fds"], digits=0), fmt(ref["fds"], digits=0), fmt(last["fds"], digits=0),
         fmt(peak_fds, digits=0), fmt(after_fds, digits=0)))
-    lines.append("lag     first %s  ref %s  last %s (medians)  p99 %s  max %s" % (
+    lines.append("lag     client loops: first %s  ref %s  last %s (medians)  p99 %s  max %s" % (
         fmt(first["lag_ms"], " ms", digits=2), fmt(ref["lag_ms"], " ms", digits=2),
         fmt(last["lag_ms"], " ms", digits=2), fmt(p99_lag, " ms", digits=1), fmt(max_lag, " ms", digits=1)))
+    control = window(samples, "control_ms", 0, load + 1)
+    if control:
+        lines.append("  control plane (its ticks hold the group-commit fsync; a stall there shows as a failed "
+                     "scrape): median %s  p99 %s  max %s" % (
+                         fmt(median(control), " ms", digits=2), fmt(sorted(control)[int(len(control) * 0.99)], " ms", digits=1),
+                         fmt(max(control), " ms", digits=1)))
     probes = window(samples, "probe_ms", 0, load + 1)
     dlag = window(samples, "driver_lag_ms", 0, load + 1)
     lines.append("probe   client round trip (subscribe -> error, slowest of 4 per second): first %s  ref %s  last %s "
