@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import PushHub
 
@@ -70,11 +71,23 @@ import Testing
              "echo_path": "/echo", "dev": true, "keep_versions": 7, "jwt_issuer": "iss", "jwt_audience": "aud",
              "jwt_require_exp": true, "message_rate": "20/s", "message_burst": 40, "log_level": "warning",
              "handshake_timeout": "3s", "hello_timeout": "4s", "ping_interval": "5s", "idle_timeout": "6s",
-             "drain_timeout": "7s", "allow_anonymous": false, "compression": "off", "compression_min_bytes": 1024}
+             "drain_timeout": "7s", "allow_anonymous": false, "compression": "off", "compression_min_bytes": 1024,
+             "max_connections": 1000, "max_connections_per_ip": 5, "max_subscriptions": 3,
+             "allowed_origins": "https://a.example, http://localhost:3000",
+             "tls_cert": "CERT", "tls_key": "KEY", "admin_tls_cert": "CERT", "admin_tls_key": "KEY"}
             """#
-        try file.write(toFile: path, atomically: true, encoding: .utf8)
+        let (certificate, key) = try SelfSignedCertificate.make(in: path + "-tls")
+        defer { try? FileManager.default.removeItem(atPath: path + "-tls") }  // the test's scratch files
+        try file.replacingOccurrences(of: "CERT", with: certificate).replacingOccurrences(of: "KEY", with: key)
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        // Every flag the hub has (bar the file itself) is a key of this file: a new flag must join it.
+        let keys = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]).keys
+        #expect(Set(HubOptions.variables.keys.map { String($0.dropFirst(2)).replacingOccurrences(of: "-", with: "_") }) == Set(keys))
         let fromFile = try HubOptions.parse(["--config", path], environment: [:])
         let config = fromFile.config
+        #expect(config.maxConnections == 1000 && config.maxConnectionsPerAddress == 5 && config.maxSubscriptions == 3)
+        #expect(config.allowedOrigins == ["https://a.example", "http://localhost:3000"])
+        #expect(config.tls != nil && config.adminTLS != nil)
         #expect(config.listen == SocketAddress(host: "127.0.0.1", port: 9100) && config.loops == 3)
         #expect(config.admin.port == 9101 && config.dataDirectory == "/tmp/x" && config.echoPath == "/echo")
         #expect(config.dev && !config.allowAnonymous && config.keepVersions == 7 && config.requiresTokenExpiry)
