@@ -11,6 +11,9 @@
 #include <openssl/rand.h>
 #include <openssl/x509.h>
 #include <stdio.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sys/socket.h>
 
 /* Macros Swift cannot call (they expand to SSL_CTX_ctrl / SSL_ctrl), as functions. */
 static inline int pushhub_ctx_min_tls12(SSL_CTX *ctx) {
@@ -26,6 +29,47 @@ static inline void pushhub_ctx_session_cache(SSL_CTX *ctx, long size) {
     SSL_CTX_sess_set_cache_size(ctx, size);
 }
 static inline int pushhub_set_sni(SSL *ssl, const char *name) { return (int)SSL_set_tlsext_host_name(ssl, name); }
+
+/* OpenSSL's socket BIO writes with write(2): a peer that went away raises SIGPIPE, which ends a
+   process that has not ignored it (the tests' in-process hub, an app using the Swift client).
+   This BIO is OpenSSL's socket BIO with one change, sends with MSG_NOSIGNAL, so the write fails
+   with EPIPE as the plain path's sends do. Made once per module that calls it (a function's
+   static: Swift's importer emits those, not a header's static globals). */
+static inline BIO_METHOD **pushhub_socket_method_slot(void) {
+    static BIO_METHOD *method;
+    return &method;
+}
+static inline int pushhub_socket_write(BIO *bio, const char *data, int length) {
+    errno = 0;
+    int sent = (int)send((int)BIO_get_fd(bio, NULL), data, (size_t)length, MSG_NOSIGNAL);
+    BIO_clear_retry_flags(bio);
+    if (sent <= 0 && BIO_sock_should_retry(sent)) BIO_set_retry_write(bio);
+    return sent;
+}
+static inline void pushhub_make_socket_method(void) {
+    const BIO_METHOD *socket = BIO_s_socket();
+    BIO_METHOD *method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR,
+                                      "socket without SIGPIPE");
+    if (method == NULL) return;
+    BIO_meth_set_write(method, pushhub_socket_write);
+    BIO_meth_set_read(method, BIO_meth_get_read(socket));
+    BIO_meth_set_puts(method, BIO_meth_get_puts(socket));
+    BIO_meth_set_ctrl(method, BIO_meth_get_ctrl(socket));
+    BIO_meth_set_create(method, BIO_meth_get_create(socket));
+    BIO_meth_set_destroy(method, BIO_meth_get_destroy(socket));
+    *pushhub_socket_method_slot() = method;
+}
+/* SSL_set_fd with that BIO (the descriptor stays open when the SSL is freed): 1, or 0 on failure. */
+static inline int pushhub_ssl_set_socket(SSL *ssl, int fd) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, pushhub_make_socket_method);
+    BIO_METHOD *method = *pushhub_socket_method_slot();
+    BIO *bio = method ? BIO_new(method) : NULL;
+    if (bio == NULL) return 0;
+    BIO_set_fd(bio, fd, BIO_NOCLOSE);
+    SSL_set_bio(ssl, bio, bio);
+    return 1;
+}
 
 /* ALPN (RFC 7301): the hub speaks HTTP/1.1 only; a client that offers other protocols and not
    http/1.1 gets no ALPN answer rather than a failed handshake. */

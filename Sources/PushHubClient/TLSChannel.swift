@@ -87,7 +87,7 @@ public final class TLSChannel: ByteChannel, @unchecked Sendable {
         }
         let fd = socket.descriptor
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        guard SSL_set_fd(ssl, fd) == 1 else { throw Self.failure("SSL_set_fd") }
+        guard pushhub_ssl_set_socket(ssl, fd) == 1 else { throw Self.failure("pushhub_ssl_set_socket") }
         do {
             _ = try perform("TLS handshake with \(serverName)") { SSL_connect(ssl) }
         } catch {

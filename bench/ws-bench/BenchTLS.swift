@@ -23,7 +23,7 @@ enum BenchTLS {
 
     /// The TLS handshake on a blocking, connected `fd`.
     static func connect(_ fd: Int32) throws -> OpaquePointer {
-        guard let ssl = SSL_new(context), SSL_set_fd(ssl, fd) == 1 else { throw BenchError("SSL_new failed") }
+        guard let ssl = SSL_new(context), pushhub_ssl_set_socket(ssl, fd) == 1 else { throw BenchError("SSL_new failed") }
         guard SSL_connect(ssl) == 1 else {
             SSL_free(ssl)
             throw BenchError("TLS handshake failed")

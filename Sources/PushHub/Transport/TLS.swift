@@ -117,7 +117,7 @@ final class TLSStream {
         guard let ssl = SSL_new(context.context) else { throw TLSError.openSSL("SSL_new") }
         self.ssl = ssl
         pushhub_ssl_modes(ssl)
-        guard SSL_set_fd(ssl, fd) == 1 else { throw TLSError.openSSL("SSL_set_fd") }
+        guard pushhub_ssl_set_socket(ssl, fd) == 1 else { throw TLSError.openSSL("pushhub_ssl_set_socket") }
         SSL_set_accept_state(ssl)
     }
 
