@@ -66,6 +66,8 @@ import TestSupport
     func configFile() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("hub-\(UInt32.random(in: 0...UInt32.max)).json").path
         defer { try? FileManager.default.removeItem(atPath: path) }
+        let (certificate, key) = try SelfSignedCertificate.make(in: path + "-tls")
+        defer { try? FileManager.default.removeItem(atPath: path + "-tls") }
         let file = #"""
             {"listen": "127.0.0.1:9100", "admin": "127.0.0.1:9101", "data": "/tmp/x", "loops": 3,
              "echo_path": "/echo", "dev": true, "keep_versions": 7, "jwt_issuer": "iss", "jwt_audience": "aud",
@@ -74,15 +76,13 @@ import TestSupport
              "drain_timeout": "7s", "allow_anonymous": false, "compression": "off", "compression_min_bytes": 1024,
              "max_connections": 1000, "max_connections_per_ip": 5, "max_subscriptions": 3,
              "allowed_origins": "https://a.example, http://localhost:3000",
-             "tls_cert": "CERT", "tls_key": "KEY", "admin_tls_cert": "CERT", "admin_tls_key": "KEY"}
+             "tls_cert": "\#(certificate)", "tls_key": "\#(key)",
+             "admin_tls_cert": "\#(certificate)", "admin_tls_key": "\#(key)"}
             """#
-        let (certificate, key) = try SelfSignedCertificate.make(in: path + "-tls")
-        defer { try? FileManager.default.removeItem(atPath: path + "-tls") }  // the test's scratch files
-        try file.replacingOccurrences(of: "CERT", with: certificate).replacingOccurrences(of: "KEY", with: key)
-            .write(toFile: path, atomically: true, encoding: .utf8)
+        try file.write(toFile: path, atomically: true, encoding: .utf8)
         // Every flag the hub has (bar the file itself) is a key of this file: a new flag must join it.
-        let keys = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]).keys
-        #expect(Set(HubOptions.variables.keys.map { String($0.dropFirst(2)).replacingOccurrences(of: "-", with: "_") }) == Set(keys))
+        let members = try #require(try JSONReader.parse(Array(file.utf8)).objectValue)
+        #expect(Set(HubOptions.variables.keys.map(ConfigFile.key(of:))) == Set(members.keys))
         let fromFile = try HubOptions.parse(["--config", path], environment: [:])
         let config = fromFile.config
         #expect(config.maxConnections == 1000 && config.maxConnectionsPerAddress == 5 && config.maxSubscriptions == 3)

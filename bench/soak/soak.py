@@ -1308,6 +1308,11 @@ def median(values):
     return statistics.median(values) if values else None
 
 
+def p99(values):
+    """The 99th percentile (nearest rank) of `values`, None when there are none."""
+    return sorted(values)[int(len(values) * 0.99)] if values else None
+
+
 def window(samples, key, start, end):
     out = []
     for row in samples:
@@ -1339,7 +1344,7 @@ def summarize(drv, results):
     last = {k: median(window(samples, k, load - w, load + 1)) for k in ("rss_kb", "fds", "lag_ms", "connections")}
     lags = window(samples, "lag_ms", 0, load + 1)
     max_lag = max(lags) if lags else None
-    p99_lag = sorted(lags)[int(len(lags) * 0.99)] if lags else None
+    p99_lag = p99(lags)
     rss_all = window(samples, "rss_kb", 0, load + 1)
     peak_rss = max(rss_all) if rss_all else None
     fds_all = window(samples, "fds", 0, load + 1)
@@ -1394,7 +1399,7 @@ def summarize(drv, results):
     if control:
         lines.append("  control plane (its ticks hold the group-commit fsync; a stall there shows as a failed "
                      "scrape): median %s  p99 %s  max %s" % (
-                         fmt(median(control), " ms", digits=2), fmt(sorted(control)[int(len(control) * 0.99)], " ms", digits=1),
+                         fmt(median(control), " ms", digits=2), fmt(p99(control), " ms", digits=1),
                          fmt(max(control), " ms", digits=1)))
     probes = window(samples, "probe_ms", 0, load + 1)
     dlag = window(samples, "driver_lag_ms", 0, load + 1)
@@ -1403,9 +1408,9 @@ def summarize(drv, results):
                      fmt(median(window(samples, "probe_ms", 0, w)), " ms", digits=2),
                      fmt(median(window(samples, "probe_ms", w, 2 * w)), " ms", digits=2),
                      fmt(median(window(samples, "probe_ms", load - w, load + 1)), " ms", digits=2),
-                     fmt(sorted(probes)[int(len(probes) * 0.99)] if probes else None, " ms"),
+                     fmt(p99(probes), " ms"),
                      fmt(max(probes) if probes else None, " ms"),
-                     fmt(sorted(dlag)[int(len(dlag) * 0.99)] if dlag else None, " ms"),
+                     fmt(p99(dlag), " ms"),
                      fmt(max(dlag) if dlag else None, " ms")))
     lines.append("conns   first %s  ref %s  last %s (medians)  peak %s" % (
         fmt(first["connections"], digits=0), fmt(ref["connections"], digits=0), fmt(last["connections"], digits=0),
