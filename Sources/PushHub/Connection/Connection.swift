@@ -11,7 +11,7 @@ import WSProtocol
 /// Invariants: the socket is open until `reap()`; `reader` is nil outside `.webSocket`, and on
 /// `/v1/connect` also between messages (it is made again for the next bytes, so an idle client
 /// carries none); only the owning loop's thread touches a connection.
-final class Connection: HasDeadline {
+final class Connection: HasDeadline, HasToken {
     enum Phase: Equatable {
         /// Reading an HTTP request head; answered 408 after the deadline.
         case readingHead(deadline: UInt64)

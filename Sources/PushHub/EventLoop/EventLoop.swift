@@ -41,7 +41,7 @@ final class EventLoop {
     private let wakeFD: Int32
     private let mailbox: Mailbox
     private var listeners: [(listener: Listener, kind: ListenerKind)]
-    private var connections: [UInt64: Connection] = [:]
+    private var connections = ConnectionSet()
     private var nextToken = EventLoop.firstConnectionToken
     private var timers = DeadlineHeap<Connection>()
     private var pendingFlush: [Connection] = []
@@ -132,7 +132,7 @@ final class EventLoop {
             reapPending()
             if let deadline = shutdownDeadline, connections.isEmpty || now >= deadline { break }
         }
-        for connection in connections.values { connection.requestClose() }
+        for connection in connections.inOrder() { connection.requestClose() }
         reapPending()
     }
 
@@ -215,7 +215,7 @@ final class EventLoop {
                 continue
             }
             let connection = Connection(token: token, socket: owned, kind: kind, loop: self, tls: tls)
-            connections[token] = connection
+            connections.insert(connection)
             metrics.openConnections.add(1, ordering: .relaxed)
             loopMetrics?.connections.add(1, ordering: .relaxed)
             metrics.acceptedTotal.add(1, ordering: .relaxed)
@@ -251,7 +251,7 @@ final class EventLoop {
                 listeners[index].listener.close()
             }
             listeners.removeAll()
-            for connection in connections.values {
+            for connection in connections.inOrder() {
                 connection.close(.goingAway, reason: "hub shutting down")
                 schedule(connection)
             }
@@ -277,7 +277,7 @@ final class EventLoop {
 
     /// Calls `body` with every open connection of this loop.
     func forEachConnection(_ body: (Connection) -> Void) {
-        for connection in connections.values where !connection.isCloseRequested { body(connection) }
+        for connection in connections.inOrder() where !connection.isCloseRequested { body(connection) }
     }
 
     /// Counts `connection` against its address's limit; false when the address is at it.
@@ -347,7 +347,7 @@ final class EventLoop {
 
     private func reapPending() {
         for connection in pendingReap {
-            guard connections.removeValue(forKey: connection.token) != nil else { continue }
+            guard connections.remove(token: connection.token) != nil else { continue }
             epoll.remove(fd: connection.socket.fd)
             shard?.connectionClosed(connection)
             if let address = countedAddresses.removeValue(forKey: connection.token) { addresses.release(address) }

@@ -17,7 +17,7 @@ final class Shard {
     /// The control plane's mailbox: answers, sticky assignments and exposures go there.
     private let control: Mailbox
     private let metrics: Metrics
-    private var subscribers: [String: [UInt64: Connection]] = [:]
+    private var subscribers: [String: ConnectionSet] = [:]
     private var byUser: [String: Set<UInt64>] = [:]
     /// Sync deliveries spread over a window (DESIGN §5 `spread`), due at their deadline.
     private var scheduledSyncs = Timers<(token: UInt64, sync: Sync)>()
@@ -108,7 +108,7 @@ final class Shard {
             answer = fanOut(version)
         case .screenDeleted(let name):
             cache.forget(screen: name, keeping: [])
-            let told = subscribers[name].map { Array($0.values) } ?? []
+            let told = subscribers[name]?.inOrder() ?? []
             for connection in told {
                 connection.session?.screenDeleted(name, out: &actions)
                 perform(on: connection)
@@ -118,7 +118,7 @@ final class Shard {
             let now = WallClock.nowMilliseconds()
             let view = self.view
             for screen in screens {
-                for connection in subscribers[screen]?.values.map({ $0 }) ?? [] {
+                for connection in subscribers[screen]?.inOrder() ?? [] {
                     connection.session?.experimentsChanged(
                         screen: screen, view: view, isCongested: connection.isCongested, nowMilliseconds: now,
                         cache: &cache, out: &actions)
@@ -136,12 +136,12 @@ final class Shard {
 
     /// Brings every subscriber of `version.name` here to `version`.
     private func fanOut(_ version: ScreenVersion) -> LoopAnswer {
-        guard let connections = subscribers[version.name] else { return .published(sent: 0, renditions: []) }
+        guard let connections = subscribers[version.name]?.inOrder() else { return .published(sent: 0, renditions: []) }
         let now = WallClock.nowMilliseconds()
         let view = self.view
         var memo = FanoutMemo()
         var sent = 0
-        for connection in connections.values {
+        for connection in connections {
             connection.session?.versionPublished(
                 version, view: view, isCongested: connection.isCongested, nowMilliseconds: now, memo: &memo,
                 cache: &cache, out: &actions)
@@ -234,7 +234,7 @@ final class Shard {
             answer = .reach(connections: connections, users: users)
         case .renderTargets(let screen):
             var counts: [RenderTarget: Int] = [:]
-            for connection in subscribers[screen]?.values.map({ $0 }) ?? [] {
+            for connection in subscribers[screen]?.inOrder() ?? [] {
                 guard let ready = connection.session?.ready, let index = ready.index(of: screen) else { continue }
                 counts[ready.subscriptions[index].target, default: 0] += 1
             }
@@ -277,7 +277,7 @@ final class Shard {
                 if let user = ready.attributes.user { byUser[user, default: []].insert(connection.token) }
                 metrics.sessions.add(1, ordering: .relaxed)
             case .subscribed(let screen, let target):
-                subscribers[screen, default: [:]][connection.token] = connection
+                subscribers[screen, default: ConnectionSet()].insert(connection)
                 metrics.subscriptions.add(1, ordering: .relaxed)
                 count(screen, target, +1)
             case .retargeted(let change):
@@ -305,7 +305,7 @@ final class Shard {
     }
 
     private func unsubscribe(_ connection: Connection, from screen: String, _ target: RenderTarget) {
-        guard subscribers[screen]?.removeValue(forKey: connection.token) != nil else { return }
+        guard subscribers[screen]?.remove(token: connection.token) != nil else { return }
         if subscribers[screen]?.isEmpty == true { subscribers[screen] = nil }
         metrics.subscriptions.subtract(1, ordering: .relaxed)
         count(screen, target, -1)
