@@ -26,3 +26,13 @@ def publish(hub, name, tree):
     status, answer = call(hub, "PUT", "/v1/screens/" + name, tree)
     assert status == 200, answer
     return answer
+
+
+def metric(hub, name):
+    """The value of one unlabelled metric from /metrics."""
+    status, text = call(hub, "GET", "/metrics")
+    assert status == 200, text
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return int(float(line.split()[-1]))
+    raise AssertionError("no metric " + name)

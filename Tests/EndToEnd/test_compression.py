@@ -14,7 +14,7 @@ import zlib
 import pytest
 from websockets.sync.client import connect
 
-from admin import call, publish
+from admin import call, metric, publish
 
 SUBPROTOCOL = "pushhub.v1"
 
@@ -24,15 +24,6 @@ def big_tree(label="first"):
     return {"type": "screen", "title": "Big", "children": [
         {"id": "row-%d" % i, "type": "text", "text": "%s row %d of a long list" % (label if i == 150 else "plain", i)}
         for i in range(300)]}
-
-
-def metric(hub, name):
-    status, text = call(hub, "GET", "/metrics")
-    assert status == 200, text
-    for line in text.splitlines():
-        if line.startswith(name + " "):
-            return int(line.split()[-1])
-    raise AssertionError("no metric " + name)
 
 
 def deflate(payload, level=6):

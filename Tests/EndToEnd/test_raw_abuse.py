@@ -12,9 +12,18 @@ import urllib.request
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.sync.client import connect
 
-from admin import call
+from admin import call, metric
 
 GOOD_KEY = base64.b64encode(b"0123456789abcdef").decode()
+
+
+def started_request(hub):
+    """A connection that has sent the first bytes of a request: the client port defers accepts
+    until bytes arrive, so this one takes a hub descriptor at once (a silent one would wait about
+    a second in the kernel)."""
+    s = socket.create_connection(("127.0.0.1", hub.port), timeout=2)
+    s.sendall(b"GET ")
+    return s
 
 
 def raw(hub):
@@ -129,6 +138,19 @@ def test_silent_connection_is_closed_after_the_handshake_timeout(hub):
     assert status_of(response) == 408
 
 
+def test_the_client_port_hands_over_a_connection_once_it_sends(hub):
+    """TCP_DEFER_ACCEPT: the kernel keeps a connection that has sent nothing, so the hub is not
+    woken for it; its first bytes bring it to the hub, which reads them at once."""
+    accepted = metric(hub, "pushhub_accepted_total")  # each /metrics request is an accepted connection too
+    s = raw(hub)
+    time.sleep(0.4)
+    assert metric(hub, "pushhub_accepted_total") == accepted + 1, "accepted before it sent anything"
+    s.sendall(b"GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    assert status_of(read_all(s)) == 404
+    assert metric(hub, "pushhub_accepted_total") == accepted + 3
+    s.close()
+
+
 def test_unmasked_frame_is_a_protocol_error_1002(hub):
     s = open_raw_websocket(hub)
     s.sendall(masked_frame(0x1, b"hello", mask=False))
@@ -196,7 +218,7 @@ def test_running_out_of_descriptors_pauses_accepts_without_spinning(hub_factory)
     flood = []
     for _ in range(80):  # more connections than the hub has descriptors for
         try:
-            flood.append(socket.create_connection(("127.0.0.1", hub.port), timeout=2))
+            flood.append(started_request(hub))
         except OSError:
             break
     before = hub.cpu_seconds()
@@ -320,7 +342,7 @@ def test_operators_reach_healthz_when_clients_take_every_descriptor(hub_factory)
     flood = []
     for _ in range(120):
         try:
-            flood.append(socket.create_connection(("127.0.0.1", hub.port), timeout=2))
+            flood.append(started_request(hub))
         except OSError:
             break
     time.sleep(0.5)

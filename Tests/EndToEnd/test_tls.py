@@ -13,7 +13,7 @@ import urllib.request
 import pytest
 import websockets
 
-from admin import call, publish
+from admin import call, metric, publish
 from conftest import BIN
 
 
@@ -40,11 +40,6 @@ def s_client(port, *options, stdin=b"", wait=0.0):
 
 def wss_context(cert):
     return ssl.create_default_context(cafile=cert)
-
-
-def metric(hub, name):
-    status, text = call(hub, "GET", "/metrics")
-    return int(next(line.split()[1] for line in text.splitlines() if line.startswith(name + " ")))
 
 
 @pytest.fixture

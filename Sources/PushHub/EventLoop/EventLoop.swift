@@ -219,6 +219,8 @@ final class EventLoop {
             metrics.openConnections.add(1, ordering: .relaxed)
             loopMetrics?.connections.add(1, ordering: .relaxed)
             metrics.acceptedTotal.add(1, ordering: .relaxed)
+            // A deferred accept has the first bytes waiting: read them now, not after another wait.
+            if listener.defersAccept { connection.readable() }
             schedule(connection)
         }
     }

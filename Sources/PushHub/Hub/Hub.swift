@@ -27,7 +27,7 @@ public final class Hub: Sendable {
         try Listener.claim(config.admin, flag: "--admin")
         for _ in 0..<config.effectiveLoops {
             // The first bind of port 0 picks a free port; the other loops join that port.
-            let listener = try Listener(binding: client, shared: true)
+            let listener = try Listener(binding: client, shared: true, defersAccept: true)
             client = listener.address
             clientListeners.append(listener)
         }
