@@ -210,6 +210,13 @@ connect_uws() {
     stop_uws
 }
 
+# uWebSockets doing PushHub's round trip after the upgrade (a hello answered by a welcome).
+connect_uws_hello() {
+    start_uws
+    lg "uWebSockets (hello)" connect --port "$UWS_PORT" --path /v1/connect --hello --n 10000 --inflight "$1" --pid "$UWS_PID"
+    stop_uws
+}
+
 connect_hub() { # K, then extra loadgen options
     local k=$1
     shift
@@ -222,11 +229,12 @@ block_connect() {
     say "## connects/s and server memory per connection (10,000 clients, fresh server each)"
     for k in 100 500; do
         unit connect_raw "$k"
-        [ -n "$UWS_PYTHON" ] && unit connect_uws "$k"
+        [ -n "$UWS_PYTHON" ] && unit connect_uws "$k" && unit connect_uws_hello "$k"
         unit connect_hub "$k"
     done
     unit connect_hub 100 --subscribe bench/mem --admin-port "$ADMIN_PORT" --data @DATA@
     unit connect_hub 100 --no-hello
+    unit connect_hub 500 --no-hello
 }
 
 # An admin run; with perf, also the hub's fsync/fdatasync calls during it (fsyncs/s and mutations
