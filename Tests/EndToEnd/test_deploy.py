@@ -132,19 +132,47 @@ class Nginx:
         return subprocess.run(self.command("-t"), capture_output=True, text=True, timeout=30)
 
     def start(self):
+        """Starts nginx and waits until a worker answers on each port: the master binds the ports
+        before its workers run, so a connect alone does not say that anyone serves them (a wss
+        handshake once timed out on a freshly provisioned machine with nothing in any log)."""
         self.process = subprocess.Popen(self.command("-g", "daemon off;"), stdout=subprocess.DEVNULL,
                                         stderr=subprocess.PIPE, text=True, start_new_session=True)
-        deadline = time.time() + 10
-        for port in filter(None, (self.http_port, self.https_port)):
+        deadline = time.time() + 30
+        for port, tls in ((self.http_port, False), (self.https_port, True)):
+            if port is None:
+                continue
             while True:
                 if self.process.poll() is not None:
                     raise AssertionError("nginx exited: %s %s" % (self.process.stderr.read(), self.log()))
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                if self.answers(port, tls):
                     break
-                except OSError:
-                    assert time.time() < deadline, "nginx does not listen on %d: %s" % (port, self.log())
-                    time.sleep(0.05)
+                assert time.time() < deadline, "nginx does not answer on %d: %s; %s" % (port, self.log(), self.diagnosis())
+                time.sleep(0.05)
+
+    @staticmethod
+    def answers(port, tls):
+        """Whether an HTTP request to the port gets a status line (any status) within 2 s."""
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=2) as raw:
+                conn = raw
+                if tls:
+                    context = ssl.create_default_context()
+                    context.check_hostname = False
+                    context.verify_mode = ssl.CERT_NONE
+                    conn = context.wrap_socket(raw)
+                conn.sendall(b"GET /nginx-ready HTTP/1.0\r\nHost: localhost\r\n\r\n")
+                return conn.recv(12).startswith(b"HTTP/1.")
+        except OSError:
+            return False
+
+    def diagnosis(self):
+        """nginx's processes (state, what they wait in) and its sockets: for a timeout's message."""
+        processes = subprocess.run(["ps", "-o", "pid,stat,wchan:24,etime,cmd", "--ppid", str(self.process.pid),
+                                    "-p", str(self.process.pid)], capture_output=True, text=True).stdout
+        sockets = subprocess.run(["ss", "-tanp"], capture_output=True, text=True).stdout
+        ports = [str(p) for p in (self.http_port, self.https_port) if p]
+        mine = [line for line in sockets.splitlines() if any(":" + p + " " in line for p in ports)]
+        return "processes:\n%s\nsockets:\n%s" % (processes, "\n".join(mine[:40]))
 
     def log(self):
         return open(self.error_log).read() if os.path.exists(self.error_log) else ""
@@ -239,7 +267,8 @@ def test_client_through_nginx(hub_factory, nginx_factory, tls):
             ws = hello("ws://127.0.0.1:%d" % proxy.http_port, client_token(hub, "u-deploy"))
     except TimeoutError as error:
         # Seen once in a CI run (2026-11-23, wss): say what nginx and the hub logged.
-        raise AssertionError("%s; nginx: %s; hub: %s" % (error, proxy.log()[-2000:], open(hub.log_path).read()[-2000:]))
+        raise AssertionError("%s; nginx: %s; %s; hub: %s" % (error, proxy.log()[-2000:], proxy.diagnosis(),
+                                                            open(hub.log_path).read()[-2000:]))
     # nginx passes Sec-WebSocket-Extensions both ways: permessage-deflate is agreed end to end.
     assert ws.response.headers.get("Sec-WebSocket-Extensions", "").startswith("permessage-deflate; "), \
         ws.response.headers
