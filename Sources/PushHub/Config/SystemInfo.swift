@@ -43,7 +43,8 @@ extension SystemInfo {
     /// connects of a fresh hub. The table never shrinks, so one `dup2` to the highest descriptor,
     /// closed at once, sizes it for good.
     static func presizeDescriptorTable(descriptors: Int) {
-        guard descriptors > 1 else { return }
+        // Already open (inherited from the parent): the table holds it, and dup2 would close it.
+        guard descriptors > 1, fcntl(Int32(descriptors - 1), F_GETFD) == -1 else { return }
         let source = open("/dev/null", O_RDONLY | O_CLOEXEC)
         guard source >= 0 else { return }  // no /dev/null: the kernel grows the table as it goes
         let highest = dup2(source, Int32(descriptors - 1))
