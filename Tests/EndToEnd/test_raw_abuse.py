@@ -446,15 +446,8 @@ def test_a_client_over_the_message_rate_is_warned_then_closed_while_others_are_s
     assert close_code_in(data) == 1008
     polite.send(json.dumps({"type": "subscribe", "screen": "nope"}))
     assert json.loads(polite.recv(timeout=5))["code"] == "unknown_screen"
-    status, metrics = hub_metrics(hub)
+    status, metrics = call(hub, "GET", "/metrics")
     assert "pushhub_rate_limit_closes_total 1" in metrics
-
-
-def hub_metrics(hub):
-    request = urllib.request.Request("http://127.0.0.1:%d/metrics" % hub.admin_port,
-                                     headers={"Authorization": "Bearer " + hub.token})
-    with urllib.request.urlopen(request, timeout=5) as response:
-        return response.status, response.read().decode()
 
 
 def test_connection_limit_origins_and_subscriptions(hub_factory):
@@ -495,7 +488,7 @@ def test_connection_limit_origins_and_subscriptions(hub_factory):
         assert answer["type"] == ("snapshot" if n < 2 else "error"), answer
     assert answer["code"] == "too_many_subscriptions"
     ws.close()
-    _, metrics = hub_metrics(hub)
+    _, metrics = call(hub, "GET", "/metrics")
     for name in ("pushhub_capacity_refusals_total 1", "pushhub_origin_refusals_total 1",
                  "pushhub_subscription_refusals_total 1"):
         assert name in metrics, name
@@ -532,7 +525,7 @@ def test_connections_per_address(hub_factory):
     hub.wait_for_connections(5)
     again, status = upgrade_from("127.0.0.1")
     assert status == 101
-    _, metrics = hub_metrics(hub)
+    _, metrics = call(hub, "GET", "/metrics")
     assert "pushhub_address_refusals_total 3" in metrics
     for s in held + [other, again]:
         s.close()

@@ -17,8 +17,9 @@ import Testing
         #expect(malloc_usable_size(Unmanaged.passUnretained(ready).toOpaque()) <= 200)
     }
 
-    @Test func theSessionStateInAConnectionIsOneWordAndAFlag() {
-        // `awaitingHello` is boxed (`indirect`): the signed-in state is one reference.
+    @Test func theSessionInAConnectionIsOneWord() {
+        // `awaitingHello` is boxed (`indirect`): the signed-in state is one reference (an
+        // Optional may add a tag byte).
         #expect(MemoryLayout<Session.State>.size == 8)
         #expect(MemoryLayout<Session?>.size <= 9)
     }
