@@ -6,7 +6,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug
 BIN_RELEASE := .build/release
 
-.PHONY: run test build release deps venv deploy-tools unit e2e conformance conformance-full bench bench-loadgen tsan asan fuzz soak chaos clean
+.PHONY: run test build release deps venv deploy-tools redis unit e2e conformance conformance-full bench bench-loadgen tsan asan fuzz soak chaos clean
 
 # OpenSSL's headers and library (the hub links them) and its command line (the TLS tests make
 # their certificates with `openssl req`); zlib's headers (permessage-deflate).
@@ -30,7 +30,14 @@ release: deps
 run: release
 	$(BIN_RELEASE)/pushhub --dev --echo-path /v1/echo
 
-unit: build
+# A real redis-server, redis-cli and redis-sentinel (Debian's packages) for the Redis link and
+# scale-out tests (DESIGN §11); the tests start their own servers on free loopback ports.
+redis:
+	@{ command -v redis-server && command -v redis-cli && command -v redis-sentinel; } >/dev/null 2>&1 || { \
+	  echo "installing redis-server, redis-sentinel, redis-tools"; apt-get update -qq && \
+	  apt-get install -y -qq redis-server redis-sentinel redis-tools; }
+
+unit: build redis
 	$(SWIFT) test
 
 # What the end-to-end tests need besides Python: Debian's nginx, strace and systemd-analyze
@@ -42,7 +49,7 @@ deploy-tools:
 	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium (the JavaScript client's tests)"; \
 	  apt-get update -qq && apt-get install -y -qq chromium; }
 
-e2e: build venv deploy-tools
+e2e: build venv deploy-tools redis
 	.venv/bin/python -m pytest -q Tests/EndToEnd
 
 # Autobahn|Testsuite on both sides: groups 1-10 and most of 12-13 (permessage-deflate) here;
@@ -56,14 +63,14 @@ conformance-full: build
 test: unit e2e conformance
 
 # The Swift test suite under ThreadSanitizer (its own build folder: every object is instrumented).
-tsan: deps
+tsan: deps redis
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
 
 # The same under AddressSanitizer, LeakSanitizer included (the toolchain's own leaks are listed in
 # scripts/lsan-suppressions.txt). No `ubsan`: swiftc 6.3 refuses -sanitize=undefined on Linux, and
 # the package compiles no C of its own (COpenSSL, CLinux are system headers); Swift traps on
 # overflow and out-of-bounds access itself, and debug builds check exclusivity.
-asan: deps
+asan: deps redis
 	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt \
 	  $(SWIFT) test --sanitize=address --scratch-path .build-asan
 

@@ -12,6 +12,38 @@ public struct Socket: Sendable {
 
     public var isOpen: Bool { fd >= 0 }
 
+    /// Starts a non-blocking TCP connect to `remote` (TCP_NODELAY set). The socket becomes
+    /// writable when the connect is done; `connectResult()` then says how it went.
+    /// - Returns: the socket, and whether it connected at once (loopback can).
+    public static func connecting(to remote: ResolvedAddress) throws(SystemError) -> (socket: Socket, connected: Bool) {
+        let fd = Glibc.socket(
+            remote.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw SystemError(call: "socket", errno: errno) }
+        var on: Int32 = 1
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        var storage = remote.storage
+        let status = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, remote.length) }
+        }
+        if status == 0 { return (Socket(fd: fd), true) }
+        let error = errno
+        guard error == EINPROGRESS || error == EINTR else {
+            Glibc.close(fd)
+            throw SystemError(call: "connect", errno: error)
+        }
+        return (Socket(fd: fd), false)
+    }
+
+    /// After a non-blocking connect reported writable: nil when connected, else why not.
+    public func connectResult() -> SystemError? {
+        var error: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 else {
+            return SystemError(call: "getsockopt(SO_ERROR)", errno: errno)
+        }
+        return error == 0 ? nil : SystemError(call: "connect", errno: error)
+    }
+
     /// The peer's IPv4 address in host order (nil: not IPv4, or the peer is gone).
     public var peerIPv4: UInt32? {
         var address = sockaddr_in()
