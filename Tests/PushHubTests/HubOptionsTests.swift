@@ -77,7 +77,8 @@ import TestSupport
              "max_connections": 1000, "max_connections_per_ip": 5, "max_subscriptions": 3,
              "allowed_origins": "https://a.example, http://localhost:3000",
              "tls_cert": "\#(certificate)", "tls_key": "\#(key)",
-             "admin_tls_cert": "\#(certificate)", "admin_tls_key": "\#(key)"}
+             "admin_tls_cert": "\#(certificate)", "admin_tls_key": "\#(key)",
+             "redis": "redis://hub:pw@10.0.0.5:6380/2"}
             """#
         try file.write(toFile: path, atomically: true, encoding: .utf8)
         // Every flag the hub has (bar the file itself) is a key of this file: a new flag must join it.
@@ -96,6 +97,7 @@ import TestSupport
         #expect(config.handshakeTimeout == .seconds(3) && config.drainTimeout == .seconds(7))
         #expect(config.helloTimeout == .seconds(4) && config.pingInterval == .seconds(5) && config.idleTimeout == .seconds(6))
         #expect(!config.compression && config.compressionMinimumBytes == 1024)
+        #expect(config.redis?.description == "redis://hub:***@10.0.0.5:6380/2")
         #expect(try HubOptions.parse(["--config", path], environment: ["PUSHHUB_COMPRESSION": "on"]).config.compression)
         #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse(["--compression", "maybe"], environment: [:]) }
         let overridden = try HubOptions.parse(
@@ -114,6 +116,20 @@ import TestSupport
         #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse(["--check-config", path], environment: [:]) }
         try #"{"loops": [1]}"#.write(toFile: path, atomically: true, encoding: .utf8)
         #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse(["--config", path], environment: [:]) }
+    }
+
+    @Test("--redis takes a Redis URL from a flag or PUSHHUB_REDIS; anything else is refused, saying why")
+    func redis() throws {
+        #expect(try HubOptions.parse([], environment: [:]).config.redis == nil)
+        #expect(try HubOptions.parse(["--redis", "redis://127.0.0.1:7000"], environment: [:]).config.redis?.port == 7000)
+        #expect(try HubOptions.parse([], environment: ["PUSHHUB_REDIS": "redis://r/3"]).config.redis?.database == 3)
+        for (value, expected) in [("localhost:6379", "not a Redis URL"), ("redis://h:0", "port"), ("rediss://h", "not supported yet")] {
+            #expect {
+                try HubOptions.parse(["--redis", value], environment: [:])
+            } throws: { error in
+                "\(error)".hasPrefix("--redis: ") && "\(error)".contains(expected)
+            }
+        }
     }
 
     @Test("a reload applies the limits and timeouts and keeps what needs a restart")

@@ -13,7 +13,11 @@ struct AdminAPI {
         if head.path == "/healthz" {
             do {
                 try allow(head, "GET", "HEAD")
-                reply(.json(200, #"{"status":"ok"}"#))
+                // Degraded still answers 200: the hub serves its connected clients from memory, so a
+                // load balancer should keep it; only changes are refused until Redis is back.
+                var health: JSONObject = ["status": .string(plane.isDegraded ? "degraded" : "ok")]
+                if let cluster = plane.clusterStatus { health["cluster"] = cluster }
+                reply.json(200, .object(health))
             } catch {
                 reply.error(error)
             }
@@ -123,6 +127,7 @@ struct AdminAPI {
             "client_tls": .bool(plane.config.tls != nil),
             "loops": .number(Double(plane.config.effectiveLoops)),
             "memory_bytes": ProcessMemory.residentBytes().map { .number(Double($0)) } ?? .null,
+            "cluster": plane.clusterStatus ?? .null,
         ])
     }
 

@@ -35,6 +35,7 @@ public enum ConfigReload {
         Setting(key: "listen", reloadable: false) { "\($0.listen)" },
         Setting(key: "admin", reloadable: false) { "\($0.admin)" },
         Setting(key: "data", reloadable: false) { $0.dataDirectory },
+        Setting(key: "redis", reloadable: false) { $0.redis?.description ?? "" },
         Setting(key: "loops", reloadable: false) { "\($0.loops)" },
         Setting(key: "echo_path", reloadable: false) { $0.echoPath ?? "" },
         Setting(key: "dev", reloadable: false) { "\($0.dev)" },

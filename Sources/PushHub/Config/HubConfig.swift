@@ -71,6 +71,8 @@ public struct HubConfig: Sendable {
     public var syncTTL: Duration = .seconds(24 * 3600)
     /// Versions of each screen kept for resumption by patch (DESIGN §4).
     public var keepVersions = 16
+    /// Scale-out (DESIGN §11): the Redis that holds the shared state; nil: the data dir's journal.
+    var redis: RedisURL?
     /// Largest admin request body (DESIGN: 4 MiB).
     public var maxAdminBodyBytes = 4 << 20
 

@@ -19,7 +19,7 @@ public enum HubOptions {
                        [--compression on|off] [--compression-min-bytes N]
                        [--log-level debug|info|warning|error]
                        [--handshake-timeout D] [--hello-timeout D] [--ping-interval D] [--idle-timeout D]
-                       [--drain-timeout D]
+                       [--drain-timeout D] [--redis URL]
 
         OPTIONS:
           --config FILE        settings as JSON, keys named after the flags (keep_versions, log_level, …);
@@ -59,6 +59,8 @@ public enum HubOptions {
           --idle-timeout D        close after D without client traffic (default 60s)
           --drain-timeout D       SIGTERM waits up to D for clients to close (default 10s)
                                (D is a number with ms, s, m or h, e.g. 500ms, 25s)
+          --redis URL          scale out: several hubs as one service over Redis, redis://[user:pass@]host:port/db
+                               (env PUSHHUB_REDIS; docs/scale-out.md); without it the data dir's journal
           --log-level LEVEL    env PUSHHUB_LOG_LEVEL; default info
           --version            print the version and the commit it was built from
           -h, --help           show this help
@@ -191,6 +193,19 @@ public enum HubOptions {
             }
             config[keyPath: keyPath] = duration
         }
+        if let text = values["--redis"] {
+            let url: RedisURL
+            do {
+                url = try RedisURL(text)
+            } catch {
+                throw UsageError(description: "--redis: \(error)")
+            }
+            // TODO(issue 12): rediss:// (TLS to Redis) through OpenSSL, as the listeners do.
+            if url.usesTLS {
+                throw UsageError(description: "--redis: rediss:// (TLS to Redis) is not supported yet; use redis://")
+            }
+            config.redis = url
+        }
         if let text = values["--compression"] { config.compression = try Self.switchSetting("--compression", text) }
         config.tls = try tlsContext(values, certificate: "--tls-cert", key: "--tls-key")
         config.adminTLS = try tlsContext(values, certificate: "--admin-tls-cert", key: "--admin-tls-key")
@@ -274,6 +289,7 @@ public enum HubOptions {
         "--echo-path": "PUSHHUB_ECHO_PATH", "--dev": "PUSHHUB_DEV", "--log-level": "PUSHHUB_LOG_LEVEL",
         "--tls-cert": "PUSHHUB_TLS_CERT", "--tls-key": "PUSHHUB_TLS_KEY",
         "--admin-tls-cert": "PUSHHUB_ADMIN_TLS_CERT", "--admin-tls-key": "PUSHHUB_ADMIN_TLS_KEY",
+        "--redis": "PUSHHUB_REDIS",
     ]
 
     /// `--flag=value` → ("--flag", "value").

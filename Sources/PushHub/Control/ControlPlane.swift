@@ -1,3 +1,5 @@
+import Glibc
+
 /// The hub's one writer (DESIGN §9, STYLE §7): it owns all mutable hub state and every durable
 /// write, and runs the admin API. It lives on its own loop thread (with the admin listener), so
 /// an admin request, an fsync or a snapshot rewrite never runs on a client loop.
@@ -8,8 +10,15 @@
 /// change to every client loop, in record order, and answers. A failed write undoes the whole
 /// batch (`state` goes back to `committed`) and answers every request in it 500.
 ///
-/// Invariants: `committed` is the state as of the last durable record; every change a loop
-/// applies was durable first; changes reach every loop in the order of their records.
+/// Scaled out over Redis (`cluster` set, DESIGN §11), "durable" means "appended to the shared
+/// journal" instead: the tick's batch goes to Redis as the next entry (`ClusterJournal`), at most
+/// one batch at a time; a batch another hub beat to that entry is taken back, the entries it
+/// missed are applied, and its admin requests run again against the new state. Entries from
+/// other hubs are applied as they are announced (and polled every second).
+///
+/// Invariants: `committed` is the state as of the last durable record (scaled out: as of the
+/// last journal entry applied); every change a loop applies was durable first; changes reach
+/// every loop in the order of their records.
 final class ControlPlane {
     let config: HubConfig
     let metrics: Metrics
@@ -19,6 +28,20 @@ final class ControlPlane {
     private(set) var state: HubState
     private var committed: HubState
     private let journal: StateJournal?
+    /// Scale-out: the shared journal in Redis (nil: the data dir's journal).
+    let cluster: ClusterJournal?
+    /// This hub's name among the hubs sharing the Redis (DESIGN §11).
+    let hubID: String
+    private var replication = Replication.idle
+    /// Mutations to make again once the entries another hub appended first are applied.
+    private var awaitingCatchUp: [Mutation] = []
+    /// Set when another hub announced an entry: fetch at the end of the tick.
+    private var entriesAnnounced = false
+    private var nextJournalPoll: UInt64 = 0
+    /// Why the shared journal cannot be followed (nil: it can); the hub then serves from memory.
+    private(set) var clusterFault: String?
+    /// While an admin request runs: how to run it again (its batch lost a compare-and-append).
+    private var currentRetry: (() -> Void)?
     let exposures: Exposures
     /// The audit log's recent entries (`GET /v1/audit`); on this thread only, like `state`.
     var audit = AuditRing()
@@ -38,13 +61,30 @@ final class ControlPlane {
     /// How long a scatter-gather waits for a loop before answering with what it has.
     static let gatherTimeout: UInt64 = 2_000_000_000
 
-    /// A mutation waiting for its fsync: its changes, whether its last change asks the loops for
-    /// answers, and what to do once they are in (or once it failed).
+    /// A mutation waiting for its fsync: its records and changes, whether its last change asks
+    /// the loops for answers, what to do once they are in (or once it failed), and how to make
+    /// it again against a newer state (scaled out; nil: it cannot be).
     private struct Mutation {
+        var records: [HubRecord]
         var changes: [HubChange]
         var gathers: Bool
         var done: (Result<[LoopAnswer], AdminError>) -> Void
+        var retry: (() -> Void)?
     }
+
+    /// Where the shared journal's one outstanding request stands (scaled out).
+    private enum Replication {
+        case idle
+        /// A batch sent as the next entry, with the state it leads to.
+        case appending(mutations: [Mutation], state: HubState, started: UInt64)
+        case fetching
+    }
+
+    /// How often a scaled-out hub reads the shared journal without a notice (a notice can be
+    /// lost while the notice link reconnects).
+    static let journalPollInterval: UInt64 = 1_000_000_000
+    /// Every this many entries, the hub that appended one writes the shared snapshot.
+    static let sharedSnapshotEvery = 1000
 
     /// Restores the state from `dataDirectory` (nil: in memory, for tests).
     init(
@@ -58,17 +98,48 @@ final class ControlPlane {
         self.adminToken = adminToken
         self.clientAddress = clientAddress
         var restored = HubState(keepVersions: config.keepVersions)
-        if let dataDirectory {
+        hubID = Self.makeHubID(port: clientAddress.port)
+        if let redis = config.redis {
+            let applied = try SharedStateLoad.load(url: redis, hubID: hubID, waitingUpTo: .seconds(30), into: &restored)
+            cluster = ClusterJournal(url: redis, hubID: hubID, applied: applied, now: MonotonicClock.now())
+            journal = nil
+            Log.info("loaded the shared state from Redis", [("redis", "\(redis)"), ("hub", hubID), ("entry", applied)])
+        } else if let dataDirectory {
             let journal = try StateJournal(directory: dataDirectory)
             try journal.restore { restored.apply($0) }
             self.journal = journal
+            cluster = nil
         } else {
             journal = nil
+            cluster = nil
         }
         state = restored
         committed = restored
         exposures = Exposures(dataDirectory: dataDirectory, metrics: metrics)
+        cluster?.onNotice = { [unowned self] in self.entriesAnnounced = true }
+        cluster?.commands.onDown = { [metrics] reason in
+            metrics.redisUp.store(0, ordering: .relaxed)
+            Log.error("lost the connection to Redis; serving clients from memory, refusing changes", [("reason", reason)])
+        }
+        cluster?.commands.onReady = { [unowned self, metrics] in
+            metrics.redisUp.store(1, ordering: .relaxed)
+            Log.info("connected to Redis", [("hub", hubID)])
+            self.entriesAnnounced = true
+        }
     }
+
+    /// A name for this hub unique among those sharing a Redis: host, client port, random suffix.
+    private static func makeHubID(port: UInt16) -> String {
+        var name = [UInt8](repeating: 0, count: 256)
+        let host = gethostname(&name, 255) == 0 ? String(decoding: name.prefix { $0 != 0 }, as: UTF8.self) : "hub"
+        return "\(host):\(port):\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+    }
+
+    /// What the control plane's loop drives besides the admin connections: the Redis links.
+    var loopSources: [LoopSource] { cluster.map { [$0.commands, $0.notices] } ?? [] }
+
+    /// Called once the loop has stopped.
+    func stopped() { cluster?.close() }
 
     func attach(loops mailboxes: [Mailbox]) { loops = mailboxes }
 
@@ -85,13 +156,21 @@ final class ControlPlane {
             journal?.append(record)
             if let change = state.apply(record) { changes.append(change) }
         }
-        uncommitted.append(Mutation(changes: changes, gathers: gathering && !changes.isEmpty, done: done))
+        uncommitted.append(
+            Mutation(
+                records: records, changes: changes, gathers: gathering && !changes.isEmpty, done: done,
+                retry: currentRetry))
     }
 
     /// Called by the loop at the end of every tick: one fsync for the tick's mutations, then
     /// their effects in order; expired gathers answer with what they have.
     func tickEnded(now: UInt64) {
-        if !uncommitted.isEmpty { commit(now: now) }
+        if cluster != nil {
+            if !uncommitted.isEmpty { replicate(now: now) }
+            followJournal(now: now)
+        } else if !uncommitted.isEmpty {
+            commit(now: now)
+        }
         for (id, gather) in gathers where now >= gather.deadline {
             gathers[id] = nil
             gather.expire()
@@ -110,7 +189,9 @@ final class ControlPlane {
 
     /// The earliest gather deadline, memory check or watchdog ping, for the loop's wait.
     var nextDeadline: UInt64? {
-        min(gathers.values.map(\.deadline).min() ?? .max, reclaimer.nextCheck, watchdogDue ?? .max)
+        min(
+            gathers.values.map(\.deadline).min() ?? .max, reclaimer.nextCheck, watchdogDue ?? .max,
+            cluster == nil ? .max : nextJournalPoll)
     }
 
     private func commit(now: UInt64) {
@@ -131,6 +212,21 @@ final class ControlPlane {
             }
         }
         committed = state
+        deliver(batch, now: now)
+        if let journal, journal.isSnapshotDue {
+            do {
+                try journal.writeSnapshot(committed.snapshotRecords())
+            } catch {
+                // The journal still holds every record: nothing is lost, the next commit retries.
+                metrics.persistFailures.add(1, ordering: .relaxed)
+                Log.error("writing a snapshot failed", [("error", "\(error)")])
+            }
+        }
+    }
+
+    /// Sends each durable mutation's changes to the loops in order, then answers it (once the
+    /// loops answered, for a gathering one).
+    private func deliver(_ batch: [Mutation], now: UInt64) {
         for mutation in batch {
             for (index, plain) in mutation.changes.enumerated() {
                 let change = prepared(plain)
@@ -143,15 +239,6 @@ final class ControlPlane {
                 }
             }
             if !mutation.gathers { mutation.done(.success([])) }
-        }
-        if let journal, journal.isSnapshotDue {
-            do {
-                try journal.writeSnapshot(committed.snapshotRecords())
-            } catch {
-                // The journal still holds every record: nothing is lost, the next commit retries.
-                metrics.persistFailures.add(1, ordering: .relaxed)
-                Log.error("writing a snapshot failed", [("error", "\(error)")])
-            }
         }
     }
 
@@ -212,10 +299,13 @@ final class ControlPlane {
             if let gather = gathers[id], gather.add(answer) { gathers[id] = nil }
         case .stickyAssigned(let experiment, let unit, let variant):
             // First writer wins: a later assignment of the same unit (another loop that had not yet
-            // heard of the first) is dropped, and the recorded one reaches that loop too.
+            // heard of the first) is dropped, and the recorded one reaches that loop too. Scaled
+            // out, the same holds across hubs: a batch that lost the race runs this again.
             guard state.view.experiments.all[experiment] != nil, state.view.sticky[experiment]?[unit] == nil else {
                 return
             }
+            currentRetry = { [unowned self] in self.received(event) }
+            defer { currentRetry = nil }
             mutate([.stickyAssigned(experiment: experiment, unit: unit, variant: variant)]) { result in
                 if case .failure(let error) = result {
                     Log.error("a sticky assignment could not be made durable", [("error", error.message)])
@@ -260,7 +350,203 @@ extension ControlPlane {
     }
 
     /// Serves one admin request (DESIGN §7); `reply` answers now or later.
-    func handle(_ head: RequestHead, body: [UInt8], reply: AdminReply) {
+    /// - Parameter attempt: scaled out, how many times the request's batch lost the race for the
+    ///   next journal entry to another hub's; it runs again against the new state each time.
+    func handle(_ head: RequestHead, body: [UInt8], reply: AdminReply, attempt: Int = 0) {
+        guard attempt <= Self.maxAttempts else {
+            return reply.error(
+                AdminError(
+                    503, "contention",
+                    "other hubs changed the shared state \(Self.maxAttempts) times while this request was made; retry"))
+        }
+        currentRetry = { [unowned self] in self.handle(head, body: body, reply: reply, attempt: attempt + 1) }
+        defer { currentRetry = nil }
         AdminAPI(plane: self).handle(head, body: body, reply: reply)
     }
+
+    /// A request loses a race only to another hub's batch that won it, so some hub makes progress
+    /// every round; with three hubs writing flat out a request loses about 2 rounds in 3, and 64
+    /// in a row about once in 10¹¹ requests.
+    static let maxAttempts = 64
+}
+
+// MARK: - Scale-out: the shared journal (DESIGN §11)
+
+extension ControlPlane {
+    /// Sends the tick's mutations to Redis as the next journal entry, unless an entry is already
+    /// being appended or read (then they wait for the next tick).
+    fileprivate func replicate(now: UInt64) {
+        guard let cluster, case .idle = replication else { return }
+        let batch = uncommitted
+        uncommitted.removeAll(keepingCapacity: true)
+        let records = batch.flatMap(\.records)
+        if records.isEmpty {
+            // Reads waiting for earlier changes: nothing is in flight, so the state is settled.
+            deliver(batch, now: now)
+            return
+        }
+        if let clusterFault {
+            state = committed
+            return refuse(batch, AdminError(503, "shared_state_unavailable", "\(clusterFault); the change was not made"))
+        }
+        guard cluster.isReady else {
+            state = committed
+            return refuse(
+                batch,
+                AdminError(
+                    503, "redis_unavailable",
+                    "Redis is unreachable (\(cluster.lastError)); the change was not made. This hub keeps serving its "
+                        + "clients and reconnects; retry"))
+        }
+        replication = .appending(mutations: batch, state: state, started: MonotonicClock.now())
+        cluster.append(records, now: now) { [unowned self] outcome in self.appended(outcome, records: records.count) }
+    }
+
+    private func appended(_ outcome: ClusterJournal.AppendOutcome, records: Int) {
+        guard case .appending(let batch, let after, let started) = replication else {
+            preconditionFailure("an append answered while none was outstanding")
+        }
+        replication = .idle
+        let now = MonotonicClock.now()
+        // Mutations that arrived meanwhile were made on top of the batch's state.
+        let later = uncommitted
+        switch outcome {
+        case .appended(let lsn):
+            metrics.noteCommit(records: records, nanoseconds: now - started)
+            committed = after
+            deliver(batch, now: now)
+            if lsn % Self.sharedSnapshotEvery == 0 {
+                cluster?.writeSnapshot(committed.snapshotRecords(), lsn: lsn, now: now)
+            }
+        case .conflict:
+            // Another hub took the entry: take the batch back, read what it appended, run again.
+            metrics.redisConflicts.add(1, ordering: .relaxed)
+            uncommitted.removeAll()
+            state = committed
+            awaitingCatchUp += batch + later
+            readJournal(now: now)
+        case .failed(let error):
+            metrics.persistFailures.add(1, ordering: .relaxed)
+            uncommitted.removeAll()
+            state = committed
+            Log.error("appending to the shared journal failed", [("error", "\(error)")])
+            let message =
+                error.outcomeUnknown
+                ? "Redis did not confirm the change (\(error)); it may or may not have been made: read it back "
+                    + "before retrying"
+                : "Redis refused the change (\(error)); it was not made"
+            refuse(batch, AdminError(503, "redis_unavailable", message))
+            if error.outcomeUnknown { entriesAnnounced = true }
+            rerun(later)
+        }
+    }
+
+    /// Reads the journal when another hub announced an entry, and every `journalPollInterval`.
+    fileprivate func followJournal(now: UInt64) {
+        guard case .idle = replication, clusterFault == nil else { return }
+        guard entriesAnnounced || now >= nextJournalPoll else { return }
+        readJournal(now: now)
+    }
+
+    private func readJournal(now: UInt64) {
+        guard let cluster else { return }
+        entriesAnnounced = false
+        nextJournalPoll = now + Self.journalPollInterval
+        guard case .idle = replication, cluster.isReady else {
+            // Once connected again (`onReady` announces) the read happens; meanwhile requests that
+            // lost a race cannot be made again.
+            let stale = awaitingCatchUp
+            awaitingCatchUp.removeAll()
+            refuse(stale, AdminError(503, "redis_unavailable", "Redis is unreachable (\(cluster.lastError)); the change was not made"))
+            return
+        }
+        replication = .fetching
+        cluster.fetch(now: now) { [unowned self] outcome in self.fetched(outcome) }
+    }
+
+    private func fetched(_ outcome: ClusterJournal.FetchOutcome) {
+        replication = .idle
+        let now = MonotonicClock.now()
+        switch outcome {
+        case .entries(let entries, let more):
+            if !entries.isEmpty { applyReplicated(entries, now: now) }
+            if more { return readJournal(now: now) }
+            let stale = awaitingCatchUp
+            awaitingCatchUp.removeAll()
+            rerun(stale)
+        case .gap(let expected, let found):
+            // TODO(issue 12): reload from the shared snapshot and bring the loops to it.
+            stopFollowing(
+                "the shared journal no longer holds entry \(expected) (it starts at \(found)): this hub fell too far "
+                    + "behind; restart it to load the shared snapshot")
+        case .undecodable(let lsn, let reason):
+            stopFollowing("journal entry \(lsn) in Redis cannot be applied (\(reason)); is a newer PushHub writing to it?")
+        case .failed(let error):
+            entriesAnnounced = true
+            let stale = awaitingCatchUp
+            awaitingCatchUp.removeAll()
+            refuse(stale, AdminError(503, "redis_unavailable", "reading the shared journal failed (\(error)); the change was not made"))
+        }
+    }
+
+    /// Applies entries other hubs appended: they come before anything made here since, so the
+    /// speculative mutations are taken back and made again after them.
+    private func applyReplicated(_ entries: [ClusterJournal.Entry], now: UInt64) {
+        guard let cluster else { return }
+        awaitingCatchUp += uncommitted
+        uncommitted.removeAll()
+        var changes: [HubChange] = []
+        for entry in entries {
+            for record in entry.records {
+                if let change = committed.apply(record) { changes.append(change) }
+            }
+            cluster.advance(to: entry.lsn)
+        }
+        state = committed
+        metrics.redisEntriesApplied.add(entries.count, ordering: .relaxed)
+        for change in changes { broadcast(prepared(change), reply: nil) }
+    }
+
+    private func stopFollowing(_ fault: String) {
+        Log.error("cannot follow the shared journal; serving clients from memory, refusing changes", [("reason", fault)])
+        clusterFault = fault
+        let stale = awaitingCatchUp
+        awaitingCatchUp.removeAll()
+        refuse(stale, AdminError(503, "shared_state_unavailable", fault))
+    }
+
+    /// Makes `mutations` again against the current state: admin requests run again, reads that
+    /// waited for earlier changes answer.
+    private func rerun(_ mutations: [Mutation]) {
+        for mutation in mutations {
+            if mutation.records.isEmpty {
+                mutation.done(.success([]))
+            } else if let retry = mutation.retry {
+                retry()
+            } else {
+                mutation.done(
+                    .failure(AdminError(409, "conflict", "a change made on another hub came first; retry")))
+            }
+        }
+    }
+
+    private func refuse(_ mutations: [Mutation], _ error: AdminError) {
+        for mutation in mutations {
+            // A read waiting for earlier changes answers from the state as it is.
+            mutation.done(mutation.records.isEmpty ? .success([]) : .failure(error))
+        }
+    }
+
+    /// The shared journal's state for `/healthz` and `/v1/stats` (nil: not scaled out).
+    var clusterStatus: JSONValue? {
+        guard let cluster, let redis = config.redis else { return nil }
+        return .object([
+            "redis": .string(redis.description), "hub": .string(hubID), "connected": .bool(cluster.isReady),
+            "entry": .number(Double(cluster.applied)),
+            "error": clusterFault.map(JSONValue.string) ?? (cluster.isReady ? .null : .string(cluster.lastError)),
+        ])
+    }
+
+    /// Whether the hub is degraded: scaled out, and the shared journal unreachable or stuck.
+    var isDegraded: Bool { cluster.map { !$0.isReady || clusterFault != nil } ?? false }
 }

@@ -15,6 +15,8 @@ import Glibc
 /// the next tick; exactly one of `shard` and `controlPlane` is set.
 final class EventLoop {
     static let wakeToken: UInt64 = 0
+    /// Listeners take tokens 1..<8, sources (`LoopSource`) 8..<16, connections the rest.
+    static let firstSourceToken: UInt64 = 8
     static let firstConnectionToken: UInt64 = 16
     /// Connections beyond `maxConnections` accepted to be answered (a 503, an admin request).
     static let handshakeHeadroom = 1024
@@ -41,6 +43,10 @@ final class EventLoop {
     private let wakeFD: Int32
     private let mailbox: Mailbox
     private var listeners: [(listener: Listener, kind: ListenerKind)]
+    /// Descriptors besides connections this loop drives (the control plane's Redis links), with
+    /// what each is registered for now.
+    private let sources: [LoopSource]
+    private var sourceWatches: [LoopWatch?]
     private var connections = ConnectionSet()
     private var nextToken = EventLoop.firstConnectionToken
     private var timers = DeadlineHeap<Connection>()
@@ -83,6 +89,9 @@ final class EventLoop {
         self.wakeFD = wakeFD
         self.listeners = listeners.map { (listener: $0.0, kind: $0.1) }
         if case .control(let plane) = role { controlPlane = plane } else { controlPlane = nil }
+        sources = controlPlane?.loopSources ?? []
+        precondition(sources.count <= Int(Self.firstConnectionToken - Self.firstSourceToken), "source tokens run out")
+        sourceWatches = Array(repeating: nil, count: sources.count)
         epoll = try Epoll()
         now = MonotonicClock.now()
         readBuffer = .allocate(byteCount: 256 << 10, alignment: 16)
@@ -94,6 +103,7 @@ final class EventLoop {
         for (i, entry) in self.listeners.enumerated() {
             try epoll.add(fd: entry.listener.socket.fd, token: UInt64(i + 1))
         }
+        for index in sources.indices { updateWatch(ofSource: index) }
     }
 
     deinit {
@@ -117,6 +127,10 @@ final class EventLoop {
             fireTimers()
             shard?.tickEnded(now: now)
             controlPlane?.tickEnded(now: now)
+            for (index, source) in sources.enumerated() {
+                source.tick(now: now)
+                updateWatch(ofSource: index)
+            }
             resumeAcceptingIfDue()
             flushPending()
             if bytesWritten > 0 {
@@ -134,6 +148,7 @@ final class EventLoop {
         }
         for connection in connections.inOrder() { connection.requestClose() }
         reapPending()
+        controlPlane?.stopped()
     }
 
     private func waitTimeoutMilliseconds() -> Int32 {
@@ -141,6 +156,9 @@ final class EventLoop {
         var deadline = timers.nextDeadline
         if let due = shard?.nextSyncDeadline { deadline = min(deadline ?? due, due) }
         if let due = controlPlane?.nextDeadline { deadline = min(deadline ?? due, due) }
+        for source in sources {
+            if let due = source.nextDeadline { deadline = min(deadline ?? due, due) }
+        }
         if let acceptPausedUntil { deadline = min(deadline ?? acceptPausedUntil, acceptPausedUntil) }
         if let shutdownDeadline { deadline = min(deadline ?? shutdownDeadline, shutdownDeadline) }
         guard let deadline else { return -1 }
@@ -154,8 +172,14 @@ final class EventLoop {
         case Self.wakeToken:
             var value: UInt64 = 0
             _ = Glibc.read(wakeFD, &value, 8)
-        case 1..<Self.firstConnectionToken:
+        case 1..<Self.firstSourceToken:
             acceptAll(listenerIndex: Int(event.token) - 1)
+        case Self.firstSourceToken..<Self.firstConnectionToken:
+            let index = Int(event.token - Self.firstSourceToken)
+            guard index < sources.count else { return }
+            sources[index].ready(
+                readable: event.isReadable, writable: event.isWritable, hangup: event.isHangup, now: now)
+            updateWatch(ofSource: index)
         default:
             guard let connection = connections[event.token], !connection.isCloseRequested else { return }
             if event.isReadable || event.isHangup { connection.readable() }
@@ -222,6 +246,29 @@ final class EventLoop {
             // A deferred accept has the first bytes waiting: read them now, not after another wait.
             if listener.defersAccept { connection.readable() }
             schedule(connection)
+        }
+    }
+
+    /// Registers what source `index` wants watched now, if that changed.
+    private func updateWatch(ofSource index: Int) {
+        let wanted = sources[index].watch
+        let current = sourceWatches[index]
+        guard wanted != current else { return }
+        let token = Self.firstSourceToken + UInt64(index)
+        do throws(SystemError) {
+            if let current, !current.isSameSocket(as: wanted) { epoll.remove(fd: current.fd) }
+            if let wanted {
+                if wanted.isSameSocket(as: current) {
+                    try epoll.modify(fd: wanted.fd, token: token, readable: true, writable: wanted.writable)
+                } else {
+                    try epoll.add(fd: wanted.fd, token: token, readable: true, writable: wanted.writable)
+                }
+            }
+            sourceWatches[index] = wanted
+        } catch {
+            // Only a bug (a closed descriptor) gets here; the source's own timeouts recover it.
+            Log.error("cannot watch a loop source", [("error", "\(error)")])
+            sourceWatches[index] = nil
         }
     }
 

@@ -15,8 +15,12 @@ protocol LoopSource: AnyObject {
     func tick(now: UInt64)
 }
 
-/// What a `LoopSource` wants epoll to report.
+/// What a `LoopSource` wants epoll to report. `socket` tells sockets apart that reuse one
+/// descriptor number (a reconnect): the closed one left epoll with its close, the new one joins.
 struct LoopWatch: Equatable {
     var fd: Int32
+    var socket: UInt64
     var writable: Bool
+
+    func isSameSocket(as other: LoopWatch?) -> Bool { other?.fd == fd && other?.socket == socket }
 }

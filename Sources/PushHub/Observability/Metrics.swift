@@ -53,6 +53,11 @@ public final class Metrics: Sendable {
     public let commitNanoseconds = Atomic<Int>(0)
     /// Writes that could not be made durable (journal, snapshot, exposure log): logged and counted.
     public let persistFailures = Atomic<Int>(0)
+    /// Scale-out (DESIGN §11): whether the Redis link is up (gauge, 1 or 0), appends that lost
+    /// the race for the next journal entry, and entries other hubs appended that this one applied.
+    public let redisUp = Atomic<Int>(0)
+    public let redisConflicts = Atomic<Int>(0)
+    public let redisEntriesApplied = Atomic<Int>(0)
     /// Times free memory was given back to the system, and how many bytes the allocator held then.
     public let memoryTrims = Atomic<Int>(0)
     public let memoryTrimmedBytes = Atomic<Int>(0)
@@ -183,6 +188,15 @@ public final class Metrics: Sendable {
             (
                 "pushhub_persist_failures_total", "counter", "Writes that could not be made durable.",
                 persistFailures.load(ordering: .relaxed)
+            ),
+            ("pushhub_redis_up", "gauge", "Whether the Redis link is up (scaled out; 0 otherwise).", redisUp.load(ordering: .relaxed)),
+            (
+                "pushhub_redis_conflicts_total", "counter", "Journal appends another hub beat to the entry (made again).",
+                redisConflicts.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_redis_entries_applied_total", "counter", "Journal entries from other hubs applied.",
+                redisEntriesApplied.load(ordering: .relaxed)
             ),
             (
                 "pushhub_memory_trims_total", "counter", "Times freed memory was returned to the system.",

@@ -72,6 +72,8 @@ final class RedisConnection: LoopSource {
     private var pending: [Pending] = []
     private var pendingHead = 0
     private var attempt = 0
+    /// Sockets opened so far: tells a reconnect's socket from the last one (`LoopWatch.socket`).
+    private var connects: UInt64 = 0
     private var readBuffer = [UInt8](repeating: 0, count: 64 << 10)
 
     /// A link that makes its first connect at `now`.
@@ -111,8 +113,8 @@ final class RedisConnection: LoopSource {
     var watch: LoopWatch? {
         guard let socket else { return nil }
         switch state {
-        case .connecting: return LoopWatch(fd: socket.fd, writable: true)
-        case .signingIn, .ready: return LoopWatch(fd: socket.fd, writable: !output.isEmpty)
+        case .connecting: return LoopWatch(fd: socket.fd, socket: connects, writable: true)
+        case .signingIn, .ready: return LoopWatch(fd: socket.fd, socket: connects, writable: !output.isEmpty)
         case .disconnected, .closed: return nil
         }
     }
@@ -173,6 +175,7 @@ final class RedisConnection: LoopSource {
             }
             let (socket, connected) = try Socket.connecting(to: remote)
             self.socket = socket
+            connects += 1
             if connected {
                 signIn(now: now)
             } else {

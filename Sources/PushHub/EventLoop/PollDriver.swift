@@ -1,9 +1,8 @@
 import Glibc
 
-@testable import PushHub
-
 /// Drives `LoopSource`s with poll(2) the way an `EventLoop` drives them with epoll: readiness,
-/// then `tick` for deadlines and output. For tests of a source without a whole hub.
+/// then `tick` for deadlines and output. For work before the loops start (a scaled-out hub's
+/// first load of the shared state) and for tests of a source without a whole hub.
 final class PollDriver {
     var sources: [LoopSource]
 

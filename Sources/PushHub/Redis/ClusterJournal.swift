@@ -1,0 +1,235 @@
+/// The replicated journal of hubs scaled out over Redis (DESIGN §11): a Redis stream whose
+/// entries are batches of `HubRecord`s, applied by every hub in stream order.
+///
+/// Keys:
+/// ```
+/// pushhub:journal            stream; entry 0-N is the N-th batch: hub=<id> records=<JSON array>
+/// pushhub:journal:appended   pub/sub channel: "N" after entry N was appended
+/// pushhub:snapshot           hash: lsn=<N> records=<JSON array rebuilding the state as of entry N>
+/// ```
+///
+/// Order: a hub appends the batch it made against the state as of entry N as entry `0-(N+1)`
+/// exactly. Redis refuses an ID that is not above the stream's top, so the append succeeds
+/// only if no hub appended since N — a compare-and-append. On a refusal the hub reads the
+/// entries it missed and makes its batch again against the new state. Entry numbers are
+/// therefore gapless, every hub applies the same entries in the same order, and versions and
+/// sync seqs (which each batch computed from the state before it) are unique and gapless too.
+///
+/// Invariant: `applied` is the number of the last entry the owner applied; entries are fetched
+/// and handed over strictly after it, in order, and a gap (entries trimmed away) is reported,
+/// never skipped.
+final class ClusterJournal {
+    static let streamKey = "pushhub:journal"
+    static let noticeChannel = "pushhub:journal:appended"
+    static let snapshotKey = "pushhub:snapshot"
+    /// Entries read per XRANGE.
+    static let fetchCount = 512
+    /// Entries kept in the stream behind the newest snapshot, so that a hub that fell behind
+    /// catches up from the stream rather than reloading the snapshot.
+    static let retainedEntries = 10_000
+
+    /// One batch as the stream holds it.
+    struct Entry {
+        var lsn: Int
+        var hub: String
+        var records: [HubRecord]
+    }
+
+    enum AppendOutcome {
+        case appended(lsn: Int)
+        /// Another hub appended first: read what it appended, then make the batch again.
+        case conflict
+        case failed(RedisError)
+    }
+
+    enum FetchOutcome {
+        /// The entries after `applied`, in order (empty: none); `more` when a read hit its count.
+        case entries([Entry], more: Bool)
+        /// The stream no longer holds entry `expected` (trimmed): reload from the snapshot.
+        case gap(expected: Int, found: Int)
+        /// An entry this hub cannot apply (a newer PushHub wrote it, or it is corrupt).
+        case undecodable(lsn: Int, reason: String)
+        case failed(RedisError)
+    }
+
+    let hubID: String
+    let commands: RedisConnection
+    let notices: RedisConnection
+    private(set) var applied: Int
+    /// Called when another hub announces an entry after `applied`, and when the notice link
+    /// (re)subscribes (a notice may have been missed meanwhile).
+    var onNotice: (() -> Void)?
+
+    init(url: RedisURL, hubID: String, applied: Int, now: UInt64) {
+        self.hubID = hubID
+        self.applied = applied
+        var commandOptions = RedisConnection.Options(url: url, clientName: "pushhub:\(hubID):commands")
+        commandOptions.commandTimeout = 5_000_000_000
+        commands = RedisConnection(options: commandOptions, now: now)
+        notices = RedisConnection(
+            options: RedisConnection.Options(url: url, clientName: "pushhub:\(hubID):notices"), now: now)
+        notices.pushHandler = { [unowned self] message in
+            guard let text = message.elements?.last?.string, let lsn = Int(text), lsn > self.applied else { return }
+            self.onNotice?()
+        }
+        notices.onReady = { [unowned self] in
+            notices.send(RedisCommand("SUBSCRIBE", [Self.noticeChannel]), now: MonotonicClock.now()) { [unowned self] result in
+                if case .success = result { self.onNotice?() }
+            }
+        }
+    }
+
+    var isReady: Bool { commands.isReady }
+
+    /// Why the link is down (empty while it is up or before its first failure).
+    var lastError: String { commands.lastError }
+
+    func close() {
+        commands.close()
+        notices.close()
+    }
+
+    /// Appends `records` as entry `applied + 1`; announces it to the other hubs when it lands.
+    func append(_ records: [HubRecord], now: UInt64, done: @escaping (AppendOutcome) -> Void) {
+        let lsn = applied + 1
+        let command = RedisCommand(
+            "XADD",
+            bytes: [
+                Array(Self.streamKey.utf8), Array("0-\(lsn)".utf8), Array("hub".utf8), Array(hubID.utf8),
+                Array("records".utf8), JSONWriter.write(.array(records.map(\.json))),
+            ], label: "XADD \(Self.streamKey)")
+        commands.send(command, now: now) { [unowned self] result in
+            switch result {
+            case .success:
+                self.applied = lsn
+                done(.appended(lsn: lsn))
+                self.commands.send(RedisCommand("PUBLISH", [Self.noticeChannel, String(lsn)]), now: MonotonicClock.now()) { _ in }
+            case .failure(.server(_, let message)) where message.contains("equal or smaller"):
+                done(.conflict)
+            case .failure(let error):
+                done(.failed(error))
+            }
+        }
+    }
+
+    /// Reads the entries after `applied` (at most `fetchCount`).
+    func fetch(now: UInt64, done: @escaping (FetchOutcome) -> Void) {
+        let command = RedisCommand(
+            "XRANGE", [Self.streamKey, "(0-\(applied)", "+", "COUNT", String(Self.fetchCount)],
+            label: "XRANGE \(Self.streamKey)")
+        let expected = applied + 1
+        commands.send(command, now: now) { result in
+            switch result {
+            case .failure(let error):
+                done(.failed(error))
+            case .success(let reply):
+                done(Self.entries(in: reply, from: expected))
+            }
+        }
+    }
+
+    /// Marks entries up to `lsn` applied (the owner applied what `fetch` handed it).
+    func advance(to lsn: Int) {
+        precondition(lsn >= applied, "the journal only moves forward")
+        applied = lsn
+    }
+
+    /// Stores `records` (the whole state as of entry `lsn`) as the snapshot, unless a newer one
+    /// is there, and trims the stream to `retainedEntries` behind it.
+    func writeSnapshot(_ records: [HubRecord], lsn: Int, now: UInt64) {
+        let script = """
+            local current = tonumber(redis.call('HGET', KEYS[1], 'lsn') or '0')
+            if tonumber(ARGV[1]) <= current then return 0 end
+            redis.call('HSET', KEYS[1], 'lsn', ARGV[1], 'records', ARGV[2])
+            if tonumber(ARGV[3]) > 0 then redis.call('XTRIM', KEYS[2], 'MINID', '0-' .. ARGV[3]) end
+            return 1
+            """
+        let trimBelow = max(0, lsn - Self.retainedEntries)
+        let command = RedisCommand(
+            "EVAL",
+            bytes: [
+                Array(script.utf8), Array("2".utf8), Array(Self.snapshotKey.utf8), Array(Self.streamKey.utf8),
+                Array(String(lsn).utf8), JSONWriter.write(.array(records.map(\.json))), Array(String(trimBelow).utf8),
+            ], label: "EVAL (write the snapshot)")
+        commands.send(command, now: now) { result in
+            if case .failure(let error) = result {
+                // The stream still holds every entry since the last snapshot: nothing is lost.
+                Log.warning("writing the shared snapshot failed", [("error", "\(error)")])
+            }
+        }
+    }
+
+    // MARK: - Decoding
+
+    /// The entries of an XRANGE reply, checked to follow on from `expected` without a gap.
+    static func entries(in reply: RESPValue, from expected: Int) -> FetchOutcome {
+        guard let items = reply.elements else {
+            return .failed(.badReply(command: "XRANGE \(streamKey)", reason: "not an array"))
+        }
+        var entries: [Entry] = []
+        entries.reserveCapacity(items.count)
+        var next = expected
+        for item in items {
+            guard let parts = item.elements, parts.count == 2, let id = parts[0].string, let lsn = lsn(of: id),
+                let fields = parts[1].elements
+            else {
+                return .failed(.badReply(command: "XRANGE \(streamKey)", reason: "an entry that is not [id, fields]"))
+            }
+            guard lsn == next else { return .gap(expected: next, found: lsn) }
+            switch entry(lsn: lsn, fields: fields) {
+            case .success(let entry): entries.append(entry)
+            case .failure(let failure): return .undecodable(lsn: lsn, reason: failure.description)
+            }
+            next += 1
+        }
+        return .entries(entries, more: items.count == fetchCount)
+    }
+
+    /// N of a stream ID `0-N`.
+    static func lsn(of id: String) -> Int? {
+        guard id.hasPrefix("0-") else { return nil }
+        return Int(id.dropFirst(2))
+    }
+
+    static func entry(lsn: Int, fields: [RESPValue]) -> Result<Entry, HubRecord.DecodingError> {
+        var hub = ""
+        var recordBytes: [UInt8]?
+        var index = 0
+        while index + 1 < fields.count {
+            switch fields[index].string {
+            case "hub": hub = fields[index + 1].string ?? ""
+            case "records": if case .bulkString(let bytes?) = fields[index + 1] { recordBytes = bytes }
+            default: break
+            }
+            index += 2
+        }
+        guard let recordBytes else { return .failure(HubRecord.DecodingError(description: "entry \(lsn) has no records")) }
+        return records(recordBytes).map { Entry(lsn: lsn, hub: hub, records: $0) }
+    }
+
+    /// Records from a JSON array of record objects (an entry's or the snapshot's).
+    static func records(_ bytes: [UInt8]) -> Result<[HubRecord], HubRecord.DecodingError> {
+        let json: JSONValue
+        do {
+            json = try JSONReader.parse(bytes, maxDepth: 10_000)
+        } catch {
+            return .failure(HubRecord.DecodingError(description: "records that are not JSON: \(error)"))
+        }
+        guard let list = json.arrayValue else {
+            return .failure(HubRecord.DecodingError(description: "records that are not a JSON array"))
+        }
+        var records: [HubRecord] = []
+        records.reserveCapacity(list.count)
+        for element in list {
+            do {
+                records.append(try HubRecord(json: element))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return .success(records)
+    }
+}
+
+@available(*, unavailable)
+extension ClusterJournal: Sendable {}

@@ -1,0 +1,83 @@
+/// A scaled-out hub's first load of the shared state (DESIGN §11), before its loops start: the
+/// snapshot from Redis, then every journal entry after it. It blocks, driving one Redis link
+/// with a `PollDriver`; the hub does not serve before it knows the state.
+enum SharedStateLoad {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Loads the state into `state` (which must be empty).
+    /// - Parameter timeout: how long to wait for Redis to answer at all.
+    /// - Returns: the number of the last entry applied.
+    static func load(url: RedisURL, hubID: String, waitingUpTo timeout: Duration, into state: inout HubState)
+        throws(Failure) -> Int
+    {
+        let link = RedisConnection(
+            options: RedisConnection.Options(url: url, clientName: "pushhub:\(hubID):load"), now: MonotonicClock.now())
+        defer { link.close() }
+        let driver = PollDriver([link])
+        guard driver.run(for: timeout, until: { link.isReady }) else {
+            throw Failure(
+                description: "Redis at \(url) did not answer within \(timeout) (\(link.lastError)); "
+                    + "a hub scaled out over Redis loads the shared state from it before it serves")
+        }
+        func call(_ command: RedisCommand) throws(Failure) -> RESPValue {
+            var outcome: Result<RESPValue, RedisError>?
+            link.send(command, now: MonotonicClock.now()) { outcome = $0 }
+            driver.run(for: .seconds(60)) { outcome != nil }
+            switch outcome {
+            case .success(let value)?: return value
+            case .failure(let error)?: throw Failure(description: "loading the shared state: \(error)")
+            case nil: throw Failure(description: "loading the shared state: \(command.label) got no answer")
+            }
+        }
+        // A snapshot written between reading it and reading the stream may trim entries this
+        // load still needs: then it starts again from the newer snapshot.
+        for _ in 0..<5 {
+            var fresh = HubState(keepVersions: state.keepVersions)
+            let fields = try call(RedisCommand("HGETALL", [ClusterJournal.snapshotKey])).elements ?? []
+            var snapshot: [String: RESPValue] = [:]
+            var index = 0
+            while index + 1 < fields.count {
+                if let name = fields[index].string { snapshot[name] = fields[index + 1] }
+                index += 2
+            }
+            var applied = snapshot["lsn"]?.string.flatMap { Int($0) } ?? 0
+            if case .bulkString(let bytes?) = snapshot["records"] {
+                switch ClusterJournal.records(bytes) {
+                case .success(let records): for record in records { fresh.apply(record) }
+                case .failure(let error): throw Failure(description: "the shared snapshot (entry \(applied)): \(error)")
+                }
+            }
+            var gap = false
+            reading: while true {
+                let reply = try call(
+                    RedisCommand(
+                        "XRANGE",
+                        [ClusterJournal.streamKey, "(0-\(applied)", "+", "COUNT", String(ClusterJournal.fetchCount)]))
+                switch ClusterJournal.entries(in: reply, from: applied + 1) {
+                case .entries(let entries, let more):
+                    for entry in entries {
+                        for record in entry.records { fresh.apply(record) }
+                        applied = entry.lsn
+                    }
+                    if !more { break reading }
+                case .gap:
+                    gap = true
+                    break reading
+                case .undecodable(let lsn, let reason):
+                    throw Failure(
+                        description: "journal entry \(lsn) in Redis cannot be applied (\(reason)); "
+                            + "is a newer PushHub writing to this Redis?")
+                case .failed(let error):
+                    throw Failure(description: "loading the shared state: \(error)")
+                }
+            }
+            if !gap {
+                state = fresh
+                return applied
+            }
+        }
+        throw Failure(description: "the shared snapshot was replaced five times while this hub loaded it; try again")
+    }
+}

@@ -1,0 +1,76 @@
+"""A real redis-server (Debian's package) on a free loopback port for the scale-out tests
+(DESIGN §11). Without redis-server installed the tests fail saying how to install it; they do
+not skip."""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class RedisServer:
+    """redis-server with an append-only file fsynced on every write (`appendfsync always`, what
+    docs/operations.md says the no-loss guarantee assumes), so a restart keeps what it had."""
+
+    def __init__(self, *arguments):
+        executable = shutil.which("redis-server") or "/usr/bin/redis-server"
+        if not os.path.exists(executable):
+            raise AssertionError("redis-server is not installed: `make test` installs it "
+                                 "(apt-get install -y redis-server redis-tools); the scale-out tests need it")
+        self.executable = executable
+        self.port = free_port()
+        self.directory = tempfile.mkdtemp(prefix="pushhub-redis-")
+        self.arguments = arguments
+        self.process = None
+        self.start()
+
+    @property
+    def url(self):
+        return "redis://127.0.0.1:%d" % self.port
+
+    def start(self):
+        self.process = subprocess.Popen(
+            [self.executable, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.directory,
+             "--save", "", "--appendonly", "yes", "--appendfsync", "always",
+             "--logfile", os.path.join(self.directory, "redis.log"), *self.arguments],
+            stdout=subprocess.DEVNULL)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                if self.command("PING") == "PONG":
+                    return
+            except OSError:
+                pass
+            assert self.process.poll() is None, "redis-server exited: " + self.log()
+            time.sleep(0.02)
+        raise AssertionError("redis-server did not answer PING within 10 s: " + self.log())
+
+    def log(self):
+        path = os.path.join(self.directory, "redis.log")
+        return open(path).read()[-2000:] if os.path.exists(path) else ""
+
+    def command(self, *words):
+        """Runs one command through redis-cli; its output, stripped."""
+        result = subprocess.run(["redis-cli", "-p", str(self.port), *words], capture_output=True, text=True,
+                                timeout=10)
+        if result.returncode != 0 or "Could not connect" in result.stdout + result.stderr:
+            raise OSError(result.stdout + result.stderr)
+        return result.stdout.strip()
+
+    def kill(self):
+        """SIGKILL: what a crash looks like to the hubs."""
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait()
+
+    def stop(self):
+        self.kill()
+        shutil.rmtree(self.directory, ignore_errors=True)
