@@ -224,3 +224,87 @@ def test_while_redis_is_away_clients_stay_and_changes_get_503(cluster, redis):
     assert (patch["from"], patch["version"], patch["hash"]) == (1, 2, sha(tree(2)))
     status, history = call(b, "GET", "/v1/screens/steady/history")
     assert [v["version"] for v in history["versions"]] == [2, 1]
+
+
+def test_kill_9_of_a_hub_loses_nothing_acknowledged_and_its_clients_resume_on_another(cluster):
+    a, b = cluster(2)
+    tree = lambda n: {"n": n, "rows": [{"id": "r%d" % i, "text": "row %d" % i} for i in range(20)]}
+    publish(a, "live", tree(0))
+    wait_until(lambda: latest_version(b, "live") == 1, what="hub B to learn version 1")
+    ws = hello(b, user="u1", device="moves")
+    ws.send(json.dumps({"type": "subscribe", "screen": "live"}))
+    held = receive(ws, "snapshot")
+    # Writers through B while it dies: whatever B acknowledged must be on A afterwards.
+    acknowledged_versions, acknowledged_syncs = [], []
+
+    def writer():
+        for n in range(1, 10_000):
+            try:
+                status, answer = call(b, "PUT", "/v1/screens/live", tree(n))
+                if status == 200:
+                    acknowledged_versions.append(answer["version"])
+                status, answer = call(b, "POST", "/v1/syncs", {"target": {"user": "u1"}, "reason": "r%d" % n})
+                if status == 200:
+                    acknowledged_syncs.append(answer["seq"])
+            except OSError:
+                return
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    wait_until(lambda: len(acknowledged_syncs) >= 20, what="B to acknowledge some writes")
+    b.process.kill()
+    b.process.wait()
+    thread.join()
+    assert acknowledged_versions and acknowledged_syncs
+
+    status, history = call(a, "GET", "/v1/screens/live/history")
+    wait_until(lambda: latest_version(a, "live") >= max(acknowledged_versions), what="A to apply B's last entries")
+    status, history = call(a, "GET", "/v1/screens/live/history")
+    newest = history["versions"][0]
+    status, syncs = call(a, "GET", "/v1/syncs?limit=1000")
+    assert set(acknowledged_syncs) <= {sync["seq"] for sync in syncs["syncs"]}
+
+    # The client moves to A and resumes from what it held: a patch (or snapshot) to the newest
+    # version, and every sync after its last_sync — the acknowledged ones among them.
+    moved = hello(a, user="u1", device="moves", last_sync=0)
+    replayed = set()
+    moved.send(json.dumps({"type": "subscribe", "screen": "live",
+                           "have": {"version": held["version"], "hash": held["hash"]}}))
+    deadline = time.time() + 5
+    update = None
+    while update is None or not set(acknowledged_syncs) <= replayed:
+        message = json.loads(moved.recv(timeout=max(0.01, deadline - time.time())))
+        if message["type"] == "sync":
+            replayed.add(message["seq"])
+        elif message["type"] in ("patch", "snapshot"):
+            update = message
+    assert update["version"] == newest["version"] and update["hash"] == newest["hash"]
+    if update["type"] == "patch":
+        assert update["from"] == held["version"]
+        assert sha(jsonpatch.apply_patch(held["tree"], update["ops"])) == newest["hash"]
+
+
+def test_the_shared_snapshot_lets_a_new_hub_start_from_it(cluster, redis):
+    import http.client
+    (a,) = cluster(1)
+    connection = http.client.HTTPConnection("127.0.0.1", a.admin_port, timeout=10)
+    headers = {"Authorization": "Bearer " + ADMIN_TOKEN, "Content-Type": "application/json"}
+    for n in range(1005):
+        connection.request("POST", "/v1/syncs", json.dumps({"target": {"all": True}, "reason": "s%d" % n}), headers)
+        response = connection.getresponse()
+        assert response.status == 200, response.read()
+        response.read()
+    connection.close()
+    wait_until(lambda: redis.command("HGET", "pushhub:snapshot", "lsn") == "1000", what="the snapshot at entry 1000")
+    # A hub that starts now reads the snapshot and the 5 entries after it.
+    (b,) = cluster(1)
+    log = [json.loads(line) for line in open(b.log_path)]
+    loaded = next(entry for entry in log if entry["msg"] == "loaded the shared state from Redis")
+    assert loaded["entry"] == 1005
+    status, stats = call(b, "GET", "/v1/stats")
+    assert stats["sync_seq"] == 1005 and stats["cluster"]["entry"] == 1005
+    # Shrunk to the snapshot, the history still rebuilds the same state: delete the entries the
+    # snapshot covers and start a third hub.
+    redis.command("XTRIM", "pushhub:journal", "MINID", "0-1001")
+    (c,) = cluster(1)
+    assert call(c, "GET", "/v1/stats")[1]["sync_seq"] == 1005
