@@ -308,3 +308,53 @@ def test_the_shared_snapshot_lets_a_new_hub_start_from_it(cluster, redis):
     redis.command("XTRIM", "pushhub:journal", "MINID", "0-1001")
     (c,) = cluster(1)
     assert call(c, "GET", "/v1/stats")[1]["sync_seq"] == 1005
+
+
+def hubs_listed(hub):
+    return {entry["hub"] for entry in call(hub, "GET", "/v1/stats")[1]["cluster"]["hubs"]}
+
+
+def test_answers_that_count_clients_cover_every_live_hub(cluster):
+    a, b, c = cluster(3)
+    for hub in (a, b, c):
+        wait_until(lambda: len(hubs_listed(hub)) == 3, what="every hub to see three in the registry")
+    tree = lambda n: {"n": n, "rows": [{"id": "r%d" % i, "text": "row %d" % i} for i in range(20)]}
+    publish(a, "counted", tree(0))
+    for hub in (a, b, c):
+        wait_until(lambda: latest_version(hub, "counted") == 1, what="every hub to learn version 1")
+    subscribers = []
+    for hub, count in ((a, 2), (b, 1), (c, 3)):
+        for n in range(count):
+            ws = hello(hub, device="sub-%d-%d" % (hub.port, n))
+            ws.send(json.dumps({"type": "subscribe", "screen": "counted"}))
+            receive(ws, "snapshot")
+            subscribers.append((hub, ws))
+    phone, tablet = hello(a, user="u1", device="phone"), hello(c, user="u1", device="tablet")
+
+    answer = publish(b, "counted", tree(1))
+    assert answer["sent"] == 6, answer
+    status, answer = call(b, "POST", "/v1/syncs", {"target": {"user": "u1"}, "reason": "counted"})
+    assert status == 200 and answer["targeted_online"] == 2, answer
+    status, answer = call(c, "POST", "/v1/syncs", {"target": {"all": True}, "dry_run": True})
+    assert (answer["targeted_online"], answer["users"]) == (8, 1), answer
+    status, listing = call(a, "GET", "/v1/clients")
+    assert listing["count"] == 8, listing
+    status, listing = call(b, "GET", "/v1/clients?user=u1")
+    assert sorted(client["device"] for client in listing["clients"]) == ["phone", "tablet"]
+    status, screens = call(c, "GET", "/v1/screens")
+    assert {s["name"]: s["subscribers"] for s in screens["screens"]}["counted"] == 6
+    status, summary = call(a, "GET", "/v1/clients/summary")
+    assert summary["count"] == 8
+    status, dry = call(a, "PUT", "/v1/screens/counted?dry_run=true", tree(2))
+    assert dry["would_send"] == 6 and dry["subscribers"] == 6, dry
+
+    # A hub that stops leaves the registry at once, and counts no longer wait for it.
+    for hub, ws in subscribers:
+        if hub is b:
+            receive(ws, "patch")  # websockets' sync client reads the close only after what came before it
+            ws.close()
+    assert b.stop() == 0
+    wait_until(lambda: len(hubs_listed(a)) == 2, what="hub B to leave the registry")
+    started = time.time()
+    assert publish(a, "counted", tree(3))["sent"] == 5
+    assert time.time() - started < 1.5  # not the 2 s a missing hub's answer would cost

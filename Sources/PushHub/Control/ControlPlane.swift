@@ -42,6 +42,9 @@ final class ControlPlane {
     private(set) var clusterFault: String?
     /// While an admin request runs: how to run it again (its batch lost a compare-and-append).
     private var currentRetry: (() -> Void)?
+    /// Scale-out: the live hubs, by heartbeat.
+    let registry: HubRegistry?
+    private let startedAt = WallClock.nowMilliseconds()
     let exposures: Exposures
     /// The audit log's recent entries (`GET /v1/audit`); on this thread only, like `state`.
     var audit = AuditRing()
@@ -70,6 +73,11 @@ final class ControlPlane {
         var gathers: Bool
         var done: (Result<[LoopAnswer], AdminError>) -> Void
         var retry: (() -> Void)?
+        /// Which of `records` made the last change (the one a gathering mutation asks about).
+        var lastChangeRecord: Int?
+        /// Scaled out: the gather started when the batch was sent, so that other hubs' answers
+        /// find it whenever they arrive.
+        var gatherID: GatherID?
     }
 
     /// Where the shared journal's one outstanding request stands (scaled out).
@@ -102,6 +110,7 @@ final class ControlPlane {
         if let redis = config.redis {
             let applied = try SharedStateLoad.load(url: redis, hubID: hubID, waitingUpTo: .seconds(30), into: &restored)
             cluster = ClusterJournal(url: redis, hubID: hubID, applied: applied, now: MonotonicClock.now())
+            registry = HubRegistry(hubID: hubID)
             journal = nil
             Log.info("loaded the shared state from Redis", [("redis", "\(redis)"), ("hub", hubID), ("entry", applied)])
         } else if let dataDirectory {
@@ -109,14 +118,17 @@ final class ControlPlane {
             try journal.restore { restored.apply($0) }
             self.journal = journal
             cluster = nil
+            registry = nil
         } else {
             journal = nil
             cluster = nil
+            registry = nil
         }
         state = restored
         committed = restored
         exposures = Exposures(dataDirectory: dataDirectory, metrics: metrics)
         cluster?.onNotice = { [unowned self] in self.entriesAnnounced = true }
+        cluster?.onMessage = { [unowned self] channel, payload in self.clusterMessage(channel: channel, payload: payload) }
         cluster?.commands.onDown = { [metrics] reason in
             metrics.redisUp.store(0, ordering: .relaxed)
             Log.error("lost the connection to Redis; serving clients from memory, refusing changes", [("reason", reason)])
@@ -138,8 +150,14 @@ final class ControlPlane {
     /// What the control plane's loop drives besides the admin connections: the Redis links.
     var loopSources: [LoopSource] { cluster.map { [$0.commands, $0.notices] } ?? [] }
 
-    /// Called once the loop has stopped.
-    func stopped() { cluster?.close() }
+    /// Called once the loop has stopped: leaves the hub registry, closes the Redis links.
+    func stopped() {
+        guard let cluster else { return }
+        let now = MonotonicClock.now()
+        registry?.leave(now: now, link: cluster.commands)
+        cluster.commands.tick(now: now)  // writes what is queued; the replies are not awaited
+        cluster.close()
+    }
 
     func attach(loops mailboxes: [Mailbox]) { loops = mailboxes }
 
@@ -152,22 +170,27 @@ final class ControlPlane {
         _ records: [HubRecord], gathering: Bool = false, done: @escaping (Result<[LoopAnswer], AdminError>) -> Void
     ) {
         var changes: [HubChange] = []
-        for record in records {
+        var lastChangeRecord: Int?
+        for (index, record) in records.enumerated() {
             journal?.append(record)
-            if let change = state.apply(record) { changes.append(change) }
+            if let change = state.apply(record) {
+                changes.append(change)
+                lastChangeRecord = index
+            }
         }
         uncommitted.append(
             Mutation(
                 records: records, changes: changes, gathers: gathering && !changes.isEmpty, done: done,
-                retry: currentRetry))
+                retry: currentRetry, lastChangeRecord: lastChangeRecord))
     }
 
     /// Called by the loop at the end of every tick: one fsync for the tick's mutations, then
     /// their effects in order; expired gathers answer with what they have.
     func tickEnded(now: UInt64) {
-        if cluster != nil {
+        if let cluster {
             if !uncommitted.isEmpty { replicate(now: now) }
             followJournal(now: now)
+            registry?.tick(now: now, link: cluster.commands) { hubInfo }
         } else if !uncommitted.isEmpty {
             commit(now: now)
         }
@@ -191,7 +214,7 @@ final class ControlPlane {
     var nextDeadline: UInt64? {
         min(
             gathers.values.map(\.deadline).min() ?? .max, reclaimer.nextCheck, watchdogDue ?? .max,
-            cluster == nil ? .max : nextJournalPoll)
+            cluster == nil ? .max : nextJournalPoll, registry?.nextHeartbeat ?? .max)
     }
 
     private func commit(now: UInt64) {
@@ -232,7 +255,7 @@ final class ControlPlane {
                 let change = prepared(plain)
                 if mutation.gathers && index == mutation.changes.count - 1 {
                     let done = mutation.done
-                    let id = startGather(now: now) { answers, _ in done(.success(answers)) }
+                    let id = mutation.gatherID ?? startGather(now: now) { answers, _ in done(.success(answers)) }
                     broadcast(change, reply: id)
                 } else {
                     broadcast(change, reply: nil)
@@ -273,20 +296,29 @@ final class ControlPlane {
 
     // MARK: - Scatter-gather
 
-    /// Asks every client loop `query`; `finish` gets the answers (all of them, unless a loop did
-    /// not answer within `gatherTimeout`: then `complete` is false).
+    /// Asks every client loop `query` — scaled out, every other live hub's loops too; `finish`
+    /// gets the answers (all of them, unless a loop or hub did not answer within
+    /// `gatherTimeout`: then `complete` is false).
     func gather(_ query: LoopQuery, now: UInt64, finish: @escaping (_ answers: [LoopAnswer], _ complete: Bool) -> Void) {
-        let id = startGather(now: now, finish: finish)
+        let others = registry?.others ?? []
+        let id = startGather(now: now, remoteHubs: others.count, finish: finish)
         for mailbox in loops { mailbox.post(.query(query, reply: id)) }
+        if !others.isEmpty {
+            cluster?.publish(ClusterWire.gatherChannel, ClusterWire.request(from: hubID, id: id, query: query), now: now)
+        }
     }
 
-    private func startGather(now: UInt64, finish: @escaping ([LoopAnswer], Bool) -> Void) -> GatherID {
+    /// Starts a gather awaiting every client loop and `remoteHubs` other hubs.
+    private func startGather(now: UInt64, remoteHubs: Int = 0, finish: @escaping ([LoopAnswer], Bool) -> Void)
+        -> GatherID
+    {
         let id = nextGatherID
         nextGatherID += 1
-        if loops.isEmpty {
+        let expected = loops.count + remoteHubs
+        if expected == 0 {
             finish([], true)
         } else {
-            gathers[id] = Gather(expected: loops.count, deadline: now + Self.gatherTimeout, finish: finish)
+            gathers[id] = Gather(expected: expected, deadline: now + Self.gatherTimeout, finish: finish)
         }
         return id
     }
@@ -398,8 +430,24 @@ extension ControlPlane {
                     "Redis is unreachable (\(cluster.lastError)); the change was not made. This hub keeps serving its "
                         + "clients and reconnects; retry"))
         }
-        replication = .appending(mutations: batch, state: state, started: MonotonicClock.now())
-        cluster.append(records, now: now) { [unowned self] outcome in self.appended(outcome, records: records.count) }
+        // Gathering mutations start their gathers now: other hubs answer once they applied the
+        // entry, which may be before this hub hears that its append succeeded.
+        var sent = batch
+        var gathersByRecord: [(record: Int, id: GatherID)] = []
+        let others = registry?.others.count ?? 0
+        var offset = 0
+        for index in sent.indices {
+            defer { offset += sent[index].records.count }
+            guard sent[index].gathers, let record = sent[index].lastChangeRecord else { continue }
+            let done = sent[index].done
+            let id = startGather(now: now, remoteHubs: others) { answers, _ in done(.success(answers)) }
+            sent[index].gatherID = id
+            gathersByRecord.append((offset + record, id))
+        }
+        replication = .appending(mutations: sent, state: state, started: MonotonicClock.now())
+        cluster.append(records, gathers: gathersByRecord, now: now) { [unowned self] outcome in
+            self.appended(outcome, records: records.count)
+        }
     }
 
     private func appended(_ outcome: ClusterJournal.AppendOutcome, records: Int) {
@@ -421,12 +469,14 @@ extension ControlPlane {
         case .conflict:
             // Another hub took the entry: take the batch back, read what it appended, run again.
             metrics.redisConflicts.add(1, ordering: .relaxed)
+            dropGathers(of: batch)
             uncommitted.removeAll()
             state = committed
             awaitingCatchUp += batch + later
             readJournal(now: now)
         case .failed(let error):
             metrics.persistFailures.add(1, ordering: .relaxed)
+            dropGathers(of: batch)
             uncommitted.removeAll()
             state = committed
             Log.error("appending to the shared journal failed", [("error", "\(error)")])
@@ -495,16 +545,62 @@ extension ControlPlane {
         guard let cluster else { return }
         awaitingCatchUp += uncommitted
         uncommitted.removeAll()
-        var changes: [HubChange] = []
+        // Each change, with the hub waiting for this hub's answers to it (and its gather).
+        var changes: [(HubChange, asker: (hub: String, id: GatherID)?)] = []
         for entry in entries {
-            for record in entry.records {
-                if let change = committed.apply(record) { changes.append(change) }
+            for (index, record) in entry.records.enumerated() {
+                guard let change = committed.apply(record) else { continue }
+                let asker = entry.gathers[index].flatMap { entry.hub == hubID ? nil : (entry.hub, $0) }
+                changes.append((change, asker))
             }
             cluster.advance(to: entry.lsn)
         }
         state = committed
         metrics.redisEntriesApplied.add(entries.count, ordering: .relaxed)
-        for change in changes { broadcast(prepared(change), reply: nil) }
+        for (change, asker) in changes {
+            var reply: GatherID?
+            if let asker {
+                reply = startGather(now: now) { [unowned self] answers, _ in
+                    self.cluster?.publish(
+                        ClusterWire.answersChannel(of: asker.hub),
+                        ClusterWire.answers(from: self.hubID, id: asker.id, answers), now: MonotonicClock.now())
+                }
+            }
+            broadcast(prepared(change), reply: reply)
+        }
+    }
+
+    /// Forgets the gathers a batch started (it will not be delivered as sent).
+    private func dropGathers(of batch: [Mutation]) {
+        for mutation in batch { if let id = mutation.gatherID { gathers[id] = nil } }
+    }
+
+    /// A message another hub published for this one: a query for its loops, or answers to one of
+    /// its gathers.
+    fileprivate func clusterMessage(channel: String, payload: [UInt8]) {
+        let now = MonotonicClock.now()
+        if channel == ClusterWire.gatherChannel {
+            guard let (from, id, query) = ClusterWire.parseRequest(payload), from != hubID else { return }
+            let local = startGather(now: now) { [unowned self] answers, _ in
+                self.cluster?.publish(
+                    ClusterWire.answersChannel(of: from), ClusterWire.answers(from: self.hubID, id: id, answers),
+                    now: MonotonicClock.now())
+            }
+            for mailbox in loops { mailbox.post(.query(query, reply: local)) }
+        } else if let (_, id, answers) = ClusterWire.parseAnswers(payload) {
+            if let gather = gathers[id], gather.addRemote(answers) { gathers[id] = nil }
+        }
+    }
+
+    /// What this hub says about itself in the registry (`/v1/stats` "cluster.hubs").
+    fileprivate var hubInfo: JSONValue {
+        .object([
+            "hub": .string(hubID), "client_listen": .string(clientAddress.description),
+            "started_at": .number(Double(startedAt)), "entry": .number(Double(cluster?.applied ?? 0)),
+            "connections": .number(Double(metrics.webSocketConnections.load(ordering: .relaxed))),
+            "sessions": .number(Double(metrics.sessions.load(ordering: .relaxed))),
+            "subscriptions": .number(Double(metrics.subscriptions.load(ordering: .relaxed))),
+        ])
     }
 
     private func stopFollowing(_ fault: String) {
@@ -542,7 +638,7 @@ extension ControlPlane {
         guard let cluster, let redis = config.redis else { return nil }
         return .object([
             "redis": .string(redis.description), "hub": .string(hubID), "connected": .bool(cluster.isReady),
-            "entry": .number(Double(cluster.applied)),
+            "entry": .number(Double(cluster.applied)), "hubs": .array(registry?.live ?? []),
             "error": clusterFault.map(JSONValue.string) ?? (cluster.isReady ? .null : .string(cluster.lastError)),
         ])
     }

@@ -71,13 +71,16 @@ final class Exposure: Sendable {
 }
 
 /// One scatter-gather in flight on the control plane: the answers so far and what to do with
-/// them once every loop has answered or the deadline has passed.
+/// them once every loop (and, scaled out, every other live hub) has answered or the deadline has
+/// passed.
 ///
 /// Invariant: `finish` runs exactly once; answers that arrive after it are ignored.
 final class Gather {
+    /// Arrivals awaited: one per client loop, one per other hub (which sends all its loops' at once).
     let expected: Int
     let deadline: UInt64
     private(set) var answers: [LoopAnswer] = []
+    private var arrivals = 0
     private let finish: (_ answers: [LoopAnswer], _ complete: Bool) -> Void
 
     init(expected: Int, deadline: UInt64, finish: @escaping ([LoopAnswer], Bool) -> Void) {
@@ -86,10 +89,16 @@ final class Gather {
         self.finish = finish
     }
 
-    /// Adds an answer. - Returns: whether the gather is complete (and finished).
-    func add(_ answer: LoopAnswer) -> Bool {
-        answers.append(answer)
-        guard answers.count >= expected else { return false }
+    /// Adds a loop's answer. - Returns: whether the gather is complete (and finished).
+    func add(_ answer: LoopAnswer) -> Bool { arrived([answer]) }
+
+    /// Adds another hub's answers (its loops', merged there). - Returns: as `add`.
+    func addRemote(_ answers: [LoopAnswer]) -> Bool { arrived(answers) }
+
+    private func arrived(_ more: [LoopAnswer]) -> Bool {
+        answers += more
+        arrivals += 1
+        guard arrivals >= expected else { return false }
         finish(answers, true)
         return true
     }

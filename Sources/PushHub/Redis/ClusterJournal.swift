@@ -33,6 +33,9 @@ final class ClusterJournal {
         var lsn: Int
         var hub: String
         var records: [HubRecord]
+        /// Records whose change the appending hub counts over every hub: record index → its
+        /// gather (each hub answers on `ClusterWire.answersChannel(of: hub)`).
+        var gathers: [Int: GatherID] = [:]
     }
 
     enum AppendOutcome {
@@ -59,6 +62,8 @@ final class ClusterJournal {
     /// Called when another hub announces an entry after `applied`, and when the notice link
     /// (re)subscribes (a notice may have been missed meanwhile).
     var onNotice: (() -> Void)?
+    /// Messages on the other channels the notice link listens to (`ClusterWire`): channel, payload.
+    var onMessage: ((String, [UInt8]) -> Void)?
 
     init(url: RedisURL, hubID: String, applied: Int, now: UInt64) {
         self.hubID = hubID
@@ -69,12 +74,25 @@ final class ClusterJournal {
         notices = RedisConnection(
             options: RedisConnection.Options(url: url, clientName: "pushhub:\(hubID):notices"), now: now)
         notices.pushHandler = { [unowned self] message in
-            guard let text = message.elements?.last?.string, let lsn = Int(text), lsn > self.applied else { return }
-            self.onNotice?()
+            // ["message", channel, payload]
+            guard let parts = message.elements, parts.count == 3, let channel = parts[1].string,
+                case .bulkString(let payload?) = parts[2]
+            else { return }
+            if channel == Self.noticeChannel {
+                guard let lsn = Int(String(decoding: payload, as: UTF8.self)), lsn > self.applied else { return }
+                self.onNotice?()
+            } else {
+                self.onMessage?(channel, payload)
+            }
         }
+        let channels = [Self.noticeChannel, ClusterWire.gatherChannel, ClusterWire.answersChannel(of: hubID)]
         notices.onReady = { [unowned self] in
-            notices.send(RedisCommand("SUBSCRIBE", [Self.noticeChannel]), now: MonotonicClock.now()) { [unowned self] result in
-                if case .success = result { self.onNotice?() }
+            // One SUBSCRIBE per channel, so that each has exactly one reply; once the last is
+            // confirmed every subscription is in place, and the journal is read for what was missed.
+            for (index, channel) in channels.enumerated() {
+                notices.send(RedisCommand("SUBSCRIBE", [channel]), now: MonotonicClock.now()) { [unowned self] result in
+                    if case .success = result, index == channels.count - 1 { self.onNotice?() }
+                }
             }
         }
     }
@@ -90,14 +108,23 @@ final class ClusterJournal {
     }
 
     /// Appends `records` as entry `applied + 1`; announces it to the other hubs when it lands.
-    func append(_ records: [HubRecord], now: UInt64, done: @escaping (AppendOutcome) -> Void) {
+    /// - Parameter gathers: records whose change every hub answers about (`Entry.gathers`).
+    func append(
+        _ records: [HubRecord], gathers: [(record: Int, id: GatherID)] = [], now: UInt64,
+        done: @escaping (AppendOutcome) -> Void
+    ) {
         let lsn = applied + 1
-        let command = RedisCommand(
-            "XADD",
-            bytes: [
-                Array(Self.streamKey.utf8), Array("0-\(lsn)".utf8), Array("hub".utf8), Array(hubID.utf8),
-                Array("records".utf8), JSONWriter.write(.array(records.map(\.json))),
-            ], label: "XADD \(Self.streamKey)")
+        var fields: [[UInt8]] = [
+            Array(Self.streamKey.utf8), Array("0-\(lsn)".utf8), Array("hub".utf8), Array(hubID.utf8),
+            Array("records".utf8), JSONWriter.write(.array(records.map(\.json))),
+        ]
+        if !gathers.isEmpty {
+            fields.append(Array("gathers".utf8))
+            fields.append(
+                JSONWriter.write(
+                    .array(gathers.map { .array([.number(Double($0.record)), .number(Double($0.id))]) })))
+        }
+        let command = RedisCommand("XADD", bytes: fields, label: "XADD \(Self.streamKey)")
         commands.send(command, now: now) { [unowned self] result in
             switch result {
             case .success:
@@ -126,6 +153,11 @@ final class ClusterJournal {
                 done(Self.entries(in: reply, from: expected))
             }
         }
+    }
+
+    /// Publishes `payload` on `channel` (best effort: pub/sub keeps nothing for a hub away).
+    func publish(_ channel: String, _ payload: [UInt8], now: UInt64) {
+        commands.send(RedisCommand("PUBLISH", bytes: [Array(channel.utf8), payload]), now: now) { _ in }
     }
 
     /// Marks entries up to `lsn` applied (the owner applied what `fetch` handed it).
@@ -194,17 +226,27 @@ final class ClusterJournal {
     static func entry(lsn: Int, fields: [RESPValue]) -> Result<Entry, HubRecord.DecodingError> {
         var hub = ""
         var recordBytes: [UInt8]?
+        var gathers: [Int: GatherID] = [:]
         var index = 0
         while index + 1 < fields.count {
             switch fields[index].string {
             case "hub": hub = fields[index + 1].string ?? ""
             case "records": if case .bulkString(let bytes?) = fields[index + 1] { recordBytes = bytes }
+            case "gathers":
+                // Counting is best effort: a list that does not parse only leaves counts to time out.
+                let pairs = fields[index + 1].string.flatMap { try? JSONReader.parse(Array($0.utf8)) }?.arrayValue ?? []
+                for pair in pairs {
+                    guard let both = pair.arrayValue, both.count == 2, let record = both[0].intValue,
+                        let id = both[1].intValue, id >= 0
+                    else { continue }
+                    gathers[record] = GatherID(id)
+                }
             default: break
             }
             index += 2
         }
         guard let recordBytes else { return .failure(HubRecord.DecodingError(description: "entry \(lsn) has no records")) }
-        return records(recordBytes).map { Entry(lsn: lsn, hub: hub, records: $0) }
+        return records(recordBytes).map { Entry(lsn: lsn, hub: hub, records: $0, gathers: gathers) }
     }
 
     /// Records from a JSON array of record objects (an entry's or the snapshot's).

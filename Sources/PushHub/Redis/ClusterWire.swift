@@ -1,0 +1,172 @@
+/// What hubs scaled out over Redis tell each other over pub/sub (DESIGN §11: answers that count
+/// connections cover every live hub): a query for every hub's loops, and one hub's answers.
+///
+/// ```
+/// pushhub:gather            {"from":"<hub>","id":17,"query":{"kind":"clients","user":"u1"}}
+/// pushhub:answers:<hub>     {"hub":"<hub>","id":17,"answers":[{"kind":"count","count":3}, …]}
+/// ```
+///
+/// Invariant: `LoopQuery(json: query.json)` and `LoopAnswer(json: answer.json)` give back equal
+/// values, except that a client's token claims stay on its hub (`GET /v1/clients` does not show
+/// them) and a render target's variant patches travel by label only (a remote hub reports counts
+/// per label; merging needs nothing else).
+enum ClusterWire {
+    static let gatherChannel = "pushhub:gather"
+
+    static func answersChannel(of hub: String) -> String { "pushhub:answers:\(hub)" }
+
+    static func request(from hub: String, id: GatherID, query: LoopQuery) -> [UInt8] {
+        JSONWriter.write(.object(["from": .string(hub), "id": .number(Double(id)), "query": query.json]))
+    }
+
+    static func answers(from hub: String, id: GatherID, _ answers: [LoopAnswer]) -> [UInt8] {
+        JSONWriter.write(
+            .object(["hub": .string(hub), "id": .number(Double(id)), "answers": .array(answers.map(\.json))]))
+    }
+
+    /// A request another hub published: who asks, its gather, the query. A message that does not
+    /// parse (another PushHub version's) is nil, and dropped: the asking hub's gather times out.
+    static func parseRequest(_ bytes: [UInt8]) -> (from: String, id: GatherID, query: LoopQuery)? {
+        guard let json = try? JSONReader.parse(bytes), let from = json["from"]?.stringValue,
+            let id = json["id"]?.intValue, id >= 0, let query = json["query"].flatMap(LoopQuery.init(json:))
+        else { return nil }
+        return (from, GatherID(id), query)
+    }
+
+    /// Another hub's answers to one of this hub's gathers (nil, and dropped, as above).
+    static func parseAnswers(_ bytes: [UInt8]) -> (hub: String, id: GatherID, answers: [LoopAnswer])? {
+        guard let json = try? JSONReader.parse(bytes), let hub = json["hub"]?.stringValue,
+            let id = json["id"]?.intValue, id >= 0, let list = json["answers"]?.arrayValue
+        else { return nil }
+        return (hub, GatherID(id), list.compactMap(LoopAnswer.init(json:)))
+    }
+}
+
+extension LoopQuery {
+    var json: JSONValue {
+        switch self {
+        case .reach(let target): .object(["kind": .string("reach"), "target": target.json])
+        case .renderTargets(let screen): .object(["kind": .string("render_targets"), "screen": .string(screen)])
+        case .subscribers: .object(["kind": .string("subscribers")])
+        case .clients(let user): .object(["kind": .string("clients"), "user": user.map(JSONValue.string) ?? .null])
+        }
+    }
+
+    init?(json: JSONValue) {
+        switch json["kind"]?.stringValue {
+        case "reach":
+            guard let target = try? Target(json: json["target"] ?? .null) else { return nil }
+            self = .reach(target)
+        case "render_targets":
+            guard let screen = json["screen"]?.stringValue else { return nil }
+            self = .renderTargets(screen: screen)
+        case "subscribers":
+            self = .subscribers
+        case "clients":
+            self = .clients(user: json["user"]?.stringValue)
+        default:
+            return nil
+        }
+    }
+}
+
+extension LoopAnswer {
+    var json: JSONValue {
+        switch self {
+        case .published(let sent, let renditions):
+            return .object([
+                "kind": .string("published"), "sent": .number(Double(sent)),
+                "renditions": .array(
+                    renditions.map {
+                        .object([
+                            "patches": .array($0.patches.map(JSONValue.string)),
+                            "capabilities": .number(Double($0.capabilities)),
+                        ])
+                    }),
+            ])
+        case .count(let count):
+            return .object(["kind": .string("count"), "count": .number(Double(count))])
+        case .reach(let connections, let users):
+            return .object([
+                "kind": .string("reach"), "connections": .number(Double(connections)),
+                "users": .array(users.sorted().map(JSONValue.string)),
+            ])
+        case .renderTargets(let counts):
+            return .object([
+                "kind": .string("render_targets"),
+                "targets": .array(
+                    counts.map { target, count in
+                        .object([
+                            "app_version": target.appVersion.map { .string($0.description) } ?? .null,
+                            "variants": .array(target.variantPatches.map { .string($0.label) }),
+                            "count": .number(Double(count)),
+                        ])
+                    }),
+            ])
+        case .subscribers(let counts):
+            return .object([
+                "kind": .string("subscribers"), "screens": .object(JSONObject(counts.mapValues { .number(Double($0)) })),
+            ])
+        case .clients(let clients):
+            return .object(["kind": .string("clients"), "clients": .array(clients.map(\.json))])
+        }
+    }
+
+    init?(json: JSONValue) {
+        func int(_ value: JSONValue?) -> Int? { value?.intValue }
+        switch json["kind"]?.stringValue {
+        case "published":
+            guard let sent = int(json["sent"]), let list = json["renditions"]?.arrayValue else { return nil }
+            var keys = Set<RenditionKey>()
+            for item in list {
+                guard let patches = item["patches"]?.arrayValue?.compactMap(\.stringValue),
+                    let capabilities = int(item["capabilities"])
+                else { return nil }
+                keys.insert(RenditionKey(patches: patches, capabilities: capabilities))
+            }
+            self = .published(sent: sent, renditions: keys)
+        case "count":
+            guard let count = int(json["count"]) else { return nil }
+            self = .count(count)
+        case "reach":
+            guard let connections = int(json["connections"]), let users = json["users"]?.arrayValue else { return nil }
+            self = .reach(connections: connections, users: Set(users.compactMap(\.stringValue)))
+        case "render_targets":
+            guard let list = json["targets"]?.arrayValue else { return nil }
+            var counts: [RenderTarget: Int] = [:]
+            for item in list {
+                guard let count = int(item["count"]) else { return nil }
+                let labels = item["variants"]?.arrayValue?.compactMap(\.stringValue) ?? []
+                let target = RenderTarget(
+                    appVersion: item["app_version"]?.stringValue.flatMap(SemanticVersion.init),
+                    variantPatches: labels.map { VariantPatch(label: $0, patch: .null) })
+                counts[target, default: 0] += count
+            }
+            self = .renderTargets(counts)
+        case "subscribers":
+            guard let screens = json["screens"]?.objectValue else { return nil }
+            var counts: [String: Int] = [:]
+            for (screen, value) in screens { counts[screen] = value.intValue ?? 0 }
+            self = .subscribers(counts)
+        case "clients":
+            guard let list = json["clients"]?.arrayValue else { return nil }
+            self = .clients(list.compactMap(ClientAttributes.init(json:)))
+        default:
+            return nil
+        }
+    }
+}
+
+extension ClientAttributes {
+    /// A client as another hub listed it (`json`); its token claims stayed on that hub.
+    init?(json: JSONValue) {
+        guard let session = json["session"]?.stringValue, let device = json["device"]?.stringValue,
+            let connectedAt = json["connected_at"]?.intValue
+        else { return nil }
+        self.init(
+            session: session, user: json["user"]?.stringValue, device: device, platform: json["platform"]?.stringValue,
+            appVersion: json["app_version"]?.stringValue.flatMap(SemanticVersion.init),
+            claimCohorts: json["claim_cohorts"]?.arrayValue?.compactMap(\.stringValue) ?? [], claims: [:],
+            connectedAt: connectedAt)
+    }
+}

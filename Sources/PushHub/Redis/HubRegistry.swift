@@ -1,0 +1,73 @@
+/// The live hubs sharing a Redis (DESIGN §11: hubs register with a heartbeat and leave when they
+/// stop). Every `interval` a hub writes its entry and reads everyone's in one script:
+///
+/// ```
+/// pushhub:hubs        sorted set: hub id → when its registration expires (Redis's clock, ms)
+/// pushhub:hubs:info   hash: hub id → {"hub":…,"client":…,"admin":…,"started_at":…,"connections":…,…}
+/// ```
+///
+/// A hub that stops cleanly removes itself; one that dies expires `ttl` after its last
+/// heartbeat, and the next heartbeat of any hub deletes it. Redis's clock decides expiry, so hubs
+/// whose clocks disagree agree on who is live.
+///
+/// Invariant: `live` is the list the last successful heartbeat returned (this hub included).
+final class HubRegistry {
+    static let membersKey = "pushhub:hubs"
+    static let infoKey = "pushhub:hubs:info"
+    static let interval: UInt64 = 2_000_000_000
+    static let ttlMilliseconds = 10_000
+
+    let hubID: String
+    private(set) var live: [JSONValue] = []
+    private(set) var nextHeartbeat: UInt64 = 0
+
+    init(hubID: String) { self.hubID = hubID }
+
+    /// The other live hubs' ids.
+    var others: [String] { live.compactMap { $0["hub"]?.stringValue }.filter { $0 != hubID } }
+
+    private static let heartbeatScript = """
+        local now = redis.call('TIME')
+        local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+        redis.call('ZADD', KEYS[1], ms + tonumber(ARGV[3]), ARGV[1])
+        redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+        local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ms)
+        for _, id in ipairs(dead) do
+            redis.call('ZREM', KEYS[1], id)
+            redis.call('HDEL', KEYS[2], id)
+        end
+        local ids = redis.call('ZRANGE', KEYS[1], 0, -1)
+        if #ids == 0 then return {} end
+        return redis.call('HMGET', KEYS[2], unpack(ids))
+        """
+
+    /// Sends a heartbeat with `info` when one is due.
+    func tick(now: UInt64, link: RedisConnection, info: () -> JSONValue) {
+        guard now >= nextHeartbeat, link.isReady else { return }
+        nextHeartbeat = now + Self.interval
+        let command = RedisCommand(
+            "EVAL",
+            bytes: [
+                Array(Self.heartbeatScript.utf8), Array("2".utf8), Array(Self.membersKey.utf8), Array(Self.infoKey.utf8),
+                Array(hubID.utf8), JSONWriter.write(info()), Array(String(Self.ttlMilliseconds).utf8),
+            ], label: "EVAL (hub heartbeat)")
+        link.send(command, now: now) { [weak self] result in
+            switch result {
+            case .success(let reply):
+                // An entry that is not JSON (another version's) is left out of the list.
+                self?.live = (reply.elements ?? []).compactMap { $0.string.flatMap { try? JSONReader.parse(Array($0.utf8)) } }
+            case .failure(let error):
+                Log.warning("the hub heartbeat failed", [("error", "\(error)")])
+            }
+        }
+    }
+
+    /// Leaves the registry (a clean stop).
+    func leave(now: UInt64, link: RedisConnection) {
+        link.send(RedisCommand("ZREM", [Self.membersKey, hubID]), now: now) { _ in }
+        link.send(RedisCommand("HDEL", [Self.infoKey, hubID]), now: now) { _ in }
+    }
+}
+
+@available(*, unavailable)
+extension HubRegistry: Sendable {}
