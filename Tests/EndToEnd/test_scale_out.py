@@ -6,6 +6,7 @@ lost or repeated."""
 import hashlib
 import json
 import os
+import subprocess
 import tempfile
 import threading
 import time
@@ -17,7 +18,7 @@ import rfc8785
 from websockets.sync.client import connect
 
 from admin import call, metric
-from conftest import Hub
+from conftest import BIN, Hub
 from redis_server import RedisServer
 
 SECRET = "scale-out-test-secret-0123456789abcdef"
@@ -80,6 +81,13 @@ def receive(ws, kind, timeout=5.0):
         message = json.loads(ws.recv(timeout=max(0.01, deadline - time.time())))
         if message["type"] == kind:
             return message
+
+
+def hubctl_status(hub):
+    result = subprocess.run([os.path.join(BIN, "hubctl"), "--url", "http://127.0.0.1:%d" % hub.admin_port,
+                             "--token", ADMIN_TOKEN, "status"], capture_output=True, text=True, timeout=10)
+    assert result.returncode == 0, result.stderr
+    return " ".join(result.stdout.split())
 
 
 def publish(hub, name, tree):
@@ -207,6 +215,7 @@ def test_while_redis_is_away_clients_stay_and_changes_get_503(cluster, redis):
 
     redis.kill()
     wait_until(lambda: call(a, "GET", "/healthz")[1]["status"] == "degraded", what="hub A to say degraded")
+    assert "hub: degraded" in hubctl_status(a) and "(unreachable)" in hubctl_status(a)
     status, answer = call(a, "PUT", "/v1/screens/steady", tree(1))
     assert status == 503 and answer["error"]["code"] == "redis_unavailable", answer
     assert "Redis is unreachable" in answer["error"]["message"]
@@ -318,6 +327,9 @@ def test_answers_that_count_clients_cover_every_live_hub(cluster):
     a, b, c = cluster(3)
     for hub in (a, b, c):
         wait_until(lambda: len(hubs_listed(hub)) == 3, what="every hub to see three in the registry")
+    status = hubctl_status(a)
+    assert "hub: ok" in status and "hubs: 3 live" in status and "(this hub)" in status
+    assert all("127.0.0.1:%d" % hub.port in status for hub in (a, b, c))
     tree = lambda n: {"n": n, "rows": [{"id": "r%d" % i, "text": "row %d" % i} for i in range(20)]}
     publish(a, "counted", tree(0))
     for hub in (a, b, c):
