@@ -8,8 +8,7 @@
 ///
 /// Invariant: `LoopQuery(json: query.json)` and `LoopAnswer(json: answer.json)` give back equal
 /// values, except that a client's token claims stay on its hub (`GET /v1/clients` does not show
-/// them) and a render target's variant patches travel by label only (a remote hub reports counts
-/// per label; merging needs nothing else).
+/// them).
 enum ClusterWire {
     static let gatherChannel = "pushhub:gather"
 
@@ -98,7 +97,8 @@ extension LoopAnswer {
                     counts.map { target, count in
                         .object([
                             "app_version": target.appVersion.map { .string($0.description) } ?? .null,
-                            "variants": .array(target.variantPatches.map { .string($0.label) }),
+                            "variants": .array(
+                                target.variantPatches.map { .object(["label": .string($0.label), "patch": $0.patch]) }),
                             "count": .number(Double(count)),
                         ])
                     }),
@@ -136,10 +136,13 @@ extension LoopAnswer {
             var counts: [RenderTarget: Int] = [:]
             for item in list {
                 guard let count = int(item["count"]) else { return nil }
-                let labels = item["variants"]?.arrayValue?.compactMap(\.stringValue) ?? []
+                var patches: [VariantPatch] = []
+                for variant in item["variants"]?.arrayValue ?? [] {
+                    guard let label = variant["label"]?.stringValue, let patch = variant["patch"] else { return nil }
+                    patches.append(VariantPatch(label: label, patch: patch))
+                }
                 let target = RenderTarget(
-                    appVersion: item["app_version"]?.stringValue.flatMap(SemanticVersion.init),
-                    variantPatches: labels.map { VariantPatch(label: $0, patch: .null) })
+                    appVersion: item["app_version"]?.stringValue.flatMap(SemanticVersion.init), variantPatches: patches)
                 counts[target, default: 0] += count
             }
             self = .renderTargets(counts)
