@@ -53,6 +53,9 @@ import Testing
 
     @Test("queries and answers survive the trip between hubs")
     func wire() throws {
+        let receipts = try #require(
+            ClusterWire.parseRequest(ClusterWire.request(from: "hub-a", id: 1, query: .receipts(seqs: [3, 5]))))
+        #expect(receipts.query.json == ClusterQuery.receipts(seqs: [3, 5]).json)
         let queries: [LoopQuery] = [
             .reach(try Target(json: .object(["user": .string("u1")]))), .renderTargets(screen: "home"), .subscribers,
             .clients(user: nil), .clients(user: "u2"),
@@ -61,6 +64,7 @@ import Testing
             let message = ClusterWire.request(from: "hub-a", id: 42, query: query)
             let parsed = try #require(ClusterWire.parseRequest(message))
             #expect(parsed.from == "hub-a" && parsed.id == 42 && parsed.query.json == query.json)
+            guard case .loops = parsed.query else { return Issue.record("a loop query came back as another kind") }
         }
         let client = ClientAttributes(
             session: "s1", user: "u1", device: "d1", platform: "ios", appVersion: SemanticVersion("5.2.0"),
@@ -74,6 +78,7 @@ import Testing
                     variantPatches: [VariantPatch(label: "exp/b", patch: .object(["title": .string("B")]))]): 4
             ]),
             .subscribers(["home": 5]),
+            .receipts([3: ReceiptCounts(targetedOnline: 4, delivered: 3, acked: 1)]),
             .clients([client]),
         ]
         let parsed = try #require(ClusterWire.parseAnswers(ClusterWire.answers(from: "hub-b", id: 9, answers)))

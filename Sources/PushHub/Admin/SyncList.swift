@@ -15,20 +15,19 @@ extension SyncRoutes {
         }
         plane.afterCommit { [plane, reply] in
             let now = WallClock.nowMilliseconds()
-            let live = plane.state.view.syncs.syncs.reversed().lazy.filter { $0.expiresAt > now }.prefix(limit)
-            reply.json(200, .object(["syncs": .array(live.map(Self.status))]))
+            let live = Array(plane.state.view.syncs.syncs.reversed().lazy.filter { $0.expiresAt > now }.prefix(limit))
+            plane.gatherReceipts(seqs: live.map(\.seq), now: MonotonicClock.now()) { receipts in
+                reply.json(200, .object(["syncs": .array(live.map { Self.status($0, receipts[$0.seq] ?? ReceiptCounts()) })]))
+            }
         }
     }
 
-    /// A sync with its id and receipts (`targeted_online`, `delivered`, `acked`).
-    static func status(_ sync: Sync) -> JSONValue {
+    /// A sync with its id and receipts (`targeted_online`, `delivered`, `acked`: this hub's, or
+    /// scaled out every live hub's).
+    static func status(_ sync: Sync, _ receipts: ReceiptCounts) -> JSONValue {
         var members = sync.json.objectValue ?? JSONObject()
         members["id"] = .string(sync.id)
-        members["receipts"] = .object([
-            "targeted_online": .number(Double(sync.receipts.targetedOnline.load(ordering: .relaxed))),
-            "delivered": .number(Double(sync.receipts.delivered.load(ordering: .relaxed))),
-            "acked": .number(Double(sync.receipts.acked.load(ordering: .relaxed))),
-        ])
+        members["receipts"] = receipts.json
         return .object(members)
     }
 }

@@ -75,7 +75,9 @@ struct SyncRoutes {
             guard let sync = plane.state.view.syncs.find(id) else {
                 return reply.error(.notFound("no live sync \(id) (unknown or expired)"))
             }
-            reply.json(200, Self.status(sync))
+            plane.gatherReceipts(seqs: [sync.seq], now: MonotonicClock.now()) { receipts in
+                reply.json(200, Self.status(sync, receipts[sync.seq] ?? ReceiptCounts()))
+            }
         }
     }
 

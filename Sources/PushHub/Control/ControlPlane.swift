@@ -304,17 +304,41 @@ final class ControlPlane {
         let id = startGather(now: now, remoteHubs: others.count, finish: finish)
         for mailbox in loops { mailbox.post(.query(query, reply: id)) }
         if !others.isEmpty {
-            cluster?.publish(ClusterWire.gatherChannel, ClusterWire.request(from: hubID, id: id, query: query), now: now)
+            cluster?.publish(
+                ClusterWire.gatherChannel, ClusterWire.request(from: hubID, id: id, query: .loops(query)), now: now)
         }
     }
 
-    /// Starts a gather awaiting every client loop and `remoteHubs` other hubs.
-    private func startGather(now: UInt64, remoteHubs: Int = 0, finish: @escaping ([LoopAnswer], Bool) -> Void)
-        -> GatherID
-    {
+    /// The receipts of the syncs numbered `seqs` — scaled out, summed over every live hub.
+    func gatherReceipts(seqs: [Int], now: UInt64, finish: @escaping ([Int: ReceiptCounts]) -> Void) {
+        let own = localReceipts(seqs)
+        let others = registry?.others ?? []
+        guard let cluster, !others.isEmpty else { return finish(own) }
+        let id = startGather(now: now, loops: false, remoteHubs: others.count) { answers, _ in
+            var total = own
+            for case .receipts(let counts) in answers { total.merge(counts, uniquingKeysWith: +) }
+            finish(total)
+        }
+        cluster.publish(
+            ClusterWire.gatherChannel, ClusterWire.request(from: hubID, id: id, query: .receipts(seqs: seqs)), now: now)
+    }
+
+    private func localReceipts(_ seqs: [Int]) -> [Int: ReceiptCounts] {
+        let wanted = Set(seqs)
+        var counts: [Int: ReceiptCounts] = [:]
+        for sync in state.view.syncs.syncs where wanted.contains(sync.seq) { counts[sync.seq] = sync.receipts.counts }
+        return counts
+    }
+
+    /// Starts a gather awaiting every client loop (unless `loops` is false) and `remoteHubs`
+    /// other hubs.
+    private func startGather(
+        now: UInt64, loops includeLoops: Bool = true, remoteHubs: Int = 0,
+        finish: @escaping ([LoopAnswer], Bool) -> Void
+    ) -> GatherID {
         let id = nextGatherID
         nextGatherID += 1
-        let expected = loops.count + remoteHubs
+        let expected = (includeLoops ? loops.count : 0) + remoteHubs
         if expected == 0 {
             finish([], true)
         } else {
@@ -581,12 +605,18 @@ extension ControlPlane {
         let now = MonotonicClock.now()
         if channel == ClusterWire.gatherChannel {
             guard let (from, id, query) = ClusterWire.parseRequest(payload), from != hubID else { return }
-            let local = startGather(now: now) { [unowned self] answers, _ in
+            let answer = { [unowned self] (answers: [LoopAnswer]) in
                 self.cluster?.publish(
                     ClusterWire.answersChannel(of: from), ClusterWire.answers(from: self.hubID, id: id, answers),
                     now: MonotonicClock.now())
             }
-            for mailbox in loops { mailbox.post(.query(query, reply: local)) }
+            switch query {
+            case .loops(let query):
+                let local = startGather(now: now) { answers, _ in answer(answers) }
+                for mailbox in loops { mailbox.post(.query(query, reply: local)) }
+            case .receipts(let seqs):
+                answer([.receipts(localReceipts(seqs))])
+            }
         } else if let (_, id, answers) = ClusterWire.parseAnswers(payload) {
             if let gather = gathers[id], gather.addRemote(answers) { gathers[id] = nil }
         }

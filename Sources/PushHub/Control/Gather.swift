@@ -25,6 +25,9 @@ enum LoopAnswer: Sendable {
     case renderTargets([RenderTarget: Int])
     case subscribers([String: Int])
     case clients([ClientAttributes])
+    /// Scaled out: another hub's receipts of the syncs asked about, by seq (its control plane
+    /// answers, not its loops).
+    case receipts([Int: ReceiptCounts])
 }
 
 extension [LoopAnswer] {

@@ -14,7 +14,7 @@ enum ClusterWire {
 
     static func answersChannel(of hub: String) -> String { "pushhub:answers:\(hub)" }
 
-    static func request(from hub: String, id: GatherID, query: LoopQuery) -> [UInt8] {
+    static func request(from hub: String, id: GatherID, query: ClusterQuery) -> [UInt8] {
         JSONWriter.write(.object(["from": .string(hub), "id": .number(Double(id)), "query": query.json]))
     }
 
@@ -25,9 +25,9 @@ enum ClusterWire {
 
     /// A request another hub published: who asks, its gather, the query. A message that does not
     /// parse (another PushHub version's) is nil, and dropped: the asking hub's gather times out.
-    static func parseRequest(_ bytes: [UInt8]) -> (from: String, id: GatherID, query: LoopQuery)? {
+    static func parseRequest(_ bytes: [UInt8]) -> (from: String, id: GatherID, query: ClusterQuery)? {
         guard let json = try? JSONReader.parse(bytes), let from = json["from"]?.stringValue,
-            let id = json["id"]?.intValue, id >= 0, let query = json["query"].flatMap(LoopQuery.init(json:))
+            let id = json["id"]?.intValue, id >= 0, let query = json["query"].flatMap(ClusterQuery.init(json:))
         else { return nil }
         return (from, GatherID(id), query)
     }
@@ -38,6 +38,30 @@ enum ClusterWire {
             let id = json["id"]?.intValue, id >= 0, let list = json["answers"]?.arrayValue
         else { return nil }
         return (hub, GatherID(id), list.compactMap(LoopAnswer.init(json:)))
+    }
+}
+
+/// What one hub asks the others: their loops' answers to a `LoopQuery`, or (their control
+/// plane's) receipts of some syncs.
+enum ClusterQuery {
+    case loops(LoopQuery)
+    case receipts(seqs: [Int])
+
+    var json: JSONValue {
+        switch self {
+        case .loops(let query): query.json
+        case .receipts(let seqs): .object(["kind": .string("receipts"), "seqs": .array(seqs.map { .number(Double($0)) })])
+        }
+    }
+
+    init?(json: JSONValue) {
+        if json["kind"]?.stringValue == "receipts" {
+            guard let seqs = json["seqs"]?.arrayValue else { return nil }
+            self = .receipts(seqs: seqs.compactMap(\.intValue))
+        } else {
+            guard let query = LoopQuery(json: json) else { return nil }
+            self = .loops(query)
+        }
     }
 }
 
@@ -109,6 +133,16 @@ extension LoopAnswer {
             ])
         case .clients(let clients):
             return .object(["kind": .string("clients"), "clients": .array(clients.map(\.json))])
+        case .receipts(let counts):
+            return .object([
+                "kind": .string("receipts"),
+                "syncs": .array(
+                    counts.sorted { $0.key < $1.key }.map { seq, receipts in
+                        var members = receipts.json.objectValue ?? JSONObject()
+                        members["seq"] = .number(Double(seq))
+                        return .object(members)
+                    }),
+            ])
         }
     }
 
@@ -154,6 +188,16 @@ extension LoopAnswer {
         case "clients":
             guard let list = json["clients"]?.arrayValue else { return nil }
             self = .clients(list.compactMap(ClientAttributes.init(json:)))
+        case "receipts":
+            guard let list = json["syncs"]?.arrayValue else { return nil }
+            var counts: [Int: ReceiptCounts] = [:]
+            for item in list {
+                guard let seq = int(item["seq"]) else { return nil }
+                counts[seq] = ReceiptCounts(
+                    targetedOnline: int(item["targeted_online"]) ?? 0, delivered: int(item["delivered"]) ?? 0,
+                    acked: int(item["acked"]) ?? 0)
+            }
+            self = .receipts(counts)
         default:
             return nil
         }

@@ -27,6 +27,13 @@ public final class Sync: Sendable {
         public let targetedOnline = Atomic<Int>(0)
         public let delivered = Atomic<Int>(0)
         public let acked = Atomic<Int>(0)
+
+        /// The three counts as they are now.
+        var counts: ReceiptCounts {
+            ReceiptCounts(
+                targetedOnline: targetedOnline.load(ordering: .relaxed), delivered: delivered.load(ordering: .relaxed),
+                acked: acked.load(ordering: .relaxed))
+        }
     }
 
     public init(
@@ -76,6 +83,26 @@ public final class Sync: Sendable {
             "hint": hint ?? .null, "collapse": collapse.map(JSONValue.string) ?? .null, "mandatory": .bool(mandatory),
             "created_at": .number(Double(createdAt)), "expires_at": .number(Double(expiresAt)),
             "spread_ms": .number(Double(spreadMilliseconds)), "jitter_ms": .number(Double(jitterMilliseconds)),
+        ])
+    }
+}
+
+/// A sync's receipts as numbers (DESIGN §5), one hub's or summed over hubs (DESIGN §11).
+struct ReceiptCounts: Equatable, Sendable {
+    var targetedOnline = 0
+    var delivered = 0
+    var acked = 0
+
+    static func + (a: ReceiptCounts, b: ReceiptCounts) -> ReceiptCounts {
+        ReceiptCounts(
+            targetedOnline: a.targetedOnline + b.targetedOnline, delivered: a.delivered + b.delivered,
+            acked: a.acked + b.acked)
+    }
+
+    var json: JSONValue {
+        .object([
+            "targeted_online": .number(Double(targetedOnline)), "delivered": .number(Double(delivered)),
+            "acked": .number(Double(acked)),
         ])
     }
 }
