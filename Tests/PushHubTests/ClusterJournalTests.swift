@@ -61,10 +61,13 @@ import Testing
             .clients(user: nil), .clients(user: "u2"),
         ]
         for query in queries {
-            let message = ClusterWire.request(from: "hub-a", id: 42, query: query)
+            let message = ClusterWire.request(from: "hub-a", id: 42, query: .loops(query))
             let parsed = try #require(ClusterWire.parseRequest(message))
             #expect(parsed.from == "hub-a" && parsed.id == 42 && parsed.query.json == query.json)
-            guard case .loops = parsed.query else { return Issue.record("a loop query came back as another kind") }
+            guard case .loops = parsed.query else {
+                Issue.record("a loop query came back as another kind")
+                return
+            }
         }
         let client = ClientAttributes(
             session: "s1", user: "u1", device: "d1", platform: "ios", appVersion: SemanticVersion("5.2.0"),
