@@ -17,17 +17,30 @@ import Testing
         return RedisConnection(options: options, now: MonotonicClock.now())
     }
 
+    /// A redis-server, a link to it that is signed in and ready, and the driver that runs it.
+    final class Connected {
+        let server: RedisServer
+        let link: RedisConnection
+        let driver: PollDriver
+
+        init(_ configure: (inout RedisConnection.Options) -> Void = { _ in }) throws {
+            server = try RedisServer()
+            link = try RedisConnectionTests.link("redis://127.0.0.1:\(server.port)", configure)
+            driver = PollDriver([link])
+            #expect(driver.run { link.isReady })
+        }
+
+        deinit { link.close() }
+    }
+
     private static func send(_ link: RedisConnection, _ name: String, _ arguments: [String], into replies: Replies) {
         link.send(RedisCommand(name, arguments), now: MonotonicClock.now()) { replies.results.append($0) }
     }
 
     @Test("pipelines 10,000 commands and matches each reply to its command, in order")
     func pipeline() throws {
-        let server = try RedisServer()
-        let link = try Self.link("redis://127.0.0.1:\(server.port)")
-        defer { link.close() }
-        let driver = PollDriver([link])
-        #expect(driver.run { link.isReady })
+        let connected = try Connected()
+        let (link, driver) = (connected.link, connected.driver)
         let replies = Replies()
         for _ in 0..<10_000 { Self.send(link, "INCR", ["counter"], into: replies) }
         #expect(driver.run { replies.results.count == 10_000 })
@@ -37,11 +50,8 @@ import Testing
 
     @Test("values are binary-safe, up to a megabyte with CR LF and zero bytes in them")
     func binarySafe() throws {
-        let server = try RedisServer()
-        let link = try Self.link("redis://127.0.0.1:\(server.port)")
-        defer { link.close() }
-        let driver = PollDriver([link])
-        #expect(driver.run { link.isReady })
+        let connected = try Connected()
+        let (link, driver) = (connected.link, connected.driver)
         var value = [UInt8](repeating: 0, count: 1 << 20)
         for index in value.indices { value[index] = UInt8(truncatingIfNeeded: index * 7) }
         value[100...103] = [13, 10, 0, 13]
@@ -57,11 +67,8 @@ import Testing
 
     @Test("an error reply names the command and says what Redis said")
     func errorNamesCommand() throws {
-        let server = try RedisServer()
-        let link = try Self.link("redis://127.0.0.1:\(server.port)")
-        defer { link.close() }
-        let driver = PollDriver([link])
-        #expect(driver.run { link.isReady })
+        let connected = try Connected()
+        let (link, driver) = (connected.link, connected.driver)
         let replies = Replies()
         Self.send(link, "SET", ["text", "v"], into: replies)
         Self.send(link, "HGET", ["text", "field"], into: replies)
@@ -187,11 +194,8 @@ import Testing
 
     @Test("a reply past the limit is refused and the link is made again")
     func replyTooLarge() throws {
-        let server = try RedisServer()
-        let link = try Self.link("redis://127.0.0.1:\(server.port)") { $0.limits.maxReplyBytes = 1000 }
-        defer { link.close() }
-        let driver = PollDriver([link])
-        #expect(driver.run { link.isReady })
+        let connected = try Connected { $0.limits.maxReplyBytes = 1000 }
+        let (server, link, driver) = (connected.server, connected.link, connected.driver)
         try server.cli(["SET", "big", String(repeating: "x", count: 5000)])
         let replies = Replies()
         Self.send(link, "GET", ["big"], into: replies)
