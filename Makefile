@@ -6,7 +6,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug
 BIN_RELEASE := .build/release
 
-.PHONY: run test build release deps venv deploy-tools redis unit e2e conformance conformance-full bench bench-loadgen tsan asan fuzz soak chaos clean
+.PHONY: run test build release deps venv deploy-tools redis unit e2e conformance conformance-full bench bench-loadgen bench-scaleout tsan asan fuzz soak chaos clean
 
 # OpenSSL's headers and library (the hub links them) and its command line (the TLS tests make
 # their certificates with `openssl req`); zlib's headers (permessage-deflate).
@@ -95,6 +95,11 @@ bench: release
 # (../shared/bench-reference); UWS_PYTHON=... adds uWebSockets. Figures: bench/README.md.
 bench-loadgen: release
 	bash bench/loadgen/run.sh
+
+# Issue 12: publish → delivery latency across hubs scaled out over Redis (its own redis-server
+# and hubs). Figures: bench/README.md "Scale-out".
+bench-scaleout: release venv redis
+	.venv/bin/python bench/scaleout/latency.py --subs 5
 
 clean:
 	rm -rf .build .build-tsan .build-asan .build-fuzz .venv .autobahn

@@ -3,8 +3,8 @@ subscriber on another hub waits beyond one on the hub that took the publish, and
 one hub with its data-dir journal (no Redis).
 
 Starts its own redis-server (appendonly yes, appendfsync always: docs/scale-out.md "Durability")
-and release hubs on loopback, SUBS subscribers per hub (Python websockets; they only time
-arrivals), then PUBLISHES publishes through hub A's admin API, paced at RATE per second, each
+and release hubs on loopback, SUBS subscribers per hub (Python websockets, one process per hub;
+they only time arrivals), then PUBLISHES publishes through hub A's admin API, paced at RATE per second, each
 changing one leaf. A delivery's latency is its arrival minus the moment the PUT was sent.
 
     .venv/bin/python bench/scaleout/latency.py [--subs 50] [--publishes 300] [--rate 20]
@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import http.client
 import json
+import multiprocessing
 import os
 import shutil
 import signal
@@ -81,12 +82,31 @@ async def subscriber(port, device, arrivals, ready):
         await ws.recv()
         await ws.send(json.dumps({"type": "subscribe", "screen": "bench"}))
         await ws.recv()
-        ready.set_result(None) if not ready.done() else None
+        ready.set_result(None)
         async for raw in ws:
-            now = time.perf_counter()
+            now = time.perf_counter()  # CLOCK_MONOTONIC: comparable across processes
             message = json.loads(raw)
             if message["type"] in ("patch", "snapshot"):
                 arrivals.append((message["version"], now))
+
+
+def subscribers_process(port, label, subs, connection):
+    """One process per hub's subscribers, so that one hub's deliveries never wait for Python to
+    handle another's: it says "ready", then sends its arrivals when told to stop."""
+
+    async def run():
+        arrivals = []
+        loop = asyncio.get_running_loop()
+        waits = [loop.create_future() for _ in range(subs)]
+        tasks = [asyncio.create_task(subscriber(port, "%s-%d" % (label, n), arrivals, waits[n])) for n in range(subs)]
+        await asyncio.wait_for(asyncio.gather(*waits), 30)
+        connection.send("ready")
+        await asyncio.to_thread(connection.recv)
+        for task in tasks:
+            task.cancel()
+        connection.send(arrivals)
+
+    asyncio.run(run())
 
 
 def percentile(values, fraction):
@@ -94,32 +114,32 @@ def percentile(values, fraction):
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-async def measure(publish_admin, hubs, subs, publishes, rate):
+def measure(publish_admin, hubs, subs, publishes, rate):
     """hubs: [(label, client port)]; returns {label: [latency ms]}."""
-    arrivals = {label: [] for label, _ in hubs}
-    tasks, waits = [], []
+    children = {}
     for label, port in hubs:
-        for n in range(subs):
-            ready = asyncio.get_running_loop().create_future()
-            waits.append(ready)
-            tasks.append(asyncio.create_task(subscriber(port, "%s-%d" % (label, n), arrivals[label], ready)))
-    await asyncio.wait_for(asyncio.gather(*waits), 30)
+        mine, theirs = multiprocessing.Pipe()
+        process = multiprocessing.Process(target=subscribers_process, args=(port, label, subs, theirs))
+        process.start()
+        children[label] = (process, mine)
+    for _, (process, pipe) in children.items():
+        assert pipe.recv() == "ready"
     connection = http.client.HTTPConnection("127.0.0.1", publish_admin, timeout=10)
     headers = {"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"}
     sent = {}
     for n in range(1, publishes + 1):
         body = json.dumps(tree(n))
         started = time.perf_counter()
-        await asyncio.to_thread(connection.request, "PUT", "/v1/screens/bench", body, headers)
-        response = await asyncio.to_thread(connection.getresponse)
-        answer = json.loads(await asyncio.to_thread(response.read))
+        connection.request("PUT", "/v1/screens/bench", body, headers)
+        answer = json.loads(connection.getresponse().read())
         sent[answer["version"]] = started
-        await asyncio.sleep(max(0.0, 1.0 / rate - (time.perf_counter() - started)))
-    await asyncio.sleep(1.0)
-    for task in tasks:
-        task.cancel()
+        time.sleep(max(0.0, 1.0 / rate - (time.perf_counter() - started)))
+    time.sleep(1.0)
     latencies = {}
-    for label, got in arrivals.items():
+    for label, (process, pipe) in children.items():
+        pipe.send("stop")
+        got = pipe.recv()
+        process.join()
         latencies[label] = [(at - sent[version]) * 1000 for version, at in got if version in sent]
     return latencies
 
@@ -144,7 +164,7 @@ def main():
         seed = http.client.HTTPConnection("127.0.0.1", admin, timeout=10)
         seed.request("PUT", "/v1/screens/bench", json.dumps(tree(0)), {"Authorization": "Bearer " + TOKEN})
         seed.getresponse().read()
-        single = asyncio.run(measure(admin, [("single", port)], options.subs, options.publishes, options.rate))
+        single = measure(admin, [("single", port)], options.subs, options.publishes, options.rate)
         report("one hub, data-dir journal", single["single"], options.subs * options.publishes)
         hub.send_signal(signal.SIGTERM)
         hub.wait()
@@ -160,8 +180,7 @@ def main():
         seed.request("PUT", "/v1/screens/bench", json.dumps(tree(0)), {"Authorization": "Bearer " + TOKEN})
         seed.getresponse().read()
         time.sleep(1.5)  # hub B applies version 1 (a notice, or its 1 s poll)
-        two = asyncio.run(measure(admin_a, [("A", port_a), ("B", port_b)], options.subs, options.publishes,
-                                  options.rate))
+        two = measure(admin_a, [("A", port_a), ("B", port_b)], options.subs, options.publishes, options.rate)
         report("Redis: subscribers on hub A", two["A"], options.subs * options.publishes)
         report("Redis: subscribers on hub B", two["B"], options.subs * options.publishes)
         print("added by another hub: p50 %+.2f ms, p99 %+.2f ms" % (
