@@ -74,3 +74,43 @@ class RedisServer:
     def stop(self):
         self.kill()
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class RedisSentinel:
+    """redis-sentinel monitoring one master as `name` (quorum 1), quick to fail over: the master
+    is down after 1 s without answers."""
+
+    def __init__(self, master_port, name="pushhub"):
+        executable = shutil.which("redis-sentinel") or "/usr/bin/redis-sentinel"
+        if not os.path.exists(executable):
+            raise AssertionError("redis-sentinel is not installed: `make test` installs it "
+                                 "(apt-get install -y redis-sentinel)")
+        self.port = free_port()
+        self.directory = tempfile.mkdtemp(prefix="pushhub-sentinel-")
+        config = os.path.join(self.directory, "sentinel.conf")
+        with open(config, "w") as file:
+            file.write("port %d\nbind 127.0.0.1\ndir %s\nlogfile %s\n"
+                       "sentinel monitor %s 127.0.0.1 %d 1\n"
+                       "sentinel down-after-milliseconds %s 1000\n"
+                       "sentinel failover-timeout %s 5000\n" % (
+                           self.port, self.directory, os.path.join(self.directory, "sentinel.log"),
+                           name, master_port, name, name))
+        self.process = subprocess.Popen([executable, config], stdout=subprocess.DEVNULL)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            result = subprocess.run(["redis-cli", "-p", str(self.port), "PING"], capture_output=True, text=True)
+            if result.stdout.strip() == "PONG":
+                return
+            time.sleep(0.02)
+        raise AssertionError("redis-sentinel did not answer PING within 10 s")
+
+    def master(self, name="pushhub"):
+        result = subprocess.run(["redis-cli", "-p", str(self.port), "SENTINEL", "get-master-addr-by-name", name],
+                                capture_output=True, text=True, timeout=10)
+        return result.stdout.split()
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        shutil.rmtree(self.directory, ignore_errors=True)

@@ -377,3 +377,49 @@ def test_answers_that_count_clients_cover_every_live_hub(cluster):
     started = time.time()
     assert publish(a, "counted", tree(3))["sent"] == 5
     assert time.time() - started < 1.5  # not the 2 s a missing hub's answer would cost
+
+
+def test_hubs_follow_a_sentinel_failover(hub_factory):
+    from redis_server import RedisSentinel
+    master = RedisServer()
+    replica = RedisServer("--replicaof", "127.0.0.1", str(master.port))
+    sentinel = RedisSentinel(master.port)
+    try:
+        wait_until(lambda: "master_link_status:up" in replica.command("INFO", "replication"), what="the replica to sync")
+        hubs = []
+        for _ in range(2):
+            folder = tempfile.mkdtemp(prefix="pushhub-e2e-")
+            os.makedirs(os.path.join(folder, "data"))
+            for name, value in (("admin.token", ADMIN_TOKEN), ("jwt.secret", SECRET)):
+                with open(os.path.join(folder, "data", name), "w") as file:
+                    file.write(value + "\n")
+            hubs.append(hub_factory("--allow-anonymous", "--redis-sentinel", "127.0.0.1:%d" % sentinel.port,
+                                    "--redis-master", "pushhub", data=folder))
+        a, b = hubs
+        tree = lambda n: {"n": n, "rows": [{"id": "r%d" % i, "text": "row %d" % i} for i in range(20)]}
+        publish(a, "failover", tree(0))
+        wait_until(lambda: latest_version(b, "failover") == 1, what="hub B to learn version 1")
+        ws = hello(b, device="stays")
+        ws.send(json.dumps({"type": "subscribe", "screen": "failover"}))
+        assert receive(ws, "snapshot")["version"] == 1
+        assert call(a, "GET", "/healthz")[1]["cluster"]["redis"].endswith(":%d/0" % master.port)
+        # The entry must be on the replica before the master dies (replication is asynchronous:
+        # docs/scale-out.md "Durability").
+        wait_until(lambda: replica.command("XLEN", "pushhub:journal") == "1", what="the replica to have the entry")
+
+        master.kill()
+        wait_until(lambda: sentinel.master() == ["127.0.0.1", str(replica.port)], timeout=30,
+                   what="Sentinel to promote the replica")
+        for hub in (a, b):
+            wait_until(lambda: call(hub, "GET", "/healthz")[1]["cluster"]["redis"].endswith(":%d/0" % replica.port)
+                       and call(hub, "GET", "/healthz")[1]["status"] == "ok", timeout=20,
+                       what="the hubs to follow the new master")
+        answer = publish(b, "failover", tree(1))
+        assert answer["version"] == 2
+        patch = receive(ws, "patch")
+        assert (patch["from"], patch["version"], patch["hash"]) == (1, 2, sha(tree(1)))
+        wait_until(lambda: latest_version(a, "failover") == 2, what="hub A to apply version 2 from the new master")
+    finally:
+        sentinel.stop()
+        replica.stop()
+        master.stop()

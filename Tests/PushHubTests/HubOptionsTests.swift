@@ -78,7 +78,8 @@ import TestSupport
              "allowed_origins": "https://a.example, http://localhost:3000",
              "tls_cert": "\#(certificate)", "tls_key": "\#(key)",
              "admin_tls_cert": "\#(certificate)", "admin_tls_key": "\#(key)",
-             "redis": "redis://hub:pw@10.0.0.5:6380/2"}
+             "redis": "redis://hub:pw@10.0.0.5:6380/2", "redis_sentinel": "10.0.0.7:26379, 10.0.0.8:26379",
+             "redis_master": "pushhub"}
             """#
         try file.write(toFile: path, atomically: true, encoding: .utf8)
         // Every flag the hub has (bar the file itself) is a key of this file: a new flag must join it.
@@ -98,6 +99,8 @@ import TestSupport
         #expect(config.helloTimeout == .seconds(4) && config.pingInterval == .seconds(5) && config.idleTimeout == .seconds(6))
         #expect(!config.compression && config.compressionMinimumBytes == 1024)
         #expect(config.redis?.description == "redis://hub:***@10.0.0.5:6380/2")
+        #expect(config.redisSentinels.map(\.description) == ["10.0.0.7:26379", "10.0.0.8:26379"])
+        #expect(config.redisMaster == "pushhub")
         #expect(try HubOptions.parse(["--config", path], environment: ["PUSHHUB_COMPRESSION": "on"]).config.compression)
         #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse(["--compression", "maybe"], environment: [:]) }
         let overridden = try HubOptions.parse(
@@ -123,6 +126,11 @@ import TestSupport
         #expect(try HubOptions.parse([], environment: [:]).config.redis == nil)
         #expect(try HubOptions.parse(["--redis", "redis://127.0.0.1:7000"], environment: [:]).config.redis?.port == 7000)
         #expect(try HubOptions.parse([], environment: ["PUSHHUB_REDIS": "redis://r/3"]).config.redis?.database == 3)
+        let sentinel = try HubOptions.parse(["--redis-sentinel", "127.0.0.1:26379", "--redis-master", "m"], environment: [:])
+        #expect(sentinel.config.redisSentinels.count == 1 && sentinel.config.redis != nil)
+        for flags in [["--redis-sentinel", "127.0.0.1:26379"], ["--redis-master", "m"], ["--redis-sentinel", "x", "--redis-master", "m"]] {
+            #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse(flags, environment: [:]) }
+        }
         for (value, expected) in [("localhost:6379", "not a Redis URL"), ("redis://h:0", "port"), ("rediss://h", "not supported yet")] {
             #expect {
                 try HubOptions.parse(["--redis", value], environment: [:])

@@ -73,6 +73,10 @@ public struct HubConfig: Sendable {
     public var keepVersions = 16
     /// Scale-out (DESIGN §11): the Redis that holds the shared state; nil: the data dir's journal.
     var redis: RedisURL?
+    /// Redis Sentinel: the sentinels to ask for the master named `redisMaster` (empty: connect to
+    /// `redis`'s host). With sentinels, `redis` gives the credentials and the database.
+    var redisSentinels: [SocketAddress] = []
+    var redisMaster: String?
     /// Largest admin request body (DESIGN: 4 MiB).
     public var maxAdminBodyBytes = 4 << 20
 

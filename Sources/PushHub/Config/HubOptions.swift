@@ -19,7 +19,7 @@ public enum HubOptions {
                        [--compression on|off] [--compression-min-bytes N]
                        [--log-level debug|info|warning|error]
                        [--handshake-timeout D] [--hello-timeout D] [--ping-interval D] [--idle-timeout D]
-                       [--drain-timeout D] [--redis URL]
+                       [--drain-timeout D] [--redis URL] [--redis-sentinel HOST:PORT,… --redis-master NAME]
 
         OPTIONS:
           --config FILE        settings as JSON, keys named after the flags (keep_versions, log_level, …);
@@ -61,6 +61,9 @@ public enum HubOptions {
                                (D is a number with ms, s, m or h, e.g. 500ms, 25s)
           --redis URL          scale out: several hubs as one service over Redis, redis://[user:pass@]host:port/db
                                (env PUSHHUB_REDIS; docs/scale-out.md); without it the data dir's journal
+          --redis-sentinel HOST:PORT,…  find the master through Redis Sentinel, with --redis-master NAME;
+                               --redis then gives only the credentials and database (env PUSHHUB_REDIS_SENTINEL,
+                               PUSHHUB_REDIS_MASTER)
           --log-level LEVEL    env PUSHHUB_LOG_LEVEL; default info
           --version            print the version and the commit it was built from
           -h, --help           show this help
@@ -206,6 +209,26 @@ public enum HubOptions {
             }
             config.redis = url
         }
+        switch (values["--redis-sentinel"], values["--redis-master"]) {
+        case (nil, nil): break
+        case (let list?, let master?):
+            var sentinels: [SocketAddress] = []
+            for item in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
+                guard let address = SocketAddress(parsing: item) else {
+                    throw UsageError(description: "--redis-sentinel wants HOST:PORT,HOST:PORT, not '\(item)'")
+                }
+                sentinels.append(address)
+            }
+            guard !sentinels.isEmpty, !master.isEmpty else {
+                throw UsageError(description: "--redis-sentinel wants at least one HOST:PORT and --redis-master a name")
+            }
+            config.redisSentinels = sentinels
+            config.redisMaster = master
+            // Credentials and database come from --redis when given; the address from Sentinel.
+            if config.redis == nil { config.redis = RedisURL(host: sentinels[0].host, port: Int(sentinels[0].port)) }
+        case (_?, nil): throw UsageError(description: "--redis-sentinel needs --redis-master (the name Sentinel monitors)")
+        case (nil, _?): throw UsageError(description: "--redis-master needs --redis-sentinel (where Sentinel listens)")
+        }
         if let text = values["--compression"] { config.compression = try Self.switchSetting("--compression", text) }
         config.tls = try tlsContext(values, certificate: "--tls-cert", key: "--tls-key")
         config.adminTLS = try tlsContext(values, certificate: "--admin-tls-cert", key: "--admin-tls-key")
@@ -289,7 +312,7 @@ public enum HubOptions {
         "--echo-path": "PUSHHUB_ECHO_PATH", "--dev": "PUSHHUB_DEV", "--log-level": "PUSHHUB_LOG_LEVEL",
         "--tls-cert": "PUSHHUB_TLS_CERT", "--tls-key": "PUSHHUB_TLS_KEY",
         "--admin-tls-cert": "PUSHHUB_ADMIN_TLS_CERT", "--admin-tls-key": "PUSHHUB_ADMIN_TLS_KEY",
-        "--redis": "PUSHHUB_REDIS",
+        "--redis": "PUSHHUB_REDIS", "--redis-sentinel": "PUSHHUB_REDIS_SENTINEL", "--redis-master": "PUSHHUB_REDIS_MASTER",
     ]
 
     /// `--flag=value` → ("--flag", "value").

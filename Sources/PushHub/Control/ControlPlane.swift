@@ -44,6 +44,8 @@ final class ControlPlane {
     private var currentRetry: (() -> Void)?
     /// Scale-out: the live hubs, by heartbeat.
     let registry: HubRegistry?
+    /// Scale-out with Redis Sentinel: where the master is.
+    let sentinel: SentinelLocator?
     private let startedAt = WallClock.nowMilliseconds()
     let exposures: Exposures
     /// The audit log's recent entries (`GET /v1/audit`); on this thread only, like `state`.
@@ -108,8 +110,23 @@ final class ControlPlane {
         var restored = HubState(keepVersions: config.keepVersions)
         hubID = Self.makeHubID(port: clientAddress.port)
         if let redis = config.redis {
-            let applied = try SharedStateLoad.load(url: redis, hubID: hubID, waitingUpTo: .seconds(30), into: &restored)
-            cluster = ClusterJournal(url: redis, hubID: hubID, applied: applied, now: MonotonicClock.now())
+            var locate: (() -> SocketAddress?)?
+            if let master = config.redisMaster, !config.redisSentinels.isEmpty {
+                let located = SentinelLocator(
+                    sentinels: config.redisSentinels, masterName: master, hubID: hubID, now: MonotonicClock.now())
+                guard located.locateNow(timeout: .seconds(30)) != nil else {
+                    throw SharedStateLoad.Failure(
+                        description: "no sentinel of \(config.redisSentinels.map(\.description).joined(separator: ",")) "
+                            + "named the master \"\(master)\" within 30 s (\(located.link.lastError))")
+                }
+                sentinel = located
+                locate = { [unowned located] in located.master }
+            } else {
+                sentinel = nil
+            }
+            let applied = try SharedStateLoad.load(
+                url: redis, locate: locate, hubID: hubID, waitingUpTo: .seconds(30), into: &restored)
+            cluster = ClusterJournal(url: redis, hubID: hubID, applied: applied, now: MonotonicClock.now(), locate: locate)
             registry = HubRegistry(hubID: hubID)
             journal = nil
             Log.info("loaded the shared state from Redis", [("redis", "\(redis)"), ("hub", hubID), ("entry", applied)])
@@ -119,15 +136,20 @@ final class ControlPlane {
             self.journal = journal
             cluster = nil
             registry = nil
+            sentinel = nil
         } else {
             journal = nil
             cluster = nil
             registry = nil
+            sentinel = nil
         }
         state = restored
         committed = restored
         exposures = Exposures(dataDirectory: dataDirectory, metrics: metrics)
         cluster?.onNotice = { [unowned self] in self.entriesAnnounced = true }
+        sentinel?.onMove = { [unowned self] address in
+            self.cluster?.reconnect(because: "Sentinel moved the master to \(address)", now: MonotonicClock.now())
+        }
         cluster?.onMessage = { [unowned self] channel, payload in self.clusterMessage(channel: channel, payload: payload) }
         cluster?.commands.onDown = { [metrics] reason in
             metrics.redisUp.store(0, ordering: .relaxed)
@@ -148,7 +170,9 @@ final class ControlPlane {
     }
 
     /// What the control plane's loop drives besides the admin connections: the Redis links.
-    var loopSources: [LoopSource] { cluster.map { [$0.commands, $0.notices] } ?? [] }
+    var loopSources: [LoopSource] {
+        (cluster.map { [$0.commands, $0.notices] } ?? []) + (sentinel.map { [$0.link] } ?? [])
+    }
 
     /// Called once the loop has stopped: leaves the hub registry, closes the Redis links.
     func stopped() {
@@ -191,6 +215,7 @@ final class ControlPlane {
             if !uncommitted.isEmpty { replicate(now: now) }
             followJournal(now: now)
             registry?.tick(now: now, link: cluster.commands) { hubInfo }
+            sentinel?.tick(now: now)
         } else if !uncommitted.isEmpty {
             commit(now: now)
         }
@@ -214,7 +239,7 @@ final class ControlPlane {
     var nextDeadline: UInt64? {
         min(
             gathers.values.map(\.deadline).min() ?? .max, reclaimer.nextCheck, watchdogDue ?? .max,
-            cluster == nil ? .max : nextJournalPoll, registry?.nextHeartbeat ?? .max)
+            cluster == nil ? .max : nextJournalPoll, registry?.nextHeartbeat ?? .max, sentinel?.nextDeadline ?? .max)
     }
 
     private func commit(now: UInt64) {
@@ -666,8 +691,12 @@ extension ControlPlane {
     /// The shared journal's state for `/healthz` and `/v1/stats` (nil: not scaled out).
     var clusterStatus: JSONValue? {
         guard let cluster, let redis = config.redis else { return nil }
+        var located = redis
+        (located.host, located.port) = (cluster.commands.address.host, Int(cluster.commands.address.port))
         return .object([
-            "redis": .string(redis.description), "hub": .string(hubID), "connected": .bool(cluster.isReady),
+            "redis": .string(located.description), "hub": .string(hubID), "connected": .bool(cluster.isReady),
+            "sentinel": sentinel.map { .string("\($0.masterName) via \($0.sentinels.map(\.description).joined(separator: ","))") }
+                ?? .null,
             "entry": .number(Double(cluster.applied)), "hubs": .array(registry?.live ?? []),
             "error": clusterFault.map(JSONValue.string) ?? (cluster.isReady ? .null : .string(cluster.lastError)),
         ])

@@ -65,14 +65,18 @@ final class ClusterJournal {
     /// Messages on the other channels the notice link listens to (`ClusterWire`): channel, payload.
     var onMessage: ((String, [UInt8]) -> Void)?
 
-    init(url: RedisURL, hubID: String, applied: Int, now: UInt64) {
+    /// - Parameter locate: where the master is now (Sentinel's answer); nil: `url`'s host.
+    init(url: RedisURL, hubID: String, applied: Int, now: UInt64, locate: (() -> SocketAddress?)? = nil) {
         self.hubID = hubID
         self.applied = applied
-        var commandOptions = RedisConnection.Options(url: url, clientName: "pushhub:\(hubID):commands")
-        commandOptions.commandTimeout = 5_000_000_000
-        commands = RedisConnection(options: commandOptions, now: now)
-        notices = RedisConnection(
-            options: RedisConnection.Options(url: url, clientName: "pushhub:\(hubID):notices"), now: now)
+        func options(_ role: String) -> RedisConnection.Options {
+            var options = RedisConnection.Options(url: url, clientName: "pushhub:\(hubID):\(role)")
+            options.locate = locate
+            options.requireMaster = locate != nil
+            return options
+        }
+        commands = RedisConnection(options: options("commands"), now: now)
+        notices = RedisConnection(options: options("notices"), now: now)
         notices.pushHandler = { [unowned self] message in
             // ["message", channel, payload]
             guard let parts = message.elements, parts.count == 3, let channel = parts[1].string,
@@ -107,6 +111,12 @@ final class ClusterJournal {
         notices.close()
     }
 
+    /// Drops both links so that they connect again (to the master Sentinel names by then).
+    func reconnect(because reason: String, now: UInt64) {
+        commands.reconnect(because: reason, now: now)
+        notices.reconnect(because: reason, now: now)
+    }
+
     /// Appends `records` as entry `applied + 1`; announces it to the other hubs when it lands.
     /// - Parameter gathers: records whose change every hub answers about (`Entry.gathers`).
     func append(
@@ -133,6 +143,10 @@ final class ClusterJournal {
                 self.commands.send(RedisCommand("PUBLISH", [Self.noticeChannel, String(lsn)]), now: MonotonicClock.now()) { _ in }
             case .failure(.server(_, let message)) where message.contains("equal or smaller"):
                 done(.conflict)
+            case .failure(let error) where error.isReadOnlyReplica:
+                // A failover made this server a replica: find the master again.
+                self.reconnect(because: "\(self.commands.address) became a replica", now: MonotonicClock.now())
+                done(.failed(error))
             case .failure(let error):
                 done(.failed(error))
             }

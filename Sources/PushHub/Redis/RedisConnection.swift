@@ -19,7 +19,7 @@ import Glibc
 /// link came up; `socket` is open exactly in `.connecting`, `.signingIn` and `.ready`; every
 /// handler is called exactly once.
 final class RedisConnection: LoopSource {
-    struct Options: Sendable {
+    struct Options {
         var url: RedisURL
         /// The name Redis lists for this link (`CLIENT LIST`), e.g. "pushhub:hub-a:commands".
         var clientName: String?
@@ -27,6 +27,12 @@ final class RedisConnection: LoopSource {
         var connectTimeout: UInt64 = 2_000_000_000
         var backoff = Backoff(initial: .milliseconds(100), cap: .seconds(5))
         var limits = RESPParser.Limits()
+        /// Where to connect instead of the URL's host and port, asked before each attempt (nil:
+        /// not known yet — the attempt fails and is retried). Redis Sentinel's answer.
+        var locate: (() -> SocketAddress?)?
+        /// Check on sign-in that the server is a master (`ROLE`): after a failover the old master
+        /// comes back as a replica, and a hub must not stay on it.
+        var requireMaster = false
 
         init(url: RedisURL, clientName: String? = nil) {
             self.url = url
@@ -75,12 +81,15 @@ final class RedisConnection: LoopSource {
     /// Sockets opened so far: tells a reconnect's socket from the last one (`LoopWatch.socket`).
     private var connects: UInt64 = 0
     private var readBuffer = [UInt8](repeating: 0, count: 64 << 10)
+    /// The address of the last connect attempt.
+    private(set) var address: SocketAddress
 
     /// A link that makes its first connect at `now`.
     init(options: Options, now: UInt64) {
         self.options = options
         parser = RESPParser(limits: options.limits)
         state = .disconnected(retryAt: now)
+        address = options.url.address
     }
 
     deinit {
@@ -100,6 +109,13 @@ final class RedisConnection: LoopSource {
             return
         }
         enqueue(command, now: now, reply: reply)
+    }
+
+    /// Drops the connection now and connects again after the backoff (e.g. the server turned out
+    /// to be a replica); commands waiting for replies fail with `.connectionLost`.
+    func reconnect(because reason: String, now: UInt64) {
+        guard socket != nil else { return }
+        tearDown(reason: reason, now: now)
     }
 
     /// Closes the link for good; commands waiting for replies fail with `.connectionLost`.
@@ -133,7 +149,7 @@ final class RedisConnection: LoopSource {
         case .connecting:
             guard writable || hangup, let socket else { return }
             if let error = socket.connectResult() {
-                return tearDown(reason: "cannot connect to \(options.url.address): \(error)", now: now)
+                return tearDown(reason: "cannot connect to \(address): \(error)", now: now)
             }
             signIn(now: now)
         case .signingIn, .ready:
@@ -150,7 +166,7 @@ final class RedisConnection: LoopSource {
             if now >= retryAt { connect(now: now) }
         case .connecting(let deadline):
             if now >= deadline {
-                tearDown(reason: "connecting to \(options.url.address) timed out", now: now)
+                tearDown(reason: "connecting to \(address) timed out", now: now)
             }
         case .signingIn, .ready:
             if pendingHead < pending.count, now >= pending[pendingHead].deadline {
@@ -167,7 +183,12 @@ final class RedisConnection: LoopSource {
     // MARK: - Connecting
 
     private func connect(now: UInt64) {
-        let address = options.url.address
+        if let locate = options.locate {
+            guard let located = locate() else {
+                return tearDown(reason: "the master's address is not known yet (asking Sentinel)", now: now)
+            }
+            address = located
+        }
         do throws(SystemError) {
             // getaddrinfo blocks for a name that is not in /etc/hosts; an IP literal never does.
             guard let remote = try ResolvedAddress.resolve(address).first else {
@@ -197,13 +218,17 @@ final class RedisConnection: LoopSource {
         }
         if options.url.database != 0 { commands.append(RedisCommand("SELECT", [String(options.url.database)])) }
         if let name = options.clientName { commands.append(RedisCommand("CLIENT", ["SETNAME", name], label: "CLIENT SETNAME")) }
+        if options.requireMaster { commands.append(RedisCommand("ROLE", [])) }
         guard !commands.isEmpty else { return becomeReady() }
         var remaining = commands.count
         for command in commands {
             enqueue(command, now: now) { [weak self] result in
                 guard let self, self.state == .signingIn else { return }
                 switch result {
-                case .success:
+                case .success(let reply):
+                    if command.label == "ROLE", let role = reply.elements?.first?.string, role != "master" {
+                        return self.tearDown(reason: "\(self.address) is a \(role), not the master", now: now)
+                    }
                     remaining -= 1
                     if remaining == 0 { self.becomeReady() }
                 case .failure(let error):

@@ -27,6 +27,12 @@ enum RedisError: Error, Equatable, CustomStringConvertible {
         }
     }
 
+    /// A write refused because the server is a replica now (`-READONLY`): after a failover.
+    var isReadOnlyReplica: Bool {
+        if case .server(_, let message) = self { return message.hasPrefix("READONLY") }
+        return false
+    }
+
     /// True when Redis may have run the command although no reply came.
     var outcomeUnknown: Bool {
         switch self {

@@ -9,11 +9,15 @@ enum SharedStateLoad {
     /// Loads the state into `state` (which must be empty).
     /// - Parameter timeout: how long to wait for Redis to answer at all.
     /// - Returns: the number of the last entry applied.
-    static func load(url: RedisURL, hubID: String, waitingUpTo timeout: Duration, into state: inout HubState)
-        throws(Failure) -> Int
-    {
-        let link = RedisConnection(
-            options: RedisConnection.Options(url: url, clientName: "pushhub:\(hubID):load"), now: MonotonicClock.now())
+    /// - Parameter locate: where the master is (Sentinel's answer); nil: `url`'s host.
+    static func load(
+        url: RedisURL, locate: (() -> SocketAddress?)? = nil, hubID: String, waitingUpTo timeout: Duration,
+        into state: inout HubState
+    ) throws(Failure) -> Int {
+        var options = RedisConnection.Options(url: url, clientName: "pushhub:\(hubID):load")
+        options.locate = locate
+        options.requireMaster = locate != nil
+        let link = RedisConnection(options: options, now: MonotonicClock.now())
         defer { link.close() }
         let driver = PollDriver([link])
         guard driver.run(for: timeout, until: { link.isReady }) else {
