@@ -204,35 +204,67 @@ def test_a_hub_started_later_loads_the_shared_state(cluster):
 
 
 def test_while_redis_is_away_clients_stay_and_changes_get_503(cluster, redis):
+    """Redis stopped for 10 s under load: clients on both hubs stay connected, every change is
+    refused with 503 (none half-made), and afterwards a publish reaches everyone once."""
     a, b = cluster(2)
     # Trees big enough that a one-leaf change goes as a patch (a hub sends a snapshot when it is smaller).
     tree = lambda n: {"n": n, "rows": [{"id": "r%d" % i, "text": "row %d" % i} for i in range(20)]}
     publish(a, "steady", tree(0))
     wait_until(lambda: latest_version(b, "steady") == 1, what="hub B to learn version 1")
-    ws = hello(b, device="stays")
-    ws.send(json.dumps({"type": "subscribe", "screen": "steady"}))
-    assert receive(ws, "snapshot")["version"] == 1
+    clients = []
+    for hub in (a, b):
+        for n in range(10):
+            ws = hello(hub, device="stays-%d-%d" % (hub.port, n))
+            ws.send(json.dumps({"type": "subscribe", "screen": "steady"}))
+            assert receive(ws, "snapshot")["version"] == 1
+            clients.append(ws)
+    ws = clients[-1]  # on hub B
 
     redis.kill()
+    outage_started = time.time()
     wait_until(lambda: call(a, "GET", "/healthz")[1]["status"] == "degraded", what="hub A to say degraded")
     assert "hub: degraded" in hubctl_status(a) and "(unreachable)" in hubctl_status(a)
-    status, answer = call(a, "PUT", "/v1/screens/steady", tree(1))
-    assert status == 503 and answer["error"]["code"] == "redis_unavailable", answer
-    assert "Redis is unreachable" in answer["error"]["message"]
-    # Reads and connected clients go on from memory.
+    refused, accepted = [], []
+
+    def writer(hub):
+        n = 100
+        while time.time() - outage_started < 10:
+            n += 1
+            status, answer = call(hub, "PUT", "/v1/screens/steady", tree(n))
+            (accepted if status == 200 else refused).append((status, answer))
+            status, answer = call(hub, "POST", "/v1/syncs", {"target": {"all": True}, "reason": "during"})
+            (accepted if status == 200 else refused).append((status, answer))
+            time.sleep(0.05)
+
+    writers = [threading.Thread(target=writer, args=(hub,)) for hub in (a, b)]
+    for thread in writers:
+        thread.start()
+    # Reads and connected clients go on from memory meanwhile.
     assert call(b, "GET", "/v1/screens/steady/history")[0] == 200
     ws.send(json.dumps({"type": "subscribe", "screen": "steady", "have": {"version": 1, "hash": sha(tree(0))}}))
     assert receive(ws, "unchanged")["version"] == 1
+    for thread in writers:
+        thread.join()
+    assert accepted == [] and len(refused) > 20
+    assert all(status == 503 and answer["error"]["code"] == "redis_unavailable" for status, answer in refused)
+    assert "Redis is unreachable" in refused[0][1]["error"]["message"]
+    for client in clients:
+        client.send(json.dumps({"type": "subscribe", "screen": "steady", "have": {"version": 1, "hash": sha(tree(0))}}))
+        assert receive(client, "unchanged")["version"] == 1  # still connected, still at version 1
 
     redis.start()
     for hub in (a, b):
         wait_until(lambda: call(hub, "GET", "/healthz")[1]["status"] == "ok", what="the hubs to reconnect")
     answer = publish(a, "steady", tree(2))
-    assert answer["version"] == 2  # the refused change took no number
-    patch = receive(ws, "patch")
-    assert (patch["from"], patch["version"], patch["hash"]) == (1, 2, sha(tree(2)))
+    assert answer["version"] == 2  # the refused changes took no number
+    for client in clients:
+        patch = receive(client, "patch")
+        assert (patch["from"], patch["version"], patch["hash"]) == (1, 2, sha(tree(2)))
+        with pytest.raises(TimeoutError):
+            receive(client, "patch", timeout=0.2)  # once, not again
     status, history = call(b, "GET", "/v1/screens/steady/history")
     assert [v["version"] for v in history["versions"]] == [2, 1]
+    assert call(b, "GET", "/v1/stats")[1]["sync_seq"] == 0  # no refused sync was half-made
 
 
 def test_kill_9_of_a_hub_loses_nothing_acknowledged_and_its_clients_resume_on_another(cluster):
