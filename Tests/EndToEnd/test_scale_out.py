@@ -6,6 +6,7 @@ lost or repeated."""
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import tempfile
 import threading
@@ -455,3 +456,48 @@ def test_hubs_follow_a_sentinel_failover(hub_factory):
         sentinel.stop()
         replica.stop()
         master.stop()
+
+
+def test_a_hub_behind_the_trimmed_journal_reloads_the_shared_snapshot(cluster, redis):
+    import http.client
+    a, b = cluster(2)
+    tree = lambda n: {"n": n, "rows": [{"id": "r%d" % i, "text": "row %d" % i} for i in range(20)]}
+    publish(a, "behind", tree(1))
+    wait_until(lambda: latest_version(b, "behind") == 1, what="hub B to learn version 1")
+    ws = hello(b, device="on-b")
+    ws.send(json.dumps({"type": "subscribe", "screen": "behind"}))
+    assert receive(ws, "snapshot")["version"] == 1
+
+    b.process.send_signal(signal.SIGSTOP)  # B hears nothing while the others go on
+    try:
+        publish(a, "behind", tree(2))
+        connection = http.client.HTTPConnection("127.0.0.1", a.admin_port, timeout=10)
+        headers = {"Authorization": "Bearer " + ADMIN_TOKEN, "Content-Type": "application/json"}
+        for n in range(1000):
+            connection.request("POST", "/v1/syncs", json.dumps({"target": {"all": True}, "reason": "s%d" % n}), headers)
+            response = connection.getresponse()
+            assert response.status == 200
+            response.read()
+        wait_until(lambda: redis.command("HGET", "pushhub:snapshot", "lsn") == "1000", what="the snapshot at entry 1000")
+        # What the retention would do once 10,000 more entries came: the entries B needs are gone.
+        redis.command("XTRIM", "pushhub:journal", "MINID", "0-1001")
+        publish(a, "behind", tree(3))
+    finally:
+        b.process.send_signal(signal.SIGCONT)
+
+    # B finds the journal trimmed past it, reloads the snapshot (version 2, 1,000 syncs' seqs),
+    # then reads the entries after it (version 3); its client is brought along in order.
+    seen = []
+    while not seen or seen[-1] < 3:
+        message = receive(ws, "patch", timeout=10)
+        seen.append(message["version"])
+        assert message["from"] == (seen[-2] if len(seen) > 1 else 1)
+    assert seen in ([2, 3], [3])
+    assert metric(b, "pushhub_redis_snapshot_reloads_total") == 1
+    wait_until(lambda: call(b, "GET", "/v1/stats")[1]["cluster"]["entry"] == call(a, "GET", "/v1/stats")[1]["cluster"]["entry"],
+               what="hub B to catch up with hub A")
+    assert call(b, "GET", "/v1/stats")[1]["sync_seq"] == 1000
+    assert call(b, "GET", "/healthz")[1]["status"] == "ok"
+    # And B can write again: its next change follows on from the others'.
+    answer = publish(b, "behind", tree(4))
+    assert answer["version"] == 4

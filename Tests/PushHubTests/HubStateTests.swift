@@ -162,3 +162,59 @@ import Testing
         #expect(try FileBytes.read(other + "/admin.token") == [0xFF, 0xFE, 0x00])
     }
 }
+
+/// A hub that reloads the shared snapshot brings its loops to it with `changes(toReach:)`.
+@Suite struct HubStateReloadTests {
+    static func version(_ name: String, _ number: Int, _ n: Int) -> HubRecord {
+        .screenPublished(ScreenVersion(name: name, version: number, tree: .object(["n": .number(Double(n))]), publishedAt: 0))
+    }
+
+    static func sync(_ seq: Int) -> HubRecord {
+        .syncAppended(
+            Sync(
+                seq: seq, target: Target(scope: .all), reason: "r\(seq)", scope: "bundle", hint: nil, collapse: nil,
+                mandatory: false, createdAt: 0, expiresAt: Int.max / 2, spreadMilliseconds: 0, jitterMilliseconds: 0))
+    }
+
+    @Test("a loop that applies the changes sees what the snapshot holds, with a new experiment generation")
+    func reachesTheSnapshot() {
+        let layout = AssignmentTests.layout
+        var old = HubState(keepVersions: 4)
+        var new = HubState(keepVersions: 4)
+        let shared: [HubRecord] = [
+            Self.version("home", 1, 0), Self.version("gone", 1, 0), Self.version("same", 1, 0),
+            .cohortSet("beta", Cohort(users: ["u1"], rule: nil)), .cohortSet("kept", Cohort(users: ["u9"], rule: nil)),
+            .experimentPut(layout), Self.sync(1),
+        ]
+        for record in shared {
+            old.apply(record)
+            new.apply(record)
+        }
+        // What the other hubs did while this one was behind.
+        for record in [
+            Self.version("home", 2, 1), Self.version("home", 3, 2), .screenDeleted("gone"), Self.version("fresh", 1, 7),
+            .cohortUsersEdited("beta", add: ["u2"], remove: []), .cohortDeleted("kept"),
+            .stickyAssigned(experiment: layout.key, unit: "u5", variant: "compact"), Self.sync(2), Self.sync(3),
+        ] as [HubRecord] {
+            new.apply(record)
+        }
+        var changedExperiment = layout
+        changedExperiment.salt = "2020"
+        new.apply(.experimentPut(changedExperiment))
+
+        let (changes, target) = old.changes(toReach: new)
+        var loop = old.view
+        for change in changes { loop.apply(change, keepVersions: 4) }
+        #expect(loop.screens.mapValues { $0.last!.version } == target.view.screens.mapValues { $0.last!.version })
+        #expect(loop.screens["home"]!.map(\.version) == [1, 2, 3])
+        #expect(loop.screens["gone"] == nil && loop.screens["fresh"]?.last?.tree == .object(["n": .number(7)]))
+        #expect(loop.cohorts["beta"]?.users == ["u1", "u2"] && loop.cohorts["kept"] == nil)
+        #expect(loop.experiments.all == new.view.experiments.all)
+        #expect(loop.experiments.generation > old.view.experiments.generation)
+        #expect(target.view.experiments === loop.experiments)
+        #expect(loop.sticky == new.view.sticky)
+        #expect(loop.syncs.syncs.map(\.seq) == [1, 2, 3] && loop.syncs.lastSeq == 3)
+        // Nothing for what did not change: the same screen, the same cohort.
+        #expect(!changes.contains { if case .screenPublished(let v, _) = $0 { v.name == "same" } else { false } })
+    }
+}

@@ -574,10 +574,10 @@ extension ControlPlane {
             awaitingCatchUp.removeAll()
             rerun(stale)
         case .gap(let expected, let found):
-            // TODO(issue 12): reload from the shared snapshot and bring the loops to it.
-            stopFollowing(
-                "the shared journal no longer holds entry \(expected) (it starts at \(found)): this hub fell too far "
-                    + "behind; restart it to load the shared snapshot")
+            Log.warning(
+                "the shared journal no longer holds the next entry: reloading the shared snapshot",
+                [("entry", expected), ("stream_starts_at", found)])
+            reloadSnapshot(now: now)
         case .undecodable(let lsn, let reason):
             stopFollowing("journal entry \(lsn) in Redis cannot be applied (\(reason)); is a newer PushHub writing to it?")
         case .failed(let error):
@@ -585,6 +585,40 @@ extension ControlPlane {
             let stale = awaitingCatchUp
             awaitingCatchUp.removeAll()
             refuse(stale, AdminError(503, "redis_unavailable", "reading the shared journal failed (\(error)); the change was not made"))
+        }
+    }
+
+    /// Replaces the state with the shared snapshot (this hub fell behind the trimmed stream) and
+    /// brings the loops to it with the changes between (`HubState.changes(toReach:)`); then reads
+    /// the entries after it.
+    private func reloadSnapshot(now: UInt64) {
+        guard let cluster else { return }
+        replication = .fetching
+        cluster.readSnapshot(now: now) { [unowned self] result in
+            replication = .idle
+            let now = MonotonicClock.now()
+            switch result {
+            case .failure(let reason):
+                entriesAnnounced = true  // try again at the next read
+                Log.error("reloading the shared snapshot failed", [("error", reason.description)])
+            case .success(let snapshot) where snapshot.lsn < cluster.applied:
+                stopFollowing(
+                    "the shared journal was trimmed past entry \(cluster.applied) but the shared snapshot is older "
+                        + "(entry \(snapshot.lsn))")
+            case .success(let snapshot):
+                var fresh = HubState(keepVersions: committed.keepVersions)
+                for record in snapshot.records { fresh.apply(record) }
+                let (changes, target) = committed.changes(toReach: fresh)
+                awaitingCatchUp += uncommitted
+                uncommitted.removeAll()
+                committed = target
+                state = committed
+                cluster.advance(to: snapshot.lsn)
+                metrics.redisSnapshotReloads.add(1, ordering: .relaxed)
+                Log.info("reloaded the shared snapshot", [("entry", snapshot.lsn), ("changes", changes.count)])
+                for change in changes { broadcast(prepared(change), reply: nil) }
+                readJournal(now: now)
+            }
         }
     }
 

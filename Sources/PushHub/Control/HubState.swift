@@ -84,6 +84,53 @@ struct HubState {
         adminTokenNames[AdminToken.digest(of: presented)].flatMap { adminTokens[$0] }
     }
 
+    /// The changes that bring a loop whose view equals this state's to `target`'s view, and
+    /// `target` with its experiment set renumbered after this one's (a hub reloading the shared
+    /// snapshot, DESIGN §11). Screens get their versions newer than the loop's, in order (version
+    /// numbers are never reused, so newer is greater); a screen `target` lacks is deleted; a cohort
+    /// that differs is replaced; the experiment set, when it differs, is sent whole with a
+    /// generation after this one's (loops label renditions by generation, which must not repeat);
+    /// sticky assignments and syncs the loop lacks are added.
+    func changes(toReach target: HubState) -> (changes: [HubChange], target: HubState) {
+        var changes: [HubChange] = []
+        var target = target
+        for name in target.view.screens.keys.sorted() {
+            let known = view.screens[name]?.last?.version ?? 0
+            for version in target.view.screens[name]! where version.version > known {
+                changes.append(.screenPublished(version, prepared: nil))
+            }
+        }
+        for name in view.screens.keys.sorted() where target.view.screens[name] == nil {
+            changes.append(.screenDeleted(name))
+        }
+        for name in Set(view.cohorts.keys).union(target.view.cohorts.keys).sorted() {
+            let old = view.cohorts[name], new = target.view.cohorts[name]
+            if old?.users != new?.users || old?.rule != new?.rule || (old == nil) != (new == nil) {
+                changes.append(.cohortChanged(name, new))
+            }
+        }
+        if view.experiments.all != target.view.experiments.all {
+            let old = view.experiments
+            let generation = old.generation + 1
+            var changedAt: [String: Int] = [:]
+            for (key, experiment) in target.view.experiments.all {
+                changedAt[key] = old.all[key] == experiment ? old.changedAt[key] ?? generation : generation
+            }
+            let set = ExperimentSet(generation: generation, all: target.view.experiments.all, changedAt: changedAt)
+            let screens = Set(old.all.values.flatMap { $0.screens.keys }).union(set.all.values.flatMap { $0.screens.keys })
+            target.view.experiments = set
+            changes.append(.experimentsChanged(set, screens: screens.sorted()))
+        }
+        for experiment in target.view.sticky.keys.sorted() {
+            for (unit, variant) in target.view.sticky[experiment]!.sorted(by: { $0.key < $1.key })
+            where view.sticky[experiment]?[unit] != variant {
+                changes.append(.stickyRecorded(experiment: experiment, unit: unit, variant: variant))
+            }
+        }
+        for sync in target.view.syncs.syncs where sync.seq > view.syncs.lastSeq { changes.append(.syncAppended(sync)) }
+        return (changes, target)
+    }
+
     /// The next version number of `name`.
     func nextVersion(of name: String) -> Int { (lastVersion[name] ?? 0) + 1 }
 

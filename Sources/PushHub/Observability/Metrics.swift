@@ -58,6 +58,8 @@ public final class Metrics: Sendable {
     public let redisUp = Atomic<Int>(0)
     public let redisConflicts = Atomic<Int>(0)
     public let redisEntriesApplied = Atomic<Int>(0)
+    /// Times this hub fell behind the trimmed journal and reloaded the shared snapshot.
+    public let redisSnapshotReloads = Atomic<Int>(0)
     /// Times free memory was given back to the system, and how many bytes the allocator held then.
     public let memoryTrims = Atomic<Int>(0)
     public let memoryTrimmedBytes = Atomic<Int>(0)
@@ -197,6 +199,10 @@ public final class Metrics: Sendable {
             (
                 "pushhub_redis_entries_applied_total", "counter", "Journal entries from other hubs applied.",
                 redisEntriesApplied.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_redis_snapshot_reloads_total", "counter", "Reloads of the shared snapshot (fell behind the journal).",
+                redisSnapshotReloads.load(ordering: .relaxed)
             ),
             (
                 "pushhub_memory_trims_total", "counter", "Times freed memory was returned to the system.",

@@ -205,7 +205,40 @@ final class ClusterJournal {
         }
     }
 
+    /// Reads the shared snapshot: the entry it is as of, and its records.
+    /// - Parameter done: the snapshot, or why it could not be read (a sentence).
+    func readSnapshot(now: UInt64, done: @escaping (Result<(lsn: Int, records: [HubRecord]), HubRecord.DecodingError>) -> Void) {
+        commands.send(RedisCommand("HGETALL", [Self.snapshotKey]), now: now) { result in
+            switch result {
+            case .failure(let error): done(.failure(HubRecord.DecodingError(description: "\(error)")))
+            case .success(let reply): done(Self.snapshot(in: reply))
+            }
+        }
+    }
+
     // MARK: - Decoding
+
+    /// The snapshot in an HGETALL reply of `snapshotKey` (none yet: entry 0, no records).
+    static func snapshot(in reply: RESPValue) -> Result<(lsn: Int, records: [HubRecord]), HubRecord.DecodingError> {
+        let fields = reply.elements ?? []
+        var lsn = 0
+        var records: [HubRecord] = []
+        var index = 0
+        while index + 1 < fields.count {
+            switch fields[index].string {
+            case "lsn": lsn = fields[index + 1].string.flatMap { Int($0) } ?? 0
+            case "records":
+                guard case .bulkString(let bytes?) = fields[index + 1] else { break }
+                switch Self.records(bytes) {
+                case .success(let decoded): records = decoded
+                case .failure(let error): return .failure(error)
+                }
+            default: break
+            }
+            index += 2
+        }
+        return .success((lsn, records))
+    }
 
     /// The entries of an XRANGE reply, checked to follow on from `expected` without a gap.
     static func entries(in reply: RESPValue, from expected: Int) -> FetchOutcome {

@@ -39,19 +39,13 @@ enum SharedStateLoad {
         // load still needs: then it starts again from the newer snapshot.
         for _ in 0..<5 {
             var fresh = HubState(keepVersions: state.keepVersions)
-            let fields = try call(RedisCommand("HGETALL", [ClusterJournal.snapshotKey])).elements ?? []
-            var snapshot: [String: RESPValue] = [:]
-            var index = 0
-            while index + 1 < fields.count {
-                if let name = fields[index].string { snapshot[name] = fields[index + 1] }
-                index += 2
-            }
-            var applied = snapshot["lsn"]?.string.flatMap { Int($0) } ?? 0
-            if case .bulkString(let bytes?) = snapshot["records"] {
-                switch ClusterJournal.records(bytes) {
-                case .success(let records): for record in records { fresh.apply(record) }
-                case .failure(let error): throw Failure(description: "the shared snapshot (entry \(applied)): \(error)")
-                }
+            var applied: Int
+            switch ClusterJournal.snapshot(in: try call(RedisCommand("HGETALL", [ClusterJournal.snapshotKey]))) {
+            case .success(let snapshot):
+                applied = snapshot.lsn
+                for record in snapshot.records { fresh.apply(record) }
+            case .failure(let error):
+                throw Failure(description: "the shared snapshot: \(error)")
             }
             var gap = false
             reading: while true {
