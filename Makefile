@@ -96,10 +96,11 @@ bench: release
 bench-loadgen: release
 	bash bench/loadgen/run.sh
 
-# Issue 12: publish → delivery latency across hubs scaled out over Redis (its own redis-server
-# and hubs). Figures: bench/README.md "Scale-out".
+# Issue 12: publish → delivery latency across hubs scaled out over Redis, then 3 hubs × 19,000
+# clients (its own redis-server, hubs and load generators). Figures: bench/README.md "Scale-out".
 bench-scaleout: release venv redis
 	.venv/bin/python bench/scaleout/latency.py --subs 5
+	bash bench/scaleout/fanout.sh
 
 clean:
 	rm -rf .build .build-tsan .build-asan .build-fuzz .venv .autobahn

@@ -10,6 +10,14 @@
  *                    [--subscribe NAME --admin-port A --data DIR] [--pid SERVERPID] [--settle 2]
  *   loadgen fanout   --port P --trigger raw|sync|patch [--n 10000] [--rounds R] [--admin-port A]
  *                    [--data DIR | --token-file F] [--screen NAME] [--body-size B] [--pid SERVERPID]
+ *                    [--group DIR (--followers F | --member K)]
+ *     --group: several generators measure one fan-out together (hubs scaled out over Redis, each
+ *     generator on its own hub, past one process's descriptor limit). The lead (--followers F)
+ *     triggers; each round it appends "R T0" (CLOCK_MONOTONIC ns, shared by every process) to
+ *     DIR/rounds and waits for DIR/done.K.R from every member. A member (--member K) only
+ *     listens: a client's k-th matching message belongs to round k; when all its clients have
+ *     round R it writes DIR/done.K.R holding the ns from T0 to its last delivery. Each process
+ *     writes its per-round last-delivery times to DIR/result.K (the lead is K=0).
  *   loadgen admin    --admin-port A (--data DIR | --token-file F) [--conns 64] [--seconds 5]
  *                    [--rate R] [--keys 64]
  *   loadgen echo     --port P [--path /v1/echo] [--n 100] [--seconds 5] [--interval MS] [--size 32]
@@ -381,6 +389,8 @@ static struct {
     const char *trigger, *screen;
     int rounds, body_size;
     double gap_s, round_timeout_s;
+    const char *group;
+    int followers, member;
     /* admin */
     int conns, keys;
     double seconds, rate;
@@ -393,7 +403,7 @@ static struct {
     .host = "127.0.0.1", .n = -1, .inflight = 100, .hello = -1, .src_first = 2, .src_last = 250,
     .settle_s = 2, .timeout_s = 120, .rounds = -1, .body_size = 0, .gap_s = 0.05, .round_timeout_s = 30,
     .conns = 64, .keys = 64, .seconds = -1, .rate = 0, .size = 32, .idle_path = "/v1/connect", .interval_ms = -1,
-    .warmup_s = 1,
+    .warmup_s = 1, .member = -1,
 };
 
 static void usage(void) {
@@ -402,6 +412,7 @@ static void usage(void) {
           "           [--subscribe NAME [--admin-port A --data DIR]] [--pid SERVERPID] [--settle S] [--hold S]\n"
           "  fanout   --port P --trigger raw|sync|patch [--n 10000] [--rounds R] [--gap S] [--pid SERVERPID]\n"
           "           [--admin-port A --data DIR|--token-file F] [--screen NAME] [--body-size B]\n"
+          "           [--group DIR (--followers F | --member K)]\n"
           "  admin    --admin-port A --data DIR|--token-file F [--conns 64] [--seconds 5] [--rate R] [--keys 64]\n"
           "  echo     --port P [--path /v1/echo] [--n 100] [--size 32] [--seconds 5] [--interval MS] [--idle N]\n"
           "  usersync --port P --admin-port A --data DIR [--n 10000] [--seconds 10] [--interval MS]\n"
@@ -444,6 +455,9 @@ static void parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--body-size")) O.body_size = atoi(ARG());
         else if (!strcmp(a, "--gap")) O.gap_s = atof(ARG());
         else if (!strcmp(a, "--round-timeout")) O.round_timeout_s = atof(ARG());
+        else if (!strcmp(a, "--group")) O.group = ARG();
+        else if (!strcmp(a, "--followers")) O.followers = atoi(ARG());
+        else if (!strcmp(a, "--member")) O.member = atoi(ARG());
         else if (!strcmp(a, "--conns")) O.conns = atoi(ARG());
         else if (!strcmp(a, "--keys")) O.keys = atoi(ARG());
         else if (!strcmp(a, "--seconds")) O.seconds = atof(ARG());
@@ -1150,11 +1164,32 @@ static int round_got, round_http_done, round_other, round_snapshots;
 static uint64_t round_t0, round_first, round_last, last_msg_len;
 static samples fan_lat;
 
+/* --group member: per round, deliveries so far, the last one's time, and every arrival time
+ * (turned into latencies once the round's T0 is known). */
+static int *member_got;
+static uint64_t *member_last;
+static samples *member_arrivals;
+
 static void fan_message(ws *c, int op, const uint8_t *prefix, size_t plen, uint64_t len) {
     (void)op;
     int match = trigger_kind == T_RAW    ? 1
               : trigger_kind == T_SYNC   ? has_type(prefix, plen, "sync")
                                          : (has_type(prefix, plen, "patch") || has_type(prefix, plen, "snapshot"));
+    if (member_got) {
+        /* a member does not know when a round starts: a client's k-th message is round k's */
+        if (!match || (int)c->round >= O.rounds) {
+            round_other++;
+            return;
+        }
+        uint64_t t = now_ns();
+        int r = (int)++c->round;
+        member_got[r]++;
+        if (t > member_last[r]) member_last[r] = t;
+        samples_add(&member_arrivals[r], t);
+        last_msg_len = len;
+        if (trigger_kind == T_PATCH && has_type(prefix, plen, "snapshot")) round_snapshots++;
+        return;
+    }
     if (!match || c->round == cur_round || cur_round == 0) {
         round_other++;
         return;
@@ -1183,6 +1218,86 @@ static void screen_tree(char *buf, size_t cap, unsigned v) {
     snprintf(buf + n, cap - (size_t)n, "]}");
 }
 
+static int file_exists(const char *path) { return access(path, F_OK) == 0; }
+
+static void group_path(char *buf, size_t cap, const char *fmt, int a, int b) {
+    int n = snprintf(buf, cap, "%s/", O.group);
+    snprintf(buf + n, cap - (size_t)n, fmt, a, b);
+}
+
+static void write_file(const char *path, const char *text) {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) die("cannot write %s: %s", tmp, strerror(errno));
+    fputs(text, f);
+    fclose(f);
+    if (rename(tmp, path) != 0) die("rename %s: %s", path, strerror(errno));
+}
+
+/* T0 of round r from DIR/rounds, or 0 while the lead has not started it. */
+static uint64_t group_round_t0(int r) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/rounds", O.group);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    int round;
+    unsigned long long t0;
+    uint64_t found = 0;
+    while (fscanf(f, "%d %llu", &round, &t0) == 2)
+        if (round == r) found = t0;
+    fclose(f);
+    return found;
+}
+
+/* A --group member: listens for the lead's rounds; see the comment at the top. */
+static int fanout_member(void) {
+    member_got = calloc((size_t)O.rounds + 1, sizeof *member_got);
+    member_last = calloc((size_t)O.rounds + 1, sizeof *member_last);
+    member_arrivals = calloc((size_t)O.rounds + 1, sizeof *member_arrivals);
+    char path[4200], text[64];
+    group_path(path, sizeof path, "ready.%d", O.member, 0);
+    write_file(path, "ready\n");
+    samples lat = {0};
+    long missing = 0;
+    uint64_t total_ns = 0;
+    FILE *result;
+    group_path(path, sizeof path, "result.%d", O.member, 0);
+    result = fopen(path, "w");
+    if (!result) die("cannot write %s", path);
+    for (int r = 1; r <= O.rounds; r++) {
+        uint64_t t0 = 0, deadline = now_ns() + (uint64_t)(O.round_timeout_s * 1e9) * 4;
+        while (!(t0 = group_round_t0(r)) && now_ns() < deadline) pump(5);
+        if (!t0) die("round %d: the lead did not start it", r);
+        deadline = t0 + (uint64_t)(O.round_timeout_s * 1e9);
+        while (member_got[r] < ws_ready && now_ns() < deadline) pump(ms_until(deadline, 20));
+        if (member_got[r] < ws_ready) {
+            missing += ws_ready - member_got[r];
+            note("round %d: only %d of %d clients got the message", r, member_got[r], ws_ready);
+        }
+        uint64_t took = member_last[r] > t0 ? member_last[r] - t0 : 0;
+        total_ns += took;
+        for (size_t i = 0; i < member_arrivals[r].n; i++)
+            samples_add(&lat, member_arrivals[r].v[i] > t0 ? member_arrivals[r].v[i] - t0 : 0);
+        fprintf(result, "%d %llu %d\n", r, (unsigned long long)took, member_got[r]);
+        fflush(result);
+        snprintf(text, sizeof text, "%llu\n", (unsigned long long)took);
+        group_path(path, sizeof path, "done.%d.%d", O.member, r);
+        write_file(path, text);
+    }
+    fclose(result);
+    samples_sort(&lat);
+    char a[32], b[32];
+    label("fanout");
+    printf(" member %d %s N=%d rounds=%d: %.0f deliveries/s, p50 %s, p99 %s, message %llu B", O.member, O.trigger,
+           ws_ready, O.rounds, total_ns ? (double)lat.n / ((double)total_ns / 1e9) : 0,
+           dur(pct(lat.v, lat.n, 0.5), a), dur(pct(lat.v, lat.n, 0.99), b), (unsigned long long)last_msg_len);
+    if (round_snapshots) printf(", %d snapshots instead of patches", round_snapshots);
+    if (missing) printf(", %ld MISSING", missing);
+    printf("\n");
+    return missing || ws_failed ? 1 : 0;
+}
+
 static int mode_fanout(void) {
     if (!O.trigger) die("fanout needs --trigger raw|sync|patch");
     trigger_kind = !strcmp(O.trigger, "raw") ? T_RAW : !strcmp(O.trigger, "sync") ? T_SYNC : !strcmp(O.trigger, "patch") ? T_PATCH : -1;
@@ -1197,10 +1312,13 @@ static int mode_fanout(void) {
     }
     char tree[4096], path[512];
     snprintf(path, sizeof path, "/v1/screens/%s", O.screen);
+    if (O.group && O.member < 0 && O.followers < 1) die("--group needs --followers F (the lead) or --member K");
     if (trigger_kind == T_PATCH) {
-        screen_tree(tree, sizeof tree, 0);
-        int st = http_blocking(O.admin_port, "PUT", path, tree, NULL);
-        if (st / 100 != 2) die("PUT %s: %d", path, st);
+        if (!O.group) { /* a group's screen is made before any member subscribes (bench/scaleout/fanout.sh) */
+            screen_tree(tree, sizeof tree, 0);
+            int st = http_blocking(O.admin_port, "PUT", path, tree, NULL);
+            if (st / 100 != 2) die("PUT %s: %d", path, st);
+        }
         O.subscribe = O.screen;
     }
     alloc_conns(O.n);
@@ -1211,6 +1329,22 @@ static int mode_fanout(void) {
         return 1;
     }
     note("%d clients ready in %.2f s", ws_ready, (double)took / 1e9);
+    if (O.group && O.member >= 0) return fanout_member();
+    if (O.group) {
+        char ready[4200];
+        uint64_t deadline = now_ns() + (uint64_t)(O.timeout_s * 1e9);
+        for (int k = 1; k <= O.followers; k++) {
+            group_path(ready, sizeof ready, "ready.%d", k, 0);
+            while (!file_exists(ready) && now_ns() < deadline) pump(20);
+            if (!file_exists(ready)) die("member %d is not ready after %.0f s", k, O.timeout_s);
+        }
+    }
+    FILE *group_result = NULL;
+    if (O.group) {
+        char where[4200];
+        group_path(where, sizeof where, "result.%d", 0, 0);
+        group_result = fopen(where, "w");
+    }
     http *trig = http_open(trigger_kind == T_RAW ? O.port : O.admin_port, fan_http_done);
     pump_for(0.5);
     round_other = 0;
@@ -1241,6 +1375,14 @@ static int mode_fanout(void) {
         round_got = 0, round_http_done = 0, round_first = round_last = 0;
         if (trigger_kind == T_PATCH) blen = (int)strlen((screen_tree(body, sizeof body, (unsigned)r), body));
         round_t0 = now_ns();
+        if (O.group) {
+            char rounds[4200];
+            snprintf(rounds, sizeof rounds, "%s/rounds", O.group);
+            FILE *f = fopen(rounds, "a");
+            if (!f) die("cannot append to %s", rounds);
+            fprintf(f, "%d %llu\n", r, (unsigned long long)round_t0);
+            fclose(f);
+        }
         http_send(trig, trigger_kind == T_PATCH ? "PUT" : "POST",
                   trigger_kind == T_RAW ? "/publish" : trigger_kind == T_SYNC ? "/v1/syncs" : path, body, (size_t)blen);
         uint64_t deadline = round_t0 + (uint64_t)(O.round_timeout_s * 1e9);
@@ -1253,6 +1395,17 @@ static int mode_fanout(void) {
             missing += ws_ready - round_got;
             note("round %d: only %d of %d clients got the message in %.0f s", r, round_got, ws_ready, O.round_timeout_s);
         }
+        if (O.group) {
+            /* every member has the round before the next one starts */
+            char done[4200];
+            for (int k = 1; k <= O.followers; k++) {
+                group_path(done, sizeof done, "done.%d.%d", k, r);
+                while (!file_exists(done) && now_ns() < deadline + (uint64_t)(O.round_timeout_s * 1e9)) pump(5);
+                if (!file_exists(done)) die("round %d: member %d did not finish", r, k);
+            }
+            if (group_result)
+                fprintf(group_result, "%d %llu %d\n", r, (unsigned long long)(round_got ? round_last - round_t0 : 0), round_got);
+        }
         if (round_got) {
             uint64_t t = round_last - round_t0;
             total_ns += t;
@@ -1263,6 +1416,7 @@ static int mode_fanout(void) {
         if (ws_failed) break;
         pump_for(O.gap_s);
     }
+    if (group_result) fclose(group_result);
     samples_sort(&fan_lat);
     samples_sort(&firsts);
     long deliveries = (long)fan_lat.n;
