@@ -20,7 +20,8 @@ class RedisServer:
     """redis-server with an append-only file fsynced on every write (`appendfsync always`, what
     docs/operations.md says the no-loss guarantee assumes), so a restart keeps what it had."""
 
-    def __init__(self, *arguments):
+    def __init__(self, *arguments, tls=None):
+        """`tls`: (certificate, key) PEM files: the server then speaks TLS only."""
         executable = shutil.which("redis-server") or "/usr/bin/redis-server"
         if not os.path.exists(executable):
             raise AssertionError("redis-server is not installed: `make test` installs it "
@@ -29,18 +30,19 @@ class RedisServer:
         self.port = free_port()
         self.directory = tempfile.mkdtemp(prefix="pushhub-redis-")
         self.arguments = arguments
+        self.tls = tls
         self.process = None
         self.start()
 
     @property
     def url(self):
-        return "redis://127.0.0.1:%d" % self.port
+        return "%s://127.0.0.1:%d" % ("rediss" if self.tls else "redis", self.port)
 
     def start(self):
         self.process = subprocess.Popen(
             [self.executable, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.directory,
              "--save", "", "--appendonly", "yes", "--appendfsync", "always",
-             "--logfile", os.path.join(self.directory, "redis.log"), *self.arguments],
+             "--logfile", os.path.join(self.directory, "redis.log"), *self.tls_arguments(), *self.arguments],
             stdout=subprocess.DEVNULL)
         deadline = time.time() + 10
         while time.time() < deadline:
@@ -53,13 +55,21 @@ class RedisServer:
             time.sleep(0.02)
         raise AssertionError("redis-server did not answer PING within 10 s: " + self.log())
 
+    def tls_arguments(self):
+        if not self.tls:
+            return []
+        certificate, key = self.tls
+        return ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", certificate, "--tls-key-file", key,
+                "--tls-ca-cert-file", certificate, "--tls-auth-clients", "no"]
+
     def log(self):
         path = os.path.join(self.directory, "redis.log")
         return open(path).read()[-2000:] if os.path.exists(path) else ""
 
     def command(self, *words):
         """Runs one command through redis-cli; its output, stripped."""
-        result = subprocess.run(["redis-cli", "-p", str(self.port), *words], capture_output=True, text=True,
+        tls = ["--tls", "--cacert", self.tls[0]] if self.tls else []
+        result = subprocess.run(["redis-cli", "-p", str(self.port), *tls, *words], capture_output=True, text=True,
                                 timeout=10)
         if result.returncode != 0 or "Could not connect" in result.stdout + result.stderr:
             raise OSError(result.stdout + result.stderr)

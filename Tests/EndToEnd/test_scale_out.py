@@ -501,3 +501,34 @@ def test_a_hub_behind_the_trimmed_journal_reloads_the_shared_snapshot(cluster, r
     # And B can write again: its next change follows on from the others'.
     answer = publish(b, "behind", tree(4))
     assert answer["version"] == 4
+
+
+def test_hubs_share_a_redis_over_tls(hub_factory, tmp_path):
+    """rediss:// with --redis-ca: the hubs verify Redis's certificate; a hub that does not trust it
+    does not start, and says why."""
+    from test_tls import make_certificate
+    certificate, key = make_certificate(str(tmp_path), "redis")
+    server = RedisServer(tls=(certificate, key))
+    try:
+        hubs = []
+        for _ in range(2):
+            folder = tempfile.mkdtemp(prefix="pushhub-e2e-")
+            os.makedirs(os.path.join(folder, "data"))
+            for name, value in (("admin.token", ADMIN_TOKEN), ("jwt.secret", SECRET)):
+                with open(os.path.join(folder, "data", name), "w") as file:
+                    file.write(value + "\n")
+            hubs.append(hub_factory("--allow-anonymous", "--redis", server.url, "--redis-ca", certificate, data=folder))
+        a, b = hubs
+        tree = {"type": "column", "children": [{"type": "text", "id": "t", "text": "over TLS"}]}
+        publish(a, "tls", tree)
+        wait_until(lambda: latest_version(b, "tls") == 1, what="hub B to learn version 1 over TLS")
+        assert "pushhub:" in server.command("CLIENT", "LIST")  # the hubs' links, named, on the TLS port
+        # Without the CA the certificate is refused: the hub does not start, and says why.
+        untrusting = subprocess.run(
+            [os.path.join(BIN, "pushhub"), "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0",
+             "--data", str(tmp_path / "untrusting"), "--redis", server.url],
+            capture_output=True, text=True, timeout=60)
+        assert untrusting.returncode != 0
+        assert "not trusted" in untrusting.stderr and "--redis-ca" in untrusting.stderr, untrusting.stderr[-800:]
+    finally:
+        server.stop()

@@ -78,8 +78,8 @@ import TestSupport
              "allowed_origins": "https://a.example, http://localhost:3000",
              "tls_cert": "\#(certificate)", "tls_key": "\#(key)",
              "admin_tls_cert": "\#(certificate)", "admin_tls_key": "\#(key)",
-             "redis": "redis://hub:pw@10.0.0.5:6380/2", "redis_sentinel": "10.0.0.7:26379, 10.0.0.8:26379",
-             "redis_master": "pushhub"}
+             "redis": "rediss://hub:pw@10.0.0.5:6380/2", "redis_sentinel": "10.0.0.7:26379, 10.0.0.8:26379",
+             "redis_master": "pushhub", "redis_ca": "\#(certificate)"}
             """#
         try file.write(toFile: path, atomically: true, encoding: .utf8)
         // Every flag the hub has (bar the file itself) is a key of this file: a new flag must join it.
@@ -98,7 +98,8 @@ import TestSupport
         #expect(config.handshakeTimeout == .seconds(3) && config.drainTimeout == .seconds(7))
         #expect(config.helloTimeout == .seconds(4) && config.pingInterval == .seconds(5) && config.idleTimeout == .seconds(6))
         #expect(!config.compression && config.compressionMinimumBytes == 1024)
-        #expect(config.redis?.description == "redis://hub:***@10.0.0.5:6380/2")
+        #expect(config.redis?.description == "rediss://hub:***@10.0.0.5:6380/2")
+        #expect(config.redisTLS?.caFile == certificate)
         #expect(config.redisSentinels.map(\.description) == ["10.0.0.7:26379", "10.0.0.8:26379"])
         #expect(config.redisMaster == "pushhub")
         #expect(try HubOptions.parse(["--config", path], environment: ["PUSHHUB_COMPRESSION": "on"]).config.compression)
@@ -131,7 +132,14 @@ import TestSupport
         for flags in [["--redis-sentinel", "127.0.0.1:26379"], ["--redis-master", "m"], ["--redis-sentinel", "x", "--redis-master", "m"]] {
             #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse(flags, environment: [:]) }
         }
-        for (value, expected) in [("localhost:6379", "not a Redis URL"), ("redis://h:0", "port"), ("rediss://h", "not supported yet")] {
+        #expect(try HubOptions.parse(["--redis", "rediss://r"], environment: [:]).config.redisTLS?.caFile == nil)
+        #expect {
+            try HubOptions.parse(["--redis", "redis://r", "--redis-ca", "/etc/hostname"], environment: [:])
+        } throws: { "\($0)".contains("use a rediss:// URL") }
+        #expect {
+            try HubOptions.parse(["--redis", "rediss://r", "--redis-ca", "/nonexistent.pem"], environment: [:])
+        } throws: { "\($0)".contains("--redis-ca") && "\($0)".contains("/nonexistent.pem") }
+        for (value, expected) in [("localhost:6379", "not a Redis URL"), ("redis://h:0", "port")] {
             #expect {
                 try HubOptions.parse(["--redis", value], environment: [:])
             } throws: { error in

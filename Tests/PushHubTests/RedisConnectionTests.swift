@@ -1,3 +1,4 @@
+import Foundation
 import TestSupport
 import Testing
 
@@ -247,5 +248,38 @@ import Testing
         let driver = PollDriver([link])
         #expect(driver.run(for: .seconds(1)) { !link.lastError.isEmpty })
         #expect(link.lastError.contains("127.0.0.1:\(port)") && link.lastError.contains("refused"))
+    }
+}
+
+extension RedisConnectionTests {
+    @Test("rediss: speaks TLS to redis-server, its certificate checked; an untrusted one is refused, saying why")
+    func tls() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("redis-tls-\(UInt32.random(in: 0...UInt32.max))").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (certificate, key) = try SelfSignedCertificate.make(in: directory)
+        let server = try RedisServer(tlsCertificate: certificate, key: key)
+        let trusted = try Self.link("rediss://127.0.0.1:\(server.port)") {
+            $0.tls = try! TLSClientContext(caFile: certificate)
+            $0.clientName = "over-tls"
+        }
+        let untrusted = try Self.link("rediss://127.0.0.1:\(server.port)") { $0.tls = try! TLSClientContext(caFile: nil) }
+        defer {
+            trusted.close()
+            untrusted.close()
+        }
+        let driver = PollDriver([trusted, untrusted])
+        #expect(driver.run { trusted.isReady })
+        let replies = Replies()
+        for index in 0..<1000 { Self.send(trusted, "SET", ["k\(index)", String(repeating: "v", count: index)], into: replies) }
+        Self.send(trusted, "GET", ["k999"], into: replies)
+        #expect(driver.run { replies.results.count == 1001 })
+        #expect(try replies.results.last?.get().string == String(repeating: "v", count: 999))
+        #expect(driver.run { untrusted.lastError.contains("not trusted") })
+        #expect(untrusted.lastError.contains("self-signed") || untrusted.lastError.contains("self signed"))
+        #expect(!untrusted.isReady)
+        // A plain client cannot speak to the TLS port: the link never signs in.
+        let plain = try Self.link("redis://127.0.0.1:\(server.port)") { $0.clientName = "plain" }
+        defer { plain.close() }
+        #expect(!PollDriver([plain]).run(for: .milliseconds(500)) { plain.isReady })
     }
 }

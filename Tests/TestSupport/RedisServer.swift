@@ -18,10 +18,24 @@ public final class RedisServer: @unchecked Sendable {
     private let extraArguments: [String]
     private var process: Process?
 
+    /// A server that speaks TLS only, on `port`, with `certificate` and `key` (PEM); clients are
+    /// not asked for certificates.
+    public convenience init(tlsCertificate certificate: String, key: String) throws {
+        try self.init(port: try Self.freePort(), tls: (certificate, key))
+    }
+
+    private convenience init(port: Int, tls: (certificate: String, key: String)) throws {
+        try self.init(
+            arguments: [
+                "--port", "0", "--tls-port", String(port), "--tls-cert-file", tls.certificate, "--tls-key-file", tls.key,
+                "--tls-ca-cert-file", tls.certificate, "--tls-auth-clients", "no",
+            ], port: port)
+    }
+
     /// Starts a server with `arguments` added to its command line (e.g. `["--requirepass", "pw"]`).
-    public init(arguments: [String] = []) throws {
-        port = try Self.freePort()
-        directory = NSTemporaryDirectory() + "pushhub-redis-\(getpid())-\(port)"
+    public init(arguments: [String] = [], port: Int? = nil) throws {
+        self.port = try port ?? Self.freePort()
+        directory = NSTemporaryDirectory() + "pushhub-redis-\(getpid())-\(self.port)"
         extraArguments = arguments
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try start()

@@ -38,6 +38,7 @@ public enum ConfigReload {
         Setting(key: "redis", reloadable: false) { $0.redis?.description ?? "" },
         Setting(key: "redis_sentinel", reloadable: false) { $0.redisSentinels.map(\.description).joined(separator: ",") },
         Setting(key: "redis_master", reloadable: false) { $0.redisMaster ?? "" },
+        Setting(key: "redis_ca", reloadable: false) { $0.redisTLS?.caFile ?? "" },
         Setting(key: "loops", reloadable: false) { "\($0.loops)" },
         Setting(key: "echo_path", reloadable: false) { $0.echoPath ?? "" },
         Setting(key: "dev", reloadable: false) { "\($0.dev)" },

@@ -76,6 +76,8 @@ public struct HubConfig: Sendable {
     /// Redis Sentinel: the sentinels to ask for the master named `redisMaster` (empty: connect to
     /// `redis`'s host). With sentinels, `redis` gives the credentials and the database.
     var redisSentinels: [SocketAddress] = []
+    /// TLS to Redis (a `rediss://` URL): whom to trust (`--redis-ca`, else the system's CAs).
+    var redisTLS: TLSClientContext?
     var redisMaster: String?
     /// Largest admin request body (DESIGN: 4 MiB).
     public var maxAdminBodyBytes = 4 << 20

@@ -19,7 +19,7 @@ public enum HubOptions {
                        [--compression on|off] [--compression-min-bytes N]
                        [--log-level debug|info|warning|error]
                        [--handshake-timeout D] [--hello-timeout D] [--ping-interval D] [--idle-timeout D]
-                       [--drain-timeout D] [--redis URL] [--redis-sentinel HOST:PORT,… --redis-master NAME]
+                       [--drain-timeout D] [--redis URL [--redis-ca FILE]] [--redis-sentinel HOST:PORT,… --redis-master NAME]
 
         OPTIONS:
           --config FILE        settings as JSON, keys named after the flags (keep_versions, log_level, …);
@@ -61,6 +61,8 @@ public enum HubOptions {
                                (D is a number with ms, s, m or h, e.g. 500ms, 25s)
           --redis URL          scale out: several hubs as one service over Redis, redis://[user:pass@]host:port/db
                                (env PUSHHUB_REDIS; docs/scale-out.md); without it the data dir's journal
+          --redis-ca FILE      with rediss:// (TLS to Redis): the CA (PEM) Redis's certificate must chain to
+                               (env PUSHHUB_REDIS_CA; default: the system's CAs)
           --redis-sentinel HOST:PORT,…  find the master through Redis Sentinel, with --redis-master NAME;
                                --redis then gives only the credentials and database (env PUSHHUB_REDIS_SENTINEL,
                                PUSHHUB_REDIS_MASTER)
@@ -203,11 +205,16 @@ public enum HubOptions {
             } catch {
                 throw UsageError(description: "--redis: \(error)")
             }
-            // TODO(issue 12): rediss:// (TLS to Redis) through OpenSSL, as the listeners do.
-            if url.usesTLS {
-                throw UsageError(description: "--redis: rediss:// (TLS to Redis) is not supported yet; use redis://")
-            }
             config.redis = url
+            if url.usesTLS {
+                do {
+                    config.redisTLS = try TLSClientContext(caFile: values["--redis-ca"])
+                } catch {
+                    throw UsageError(description: "--redis-ca: \(error)")
+                }
+            } else if values["--redis-ca"] != nil {
+                throw UsageError(description: "--redis-ca is for TLS to Redis: use a rediss:// URL with it")
+            }
         }
         switch (values["--redis-sentinel"], values["--redis-master"]) {
         case (nil, nil): break
@@ -313,6 +320,7 @@ public enum HubOptions {
         "--tls-cert": "PUSHHUB_TLS_CERT", "--tls-key": "PUSHHUB_TLS_KEY",
         "--admin-tls-cert": "PUSHHUB_ADMIN_TLS_CERT", "--admin-tls-key": "PUSHHUB_ADMIN_TLS_KEY",
         "--redis": "PUSHHUB_REDIS", "--redis-sentinel": "PUSHHUB_REDIS_SENTINEL", "--redis-master": "PUSHHUB_REDIS_MASTER",
+        "--redis-ca": "PUSHHUB_REDIS_CA",
     ]
 
     /// `--flag=value` → ("--flag", "value").

@@ -113,7 +113,8 @@ final class ControlPlane {
             var locate: (() -> SocketAddress?)?
             if let master = config.redisMaster, !config.redisSentinels.isEmpty {
                 let located = SentinelLocator(
-                    sentinels: config.redisSentinels, masterName: master, hubID: hubID, now: MonotonicClock.now())
+                    sentinels: config.redisSentinels, masterName: master, hubID: hubID, now: MonotonicClock.now(),
+                    tls: config.redisTLS)
                 guard located.locateNow(timeout: .seconds(30)) != nil else {
                     throw SharedStateLoad.Failure(
                         description: "no sentinel of \(config.redisSentinels.map(\.description).joined(separator: ",")) "
@@ -125,8 +126,9 @@ final class ControlPlane {
                 sentinel = nil
             }
             let applied = try SharedStateLoad.load(
-                url: redis, locate: locate, hubID: hubID, waitingUpTo: .seconds(30), into: &restored)
-            cluster = ClusterJournal(url: redis, hubID: hubID, applied: applied, now: MonotonicClock.now(), locate: locate)
+                url: redis, locate: locate, tls: config.redisTLS, hubID: hubID, waitingUpTo: .seconds(30), into: &restored)
+            cluster = ClusterJournal(
+                url: redis, hubID: hubID, applied: applied, now: MonotonicClock.now(), locate: locate, tls: config.redisTLS)
             registry = HubRegistry(hubID: hubID)
             journal = nil
             Log.info("loaded the shared state from Redis", [("redis", "\(redis)"), ("hub", hubID), ("entry", applied)])

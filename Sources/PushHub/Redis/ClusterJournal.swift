@@ -66,13 +66,18 @@ final class ClusterJournal {
     var onMessage: ((String, [UInt8]) -> Void)?
 
     /// - Parameter locate: where the master is now (Sentinel's answer); nil: `url`'s host.
-    init(url: RedisURL, hubID: String, applied: Int, now: UInt64, locate: (() -> SocketAddress?)? = nil) {
+    /// - Parameter tls: TLS to Redis (`rediss://`).
+    init(
+        url: RedisURL, hubID: String, applied: Int, now: UInt64, locate: (() -> SocketAddress?)? = nil,
+        tls: TLSClientContext? = nil
+    ) {
         self.hubID = hubID
         self.applied = applied
         func options(_ role: String) -> RedisConnection.Options {
             var options = RedisConnection.Options(url: url, clientName: "pushhub:\(hubID):\(role)")
             options.locate = locate
             options.requireMaster = locate != nil
+            options.tls = tls
             return options
         }
         commands = RedisConnection(options: options("commands"), now: now)

@@ -33,6 +33,8 @@ final class RedisConnection: LoopSource {
         /// Check on sign-in that the server is a master (`ROLE`): after a failover the old master
         /// comes back as a replica, and a hub must not stay on it.
         var requireMaster = false
+        /// TLS to Redis (`rediss://`), its certificate checked for the address connected to.
+        var tls: TLSClientContext?
 
         init(url: RedisURL, clientName: String? = nil) {
             self.url = url
@@ -63,6 +65,9 @@ final class RedisConnection: LoopSource {
     private(set) var state: State
     /// Why the link went down last (empty: it never did).
     private(set) var lastError = ""
+    /// The last attempt failed because TLS did not trust the server's certificate: retrying
+    /// will not help until the configuration changes.
+    private(set) var certificateRefused = false
     /// Called each time the link is signed in and ready (e.g. to subscribe again).
     var onReady: (() -> Void)?
     /// Called when a ready link goes down, with the reason.
@@ -73,6 +78,8 @@ final class RedisConnection: LoopSource {
     var random: () -> Double = { Double.random(in: 0..<1) }
 
     private var socket: Socket?
+    /// The socket's TLS (`options.tls`), made with the socket.
+    private var tls: TLSStream?
     private var parser: RESPParser
     private var output: [UInt8] = []
     private var pending: [Pending] = []
@@ -130,7 +137,8 @@ final class RedisConnection: LoopSource {
         guard let socket else { return nil }
         switch state {
         case .connecting: return LoopWatch(fd: socket.fd, socket: connects, writable: true)
-        case .signingIn, .ready: return LoopWatch(fd: socket.fd, socket: connects, writable: !output.isEmpty)
+        case .signingIn, .ready:
+            return LoopWatch(fd: socket.fd, socket: connects, writable: !output.isEmpty || tls?.readWaitsForWritable == true)
         case .disconnected, .closed: return nil
         }
     }
@@ -153,8 +161,8 @@ final class RedisConnection: LoopSource {
             }
             signIn(now: now)
         case .signingIn, .ready:
-            if readable || hangup { read(now: now) }
-            if writable { flush(now: now) }
+            if readable || hangup || (writable && tls?.readWaitsForWritable == true) { read(now: now) }
+            if writable || (readable && tls?.writeWaitsForReadable == true) { flush(now: now) }
         case .disconnected, .closed:
             return
         }
@@ -207,9 +215,17 @@ final class RedisConnection: LoopSource {
         }
     }
 
-    /// Sends AUTH, SELECT and CLIENT SETNAME; the link is ready when all three succeed.
+    /// Sends AUTH, SELECT and CLIENT SETNAME; the link is ready when all three succeed. With
+    /// TLS the handshake runs inside the first writes and reads of these.
     private func signIn(now: UInt64) {
         state = .signingIn
+        if let context = options.tls, let socket {
+            do {
+                tls = try TLSStream(client: context, fd: socket.fd, serverName: address.host)
+            } catch {
+                return tearDown(reason: "TLS to \(address): \(error)", now: now)
+            }
+        }
         var commands: [RedisCommand] = []
         if let password = options.url.password {
             var arguments = [password]
@@ -219,6 +235,8 @@ final class RedisConnection: LoopSource {
         if options.url.database != 0 { commands.append(RedisCommand("SELECT", [String(options.url.database)])) }
         if let name = options.clientName { commands.append(RedisCommand("CLIENT", ["SETNAME", name], label: "CLIENT SETNAME")) }
         if options.requireMaster { commands.append(RedisCommand("ROLE", [])) }
+        // Over TLS a link is ready only once the handshake is done, i.e. once something answered.
+        if commands.isEmpty && tls != nil { commands.append(RedisCommand("PING", [])) }
         guard !commands.isEmpty else { return becomeReady() }
         var remaining = commands.count
         for command in commands {
@@ -241,6 +259,7 @@ final class RedisConnection: LoopSource {
 
     private func becomeReady() {
         state = .ready
+        certificateRefused = false
         attempt = 0
         onReady?()
     }
@@ -257,12 +276,15 @@ final class RedisConnection: LoopSource {
         var written = 0
         writing: while written < output.count {
             let result = output[written...].withUnsafeBytes { bytes in
-                Result { () throws(SystemError) in try socket.write(bytes) }
+                Result { () throws(SystemError) in
+                    if let tls { return try tls.write(bytes) }
+                    return try socket.write(bytes)
+                }
             }
             switch result {
             case .success(.processed(let count)): written += count
             case .success(.wouldBlock): break writing
-            case .failure(let error): return tearDown(reason: "writing to Redis failed: \(error)", now: now)
+            case .failure(let error): return tearDown(reason: "writing to Redis failed: \(failure(error))", now: now)
             }
         }
         output.removeFirst(written)
@@ -272,11 +294,14 @@ final class RedisConnection: LoopSource {
         guard let socket else { return }
         while true {
             let result = readBuffer.withUnsafeMutableBytes { buffer in
-                Result { () throws(SystemError) in try socket.read(into: buffer) }
+                Result { () throws(SystemError) in
+                    if let tls { return try tls.read(into: buffer) }
+                    return try socket.read(into: buffer)
+                }
             }
             switch result {
             case .failure(let error):
-                return tearDown(reason: "reading from Redis failed: \(error)", now: now)
+                return tearDown(reason: "reading from Redis failed: \(failure(error))", now: now)
             case .success(.wouldBlock):
                 return
             case .success(.processed(0)):
@@ -284,9 +309,17 @@ final class RedisConnection: LoopSource {
             case .success(.processed(let count)):
                 parser.append(readBuffer[0..<count])
                 guard deliverReplies(now: now) else { return }
-                if count < readBuffer.count { return }
+                // TLS may hold decrypted bytes the socket no longer signals.
+                if count < readBuffer.count && tls?.hasBufferedInput != true { return }
             }
         }
+    }
+
+    /// An I/O error, with the certificate's problem when TLS refused it.
+    private func failure(_ error: SystemError) -> String {
+        guard let problem = tls?.certificateProblem else { return "\(error)" }
+        certificateRefused = true
+        return "the certificate of \(address) is not trusted (\(problem)); give its CA with --redis-ca FILE"
     }
 
     /// Hands every complete reply to its handler; false when the link went down meanwhile.
@@ -335,6 +368,7 @@ final class RedisConnection: LoopSource {
     /// when given, the others as lost) and schedules a reconnect.
     private func tearDown(reason: String, now: UInt64, failingFirstWith firstFailure: RedisError? = nil) {
         let wasReady = state == .ready
+        tls = nil
         if var socket {
             socket.close()
             self.socket = nil

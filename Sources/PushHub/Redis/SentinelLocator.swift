@@ -20,7 +20,8 @@ final class SentinelLocator {
     private var asking = false
     static let interval: UInt64 = 1_000_000_000
 
-    init(sentinels: [SocketAddress], masterName: String, hubID: String, now: UInt64) {
+    /// - Parameter tls: TLS to the sentinels too (with `rediss://`).
+    init(sentinels: [SocketAddress], masterName: String, hubID: String, now: UInt64, tls: TLSClientContext? = nil) {
         precondition(!sentinels.isEmpty, "at least one sentinel")
         self.sentinels = sentinels
         self.masterName = masterName
@@ -28,6 +29,7 @@ final class SentinelLocator {
             url: RedisURL(host: sentinels[0].host, port: Int(sentinels[0].port)), clientName: "pushhub:\(hubID):sentinel")
         options.backoff = Backoff(initial: .milliseconds(50), cap: .seconds(1))
         options.commandTimeout = 1_000_000_000
+        options.tls = tls
         var next = 0
         options.locate = {
             // Each attempt goes to the next sentinel: one that is down is passed over.

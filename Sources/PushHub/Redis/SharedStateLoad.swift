@@ -11,16 +11,18 @@ enum SharedStateLoad {
     /// - Returns: the number of the last entry applied.
     /// - Parameter locate: where the master is (Sentinel's answer); nil: `url`'s host.
     static func load(
-        url: RedisURL, locate: (() -> SocketAddress?)? = nil, hubID: String, waitingUpTo timeout: Duration,
-        into state: inout HubState
+        url: RedisURL, locate: (() -> SocketAddress?)? = nil, tls: TLSClientContext? = nil, hubID: String,
+        waitingUpTo timeout: Duration, into state: inout HubState
     ) throws(Failure) -> Int {
         var options = RedisConnection.Options(url: url, clientName: "pushhub:\(hubID):load")
         options.locate = locate
+        options.tls = tls
         options.requireMaster = locate != nil
         let link = RedisConnection(options: options, now: MonotonicClock.now())
         defer { link.close() }
         let driver = PollDriver([link])
-        guard driver.run(for: timeout, until: { link.isReady }) else {
+        // A certificate that is not trusted will not be trusted on the next attempt either.
+        guard driver.run(for: timeout, until: { link.isReady || link.certificateRefused }), link.isReady else {
             throw Failure(
                 description: "Redis at \(url) did not answer within \(timeout) (\(link.lastError)); "
                     + "a hub scaled out over Redis loads the shared state from it before it serves")

@@ -121,7 +121,31 @@ final class TLSStream {
         SSL_set_accept_state(ssl)
     }
 
+    /// The client side of a connection the hub makes (to Redis): SNI and the certificate checked
+    /// for `serverName` (a host name, or an IP literal with or without brackets).
+    init(client context: TLSClientContext, fd: Int32, serverName: String) throws(TLSError) {
+        ERR_clear_error()
+        guard let ssl = SSL_new(context.context) else { throw TLSError.openSSL("SSL_new") }
+        self.ssl = ssl
+        pushhub_ssl_modes(ssl)
+        guard pushhub_ssl_set_socket(ssl, fd) == 1 else { throw TLSError.openSSL("pushhub_ssl_set_socket") }
+        let name = serverName.hasPrefix("[") ? String(serverName.dropFirst().dropLast()) : serverName
+        if name.contains(":") || name.allSatisfy({ $0.isNumber || $0 == "." }) {
+            _ = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name)
+        } else {
+            _ = pushhub_set_sni(ssl, name)
+            _ = SSL_set1_host(ssl, name)
+        }
+        SSL_set_connect_state(ssl)
+    }
+
     deinit { SSL_free(ssl) }
+
+    /// Why the peer's certificate was refused, if it was (a client connection's handshake).
+    var certificateProblem: String? {
+        let result = SSL_get_verify_result(ssl)
+        return result == X509_V_OK ? nil : String(cString: X509_verify_cert_error_string(result))
+    }
 
     var isHandshakeDone: Bool { SSL_is_init_finished(ssl) == 1 }
     /// Whether this connection resumed an earlier session (an abbreviated handshake).
