@@ -41,7 +41,7 @@ class RedisServer:
     def start(self):
         self.process = subprocess.Popen(
             [self.executable, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.directory,
-             "--save", "", "--appendonly", "yes", "--appendfsync", "always",
+             "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--enable-debug-command", "yes",
              "--logfile", os.path.join(self.directory, "redis.log"), *self.tls_arguments(), *self.arguments],
             stdout=subprocess.DEVNULL)
         deadline = time.time() + 10

@@ -158,6 +158,27 @@ def test_versions_and_seqs_are_numbered_once_across_hubs(cluster):
     assert sum(metric(hub, "pushhub_redis_conflicts_total") for hub in (a, b, c)) > 0
 
 
+def test_a_publish_is_answered_only_once_durable_even_when_redis_stalls_past_the_gather_timeout(cluster, redis):
+    """Redis busy for 3 s (longer than a gather's 2 s) while a publish is appended: the answer waits
+    for the append and counts the subscriber, instead of a 200 with nothing sent for a change
+    that might still fail."""
+    a, b = cluster(2)
+    publish(a, "stall", {"n": 0})
+    wait_until(lambda: latest_version(b, "stall") == 1, what="hub B to learn version 1")
+    ws = hello(b, device="waits")
+    ws.send(json.dumps({"type": "subscribe", "screen": "stall"}))
+    receive(ws, "snapshot")
+    wait_until(lambda: len(hubs_listed(a)) == 2, what="hub A to see hub B")
+    sleeper = threading.Thread(target=redis.command, args=("DEBUG", "SLEEP", "3"))
+    sleeper.start()
+    time.sleep(0.2)
+    started = time.time()
+    status, answer = call(a, "PUT", "/v1/screens/stall", {"n": 1, "pad": "x" * 200})
+    sleeper.join()
+    assert status == 200 and answer["version"] == 2, answer
+    assert time.time() - started > 2.5 and answer["sent"] == 1, answer
+
+
 def test_a_sync_made_through_one_hub_reaches_devices_on_every_hub(cluster):
     a, b, c = cluster(3)
     phone = hello(a, user="u1", device="phone")
@@ -452,6 +473,13 @@ def test_hubs_follow_a_sentinel_failover(hub_factory):
         patch = receive(ws, "patch")
         assert (patch["from"], patch["version"], patch["hash"]) == (1, 2, sha(tree(1)))
         wait_until(lambda: latest_version(a, "failover") == 2, what="hub A to apply version 2 from the new master")
+        # A master name Sentinel does not know stops the start at once, saying so (no crash).
+        typo = subprocess.run(
+            [os.path.join(BIN, "pushhub"), "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data",
+             tempfile.mkdtemp(prefix="pushhub-e2e-"), "--redis-sentinel", "127.0.0.1:%d" % sentinel.port,
+             "--redis-master", "pushub"], capture_output=True, text=True, timeout=60)
+        assert typo.returncode == 1, (typo.returncode, typo.stderr[-500:])
+        assert "monitors no master named" in typo.stderr and "pushub" in typo.stderr, typo.stderr[-500:]
     finally:
         sentinel.stop()
         replica.stop()

@@ -149,3 +149,24 @@ extension RESPParserTests {
         #expect(Self.failure("\r\n")?.contains("unexpected type byte 0xd") == true)
     }
 }
+
+extension RESPParserTests {
+    @Test("small elements that each end at a read's end still count against the reply limit")
+    func limitAcrossReads() {
+        var parser = RESPParser(limits: RESPParser.Limits(maxReplyBytes: 100, maxDepth: 4, maxLineBytes: 100))
+        var failed = false
+        parser.append(Array("*100\r\n".utf8))
+        for _ in 0..<100 where !failed {
+            parser.append(Array(":1\r\n".utf8))  // 4 bytes per read: 6 + 100 × 4 > 100
+            do { _ = try parser.next() } catch { failed = true }
+        }
+        #expect(failed)
+    }
+
+    @Test("a line of exactly the line limit is read; one byte more is refused")
+    func lineLimitIsInclusive() {
+        let limits = RESPParser.Limits(maxReplyBytes: 1000, maxDepth: 4, maxLineBytes: 10)
+        #expect(Self.failure("+" + String(repeating: "a", count: 10) + "\r\n", limits: limits) == nil)
+        #expect(Self.failure("+" + String(repeating: "a", count: 11) + "\r\n", limits: limits)?.contains("longer than 10") == true)
+    }
+}

@@ -116,9 +116,11 @@ final class ControlPlane {
                     sentinels: config.redisSentinels, masterName: master, hubID: hubID, now: MonotonicClock.now(),
                     tls: config.redisTLS)
                 guard located.locateNow(timeout: .seconds(30)) != nil else {
+                    let sentinels = config.redisSentinels.map(\.description).joined(separator: ",")
                     throw SharedStateLoad.Failure(
-                        description: "no sentinel of \(config.redisSentinels.map(\.description).joined(separator: ",")) "
-                            + "named the master \"\(master)\" within 30 s (\(located.link.lastError))")
+                        description: located.masterUnknown
+                            ? "Sentinel at \(sentinels) monitors no master named \"\(master)\" (--redis-master)"
+                            : "no sentinel of \(sentinels) named the master \"\(master)\" within 30 s (\(located.link.lastError))")
                 }
                 sentinel = located
                 locate = { [unowned located] in located.master }
@@ -153,8 +155,10 @@ final class ControlPlane {
             self.cluster?.reconnect(because: "Sentinel moved the master to \(address)", now: MonotonicClock.now())
         }
         cluster?.onMessage = { [unowned self] channel, payload in self.clusterMessage(channel: channel, payload: payload) }
-        cluster?.commands.onDown = { [metrics] reason in
+        cluster?.commands.onDown = { [unowned self, metrics] reason in
             metrics.redisUp.store(0, ordering: .relaxed)
+            // The notice link has no replies to wait for, so nothing else tells that it is dead.
+            self.cluster?.notices.reconnect(because: "the command link went down", now: MonotonicClock.now())
             Log.error("lost the connection to Redis; serving clients from memory, refusing changes", [("reason", reason)])
         }
         cluster?.commands.onReady = { [unowned self, metrics] in
@@ -183,6 +187,7 @@ final class ControlPlane {
         registry?.leave(now: now, link: cluster.commands)
         cluster.commands.tick(now: now)  // writes what is queued; the replies are not awaited
         cluster.close()
+        sentinel?.link.close()
     }
 
     func attach(loops mailboxes: [Mailbox]) { loops = mailboxes }
@@ -218,6 +223,7 @@ final class ControlPlane {
             followJournal(now: now)
             registry?.tick(now: now, link: cluster.commands) { hubInfo }
             sentinel?.tick(now: now)
+            cluster.tick(now: now)
         } else if !uncommitted.isEmpty {
             commit(now: now)
         }
@@ -235,13 +241,19 @@ final class ControlPlane {
         }
     }
 
-    var uncommittedIsEmpty: Bool { uncommitted.isEmpty }
+    /// Nothing waits to be made durable (scaled out: nor is a batch being appended or taken back).
+    var uncommittedIsEmpty: Bool {
+        guard uncommitted.isEmpty else { return false }
+        if case .idle = replication { return true }
+        return false
+    }
 
     /// The earliest gather deadline, memory check or watchdog ping, for the loop's wait.
     var nextDeadline: UInt64? {
         min(
             gathers.values.map(\.deadline).min() ?? .max, reclaimer.nextCheck, watchdogDue ?? .max,
-            cluster == nil ? .max : nextJournalPoll, registry?.nextHeartbeat ?? .max, sentinel?.nextDeadline ?? .max)
+            cluster == nil ? .max : nextJournalPoll, registry?.nextHeartbeat ?? .max, sentinel?.nextDeadline ?? .max,
+            cluster?.nextNoticePing ?? .max)
     }
 
     private func commit(now: UInt64) {
@@ -492,6 +504,8 @@ extension ControlPlane {
             guard sent[index].gathers, let record = sent[index].lastChangeRecord else { continue }
             let done = sent[index].done
             let id = startGather(now: now, remoteHubs: others) { answers, _ in done(.success(answers)) }
+            // Not before the batch is durable: an answer must never go out for a change that fails.
+            gathers[id]?.deadline = .max
             sent[index].gatherID = id
             gathersByRecord.append((offset + record, id))
         }
@@ -512,6 +526,9 @@ extension ControlPlane {
         switch outcome {
         case .appended(let lsn):
             metrics.noteCommit(records: records, nanoseconds: now - started)
+            for mutation in batch {
+                if let id = mutation.gatherID { gathers[id]?.deadline = now + Self.gatherTimeout }
+            }
             committed = after
             deliver(batch, now: now)
             if lsn % Self.sharedSnapshotEvery == 0 {
@@ -600,9 +617,14 @@ extension ControlPlane {
             replication = .idle
             let now = MonotonicClock.now()
             switch result {
-            case .failure(let reason):
-                entriesAnnounced = true  // try again at the next read
-                Log.error("reloading the shared snapshot failed", [("error", reason.description)])
+            case .failure(.unreadable(let reason)):
+                stopFollowing("the shared snapshot cannot be applied (\(reason)); is a newer PushHub writing to it?")
+            case .failure(.redis(let error)):
+                entriesAnnounced = true  // read again; the requests waiting for it cannot be made meanwhile
+                Log.error("reloading the shared snapshot failed", [("error", "\(error)")])
+                let stale = awaitingCatchUp
+                awaitingCatchUp.removeAll()
+                refuse(stale, AdminError(503, "redis_unavailable", "reading the shared snapshot failed (\(error)); the change was not made"))
             case .success(let snapshot) where snapshot.lsn < cluster.applied:
                 stopFollowing(
                     "the shared journal was trimmed past entry \(cluster.applied) but the shared snapshot is older "

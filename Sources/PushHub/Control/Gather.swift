@@ -81,7 +81,8 @@ final class Exposure: Sendable {
 final class Gather {
     /// Arrivals awaited: one per client loop, one per other hub (which sends all its loops' at once).
     let expected: Int
-    let deadline: UInt64
+    /// When it finishes with what arrived; `.max` until the change it waits for is durable.
+    var deadline: UInt64
     private(set) var answers: [LoopAnswer] = []
     private var arrivals = 0
     private let finish: (_ answers: [LoopAnswer], _ complete: Bool) -> Void

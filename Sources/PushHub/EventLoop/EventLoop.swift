@@ -256,7 +256,8 @@ final class EventLoop {
         guard wanted != current else { return }
         let token = Self.firstSourceToken + UInt64(index)
         do throws(SystemError) {
-            if let current, !current.isSameSocket(as: wanted) { epoll.remove(fd: current.fd) }
+            // A source changes sockets only after closing the old one, which left epoll with its
+            // close; removing its number now could unregister a connection that reuses it.
             if let wanted {
                 if wanted.isSameSocket(as: current) {
                     try epoll.modify(fd: wanted.fd, token: token, readable: true, writable: wanted.writable)

@@ -106,7 +106,21 @@ final class ClusterJournal {
         }
     }
 
+    deinit { close() }
+
     var isReady: Bool { commands.isReady }
+
+    /// How often the notice link is pinged: it waits for no replies otherwise, so a dead
+    /// connection would go unnoticed (the ping's timeout drops and remakes it).
+    static let noticePingInterval: UInt64 = 5_000_000_000
+    private(set) var nextNoticePing: UInt64 = 0
+
+    /// Pings the notice link when due.
+    func tick(now: UInt64) {
+        guard notices.isReady, now >= nextNoticePing else { return }
+        nextNoticePing = now + Self.noticePingInterval
+        notices.send(RedisCommand("PING", []), now: now) { _ in }
+    }
 
     /// Why the link is down (empty while it is up or before its first failure).
     var lastError: String { commands.lastError }
@@ -211,12 +225,18 @@ final class ClusterJournal {
     }
 
     /// Reads the shared snapshot: the entry it is as of, and its records.
-    /// - Parameter done: the snapshot, or why it could not be read (a sentence).
-    func readSnapshot(now: UInt64, done: @escaping (Result<(lsn: Int, records: [HubRecord]), HubRecord.DecodingError>) -> Void) {
+    /// Why the snapshot was not read: Redis did not answer (try again), or what it holds cannot be
+    /// applied (trying again will not help).
+    enum SnapshotFailure: Error {
+        case redis(RedisError)
+        case unreadable(HubRecord.DecodingError)
+    }
+
+    func readSnapshot(now: UInt64, done: @escaping (Result<(lsn: Int, records: [HubRecord]), SnapshotFailure>) -> Void) {
         commands.send(RedisCommand("HGETALL", [Self.snapshotKey]), now: now) { result in
             switch result {
-            case .failure(let error): done(.failure(HubRecord.DecodingError(description: "\(error)")))
-            case .success(let reply): done(Self.snapshot(in: reply))
+            case .failure(let error): done(.failure(.redis(error)))
+            case .success(let reply): done(Self.snapshot(in: reply).mapError { .unreadable($0) })
             }
         }
     }
@@ -231,7 +251,11 @@ final class ClusterJournal {
         var index = 0
         while index + 1 < fields.count {
             switch fields[index].string {
-            case "lsn": lsn = fields[index + 1].string.flatMap { Int($0) } ?? 0
+            case "lsn":
+                guard let value = fields[index + 1].string.flatMap({ Int($0) }), (0...maxLSN).contains(value) else {
+                    return .failure(HubRecord.DecodingError(description: "an lsn that is not a number from 0 to 2^53"))
+                }
+                lsn = value
             case "records":
                 guard case .bulkString(let bytes?) = fields[index + 1] else { break }
                 switch Self.records(bytes) {
@@ -254,10 +278,13 @@ final class ClusterJournal {
         entries.reserveCapacity(items.count)
         var next = expected
         for item in items {
-            guard let parts = item.elements, parts.count == 2, let id = parts[0].string, let lsn = lsn(of: id),
-                let fields = parts[1].elements
+            guard let parts = item.elements, parts.count == 2, let id = parts[0].string, let fields = parts[1].elements
             else {
                 return .failed(.badReply(command: "XRANGE \(streamKey)", reason: "an entry that is not [id, fields]"))
+            }
+            guard let lsn = lsn(of: id) else {
+                // Not written by a hub (an XADD with `*`): following would conflict forever.
+                return .undecodable(lsn: next, reason: "the stream holds an entry \(id) that no hub wrote (ids are 0-N)")
             }
             guard lsn == next else { return .gap(expected: next, found: lsn) }
             switch entry(lsn: lsn, fields: fields) {
@@ -269,10 +296,13 @@ final class ClusterJournal {
         return .entries(entries, more: items.count == fetchCount)
     }
 
+    /// Entry numbers stay below this, so that `applied + 1` never overflows whatever Redis holds.
+    static let maxLSN = 1 << 53
+
     /// N of a stream ID `0-N`.
     static func lsn(of id: String) -> Int? {
-        guard id.hasPrefix("0-") else { return nil }
-        return Int(id.dropFirst(2))
+        guard id.hasPrefix("0-"), let lsn = Int(id.dropFirst(2)), (1...maxLSN).contains(lsn) else { return nil }
+        return lsn
     }
 
     static func entry(lsn: Int, fields: [RESPValue]) -> Result<Entry, HubRecord.DecodingError> {

@@ -177,7 +177,7 @@ extension LoopAnswer {
                 }
                 let target = RenderTarget(
                     appVersion: item["app_version"]?.stringValue.flatMap(SemanticVersion.init), variantPatches: patches)
-                counts[target, default: 0] += count
+                counts[target, default: 0] &+= count  // counts from another hub: never a trap
             }
             self = .renderTargets(counts)
         case "subscribers":

@@ -99,19 +99,19 @@ public struct RESPParser {
             let afterLine = lineEnd + 2
             switch type {
             case UInt8(ascii: "+"):
-                take(upTo: afterLine)
+                try take(upTo: afterLine)
                 return .simpleString(String(decoding: line, as: UTF8.self))
             case UInt8(ascii: "-"):
-                take(upTo: afterLine)
+                try take(upTo: afterLine)
                 return .error(String(decoding: line, as: UTF8.self))
             case UInt8(ascii: ":"):
                 let value = try integer(line, "integer")
-                take(upTo: afterLine)
+                try take(upTo: afterLine)
                 return .integer(value)
             case UInt8(ascii: "$"):
                 let length = try integer(line, "bulk string length")
                 if length == -1 {
-                    take(upTo: afterLine)
+                    try take(upTo: afterLine)
                     return .bulkString(nil)
                 }
                 guard length >= 0 else { throw RESPError(description: "a bulk string of length \(length)") }
@@ -123,12 +123,12 @@ public struct RESPParser {
                     throw RESPError(description: "a bulk string of \(length) bytes is not followed by CRLF")
                 }
                 let bytes = Array(buffer[afterLine..<end])
-                take(upTo: end + 2)
+                try take(upTo: end + 2)
                 return .bulkString(bytes)
             case UInt8(ascii: "*"):
                 let count = try integer(line, "array length")
                 if count == -1 {
-                    take(upTo: afterLine)
+                    try take(upTo: afterLine)
                     return .array(nil)
                 }
                 guard count >= 0 else { throw RESPError(description: "an array of length \(count)") }
@@ -136,7 +136,7 @@ public struct RESPParser {
                 // Every element takes at least 3 bytes (":0\r\n" is 4): a count past what the
                 // limit could hold is refused before any element is read.
                 try check(replyBytes + (afterLine - consumed) + Int(count) * 3)
-                take(upTo: afterLine)
+                try take(upTo: afterLine)
                 if count == 0 { return .array([]) }
                 guard stack.count < limits.maxDepth else {
                     throw RESPError(description: "arrays nested deeper than \(limits.maxDepth)")
@@ -156,7 +156,8 @@ public struct RESPParser {
     /// search starts after the type byte, so a line is never shorter than its type.
     private func lineEnd() -> Int? {
         var index = consumed + 1
-        let limit = min(buffer.count - 1, consumed + limits.maxLineBytes + 1)
+        // The type byte, at most `maxLineBytes` of line, then CR at `consumed + 1 + maxLineBytes`.
+        let limit = min(buffer.count - 1, consumed + limits.maxLineBytes + 2)
         while index < limit {
             if buffer[index] == 13 && buffer[index + 1] == 10 { return index }
             index += 1
@@ -164,9 +165,12 @@ public struct RESPParser {
         return nil
     }
 
-    private mutating func take(upTo index: Int) {
+    /// Consumes input up to `index` as part of the reply being read (counted against the limit:
+    /// small elements that each end at a read's end add up too).
+    private mutating func take(upTo index: Int) throws(RESPError) {
         replyBytes += index - consumed
         consumed = index
+        try check(replyBytes)
     }
 
     private func check(_ bytes: Int) throws(RESPError) {

@@ -138,7 +138,10 @@ final class RedisConnection: LoopSource {
         switch state {
         case .connecting: return LoopWatch(fd: socket.fd, socket: connects, writable: true)
         case .signingIn, .ready:
-            return LoopWatch(fd: socket.fd, socket: connects, writable: !output.isEmpty || tls?.readWaitsForWritable == true)
+            // A write that waits for TLS to read (the handshake) must not ask for writability, or a
+            // level-triggered EPOLLOUT would wake the loop until the server answers.
+            let wantsWrite = !output.isEmpty && tls?.writeWaitsForReadable != true
+            return LoopWatch(fd: socket.fd, socket: connects, writable: wantsWrite || tls?.readWaitsForWritable == true)
         case .disconnected, .closed: return nil
         }
     }

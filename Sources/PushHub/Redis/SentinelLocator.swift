@@ -18,6 +18,8 @@ final class SentinelLocator {
     var onMove: ((SocketAddress) -> Void)?
     private var nextQuery: UInt64 = 0
     private var asking = false
+    /// A sentinel answered that it monitors no master of this name.
+    private(set) var masterUnknown = false
     static let interval: UInt64 = 1_000_000_000
 
     /// - Parameter tls: TLS to the sentinels too (with `rediss://`).
@@ -40,6 +42,8 @@ final class SentinelLocator {
         link.onReady = { [unowned self] in self.nextQuery = 0 }
     }
 
+    deinit { link.close() }
+
     /// When the next query is due (nil while no sentinel is connected: the link's own deadline).
     var nextDeadline: UInt64? { link.isReady ? max(nextQuery, 1) : nil }
 
@@ -56,9 +60,11 @@ final class SentinelLocator {
                 guard let parts = reply.elements, parts.count == 2, let host = parts[0].string,
                     let port = parts[1].string.flatMap(UInt16.init)
                 else {
+                    masterUnknown = true
                     Log.warning("Sentinel does not know the master", [("master", masterName), ("sentinel", "\(link.address)")])
                     return
                 }
+                masterUnknown = false
                 let address = SocketAddress(host: host, port: port)
                 guard address != master else { return }
                 let previous = master
@@ -73,12 +79,13 @@ final class SentinelLocator {
         }
     }
 
-    /// Asks the sentinels until one answers, blocking (a hub's start, before its loops run).
+    /// Asks the sentinels until one answers, blocking (a hub's start, before its loops run);
+    /// gives up at once when a sentinel does not know the name (a typo will not heal).
     func locateNow(timeout: Duration) -> SocketAddress? {
         let driver = PollDriver([link])
         driver.run(for: timeout) {
             tick(now: MonotonicClock.now())
-            return master != nil
+            return master != nil || masterUnknown
         }
         return master
     }

@@ -94,9 +94,10 @@ struct ReceiptCounts: Equatable, Sendable {
     var acked = 0
 
     static func + (a: ReceiptCounts, b: ReceiptCounts) -> ReceiptCounts {
+        // Wrapping: the counts come from other hubs, and a bad one must not trap this one.
         ReceiptCounts(
-            targetedOnline: a.targetedOnline + b.targetedOnline, delivered: a.delivered + b.delivered,
-            acked: a.acked + b.acked)
+            targetedOnline: a.targetedOnline &+ b.targetedOnline, delivered: a.delivered &+ b.delivered,
+            acked: a.acked &+ b.acked)
     }
 
     var json: JSONValue {
