@@ -43,19 +43,22 @@ def cluster(hub_factory, redis):
     gives every hub the same two files: docs/scale-out.md)."""
 
     def start(count=1, *flags):
-        hubs = []
-        for _ in range(count):
-            folder = tempfile.mkdtemp(prefix="pushhub-e2e-")
-            os.makedirs(os.path.join(folder, "data"))
-            for name, value in (("admin.token", ADMIN_TOKEN), ("jwt.secret", SECRET)):
-                path = os.path.join(folder, "data", name)
-                with open(path, "w") as file:
-                    file.write(value + "\n")
-                os.chmod(path, 0o600)
-            hubs.append(hub_factory("--allow-anonymous", "--redis", redis.url, *flags, data=folder))
-        return hubs
+        return [hub_factory("--allow-anonymous", "--redis", redis.url, *flags, data=shared_secrets())
+                for _ in range(count)]
 
     return start
+
+
+def shared_secrets():
+    """A new hub's folder whose data dir holds the cluster's admin token and JWT secret."""
+    folder = tempfile.mkdtemp(prefix="pushhub-e2e-")
+    os.makedirs(os.path.join(folder, "data"))
+    for name, value in (("admin.token", ADMIN_TOKEN), ("jwt.secret", SECRET)):
+        path = os.path.join(folder, "data", name)
+        with open(path, "w") as file:
+            file.write(value + "\n")
+        os.chmod(path, 0o600)
+    return folder
 
 
 def token(user):
@@ -440,16 +443,8 @@ def test_hubs_follow_a_sentinel_failover(hub_factory):
     sentinel = RedisSentinel(master.port)
     try:
         wait_until(lambda: "master_link_status:up" in replica.command("INFO", "replication"), what="the replica to sync")
-        hubs = []
-        for _ in range(2):
-            folder = tempfile.mkdtemp(prefix="pushhub-e2e-")
-            os.makedirs(os.path.join(folder, "data"))
-            for name, value in (("admin.token", ADMIN_TOKEN), ("jwt.secret", SECRET)):
-                with open(os.path.join(folder, "data", name), "w") as file:
-                    file.write(value + "\n")
-            hubs.append(hub_factory("--allow-anonymous", "--redis-sentinel", "127.0.0.1:%d" % sentinel.port,
-                                    "--redis-master", "pushhub", data=folder))
-        a, b = hubs
+        a, b = [hub_factory("--allow-anonymous", "--redis-sentinel", "127.0.0.1:%d" % sentinel.port,
+                            "--redis-master", "pushhub", data=shared_secrets()) for _ in range(2)]
         tree = lambda n: {"n": n, "rows": [{"id": "r%d" % i, "text": "row %d" % i} for i in range(20)]}
         publish(a, "failover", tree(0))
         wait_until(lambda: latest_version(b, "failover") == 1, what="hub B to learn version 1")
@@ -538,15 +533,8 @@ def test_hubs_share_a_redis_over_tls(hub_factory, tmp_path):
     certificate, key = make_certificate(str(tmp_path), "redis")
     server = RedisServer(tls=(certificate, key))
     try:
-        hubs = []
-        for _ in range(2):
-            folder = tempfile.mkdtemp(prefix="pushhub-e2e-")
-            os.makedirs(os.path.join(folder, "data"))
-            for name, value in (("admin.token", ADMIN_TOKEN), ("jwt.secret", SECRET)):
-                with open(os.path.join(folder, "data", name), "w") as file:
-                    file.write(value + "\n")
-            hubs.append(hub_factory("--allow-anonymous", "--redis", server.url, "--redis-ca", certificate, data=folder))
-        a, b = hubs
+        a, b = [hub_factory("--allow-anonymous", "--redis", server.url, "--redis-ca", certificate,
+                            data=shared_secrets()) for _ in range(2)]
         tree = {"type": "column", "children": [{"type": "text", "id": "t", "text": "over TLS"}]}
         publish(a, "tls", tree)
         wait_until(lambda: latest_version(b, "tls") == 1, what="hub B to learn version 1 over TLS")

@@ -78,6 +78,7 @@ extension LoopQuery {
     init?(json: JSONValue) {
         switch json["kind"]?.stringValue {
         case "reach":
+            // A target this version does not read: nil, and the request is dropped (see parseRequest).
             guard let target = try? Target(json: json["target"] ?? .null) else { return nil }
             self = .reach(target)
         case "render_targets":
