@@ -491,9 +491,11 @@ def test_a_hub_behind_the_trimmed_journal_reloads_the_shared_snapshot(cluster, r
     ws.send(json.dumps({"type": "subscribe", "screen": "behind"}))
     assert receive(ws, "snapshot")["version"] == 1
 
+    assert call(a, "PUT", "/v1/cohorts/vip", {"users": ["u1"]})[0] == 200
     b.process.send_signal(signal.SIGSTOP)  # B hears nothing while the others go on
     try:
         publish(a, "behind", tree(2))
+        assert call(a, "POST", "/v1/cohorts/vip/users", {"add": ["u2", "u3"], "remove": ["u1"]})[0] == 200
         connection = http.client.HTTPConnection("127.0.0.1", a.admin_port, timeout=10)
         headers = {"Authorization": "Bearer " + ADMIN_TOKEN, "Content-Type": "application/json"}
         for n in range(1000):
@@ -520,6 +522,9 @@ def test_a_hub_behind_the_trimmed_journal_reloads_the_shared_snapshot(cluster, r
     wait_until(lambda: call(b, "GET", "/v1/stats")[1]["cluster"]["entry"] == call(a, "GET", "/v1/stats")[1]["cluster"]["entry"],
                what="hub B to catch up with hub A")
     assert call(b, "GET", "/v1/stats")[1]["sync_seq"] == 1000
+    # The snapshot left the cohort's users in its set: the reload read them from there.
+    assert call(b, "GET", "/v1/cohorts/vip")[1]["users"] == 2
+    assert sorted(call(b, "GET", "/v1/cohorts/vip")[1]["sample"]) == ["u2", "u3"]
     assert call(b, "GET", "/healthz")[1]["status"] == "ok"
     # And B can write again: its next change follows on from the others'.
     answer = publish(b, "behind", tree(4))
@@ -548,3 +553,43 @@ def test_hubs_share_a_redis_over_tls(hub_factory, tmp_path):
         assert "not trusted" in untrusting.stderr and "--redis-ca" in untrusting.stderr, untrusting.stderr[-800:]
     finally:
         server.stop()
+
+
+def test_a_cohort_of_a_million_lives_in_a_redis_set_and_a_new_hub_reads_it_in_batches(cluster, redis):
+    import http.client
+    a, b = cluster(2)
+    connection = http.client.HTTPConnection("127.0.0.1", a.admin_port, timeout=60)
+    headers = {"Authorization": "Bearer " + ADMIN_TOKEN, "Content-Type": "application/json"}
+
+    def admin(method, path, body):
+        connection.request(method, path, json.dumps(body), headers)
+        response = connection.getresponse()
+        answer = json.loads(response.read())
+        assert response.status == 200, answer
+        return answer
+
+    # 1,000,000 ids in 10 batches of 100,000, as `hubctl cohort set` sends them.
+    admin("PUT", "/v1/cohorts/big", {"users": ["u%d" % n for n in range(100_000)]})
+    for batch in range(1, 10):
+        admin("POST", "/v1/cohorts/big/users", {"add": ["u%d" % n for n in range(batch * 100_000, (batch + 1) * 100_000)]})
+    admin("POST", "/v1/cohorts/big/users", {"remove": ["u0"]})
+    assert redis.command("SCARD", "pushhub:cohort:big") == "999999"
+    wait_until(lambda: call(b, "GET", "/v1/cohorts/big")[1].get("users") == 999_999, what="hub B to apply the batches")
+    # Enough entries for a snapshot: it names the cohort and leaves its users in the set.
+    for n in range(1000):
+        admin("POST", "/v1/syncs", {"target": {"user": "nobody"}, "reason": "s%d" % n})
+    wait_until(lambda: int(redis.command("HGET", "pushhub:snapshot", "lsn") or 0) >= 1000, what="a snapshot")
+    # The syncs take ~220 KB; the ids would add ~11 MB.
+    assert int(redis.command("HSTRLEN", "pushhub:snapshot", "records")) < 1_000_000
+
+    # A hub started now reads the snapshot, then the set in batches (SSCAN), then the entries after.
+    (c,) = cluster(1)
+    assert call(c, "GET", "/v1/cohorts/big")[1]["users"] == 999_999
+    member, former = hello(c, user="u987654", device="member"), hello(c, user="u0", device="former")
+    status, answer = call(a, "POST", "/v1/syncs", {"target": {"cohort": "big"}, "reason": "for-the-million"})
+    assert status == 200, answer
+    assert receive(member, "sync")["reason"] == "for-the-million"
+    with pytest.raises(TimeoutError):
+        receive(former, "sync", timeout=0.5)
+    status, deleted = call(b, "DELETE", "/v1/cohorts/big")
+    assert status == 200 and redis.command("EXISTS", "pushhub:cohort:big") == "0"

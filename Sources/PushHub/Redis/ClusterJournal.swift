@@ -6,7 +6,13 @@
 /// pushhub:journal            stream; entry 0-N is the N-th batch: hub=<id> records=<JSON array>
 /// pushhub:journal:appended   pub/sub channel: "N" after entry N was appended
 /// pushhub:snapshot           hash: lsn=<N> records=<JSON array rebuilding the state as of entry N>
+/// pushhub:cohort:<name>      set: the users a cohort lists (the snapshot leaves them out)
 /// ```
+///
+/// Cohorts of millions: a cohort's users live in its set, changed in the same script as the
+/// entry that changes them (so the set always holds the latest list), and a snapshot names the
+/// cohort without its users; a hub that loads the snapshot reads the set (`SSCAN`, in batches)
+/// and then applies the entries after the snapshot, which leaves each id as its last change says.
 ///
 /// Order: a hub appends the batch it made against the state as of entry N as entry `0-(N+1)`
 /// exactly. Redis refuses an ID that is not above the stream's top, so the append succeeds
@@ -153,7 +159,16 @@ final class ClusterJournal {
                 JSONWriter.write(
                     .array(gathers.map { .array([.number(Double($0.record)), .number(Double($0.id))]) })))
         }
-        let command = RedisCommand("XADD", bytes: fields, label: "XADD \(Self.streamKey)")
+        let cohortOps = Self.cohortOps(records)
+        let command =
+            cohortOps.isEmpty
+            ? RedisCommand("XADD", bytes: fields, label: "XADD \(Self.streamKey)")
+            : RedisCommand(
+                "EVAL",
+                bytes: [
+                    Array(Self.appendWithCohortsScript.utf8), Array("2".utf8), fields[0], Array(Self.cohortKeyPrefix.utf8),
+                    fields[1], JSONWriter.write(.array(cohortOps)),
+                ] + fields[2...], label: "XADD \(Self.streamKey) (with cohort sets)")
         commands.send(command, now: now) { [unowned self] result in
             switch result {
             case .success:
@@ -170,6 +185,70 @@ final class ClusterJournal {
                 done(.failed(error))
             }
         }
+    }
+
+    static let cohortKeyPrefix = "pushhub:cohort:"
+
+    /// XADD, then the cohort sets the entry changes; atomic (a script), and nothing happens when
+    /// the XADD is refused. KEYS: stream, cohort key prefix; ARGV: id, ops (JSON), XADD fields.
+    static let appendWithCohortsScript = """
+        redis.call('XADD', KEYS[1], ARGV[1], unpack(ARGV, 3))
+        for _, op in ipairs(cjson.decode(ARGV[2])) do
+            local key = KEYS[2] .. op[2]
+            if op[1] == 'set' or op[1] == 'delete' then redis.call('DEL', key) end
+            local ids = op[3]
+            if ids then
+                for first = 1, #ids, 5000 do
+                    local last = math.min(first + 4999, #ids)
+                    redis.call(op[1] == 'remove' and 'SREM' or 'SADD', key, unpack(ids, first, last))
+                end
+            end
+        end
+        return ARGV[1]
+        """
+
+    /// What `records` do to cohort sets: ["set"|"add"|"remove", name, ids] or ["delete", name].
+    static func cohortOps(_ records: [HubRecord]) -> [JSONValue] {
+        var ops: [JSONValue] = []
+        for record in records {
+            switch record {
+            case .cohortSet(let name, let cohort):
+                ops.append(.array([.string("set"), .string(name), .array(cohort.users.sorted().map(JSONValue.string))]))
+            case .cohortUsersEdited(let name, let add, let remove):
+                if !add.isEmpty { ops.append(.array([.string("add"), .string(name), .array(add.map(JSONValue.string))])) }
+                if !remove.isEmpty {
+                    ops.append(.array([.string("remove"), .string(name), .array(remove.map(JSONValue.string))]))
+                }
+            case .cohortDeleted(let name):
+                ops.append(.array([.string("delete"), .string(name)]))
+            case .screenPublished, .screenDeleted, .screenNumbered, .cohortRuleSet, .experimentPut, .experimentDeleted,
+                .stickyAssigned, .syncAppended, .syncNumbered, .adminTokenCreated, .adminTokenRevoked:
+                continue
+            }
+        }
+        return ops
+    }
+
+    /// Every member of `name`'s set, read in batches (`SSCAN … COUNT 10000`).
+    func readMembers(of name: String, now: UInt64, done: @escaping (Result<[String], RedisError>) -> Void) {
+        var members: [String] = []
+        func scan(from cursor: String) {
+            commands.send(
+                RedisCommand("SSCAN", [Self.cohortKeyPrefix + name, cursor, "COUNT", "10000"], label: "SSCAN \(Self.cohortKeyPrefix)\(name)"),
+                now: MonotonicClock.now()
+            ) { result in
+                switch result {
+                case .failure(let error): done(.failure(error))
+                case .success(let reply):
+                    guard let parts = reply.elements, parts.count == 2, let next = parts[0].string else {
+                        return done(.failure(.badReply(command: "SSCAN", reason: "not [cursor, members]")))
+                    }
+                    members += (parts[1].elements ?? []).compactMap(\.string)
+                    next == "0" ? done(.success(members)) : scan(from: next)
+                }
+            }
+        }
+        scan(from: "0")
     }
 
     /// Reads the entries after `applied` (at most `fetchCount`).
@@ -210,11 +289,20 @@ final class ClusterJournal {
             return 1
             """
         let trimBelow = max(0, lsn - Self.retainedEntries)
+        // Cohorts without their users: those are in the cohort sets.
+        let stored: [JSONValue] = records.map { record in
+            guard case .cohortSet(let name, let cohort) = record else { return record.json }
+            guard case .object(var members) = HubRecord.cohortSet(name, Cohort(users: [], rule: cohort.rule)).json else {
+                return record.json
+            }
+            members["users_in"] = .string("set")
+            return .object(members)
+        }
         let command = RedisCommand(
             "EVAL",
             bytes: [
                 Array(script.utf8), Array("2".utf8), Array(Self.snapshotKey.utf8), Array(Self.streamKey.utf8),
-                Array(String(lsn).utf8), JSONWriter.write(.array(records.map(\.json))), Array(String(trimBelow).utf8),
+                Array(String(lsn).utf8), JSONWriter.write(.array(stored)), Array(String(trimBelow).utf8),
             ], label: "EVAL (write the snapshot)")
         commands.send(command, now: now) { result in
             if case .failure(let error) = result {
@@ -232,11 +320,30 @@ final class ClusterJournal {
         case unreadable(HubRecord.DecodingError)
     }
 
+    /// The snapshot's records, with the users of the cohorts kept in sets read back in.
     func readSnapshot(now: UInt64, done: @escaping (Result<(lsn: Int, records: [HubRecord]), SnapshotFailure>) -> Void) {
-        commands.send(RedisCommand("HGETALL", [Self.snapshotKey]), now: now) { result in
+        commands.send(RedisCommand("HGETALL", [Self.snapshotKey]), now: now) { [unowned self] result in
             switch result {
             case .failure(let error): done(.failure(.redis(error)))
-            case .success(let reply): done(Self.snapshot(in: reply).mapError { .unreadable($0) })
+            case .success(let reply):
+                switch Self.snapshotWithSets(in: reply) {
+                case .failure(let error): done(.failure(.unreadable(error)))
+                case .success(let snapshot):
+                    var records = snapshot.records
+                    var pending = snapshot.cohortsInSets[...]
+                    func next() {
+                        guard let name = pending.popFirst() else { return done(.success((snapshot.lsn, records))) }
+                        readMembers(of: name, now: MonotonicClock.now()) { members in
+                            switch members {
+                            case .failure(let error): done(.failure(.redis(error)))
+                            case .success(let users):
+                                records.append(.cohortUsersEdited(name, add: users, remove: []))
+                                next()
+                            }
+                        }
+                    }
+                    next()
+                }
             }
         }
     }
@@ -245,6 +352,15 @@ final class ClusterJournal {
 
     /// The snapshot in an HGETALL reply of `snapshotKey` (none yet: entry 0, no records).
     static func snapshot(in reply: RESPValue) -> Result<(lsn: Int, records: [HubRecord]), HubRecord.DecodingError> {
+        snapshotWithSets(in: reply).map { ($0.lsn, $0.records) }
+    }
+
+    /// The snapshot, and the cohorts whose users are in their sets (to read before applying
+    /// the entries after it).
+    static func snapshotWithSets(in reply: RESPValue)
+        -> Result<(lsn: Int, records: [HubRecord], cohortsInSets: [String]), HubRecord.DecodingError>
+    {
+        var inSets: [String] = []
         let fields = reply.elements ?? []
         var lsn = 0
         var records: [HubRecord] = []
@@ -262,11 +378,15 @@ final class ClusterJournal {
                 case .success(let decoded): records = decoded
                 case .failure(let error): return .failure(error)
                 }
+                // The cohorts stored without their users (see writeSnapshot).
+                if let list = try? JSONReader.parse(bytes, maxDepth: 10_000).arrayValue {  // decoded just above
+                    inSets = list.compactMap { $0["users_in"]?.stringValue == "set" ? $0["name"]?.stringValue : nil }
+                }
             default: break
             }
             index += 2
         }
-        return .success((lsn, records))
+        return .success((lsn, records, inSets))
     }
 
     /// The entries of an XRANGE reply, checked to follow on from `expected` without a gap.

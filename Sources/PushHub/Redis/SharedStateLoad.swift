@@ -42,10 +42,23 @@ enum SharedStateLoad {
         for _ in 0..<5 {
             var fresh = HubState(keepVersions: state.keepVersions)
             var applied: Int
-            switch ClusterJournal.snapshot(in: try call(RedisCommand("HGETALL", [ClusterJournal.snapshotKey]))) {
+            switch ClusterJournal.snapshotWithSets(in: try call(RedisCommand("HGETALL", [ClusterJournal.snapshotKey]))) {
             case .success(let snapshot):
                 applied = snapshot.lsn
                 for record in snapshot.records { fresh.apply(record) }
+                // Cohorts of millions: their users are read from their sets, in batches.
+                for name in snapshot.cohortsInSets {
+                    var cursor = "0"
+                    repeat {
+                        let reply = try call(
+                            RedisCommand("SSCAN", [ClusterJournal.cohortKeyPrefix + name, cursor, "COUNT", "10000"]))
+                        guard let parts = reply.elements, parts.count == 2, let next = parts[0].string else {
+                            throw Failure(description: "SSCAN of cohort \(name) answered \(reply)")
+                        }
+                        fresh.apply(.cohortUsersEdited(name, add: (parts[1].elements ?? []).compactMap(\.string), remove: []))
+                        cursor = next
+                    } while cursor != "0"
+                }
             case .failure(let error):
                 throw Failure(description: "the shared snapshot: \(error)")
             }
