@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sys/socket.h>
+#include <arpa/inet.h>
 
 /* Macros Swift cannot call (they expand to SSL_CTX_ctrl / SSL_ctrl), as functions. */
 static inline int pushhub_ctx_min_tls12(SSL_CTX *ctx) {
@@ -28,7 +29,15 @@ static inline void pushhub_ctx_session_cache(SSL_CTX *ctx, long size) {
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER);
     SSL_CTX_sess_set_cache_size(ctx, size);
 }
-static inline int pushhub_set_sni(SSL *ssl, const char *name) { return (int)SSL_set_tlsext_host_name(ssl, name); }
+/* A client's expectation of the server's certificate: an IP literal (no brackets) is checked as
+   an address; a host name is sent as SNI and checked as a name. 1 when set, 0 when OpenSSL
+   refused it (the name is then not checked: the caller must not connect). */
+static inline int pushhub_ssl_expect_peer(SSL *ssl, const char *name) {
+    unsigned char address[16];
+    if (inet_pton(AF_INET, name, address) == 1 || inet_pton(AF_INET6, name, address) == 1)
+        return X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name) == 1;
+    return SSL_set_tlsext_host_name(ssl, name) == 1 && SSL_set1_host(ssl, name) == 1;
+}
 
 /* OpenSSL's socket BIO writes with write(2): a peer that went away raises SIGPIPE, which ends a
    process that has not ignored it (the tests' in-process hub, an app using the Swift client).

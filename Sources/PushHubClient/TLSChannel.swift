@@ -79,12 +79,7 @@ public final class TLSChannel: ByteChannel, @unchecked Sendable {
         let alpn: [UInt8] = [8] + Array("http/1.1".utf8)
         _ = SSL_set_alpn_protos(ssl, alpn, UInt32(alpn.count))
         let name = serverName.hasPrefix("[") ? String(serverName.dropFirst().dropLast()) : serverName
-        if Self.isIPLiteral(name) {
-            _ = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name)
-        } else {
-            _ = pushhub_set_sni(ssl, name)
-            _ = SSL_set1_host(ssl, name)
-        }
+        guard pushhub_ssl_expect_peer(ssl, name) == 1 else { throw Self.failure("checking the name \(name)") }
         let fd = socket.descriptor
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         guard pushhub_ssl_set_socket(ssl, fd) == 1 else { throw Self.failure("pushhub_ssl_set_socket") }
@@ -187,11 +182,5 @@ public final class TLSChannel: ByteChannel, @unchecked Sendable {
         var reasons = String(cString: pushhub_drain_errors())
         if reasons.isEmpty { reasons = code != 0 ? String(cString: strerror(code)) : "the connection closed" }
         return TLSClientError(description: "\(what) failed: \(reasons)")
-    }
-
-    private static func isIPLiteral(_ name: String) -> Bool {
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        return inet_pton(AF_INET, name, &v4) == 1 || inet_pton(AF_INET6, name, &v6) == 1
     }
 }

@@ -19,7 +19,7 @@ import rfc8785
 from websockets.sync.client import connect
 
 from admin import call, metric
-from conftest import BIN, Hub
+from conftest import BIN
 from redis_server import RedisServer
 
 SECRET = "scale-out-test-secret-0123456789abcdef"
@@ -98,6 +98,20 @@ def publish(hub, name, tree):
     status, answer = call(hub, "PUT", "/v1/screens/" + name, tree)
     assert status == 200, answer
     return answer
+
+
+def tree(n):
+    """A screen big enough that a one-leaf change goes as a patch (a hub sends a snapshot when
+    that is smaller)."""
+    return {"n": n, "rows": [{"id": "r%d" % i, "text": "row %d" % i} for i in range(20)]}
+
+
+def subscribed(hub, screen, device, version=1):
+    """A client on `hub` subscribed to `screen`, holding its snapshot at `version`."""
+    ws = hello(hub, device=device)
+    ws.send(json.dumps({"type": "subscribe", "screen": screen}))
+    assert receive(ws, "snapshot")["version"] == version
+    return ws
 
 
 def wait_until(condition, timeout=10.0, what="condition"):
@@ -232,8 +246,6 @@ def test_while_redis_is_away_clients_stay_and_changes_get_503(cluster, redis):
     """Redis stopped for 10 s under load: clients on both hubs stay connected, every change is
     refused with 503 (none half-made), and afterwards a publish reaches everyone once."""
     a, b = cluster(2)
-    # Trees big enough that a one-leaf change goes as a patch (a hub sends a snapshot when it is smaller).
-    tree = lambda n: {"n": n, "rows": [{"id": "r%d" % i, "text": "row %d" % i} for i in range(20)]}
     publish(a, "steady", tree(0))
     wait_until(lambda: latest_version(b, "steady") == 1, what="hub B to learn version 1")
     clients = []
@@ -294,7 +306,6 @@ def test_while_redis_is_away_clients_stay_and_changes_get_503(cluster, redis):
 
 def test_kill_9_of_a_hub_loses_nothing_acknowledged_and_its_clients_resume_on_another(cluster):
     a, b = cluster(2)
-    tree = lambda n: {"n": n, "rows": [{"id": "r%d" % i, "text": "row %d" % i} for i in range(20)]}
     publish(a, "live", tree(0))
     wait_until(lambda: latest_version(b, "live") == 1, what="hub B to learn version 1")
     ws = hello(b, user="u1", device="moves")
@@ -387,7 +398,6 @@ def test_answers_that_count_clients_cover_every_live_hub(cluster):
     status = hubctl_status(a)
     assert "hub: ok" in status and "hubs: 3 live" in status and "(this hub)" in status
     assert all("127.0.0.1:%d" % hub.port in status for hub in (a, b, c))
-    tree = lambda n: {"n": n, "rows": [{"id": "r%d" % i, "text": "row %d" % i} for i in range(20)]}
     publish(a, "counted", tree(0))
     for hub in (a, b, c):
         wait_until(lambda: latest_version(hub, "counted") == 1, what="every hub to learn version 1")
@@ -445,12 +455,9 @@ def test_hubs_follow_a_sentinel_failover(hub_factory):
         wait_until(lambda: "master_link_status:up" in replica.command("INFO", "replication"), what="the replica to sync")
         a, b = [hub_factory("--allow-anonymous", "--redis-sentinel", "127.0.0.1:%d" % sentinel.port,
                             "--redis-master", "pushhub", data=shared_secrets()) for _ in range(2)]
-        tree = lambda n: {"n": n, "rows": [{"id": "r%d" % i, "text": "row %d" % i} for i in range(20)]}
         publish(a, "failover", tree(0))
         wait_until(lambda: latest_version(b, "failover") == 1, what="hub B to learn version 1")
-        ws = hello(b, device="stays")
-        ws.send(json.dumps({"type": "subscribe", "screen": "failover"}))
-        assert receive(ws, "snapshot")["version"] == 1
+        ws = subscribed(b, "failover", "stays")
         assert call(a, "GET", "/healthz")[1]["cluster"]["redis"].endswith(":%d/0" % master.port)
         # The entry must be on the replica before the master dies (replication is asynchronous:
         # docs/scale-out.md "Durability").
@@ -484,12 +491,9 @@ def test_hubs_follow_a_sentinel_failover(hub_factory):
 def test_a_hub_behind_the_trimmed_journal_reloads_the_shared_snapshot(cluster, redis):
     import http.client
     a, b = cluster(2)
-    tree = lambda n: {"n": n, "rows": [{"id": "r%d" % i, "text": "row %d" % i} for i in range(20)]}
     publish(a, "behind", tree(1))
     wait_until(lambda: latest_version(b, "behind") == 1, what="hub B to learn version 1")
-    ws = hello(b, device="on-b")
-    ws.send(json.dumps({"type": "subscribe", "screen": "behind"}))
-    assert receive(ws, "snapshot")["version"] == 1
+    ws = subscribed(b, "behind", "on-b")
 
     assert call(a, "PUT", "/v1/cohorts/vip", {"users": ["u1"]})[0] == 200
     b.process.send_signal(signal.SIGSTOP)  # B hears nothing while the others go on

@@ -127,10 +127,10 @@ final class ControlPlane {
             } else {
                 sentinel = nil
             }
+            let endpoint = RedisEndpoint(url: redis, locate: locate, tls: config.redisTLS)
             let applied = try SharedStateLoad.load(
-                url: redis, locate: locate, tls: config.redisTLS, hubID: hubID, waitingUpTo: .seconds(30), into: &restored)
-            cluster = ClusterJournal(
-                url: redis, hubID: hubID, applied: applied, now: MonotonicClock.now(), locate: locate, tls: config.redisTLS)
+                endpoint: endpoint, hubID: hubID, waitingUpTo: .seconds(30), into: &restored)
+            cluster = ClusterJournal(endpoint: endpoint, hubID: hubID, applied: applied, now: MonotonicClock.now())
             registry = HubRegistry(hubID: hubID)
             journal = nil
             Log.info("loaded the shared state from Redis", [("redis", "\(redis)"), ("hub", hubID), ("entry", applied)])
@@ -573,9 +573,7 @@ extension ControlPlane {
         guard case .idle = replication, cluster.isReady else {
             // Once connected again (`onReady` announces) the read happens; meanwhile requests that
             // lost a race cannot be made again.
-            let stale = awaitingCatchUp
-            awaitingCatchUp.removeAll()
-            refuse(stale, AdminError(503, "redis_unavailable", "Redis is unreachable (\(cluster.lastError)); the change was not made"))
+            refuseAwaitingCatchUp(Self.redisUnavailable("Redis is unreachable (\(cluster.lastError))"))
             return
         }
         replication = .fetching
@@ -601,9 +599,7 @@ extension ControlPlane {
             stopFollowing("journal entry \(lsn) in Redis cannot be applied (\(reason)); is a newer PushHub writing to it?")
         case .failed(let error):
             entriesAnnounced = true
-            let stale = awaitingCatchUp
-            awaitingCatchUp.removeAll()
-            refuse(stale, AdminError(503, "redis_unavailable", "reading the shared journal failed (\(error)); the change was not made"))
+            refuseAwaitingCatchUp(Self.redisUnavailable("reading the shared journal failed (\(error))"))
         }
     }
 
@@ -622,9 +618,7 @@ extension ControlPlane {
             case .failure(.redis(let error)):
                 entriesAnnounced = true  // read again; the requests waiting for it cannot be made meanwhile
                 Log.error("reloading the shared snapshot failed", [("error", "\(error)")])
-                let stale = awaitingCatchUp
-                awaitingCatchUp.removeAll()
-                refuse(stale, AdminError(503, "redis_unavailable", "reading the shared snapshot failed (\(error)); the change was not made"))
+                refuseAwaitingCatchUp(Self.redisUnavailable("reading the shared snapshot failed (\(error))"))
             case .success(let snapshot) where snapshot.lsn < cluster.applied:
                 stopFollowing(
                     "the shared journal was trimmed past entry \(cluster.applied) but the shared snapshot is older "
@@ -716,12 +710,22 @@ extension ControlPlane {
         ])
     }
 
+    /// Answers the requests that lost a race for an entry and cannot be made again now.
+    private func refuseAwaitingCatchUp(_ error: AdminError) {
+        let stale = awaitingCatchUp
+        awaitingCatchUp.removeAll()
+        refuse(stale, error)
+    }
+
+    /// 503 `redis_unavailable`: `what` went wrong with Redis, and the change was not made.
+    private static func redisUnavailable(_ what: String) -> AdminError {
+        AdminError(503, "redis_unavailable", "\(what); the change was not made")
+    }
+
     private func stopFollowing(_ fault: String) {
         Log.error("cannot follow the shared journal; serving clients from memory, refusing changes", [("reason", fault)])
         clusterFault = fault
-        let stale = awaitingCatchUp
-        awaitingCatchUp.removeAll()
-        refuse(stale, AdminError(503, "shared_state_unavailable", fault))
+        refuseAwaitingCatchUp(AdminError(503, "shared_state_unavailable", fault))
     }
 
     /// Makes `mutations` again against the current state: admin requests run again, reads that

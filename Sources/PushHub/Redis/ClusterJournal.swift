@@ -71,23 +71,11 @@ final class ClusterJournal {
     /// Messages on the other channels the notice link listens to (`ClusterWire`): channel, payload.
     var onMessage: ((String, [UInt8]) -> Void)?
 
-    /// - Parameter locate: where the master is now (Sentinel's answer); nil: `url`'s host.
-    /// - Parameter tls: TLS to Redis (`rediss://`).
-    init(
-        url: RedisURL, hubID: String, applied: Int, now: UInt64, locate: (() -> SocketAddress?)? = nil,
-        tls: TLSClientContext? = nil
-    ) {
+    init(endpoint: RedisEndpoint, hubID: String, applied: Int, now: UInt64) {
         self.hubID = hubID
         self.applied = applied
-        func options(_ role: String) -> RedisConnection.Options {
-            var options = RedisConnection.Options(url: url, clientName: "pushhub:\(hubID):\(role)")
-            options.locate = locate
-            options.requireMaster = locate != nil
-            options.tls = tls
-            return options
-        }
-        commands = RedisConnection(options: options("commands"), now: now)
-        notices = RedisConnection(options: options("notices"), now: now)
+        commands = RedisConnection(options: endpoint.options(clientName: "pushhub:\(hubID):commands"), now: now)
+        notices = RedisConnection(options: endpoint.options(clientName: "pushhub:\(hubID):notices"), now: now)
         notices.pushHandler = { [unowned self] message in
             // ["message", channel, payload]
             guard let parts = message.elements, parts.count == 3, let channel = parts[1].string,
@@ -229,22 +217,34 @@ final class ClusterJournal {
         return ops
     }
 
-    /// Every member of `name`'s set, read in batches (`SSCAN … COUNT 10000`).
+    /// One batch of cohort `name`'s users from `cursor` ("0" to start).
+    static func scanCommand(cohort name: String, from cursor: String) -> RedisCommand {
+        RedisCommand("SSCAN", [cohortKeyPrefix + name, cursor, "COUNT", "10000"], label: "SSCAN \(cohortKeyPrefix)\(name)")
+    }
+
+    /// An SSCAN reply: the next cursor ("0": done) and a batch of members.
+    static func scanned(_ reply: RESPValue) -> Result<(next: String, members: [String]), RedisError> {
+        guard let parts = reply.elements, parts.count == 2, let next = parts[0].string else {
+            return .failure(.badReply(command: "SSCAN", reason: "not [cursor, members]"))
+        }
+        return .success((next, (parts[1].elements ?? []).compactMap(\.string)))
+    }
+
+    /// The entries after `lsn`, at most `fetchCount`.
+    static func rangeCommand(after lsn: Int) -> RedisCommand {
+        RedisCommand("XRANGE", [streamKey, "(0-\(lsn)", "+", "COUNT", String(fetchCount)], label: "XRANGE \(streamKey)")
+    }
+
+    /// Every member of `name`'s set, read in batches.
     func readMembers(of name: String, now: UInt64, done: @escaping (Result<[String], RedisError>) -> Void) {
         var members: [String] = []
         func scan(from cursor: String) {
-            commands.send(
-                RedisCommand("SSCAN", [Self.cohortKeyPrefix + name, cursor, "COUNT", "10000"], label: "SSCAN \(Self.cohortKeyPrefix)\(name)"),
-                now: MonotonicClock.now()
-            ) { result in
-                switch result {
+            commands.send(Self.scanCommand(cohort: name, from: cursor), now: MonotonicClock.now()) { result in
+                switch result.flatMap(Self.scanned) {
                 case .failure(let error): done(.failure(error))
-                case .success(let reply):
-                    guard let parts = reply.elements, parts.count == 2, let next = parts[0].string else {
-                        return done(.failure(.badReply(command: "SSCAN", reason: "not [cursor, members]")))
-                    }
-                    members += (parts[1].elements ?? []).compactMap(\.string)
-                    next == "0" ? done(.success(members)) : scan(from: next)
+                case .success(let batch):
+                    members += batch.members
+                    batch.next == "0" ? done(.success(members)) : scan(from: batch.next)
                 }
             }
         }
@@ -253,9 +253,7 @@ final class ClusterJournal {
 
     /// Reads the entries after `applied` (at most `fetchCount`).
     func fetch(now: UInt64, done: @escaping (FetchOutcome) -> Void) {
-        let command = RedisCommand(
-            "XRANGE", [Self.streamKey, "(0-\(applied)", "+", "COUNT", String(Self.fetchCount)],
-            label: "XRANGE \(Self.streamKey)")
+        let command = Self.rangeCommand(after: applied)
         let expected = applied + 1
         commands.send(command, now: now) { result in
             switch result {
@@ -350,13 +348,8 @@ final class ClusterJournal {
 
     // MARK: - Decoding
 
-    /// The snapshot in an HGETALL reply of `snapshotKey` (none yet: entry 0, no records).
-    static func snapshot(in reply: RESPValue) -> Result<(lsn: Int, records: [HubRecord]), HubRecord.DecodingError> {
-        snapshotWithSets(in: reply).map { ($0.lsn, $0.records) }
-    }
-
-    /// The snapshot, and the cohorts whose users are in their sets (to read before applying
-    /// the entries after it).
+    /// The snapshot in an HGETALL reply of `snapshotKey` (none yet: entry 0, no records), and
+    /// the cohorts whose users are in their sets (to read before applying the entries after it).
     static func snapshotWithSets(in reply: RESPValue)
         -> Result<(lsn: Int, records: [HubRecord], cohortsInSets: [String]), HubRecord.DecodingError>
     {
@@ -374,13 +367,14 @@ final class ClusterJournal {
                 lsn = value
             case "records":
                 guard case .bulkString(let bytes?) = fields[index + 1] else { break }
-                switch Self.records(bytes) {
-                case .success(let decoded): records = decoded
+                switch Self.decodeRecords(bytes) {
+                case .success(let decoded):
+                    records = decoded.records
+                    // The cohorts stored without their users (see writeSnapshot).
+                    inSets = decoded.json.compactMap {
+                        $0["users_in"]?.stringValue == "set" ? $0["name"]?.stringValue : nil
+                    }
                 case .failure(let error): return .failure(error)
-                }
-                // The cohorts stored without their users (see writeSnapshot).
-                if let list = try? JSONReader.parse(bytes, maxDepth: 10_000).arrayValue {  // decoded just above
-                    inSets = list.compactMap { $0["users_in"]?.stringValue == "set" ? $0["name"]?.stringValue : nil }
                 }
             default: break
             }
@@ -453,6 +447,13 @@ final class ClusterJournal {
 
     /// Records from a JSON array of record objects (an entry's or the snapshot's).
     static func records(_ bytes: [UInt8]) -> Result<[HubRecord], HubRecord.DecodingError> {
+        decodeRecords(bytes).map(\.records)
+    }
+
+    /// The records, and the JSON they were decoded from (one parse for both).
+    private static func decodeRecords(_ bytes: [UInt8])
+        -> Result<(records: [HubRecord], json: [JSONValue]), HubRecord.DecodingError>
+    {
         let json: JSONValue
         do {
             json = try JSONReader.parse(bytes, maxDepth: 10_000)
@@ -471,7 +472,7 @@ final class ClusterJournal {
                 return .failure(error)
             }
         }
-        return .success(records)
+        return .success((records, list))
     }
 }
 

@@ -109,15 +109,12 @@ public struct RESPParser {
                 try take(upTo: afterLine)
                 return .integer(value)
             case UInt8(ascii: "$"):
-                let length = try integer(line, "bulk string length")
-                if length == -1 {
+                guard let length = try length(line, "bulk string") else {
                     try take(upTo: afterLine)
                     return .bulkString(nil)
                 }
-                guard length >= 0 else { throw RESPError(description: "a bulk string of length \(length)") }
-                try check(Int(min(length, Int64(Int32.max))))
-                try check(replyBytes + (afterLine - consumed) + Int(length) + 2)
-                let end = afterLine + Int(length)
+                try check(replyBytes + (afterLine - consumed) + length + 2)
+                let end = afterLine + length
                 guard buffer.count >= end + 2 else { return nil }
                 guard buffer[end] == 13, buffer[end + 1] == 10 else {
                     throw RESPError(description: "a bulk string of \(length) bytes is not followed by CRLF")
@@ -126,16 +123,13 @@ public struct RESPParser {
                 try take(upTo: end + 2)
                 return .bulkString(bytes)
             case UInt8(ascii: "*"):
-                let count = try integer(line, "array length")
-                if count == -1 {
+                guard let count = try length(line, "array") else {
                     try take(upTo: afterLine)
                     return .array(nil)
                 }
-                guard count >= 0 else { throw RESPError(description: "an array of length \(count)") }
-                try check(Int(min(count, Int64(Int32.max))))
                 // Every element takes at least 3 bytes (":0\r\n" is 4): a count past what the
                 // limit could hold is refused before any element is read.
-                try check(replyBytes + (afterLine - consumed) + Int(count) * 3)
+                try check(replyBytes + (afterLine - consumed) + count * 3)
                 try take(upTo: afterLine)
                 if count == 0 { return .array([]) }
                 guard stack.count < limits.maxDepth else {
@@ -177,6 +171,16 @@ public struct RESPParser {
         if bytes > limits.maxReplyBytes {
             throw RESPError(description: "a reply larger than \(limits.maxReplyBytes) bytes (the limit for one reply)")
         }
+    }
+
+    /// A bulk string's or array's length line: nil for -1 (Redis's null); a length that is
+    /// negative, or past what one reply may hold, is an error.
+    private func length(_ line: ArraySlice<UInt8>, _ what: String) throws(RESPError) -> Int? {
+        let length = try integer(line, "\(what) length")
+        if length == -1 { return nil }
+        guard length >= 0 else { throw RESPError(description: "a \(what) of length \(length)") }
+        try check(Int(min(length, Int64(Int32.max))))
+        return Int(length)
     }
 
     private func integer(_ line: ArraySlice<UInt8>, _ what: String) throws(RESPError) -> Int64 {

@@ -9,16 +9,11 @@ enum SharedStateLoad {
     /// Loads the state into `state` (which must be empty).
     /// - Parameter timeout: how long to wait for Redis to answer at all.
     /// - Returns: the number of the last entry applied.
-    /// - Parameter locate: where the master is (Sentinel's answer); nil: `url`'s host.
-    static func load(
-        url: RedisURL, locate: (() -> SocketAddress?)? = nil, tls: TLSClientContext? = nil, hubID: String,
-        waitingUpTo timeout: Duration, into state: inout HubState
-    ) throws(Failure) -> Int {
-        var options = RedisConnection.Options(url: url, clientName: "pushhub:\(hubID):load")
-        options.locate = locate
-        options.tls = tls
-        options.requireMaster = locate != nil
-        let link = RedisConnection(options: options, now: MonotonicClock.now())
+    static func load(endpoint: RedisEndpoint, hubID: String, waitingUpTo timeout: Duration, into state: inout HubState)
+        throws(Failure) -> Int
+    {
+        let url = endpoint.url
+        let link = RedisConnection(options: endpoint.options(clientName: "pushhub:\(hubID):load"), now: MonotonicClock.now())
         defer { link.close() }
         let driver = PollDriver([link])
         // A certificate that is not trusted will not be trusted on the next attempt either.
@@ -50,13 +45,12 @@ enum SharedStateLoad {
                 for name in snapshot.cohortsInSets {
                     var cursor = "0"
                     repeat {
-                        let reply = try call(
-                            RedisCommand("SSCAN", [ClusterJournal.cohortKeyPrefix + name, cursor, "COUNT", "10000"]))
-                        guard let parts = reply.elements, parts.count == 2, let next = parts[0].string else {
-                            throw Failure(description: "SSCAN of cohort \(name) answered \(reply)")
+                        switch ClusterJournal.scanned(try call(ClusterJournal.scanCommand(cohort: name, from: cursor))) {
+                        case .failure(let error): throw Failure(description: "reading cohort \(name): \(error)")
+                        case .success(let batch):
+                            fresh.apply(.cohortUsersEdited(name, add: batch.members, remove: []))
+                            cursor = batch.next
                         }
-                        fresh.apply(.cohortUsersEdited(name, add: (parts[1].elements ?? []).compactMap(\.string), remove: []))
-                        cursor = next
                     } while cursor != "0"
                 }
             case .failure(let error):
@@ -64,10 +58,7 @@ enum SharedStateLoad {
             }
             var gap = false
             reading: while true {
-                let reply = try call(
-                    RedisCommand(
-                        "XRANGE",
-                        [ClusterJournal.streamKey, "(0-\(applied)", "+", "COUNT", String(ClusterJournal.fetchCount)]))
+                let reply = try call(ClusterJournal.rangeCommand(after: applied))
                 switch ClusterJournal.entries(in: reply, from: applied + 1) {
                 case .entries(let entries, let more):
                     for entry in entries {

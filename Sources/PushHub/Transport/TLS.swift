@@ -130,14 +130,7 @@ final class TLSStream {
         pushhub_ssl_modes(ssl)
         guard pushhub_ssl_set_socket(ssl, fd) == 1 else { throw TLSError.openSSL("pushhub_ssl_set_socket") }
         let name = serverName.hasPrefix("[") ? String(serverName.dropFirst().dropLast()) : serverName
-        if name.contains(":") || name.allSatisfy({ $0.isNumber || $0 == "." }) {
-            guard X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name) == 1 else {
-                throw TLSError(description: "\(name) is not an IP address the certificate can be checked for")
-            }
-        } else {
-            _ = pushhub_set_sni(ssl, name)
-            guard SSL_set1_host(ssl, name) == 1 else { throw TLSError.openSSL("the name to check, \(name)") }
-        }
+        guard pushhub_ssl_expect_peer(ssl, name) == 1 else { throw TLSError.openSSL("the name to check, \(name)") }
         SSL_set_connect_state(ssl)
     }
 
