@@ -116,7 +116,7 @@ import WSProtocol
             welcome
                 == .object([
                     "type": .string("welcome"), "session": .string(ready.attributes.session), "user": .null,
-                    "heartbeat_s": .number(25), "sync_seq": .number(3),
+                    "heartbeat_s": .number(25), "sync_seq": .number(3), "epoch": .string(Driver.epoch),
                 ]))
         #expect(StateKind(session) == .ready)
         #expect(ready.unit == "d-42" && ready.subscriptions.isEmpty)
@@ -307,13 +307,66 @@ import WSProtocol
         #expect(steps.compactMap(\.syncSeq) == [1])
     }
 
-    @Test("with last_sync beyond the log's last seq nothing is replayed")
+    @Test("with last_sync at the log's last seq (and this epoch, or none) nothing is replayed")
     func continuityUpToDate() {
         var driver = Driver()
         driver.appendContinuityLog()
+        for epoch in [nil, Driver.epoch] {
+            var session = Session(helloDeadline: Driver.deadline, upgradeToken: nil)
+            let steps = driver.receive(
+                &session, Driver.hello(token: Driver.token(user: "u17"), lastSync: 11, epoch: epoch))
+            #expect(steps.map(\.name) == ["signedIn", "welcome"])
+        }
+    }
+
+    @Test(
+        "a last_sync from another epoch, or above the log's last seq, replays every kept sync that targets the client",
+        arguments: [(11, "e-other"), (12, nil), (500, Driver.epoch), (0, "e-other")] as [(Int, String?)])
+    func continuityFromAnotherState(lastSync: Int, epoch: String?) throws {
+        var driver = Driver()
+        driver.appendContinuityLog()
         var session = Session(helloDeadline: Driver.deadline, upgradeToken: nil)
-        let steps = driver.receive(&session, Driver.hello(token: Driver.token(user: "u17"), lastSync: 11))
+        let steps = driver.receive(
+            &session,
+            Driver.hello(
+                token: Driver.token(user: "u17", cohorts: ["beta"]), platform: "ios", lastSync: lastSync, epoch: epoch))
+        // As with last_sync 0: 1, 2, 5 (for 4 and 5), 7, 9.
+        #expect(steps.compactMap(\.syncSeq) == [1, 2, 5, 7, 9])
+    }
+
+    @Test("welcome names the epoch of the hub state; heartbeats are sent only to clients that ask")
+    func welcomeEpochAndHeartbeats() throws {
+        var driver = Driver()
+        var plain = Session(helloDeadline: Driver.deadline, upgradeToken: nil)
+        let steps = driver.receive(&plain, Driver.hello())
         #expect(steps.map(\.name) == ["signedIn", "welcome"])
+        #expect(steps[1].json?["epoch"] == .string(Driver.epoch))
+        var asking = Session(helloDeadline: Driver.deadline, upgradeToken: nil)
+        #expect(driver.receive(&asking, Driver.hello(heartbeats: true)).map(\.name) == ["signedIn", "sendHeartbeats", "welcome"])
+    }
+
+    @Test("a subscribe before the screen's first version waits (pending), counts against the limit, and gets the snapshot at its publish")
+    func subscribeBeforePublish() throws {
+        var driver = Driver()
+        driver.settings.maxSubscriptions = 2
+        var session = try driver.signIn()
+        let waiting = driver.receive(&session, .subscribe(screen: "away", have: nil))
+        #expect(waiting == [.awaitsScreen("away"), .send(.object(["type": .string("pending"), "screen": .string("away")]))])
+        #expect(session.ready?.subscriptions.isEmpty == true)
+        // Asked again: told again, indexed once.
+        #expect(driver.receive(&session, .subscribe(screen: "away", have: nil)).map(\.name) == ["pending"])
+        _ = driver.receive(&session, .subscribe(screen: "later", have: nil))
+        #expect(
+            driver.receive(&session, .subscribe(screen: "third", have: nil)).map(\.name) == [
+                "error:too_many_subscriptions", "subscriptionRefused",
+            ])
+        let published = driver.awaitedScreenPublished(session, "away", Tree.screen())
+        #expect(published.map(\.name) == ["stoppedAwaiting", "snapshot", "subscribed"])
+        #expect(published[1].json?["version"] == .number(1))
+        #expect(session.ready?.subscriptions.map(\.version.name) == ["away"])
+        // Unsubscribing a waiting screen stops the wait; a screen published later brings nothing then.
+        #expect(driver.receive(&session, .unsubscribe(screen: "later")) == [.stoppedAwaiting("later")])
+        #expect(driver.awaitedScreenPublished(session, "later", Tree.screen()).isEmpty)
     }
 
     @Test("without last_sync a user gets only the live syncs that name it (user or users), unexpired")
@@ -358,7 +411,7 @@ import WSProtocol
 
     // MARK: - Subscribe, unsubscribe, ack, rendered
 
-    @Test("subscribing to an invalid name or an unknown screen is an error and subscribes nothing")
+    @Test("subscribing to an invalid name is an error and subscribes nothing")
     func subscribeErrors() throws {
         var driver = Driver()
         _ = driver.publish("home", Tree.screen())
@@ -372,9 +425,6 @@ import WSProtocol
             driver.receive(&session, .subscribe(screen: "home/history", have: nil)).map(\.name) == [
                 "error:invalid_screen_name"
             ])
-        let unknown = driver.receive(&session, .subscribe(screen: "away", have: nil))
-        #expect(unknown.map(\.name) == ["error:unknown_screen"])
-        #expect(unknown.first?.json?["ref"] == .string("subscribe"))
         #expect(session.ready?.subscriptions.isEmpty == true)
     }
 
@@ -1245,6 +1295,9 @@ extension SessionTests {
         case stickyAssigned(experiment: String, unit: String, variant: String)
         case coalesced
         case subscriptionRefused
+        case awaitsScreen(String)
+        case stoppedAwaiting(String)
+        case sendHeartbeats
 
         init(_ action: Session.Action) {
             switch action {
@@ -1264,6 +1317,9 @@ extension SessionTests {
                 self = .stickyAssigned(experiment: experiment, unit: unit, variant: variant)
             case .coalesced: self = .coalesced
             case .subscriptionRefused: self = .subscriptionRefused
+            case .awaitsScreen(let screen): self = .awaitsScreen(screen)
+            case .stoppedAwaiting(let screen): self = .stoppedAwaiting(screen)
+            case .sendHeartbeats: self = .sendHeartbeats
             }
         }
 
@@ -1284,6 +1340,9 @@ extension SessionTests {
             case .stickyAssigned: return "stickyAssigned"
             case .coalesced: return "coalesced"
             case .subscriptionRefused: return "subscriptionRefused"
+            case .awaitsScreen: return "awaitsScreen"
+            case .stoppedAwaiting: return "stoppedAwaiting"
+            case .sendHeartbeats: return "sendHeartbeats"
             }
         }
 
@@ -1355,6 +1414,7 @@ extension SessionTests {
         static let deadline: UInt64 = 5_000_000_000
         static let secret = Array("session-tests-secret".utf8)
         static let nowSeconds = 1_700_000_000
+        static let epoch = "e-00000000000000aa"
 
         var view = HubView()
         var settings: Session.Settings
@@ -1373,7 +1433,8 @@ extension SessionTests {
 
         init(allowAnonymous: Bool = true, keepVersions: Int = 16) {
             settings = Session.Settings(
-                allowAnonymous: allowAnonymous, heartbeatSeconds: 25, tokens: JWTVerifier(secret: Driver.secret))
+                allowAnonymous: allowAnonymous, heartbeatSeconds: 25, tokens: JWTVerifier(secret: Driver.secret),
+                epoch: Driver.epoch)
             self.keepVersions = keepVersions
         }
 
@@ -1391,12 +1452,12 @@ extension SessionTests {
 
         static func hello(
             token: String? = nil, device: String? = "d-1", platform: String? = "ios", appVersion: String? = "5.0.0",
-            lastSync: Int? = nil, protocolVersion: Int = 1
+            lastSync: Int? = nil, epoch: String? = nil, heartbeats: Bool = false, protocolVersion: Int = 1
         ) -> ClientMessage {
             .hello(
                 ClientMessage.Hello(
                     protocolVersion: protocolVersion, token: token, device: device, platform: platform,
-                    appVersion: appVersion, lastSync: lastSync))
+                    appVersion: appVersion, lastSync: lastSync, epoch: epoch, wantsHeartbeats: heartbeats))
         }
 
         /// Publishes the next version of `name` into the view (as the control plane's change would).
@@ -1545,6 +1606,15 @@ extension SessionTests {
             var out: [Session.Action] = []
             var session = session
             session.syncArrived(sync, isCongested: congested, out: &out)
+            return record(out)
+        }
+
+        /// Publishes into the view first, as the shard applies the change before telling sessions.
+        mutating func awaitedScreenPublished(_ session: Session, _ name: String, _ tree: JSONValue) -> [Step] {
+            _ = publish(name, tree)
+            var out: [Session.Action] = []
+            var session = session
+            session.awaitedScreenPublished(name, view: view, nowMilliseconds: now, cache: &cache, out: &out)
             return record(out)
         }
 

@@ -51,7 +51,7 @@ enum ClientTiming {
         let client = PushHubClient(
             url: HubURL("ws://127.0.0.1:9/v1/connect")!, credentials: .device("bench"), transport: transport)
         client.subscribe("big") { _, _ in delivered.signal() }
-        transport.feed(text(ServerMessage.welcome(session: "s-1", user: nil, heartbeatSeconds: 25, syncSeq: 0)))
+        transport.feed(text(ServerMessage.welcome(session: "s-1", user: nil, heartbeatSeconds: 25, syncSeq: 0, epoch: "e-bench")))
 
         var cache = RenditionCache()
         let first = ScreenVersion(name: "big", version: 1, tree: trees[0], publishedAt: 0)

@@ -57,6 +57,9 @@ final class Connection: HasDeadline, HasToken {
     var isCloseRequested = false
     var isReadPaused = false
     var hasShutDownWrite = false
+    /// The session asked for `heartbeat` messages: they go with every ping, and pings go every
+    /// ping interval whatever the client sends (DESIGN §3; docs/protocol.md "Heartbeats").
+    var sendsHeartbeats = false
     /// Set after the 101: once it is written, the outbound buffer is freed, so that an idle
     /// connection holds no buffer.
     private var releaseOutboundWhenFlushed = false
@@ -665,7 +668,7 @@ final class Connection: HasDeadline, HasToken {
         case .webSocket:
             // Only what `timerFired` acts on in this state: after our close frame, just its deadline.
             if case .closeSent(let deadline) = closeHandshake.state { return deadline }
-            var next = max(lastReadAt, lastPingAt) + loop.config.pingInterval.nanoseconds
+            var next = pingBase + loop.config.pingInterval.nanoseconds
             next = min(next, lastReadAt + loop.config.idleTimeout.nanoseconds)
             if let helloDeadline = session?.helloDeadline { next = min(next, helloDeadline) }
             return next
@@ -697,13 +700,22 @@ final class Connection: HasDeadline, HasToken {
             } else if let helloDeadline = session?.helloDeadline, now >= helloDeadline {
                 loop.metrics.timeoutCloses.add(1, ordering: .relaxed)
                 loop.shard?.sessionTimerFired(self, now: now)
-            } else if now >= max(lastReadAt, lastPingAt) + loop.config.pingInterval.nanoseconds {
+            } else if now >= pingBase + loop.config.pingInterval.nanoseconds {
                 lastPingAt = now
-                outbound.append { FrameEncoder.appendFrame(opcode: .ping, payload: [], to: &$0) }
+                if sendsHeartbeats && outbound.isEmpty {
+                    // Output already queued tells the client the hub is there once it arrives.
+                    outbound.append { $0 += ServerMessage.pingAndHeartbeat }
+                } else {
+                    outbound.append { FrameEncoder.appendFrame(opcode: .ping, payload: [], to: &$0) }
+                }
                 loop.flushSoon(self)
             }
         }
     }
+
+    /// What the next ping is counted from: the last ping or read — or, for a client that wants
+    /// heartbeats, the last ping alone, so that one arrives every interval even while it talks.
+    private var pingBase: UInt64 { sendsHeartbeats ? lastPingAt : max(lastReadAt, lastPingAt) }
 
     private var parserIsIdle: Bool { http.map { $0.pendingRequest == nil && $0.parser.isEmpty } ?? true }
 }

@@ -23,6 +23,8 @@ final class ControlPlane {
     let config: HubConfig
     let metrics: Metrics
     let adminToken: String
+    /// Fingerprints of the JWT secret and admin token, compared with the other hubs' (`ClusterKeys`).
+    let keys: ClusterKeys
     /// The bound client listener (its real port when configured with 0).
     let clientAddress: SocketAddress
     private(set) var state: HubState
@@ -32,6 +34,8 @@ final class ControlPlane {
     let cluster: ClusterJournal?
     /// This hub's name among the hubs sharing the Redis (DESIGN §11).
     let hubID: String
+    /// The identity of the state this hub serves (`welcome.epoch`; `StateEpoch`).
+    let epoch: String
     private var replication = Replication.idle
     /// Mutations to make again once the entries another hub appended first are applied.
     private var awaitingCatchUp: [Mutation] = []
@@ -98,9 +102,10 @@ final class ControlPlane {
 
     /// Restores the state from `dataDirectory` (nil: in memory, for tests).
     init(
-        config: HubConfig, metrics: Metrics, adminToken: String, clientAddress: SocketAddress, dataDirectory: String?,
-        notifier: ServiceNotifier? = nil
+        config: HubConfig, metrics: Metrics, adminToken: String, jwtSecret: String = "", clientAddress: SocketAddress,
+        dataDirectory: String?, notifier: ServiceNotifier? = nil
     ) throws {
+        keys = ClusterKeys(jwtSecret: jwtSecret, adminToken: adminToken)
         self.notifier = notifier
         watchdogDue = notifier?.watchdogInterval.map { MonotonicClock.now() + $0 }
         self.config = config
@@ -128,13 +133,16 @@ final class ControlPlane {
                 sentinel = nil
             }
             let endpoint = RedisEndpoint(url: redis, locate: locate, tls: config.redisTLS)
-            let applied = try SharedStateLoad.load(
-                endpoint: endpoint, hubID: hubID, waitingUpTo: .seconds(30), into: &restored)
+            let (applied, sharedEpoch) = try SharedStateLoad.load(
+                endpoint: endpoint, hubID: hubID, keys: keys, waitingUpTo: .seconds(30), into: &restored)
+            epoch = sharedEpoch
             cluster = ClusterJournal(endpoint: endpoint, hubID: hubID, applied: applied, now: MonotonicClock.now())
             registry = HubRegistry(hubID: hubID)
             journal = nil
             Log.info("loaded the shared state from Redis", [("redis", "\(redis)"), ("hub", hubID), ("entry", applied)])
         } else if let dataDirectory {
+            epoch = try StateEpoch.ofDataDirectory(
+                dataDirectory, snapshotPath: dataDirectory + "/state.snapshot", journalPath: dataDirectory + "/state.journal")
             let journal = try StateJournal(directory: dataDirectory)
             try journal.restore { restored.apply($0) }
             self.journal = journal
@@ -142,6 +150,7 @@ final class ControlPlane {
             registry = nil
             sentinel = nil
         } else {
+            epoch = StateEpoch.make()
             journal = nil
             cluster = nil
             registry = nil
@@ -707,6 +716,7 @@ extension ControlPlane {
             "connections": .number(Double(metrics.webSocketConnections.load(ordering: .relaxed))),
             "sessions": .number(Double(metrics.sessions.load(ordering: .relaxed))),
             "subscriptions": .number(Double(metrics.subscriptions.load(ordering: .relaxed))),
+            "keys": keys.json,
         ])
     }
 

@@ -24,7 +24,7 @@ final class EventLoop {
     /// What a loop is for.
     enum Role {
         /// Clients: a shard starting from `view`, reporting to the control plane's mailbox.
-        case client(view: HubView, tokens: JWTVerifier, control: Mailbox)
+        case client(view: HubView, tokens: JWTVerifier, epoch: String, control: Mailbox)
         /// The control plane, with the admin listener.
         case control(ControlPlane)
     }
@@ -96,8 +96,9 @@ final class EventLoop {
         now = MonotonicClock.now()
         readBuffer = .allocate(byteCount: 256 << 10, alignment: 16)
         compression = FrameCompression(metrics: metrics)
-        if case .client(let view, let tokens, let control) = role {
-            shard = Shard(loop: self, view: view, config: config, tokens: tokens, control: control, metrics: metrics)
+        if case .client(let view, let tokens, let epoch, let control) = role {
+            shard = Shard(
+                loop: self, view: view, config: config, tokens: tokens, epoch: epoch, control: control, metrics: metrics)
         }
         try epoll.add(fd: wakeFD, token: Self.wakeToken)
         for (i, entry) in self.listeners.enumerated() {

@@ -33,6 +33,7 @@ public final class LoopGroup: Sendable {
         controlPlane.attach(loops: mailboxes)
         // Every loop starts from the restored state; later changes reach each through its mailbox.
         let view = controlPlane.state.view
+        let epoch = controlPlane.epoch
         var starts: [LoopStart] = []
         for (index, listener) in clientListeners.enumerated() {
             let mailbox = mailboxes[index]
@@ -41,7 +42,7 @@ public final class LoopGroup: Sendable {
                 LoopStart(body: {
                     Self.run(wakeFD: wakeFD) { () throws(SystemError) in
                         try EventLoop(
-                            index: index, role: .client(view: view, tokens: tokens, control: control), config: config,
+                            index: index, role: .client(view: view, tokens: tokens, epoch: epoch, control: control), config: config,
                             metrics: metrics, addresses: addresses, mailbox: mailbox, wakeFD: wakeFD,
                             listeners: [(listener, .client)])
                     }

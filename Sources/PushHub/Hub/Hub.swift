@@ -35,7 +35,8 @@ public final class Hub: Sendable {
         clientAddress = client
         adminAddress = adminListener.address
         let plane = try ControlPlane(
-            config: config, metrics: metrics, adminToken: secrets.adminToken, clientAddress: client,
+            config: config, metrics: metrics, adminToken: secrets.adminToken, jwtSecret: secrets.jwtSecret,
+            clientAddress: client,
             dataDirectory: config.dataDirectory, notifier: notifier)
         loops = try LoopGroup(
             controlPlane: plane, config: config, metrics: metrics,

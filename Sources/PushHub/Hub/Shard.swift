@@ -3,7 +3,8 @@
 /// It applies the control plane's changes in the order they were posted and performs what the
 /// sessions decide. Confined to its loop: nothing here is locked or shared.
 ///
-/// Invariants (STYLE §5): a connection is in `subscribers[s]` iff its session subscribes to `s`;
+/// Invariants (STYLE §5): a connection is in `subscribers[s]` iff its session subscribes to `s`,
+/// and in `awaiting[s]` iff its session waits for the first version of `s`;
 /// a signed-in connection of user `u` is in `byUser[u]` (its token); no key maps to an empty
 /// collection; a connection leaves every index (`connectionClosed`) before it is reaped.
 final class Shard {
@@ -18,6 +19,8 @@ final class Shard {
     private let control: Mailbox
     private let metrics: Metrics
     private var subscribers: [String: ConnectionSet] = [:]
+    /// Connections subscribed to a screen that has no version yet, by screen name.
+    private var awaiting: [String: ConnectionSet] = [:]
     private var byUser: [String: Set<UInt64>] = [:]
     /// Sync deliveries spread over a window (DESIGN §5 `spread`), due at their deadline.
     private var scheduledSyncs = Timers<(token: UInt64, sync: Sync)>()
@@ -32,7 +35,10 @@ final class Shard {
     /// hears when a target starts or stops being used, to prepare renditions for it.
     private var targetCounts: [String: [RenderTarget: Int]] = [:]
 
-    init(loop: EventLoop, view: HubView, config: HubConfig, tokens: JWTVerifier, control: Mailbox, metrics: Metrics) {
+    init(
+        loop: EventLoop, view: HubView, config: HubConfig, tokens: JWTVerifier, epoch: String, control: Mailbox,
+        metrics: Metrics
+    ) {
         self.loop = loop
         self.view = view
         self.control = control
@@ -40,7 +46,7 @@ final class Shard {
         keepVersions = config.keepVersions
         settings = Session.Settings(
             allowAnonymous: config.allowAnonymous,
-            heartbeatSeconds: Int(config.pingInterval.components.seconds), tokens: tokens,
+            heartbeatSeconds: Int(config.pingInterval.components.seconds), tokens: tokens, epoch: epoch,
             maxSubscriptions: config.maxSubscriptions)
         actions.reserveCapacity(8)
     }
@@ -91,6 +97,7 @@ final class Shard {
             for subscription in ready.subscriptions {
                 unsubscribe(connection, from: subscription.version.name, subscription.target)
             }
+            for screen in ready.memoryIfAny?.awaitedScreens ?? [] { stopAwaiting(connection, screen) }
             signOut(connection.token, ready.attributes)
         }
         connection.session?.closed()
@@ -134,13 +141,16 @@ final class Shard {
         if let reply { control.post(.event(.answer(reply, answer ?? .count(0)))) }
     }
 
-    /// Brings every subscriber of `version.name` here to `version`.
+    /// Brings every subscriber of `version.name` here to `version`, and those waiting for its
+    /// first version their snapshot.
     private func fanOut(_ version: ScreenVersion) -> LoopAnswer {
-        guard let connections = subscribers[version.name]?.inOrder() else { return .published(sent: 0, renditions: []) }
+        var (sent, renditions) = serveAwaiting(version)
+        guard let connections = subscribers[version.name]?.inOrder() else {
+            return .published(sent: sent, renditions: renditions)
+        }
         let now = WallClock.nowMilliseconds()
         let view = self.view
         var memo = FanoutMemo()
-        var sent = 0
         for connection in connections {
             connection.session?.versionPublished(
                 version, view: view, isCongested: connection.isCongested, nowMilliseconds: now, memo: &memo,
@@ -149,7 +159,25 @@ final class Shard {
             perform(on: connection, sending: .writeNow)
         }
         metrics.fanouts.add(1, ordering: .relaxed)
-        return .published(sent: sent, renditions: Set(memo.targets.map { cache.renditionKey(version, for: $0) }))
+        renditions.formUnion(memo.targets.map { cache.renditionKey(version, for: $0) })
+        return .published(sent: sent, renditions: renditions)
+    }
+
+    /// Brings the clients waiting for the first version of `version.name` their snapshot (they
+    /// become subscribers, so the fan-out that follows finds them at this version already).
+    /// - Returns: how many were sent it, and the renditions they see.
+    private func serveAwaiting(_ version: ScreenVersion) -> (sent: Int, renditions: Set<RenditionKey>) {
+        guard let connections = awaiting[version.name]?.inOrder() else { return (0, []) }
+        let now = WallClock.nowMilliseconds()
+        let view = self.view
+        var renditions = Set<RenditionKey>()
+        for connection in connections {
+            connection.session?.awaitedScreenPublished(
+                version.name, view: view, nowMilliseconds: now, cache: &cache, out: &actions)
+            for case .subscribed(_, let target) in actions { renditions.insert(cache.renditionKey(version, for: target)) }
+            perform(on: connection, sending: .writeNow)
+        }
+        return (connections.count, renditions)
     }
 
     /// Delivers `sync` to every signed-in client here it targets, now or spread over its window.
@@ -280,6 +308,12 @@ final class Shard {
                 subscribers[screen, default: ConnectionSet()].insert(connection)
                 metrics.subscriptions.add(1, ordering: .relaxed)
                 count(screen, target, +1)
+            case .awaitsScreen(let screen):
+                awaiting[screen, default: ConnectionSet()].insert(connection)
+            case .stoppedAwaiting(let screen):
+                stopAwaiting(connection, screen)
+            case .sendHeartbeats:
+                connection.sendsHeartbeats = true
             case .retargeted(let change):
                 count(change.screen, change.from, -1)
                 count(change.screen, change.to, +1)
@@ -302,6 +336,11 @@ final class Shard {
             }
         }
         actions.removeAll(keepingCapacity: true)
+    }
+
+    private func stopAwaiting(_ connection: Connection, _ screen: String) {
+        guard awaiting[screen]?.remove(token: connection.token) != nil else { return }
+        if awaiting[screen]?.isEmpty == true { awaiting[screen] = nil }
     }
 
     private func unsubscribe(_ connection: Connection, from screen: String, _ target: RenderTarget) {
@@ -337,8 +376,8 @@ extension Session.Action {
     var isSendOrHold: Bool {
         switch self {
         case .send, .coalesced: true
-        case .close, .signedIn, .subscribed, .retargeted, .unsubscribed, .delivered, .acked, .exposure,
-            .stickyAssigned, .subscriptionRefused:
+        case .close, .signedIn, .subscribed, .awaitsScreen, .stoppedAwaiting, .sendHeartbeats, .retargeted,
+            .unsubscribed, .delivered, .acked, .exposure, .stickyAssigned, .subscriptionRefused:
             false
         }
     }

@@ -41,6 +41,18 @@ final class HubRegistry {
         return redis.call('HMGET', KEYS[2], unpack(ids))
         """
 
+    /// Reads the live hubs' entries without registering (a starting hub, before it joins).
+    static let liveCommand: RedisCommand = {
+        let script = """
+            local now = redis.call('TIME')
+            local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+            local ids = redis.call('ZRANGEBYSCORE', KEYS[1], ms, '+inf')
+            if #ids == 0 then return {} end
+            return redis.call('HMGET', KEYS[2], unpack(ids))
+            """
+        return RedisCommand("EVAL", [script, "2", membersKey, infoKey], label: "EVAL (live hubs)")
+    }()
+
     /// Sends a heartbeat with `info` when one is due.
     func tick(now: UInt64, link: RedisConnection, info: () -> JSONValue) {
         guard now >= nextHeartbeat, link.isReady else { return }

@@ -6,12 +6,14 @@ enum SharedStateLoad {
         var description: String
     }
 
-    /// Loads the state into `state` (which must be empty).
+    /// Loads the state into `state` (which must be empty), after checking that this hub's
+    /// secrets are those of the live hubs (`ClusterKeys`).
     /// - Parameter timeout: how long to wait for Redis to answer at all.
-    /// - Returns: the number of the last entry applied.
-    static func load(endpoint: RedisEndpoint, hubID: String, waitingUpTo timeout: Duration, into state: inout HubState)
-        throws(Failure) -> Int
-    {
+    /// - Returns: the number of the last entry applied, and the shared state's epoch.
+    static func load(
+        endpoint: RedisEndpoint, hubID: String, keys: ClusterKeys, waitingUpTo timeout: Duration,
+        into state: inout HubState
+    ) throws(Failure) -> (applied: Int, epoch: String) {
         let url = endpoint.url
         let link = RedisConnection(options: endpoint.options(clientName: "pushhub:\(hubID):load"), now: MonotonicClock.now())
         defer { link.close() }
@@ -31,6 +33,20 @@ enum SharedStateLoad {
             case .failure(let error)?: throw Failure(description: "loading the shared state: \(error)")
             case nil: throw Failure(description: "loading the shared state: \(command.label) got no answer")
             }
+        }
+        for entry in try call(HubRegistry.liveCommand).elements ?? [] {
+            guard let info = entry.string.flatMap({ try? JSONReader.parse(Array($0.utf8)) }) else { continue }
+            let theirs = ClusterKeys(info["keys"])
+            let hub = info["hub"]?.stringValue ?? "?"
+            // A hub of a version before fingerprints cannot be compared; it is let be.
+            if let theirs, let difference = keys.difference(from: theirs, hub: hub) {
+                throw Failure(description: "refusing to join the hubs sharing \(url): \(difference)")
+            }
+        }
+        // The first hub of a new shared state names its epoch; every later one reads it.
+        _ = try call(RedisCommand("SET", [StateEpoch.redisKey, StateEpoch.make(), "NX"]))
+        guard let epoch = try call(RedisCommand("GET", [StateEpoch.redisKey])).string else {
+            throw Failure(description: "Redis at \(url) holds no \(StateEpoch.redisKey) right after it was set")
         }
         // A snapshot written between reading it and reading the stream may trim entries this
         // load still needs: then it starts again from the newer snapshot.
@@ -79,7 +95,7 @@ enum SharedStateLoad {
             }
             if !gap {
                 state = fresh
-                return applied
+                return (applied, epoch)
             }
         }
         throw Failure(description: "the shared snapshot was replaced five times while this hub loaded it; try again")

@@ -34,6 +34,13 @@ struct Session {
         /// Subscriptions and the render target each is seen as (the loop counts targets in use,
         /// so the control plane prepares those renditions for the next publish).
         case subscribed(String, RenderTarget)
+        /// A subscription to a screen that has no version yet (DESIGN §3 as refined in
+        /// protocol.md): the loop indexes it so that the first publish brings its snapshot.
+        case awaitsScreen(String)
+        /// The client no longer waits for that screen (unsubscribed, or it was published).
+        case stoppedAwaiting(String)
+        /// The client asked for `heartbeat` messages (the connection sends them with its pings).
+        case sendHeartbeats
         case retargeted(Retarget)
         case unsubscribed(String, RenderTarget)
         /// Receipts (DESIGN §5): a sync was queued for the client, or acknowledged by it.
@@ -53,6 +60,8 @@ struct Session {
         var allowAnonymous: Bool
         var heartbeatSeconds: Int
         var tokens: JWTVerifier
+        /// The identity of the hub state (`welcome.epoch`): a data dir's journal, or a cluster's.
+        var epoch = ""
         /// Screens one session may subscribe to at once (DESIGN §9 limits).
         var maxSubscriptions = HubConfig.defaultMaxSubscriptions
     }
@@ -98,11 +107,12 @@ struct Session {
         case (.ready, .hello):
             out.append(error("already_hello", "this session already said hello", ref: "hello"))
         case (.ready(let ready), .subscribe(let screen, let have)):
-            guard ready.index(of: screen) != nil || ready.subscriptions.count < settings.maxSubscriptions else {
+            let held = ready.subscriptions.count + ready.awaitedCount
+            guard ready.index(of: screen) != nil || ready.isAwaiting(screen) || held < settings.maxSubscriptions else {
                 out.append(
                     error(
                         "too_many_subscriptions",
-                        "this connection holds \(ready.subscriptions.count) subscriptions, the most the hub allows; unsubscribe first",
+                        "this connection holds \(held) subscriptions, the most the hub allows; unsubscribe first",
                         ref: "subscribe"))
                 out.append(.subscriptionRefused)
                 return
@@ -113,6 +123,8 @@ struct Session {
             if let index = ready.index(of: screen) {
                 let removed = ready.subscriptions.remove(at: index)
                 out.append(.unsubscribed(screen, removed.target))
+            } else if ready.stopAwaiting(screen) {
+                out.append(.stoppedAwaiting(screen))
             } else {
                 out.append(error("not_subscribed", "not subscribed to \(screen)", ref: "unsubscribe"))
             }
@@ -166,16 +178,17 @@ struct Session {
         let ready = ReadySession(attributes: attributes)
         state = .ready(ready)
         out.append(.signedIn(ready))
+        if hello.wantsHeartbeats { out.append(.sendHeartbeats) }
         out.append(
             .send(
                 ServerMessage.welcome(
                     session: attributes.session, user: user, heartbeatSeconds: settings.heartbeatSeconds,
-                    syncSeq: view.syncs.lastSeq)))
+                    syncSeq: view.syncs.lastSeq, epoch: settings.epoch)))
         // Continuity (DESIGN §5): what was missed since last_sync; without it, what names this user.
         // The view holds every sync this loop has applied; any later one arrives as `syncArrived`
         // now that the client is signed in, so none falls between the two.
         let missed: [(sync: Sync, mandatory: Bool)]
-        if let lastSync = hello.lastSync {
+        if let lastSync = Self.trustedLastSync(hello, epoch: settings.epoch, lastSeq: view.syncs.lastSeq) {
             missed = view.syncs.missed(after: lastSync, now: nowMilliseconds) { view.matches($0.target, attributes) }
         } else if let user {
             missed = view.syncs.missed(after: 0, now: nowMilliseconds) {
@@ -190,6 +203,16 @@ struct Session {
         }
     }
 
+    /// The `last_sync` a hello may be served from, or 0 — "replay every kept sync that targets
+    /// you" — when it cannot be from this hub state: counted in another epoch (another data dir
+    /// or cluster, a reset state), or above the last seq this state gave out. Trusting it there
+    /// would skip the hotfixes the client missed. Older clients send no epoch: only the bound holds.
+    static func trustedLastSync(_ hello: ClientMessage.Hello, epoch: String, lastSeq: Int) -> Int? {
+        guard let lastSync = hello.lastSync else { return nil }
+        if let theirs = hello.epoch, theirs != epoch { return 0 }
+        return lastSync > lastSeq ? 0 : lastSync
+    }
+
     private func subscribe(
         _ ready: ReadySession, _ screen: String, have: ClientMessage.Have?, view: HubView, nowMilliseconds: Int,
         cache: inout RenditionCache, out: inout [Action]
@@ -199,7 +222,13 @@ struct Session {
             return
         }
         guard let current = view.current(screen) else {
-            out.append(error("unknown_screen", "no screen named \(screen)", ref: "subscribe"))
+            // Not published yet: the subscription waits for the first version (it counts
+            // against the subscription limit meanwhile).
+            if ready.index(of: screen) == nil, !ready.isAwaiting(screen) {
+                ready.memory.awaitedScreens.append(screen)
+                out.append(.awaitsScreen(screen))
+            }
+            out.append(.send(ServerMessage.pending(screen: screen)))
             return
         }
         let (target, variants) = renderTarget(ready, screen, view: view, out: &out)
@@ -274,6 +303,15 @@ struct Session {
             return
         }
         bringUpToDate(ready, at: index, current, view: view, nowMilliseconds: nowMilliseconds, cache: &cache, out: &out)
+    }
+
+    /// The first version of a screen this client waits for was published: its snapshot.
+    mutating func awaitedScreenPublished(
+        _ screen: String, view: HubView, nowMilliseconds: Int, cache: inout RenditionCache, out: inout [Action]
+    ) {
+        guard case .ready(let ready) = state, ready.stopAwaiting(screen) else { return }
+        out.append(.stoppedAwaiting(screen))
+        subscribe(ready, screen, have: nil, view: view, nowMilliseconds: nowMilliseconds, cache: &cache, out: &out)
     }
 
     /// The screen was deleted: the client is told it is `gone` and unsubscribed.
@@ -506,6 +544,8 @@ final class ReadySession {
         var collapsedSyncs: [String: (sync: Sync, mandatory: Bool)] = [:]
         /// Updates were held back while congested; `Session.drained` catches up.
         var needsCatchUp = false
+        /// Screens subscribed to before their first version (each once, none also subscribed).
+        var awaitedScreens: [String] = []
     }
 
     let attributes: ClientAttributes
@@ -537,6 +577,18 @@ final class ReadySession {
     var unit: String { attributes.user ?? attributes.device }
 
     func index(of screen: String) -> Int? { subscriptions.index(of: screen) }
+
+    /// How many subscriptions wait for a screen's first version.
+    var awaitedCount: Int { memoryIfAny?.awaitedScreens.count ?? 0 }
+
+    func isAwaiting(_ screen: String) -> Bool { memoryIfAny?.awaitedScreens.contains(screen) ?? false }
+
+    /// Stops waiting for `screen`; whether it was awaited.
+    func stopAwaiting(_ screen: String) -> Bool {
+        guard let index = memoryIfAny?.awaitedScreens.firstIndex(of: screen) else { return false }
+        memoryIfAny?.awaitedScreens.remove(at: index)
+        return true
+    }
 }
 
 /// A session's subscriptions: the first inline (most clients hold one), the rest in an array.

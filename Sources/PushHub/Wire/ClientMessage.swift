@@ -10,6 +10,10 @@ public enum ClientMessage: Equatable, Sendable {
         public var platform: String?
         public var appVersion: String?
         public var lastSync: Int?
+        /// The hub state (`welcome.epoch`) that `lastSync` was counted in; nil from older clients.
+        public var epoch: String?
+        /// The client wants `heartbeat` messages it can see (browsers cannot see pings).
+        public var wantsHeartbeats = false
     }
 
     /// The client's cached state of a screen, for resumption.
@@ -58,6 +62,13 @@ public enum ClientMessage: Equatable, Sendable {
             }
             return number
         }
+        func optionalBool(_ value: JSONValue?, _ field: String) throws(WireError) -> Bool? {
+            guard let value, value != .null else { return nil }
+            guard case .bool(let flag) = value else {
+                throw WireError(code: "bad_message", message: "\"\(field)\" must be true or false", ref: type)
+            }
+            return flag
+        }
         switch type {
         case "hello":
             guard let version = json["protocol"]?.intValue else {
@@ -73,7 +84,9 @@ public enum ClientMessage: Equatable, Sendable {
                     device: try optionalString(json["device"], "device"),
                     platform: try optionalString(app?["platform"], "app.platform"),
                     appVersion: try optionalString(app?["version"], "app.version"),
-                    lastSync: try optionalInt(json["last_sync"], "last_sync")))
+                    lastSync: try optionalInt(json["last_sync"], "last_sync"),
+                    epoch: try optionalString(json["epoch"], "epoch"),
+                    wantsHeartbeats: try optionalBool(json["heartbeat"], "heartbeat") ?? false))
         case "subscribe":
             let screen = try string("screen")
             var have: Have?

@@ -30,14 +30,34 @@ public enum ServerMessage {
         return out
     }
 
-    public static func welcome(session: String, user: String?, heartbeatSeconds: Int, syncSeq: Int) -> [UInt8] {
+    public static func welcome(session: String, user: String?, heartbeatSeconds: Int, syncSeq: Int, epoch: String)
+        -> [UInt8]
+    {
         frame(
             object([
                 ("type", .string("welcome")), ("session", .string(session)),
                 ("user", user.map(JSONValue.string) ?? .null),
                 ("heartbeat_s", .number(Double(heartbeatSeconds))), ("sync_seq", .number(Double(syncSeq))),
+                ("epoch", .string(epoch)),
             ]))
     }
+
+    /// The answer to a subscribe to a screen that has no version yet: the subscription stays,
+    /// and the first publish brings its `snapshot`.
+    public static func pending(screen: String) -> [UInt8] {
+        frame(object([("type", .string("pending")), ("screen", .string(screen))]))
+    }
+
+    /// A ping then `{"type":"heartbeat"}`, one write for a client that asked for heartbeats
+    /// (DESIGN §3): the ping keeps telling the hub the client is alive (every stack answers it),
+    /// the text message tells the client the hub is (browsers cannot see pings). The same bytes
+    /// for every client, never compressed.
+    public static let pingAndHeartbeat: [UInt8] = {
+        var out: [UInt8] = []
+        FrameEncoder.appendFrame(opcode: .ping, payload: [], to: &out)
+        FrameEncoder.appendFrame(opcode: .text, payload: Array(#"{"type":"heartbeat"}"#.utf8), to: &out)
+        return out
+    }()
 
     public static func snapshot(screen: String, version: Int, rendered: RenderedTree) -> [UInt8] {
         frame(
