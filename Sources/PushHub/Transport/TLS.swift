@@ -105,6 +105,18 @@ final class TLSStream {
     private var sentCloseNotify = false
     /// Whether the first byte from the peer was seen to open a TLS handshake record.
     var sawHandshakeRecord = false
+    /// Server side: a TLS 1.3 session ticket is still to be issued, just before the first bytes
+    /// we write (issue 24, item 1). OpenSSL sends two tickets the moment the client's Finished
+    /// arrives, which is exactly when a client writes its first request. A client that reads on
+    /// one thread and writes on another through one TLS object — Python `websockets`' sync
+    /// client, python-socketio's, any client that shares an `SSLSocket` between a reader thread
+    /// and its caller; OpenSSL objects are not safe for that — then processes the tickets on its
+    /// reader thread while its writer thread sends the upgrade request, and 2–5 % of requests
+    /// never leave the client (strace: the hub sent the tickets, then read nothing until the
+    /// client gave up). Issued before our first write instead, the ticket reaches the client
+    /// ahead of our answer, while its writer thread waits for that answer: nothing races.
+    /// Resumption is unchanged (the ticket still arrives before anything else the client reads).
+    private var ticketDue: Bool
 
     /// A TLS connection begins with a handshake record (content type 22); an HTTP request
     /// begins with its method's letters.
@@ -119,6 +131,7 @@ final class TLSStream {
         pushhub_ssl_modes(ssl)
         guard pushhub_ssl_set_socket(ssl, fd) == 1 else { throw TLSError.openSSL("pushhub_ssl_set_socket") }
         SSL_set_accept_state(ssl)
+        ticketDue = true
     }
 
     /// The client side of a connection the hub makes (to Redis): SNI and the certificate checked
@@ -128,6 +141,7 @@ final class TLSStream {
         guard let ssl = SSL_new(context.context) else { throw TLSError.openSSL("SSL_new") }
         self.ssl = ssl
         pushhub_ssl_modes(ssl)
+        ticketDue = false
         guard pushhub_ssl_set_socket(ssl, fd) == 1 else { throw TLSError.openSSL("pushhub_ssl_set_socket") }
         let name = serverName.hasPrefix("[") ? String(serverName.dropFirst().dropLast()) : serverName
         guard pushhub_ssl_expect_peer(ssl, name) == 1 else { throw TLSError.openSSL("the name to check, \(name)") }
@@ -169,6 +183,11 @@ final class TLSStream {
     func write(_ bytes: UnsafeRawBufferPointer) throws(SystemError) -> IOResult<Int> {
         guard !bytes.isEmpty else { return .processed(0) }
         ERR_clear_error()
+        if ticketDue && isHandshakeDone {
+            // Queued by OpenSSL and written ahead of these bytes (TLS 1.3; a no-op under 1.2).
+            ticketDue = false
+            _ = SSL_new_session_ticket(ssl)
+        }
         writeWaitsForReadable = false
         let count = SSL_write(ssl, bytes.baseAddress, Int32(min(bytes.count, Int(Int32.max))))
         if count > 0 { return .processed(Int(count)) }
