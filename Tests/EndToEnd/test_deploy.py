@@ -22,7 +22,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from admin import publish
+from admin import call, publish
 from conftest import BIN, ROOT
 
 DEPLOY = os.path.join(ROOT, "deploy")
@@ -297,6 +297,74 @@ def test_client_through_nginx(hub_factory, nginx_factory, tls):
         body = answer.read()
         assert answer.status == 404 and b"pushhub_" not in body, (path, answer.status, body)
     plain.close()
+
+
+def plain_request(port, method, path, headers=None):
+    """(status, headers, body) of one HTTP request to 127.0.0.1:port."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request(method, path, headers=headers or {})
+        answer = conn.getresponse()
+        return answer.status, answer, answer.read()
+    finally:
+        conn.close()
+
+
+@needs_nginx
+def test_every_public_client_path_through_nginx_and_no_admin_path(hub_factory, nginx_factory):
+    """Issue 24 item 6: what docs/clients.md tells apps to fetch from the public host — the client
+    module and its types, the screen renderer, GET /v1/screens/{name} with its ETag, 304 and CORS
+    preflight — comes from the hub through nginx as it does directly; an unknown screen is the
+    hub's JSON 404 (what the SDKs read as unknown_screen), not nginx's page; writes and every
+    admin path stay unreachable."""
+    hub = hub_factory()
+    proxy = nginx_factory(hub.port)
+    proxy.start()
+    token = client_token(hub, "u-deploy")
+    tree = {"type": "screen", "children": [{"id": "t", "type": "text", "text": "through nginx"}]}
+    published = publish(hub, "deploy/home", tree)
+
+    for path in ("/v1/client.js", "/v1/client.d.ts", "/v1/screen-render.js", "/v1/screen-render.css"):
+        direct = plain_request(hub.port, "GET", path)
+        status, answer, body = plain_request(proxy.http_port, "GET", path)
+        assert status == 200 and direct[0] == 200, (path, status, body[:200])
+        assert body == direct[2] and answer.getheader("ETag") == direct[1].getheader("ETag"), path
+        assert answer.getheader("Content-Type") == direct[1].getheader("Content-Type"), path
+        status, _, body = plain_request(proxy.http_port, "GET", path, {"If-None-Match": answer.getheader("ETag")})
+        assert status == 304 and body == b"", (path, status)
+
+    fetch = "/v1/screens/deploy/home?platform=ios&app_version=5.3.0"
+    status, answer, body = plain_request(proxy.http_port, "GET", fetch, {"Authorization": "Bearer " + token})
+    assert status == 200, (status, body)
+    assert json.loads(body) == {"screen": "deploy/home", "version": 1, "hash": published["hash"], "tree": tree}
+    assert answer.getheader("ETag") == '"%s"' % published["hash"]
+    status, _, body = plain_request(proxy.http_port, "GET", fetch, {"Authorization": "Bearer " + token,
+                                                                    "If-None-Match": '"%s"' % published["hash"]})
+    assert status == 304 and body == b""
+    # A screen name with an escaped '/' reaches the hub as sent.
+    status, _, body = plain_request(proxy.http_port, "GET", "/v1/screens/deploy%2Fhome", {"Authorization": "Bearer " + token})
+    assert status == 200 and json.loads(body)["hash"] == published["hash"], (status, body)
+    # Cross-origin pages: the hub's preflight and CORS headers pass through.
+    status, answer, _ = plain_request(proxy.http_port, "OPTIONS", "/v1/screens/deploy/home", {
+        "Origin": "https://app.example.com", "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "authorization, if-none-match"})
+    assert status in (200, 204) and answer.getheader("Access-Control-Allow-Origin") in ("*", "https://app.example.com")
+    assert "GET" in answer.getheader("Access-Control-Allow-Methods", ""), answer.getheaders()
+    # The hub's own errors, as JSON: the SDKs tell them from a proxy's page.
+    status, answer, body = plain_request(proxy.http_port, "GET", "/v1/screens/nope", {"Authorization": "Bearer " + token})
+    assert status == 404 and json.loads(body)["error"]["code"] == "unknown_screen", (status, body)
+    status, _, body = plain_request(proxy.http_port, "GET", "/v1/screens/deploy/home")
+    assert status == 401 and json.loads(body)["error"]["code"] == "unauthorized", (status, body)
+    # The fetch path is the client listener's read-only one: no publish through nginx.
+    status, _, body = plain_request(proxy.http_port, "PUT", "/v1/screens/deploy/home",
+                                    {"Authorization": "Bearer " + hub.token, "Content-Type": "application/json"})
+    assert status == 405, (status, body)
+    assert call(hub, "GET", "/v1/screens/deploy/home")[1]["version"] == 1
+    # Admin paths (with the admin token, even) and the dev demo page get nginx's 404.
+    for path in ("/", "/healthz", "/v1/stats", "/metrics", "/v1/screens", "/v1/syncs", "/v1/clients", "/v1/tokens",
+                 "/v1/audit", "/console/", "/v1/connectx", "/v1/client.jsx", "/v1/screens/"):
+        status, _, body = plain_request(proxy.http_port, "GET", path, {"Authorization": "Bearer " + hub.token})
+        assert status == 404 and b"pushhub_" not in body and b'"error"' not in body, (path, status, body[:200])
 
 
 # --- the env file -----------------------------------------------------------------------------
