@@ -30,7 +30,8 @@ struct AdminClient {
 
     let address: SocketAddress
     let url: String
-    let token: String?
+    /// The admin token (`HubSecret.adminToken`); `watch` sets it when its `--token` is not a JWT.
+    var token: String?
     /// Set for an https:// URL: whom to trust.
     let tls: TLSTrust?
     /// Whom wss:// (watch) trusts, whatever the admin URL's scheme.

@@ -5,15 +5,17 @@ import PushHub
 ///
 /// Each command declares its options; anything else is a `UsageError` (exit 2) naming the
 /// option and the nearest one the command has — `--platfrom ios` once reached every platform.
-/// An option after the command is the command's when it declares it (`watch --token` is the
-/// client token), else a global one. A `--name=value` form is accepted; an option the command
-/// does not mark repeatable may be given once.
+/// An option after the command is the command's when it declares it, else a global one. A
+/// `--name=value` form is accepted; an option the command does not mark repeatable may be given
+/// once. The first word that is not an option must name a command: a typo (`snyc`) is reported
+/// as an unknown command with the nearest name, before any option the command would not know.
 ///
-/// Invariant: a parsed `Arguments` holds only options its command accepts, each with its value.
+/// Invariant: a parsed `Arguments` names a known command (or none) and holds only options that
+/// command accepts, each with its value.
 struct Arguments {
     var url: String?
     var token: String?
-    /// `--data DIR`: a hub's data dir, to read its `admin.token`.
+    /// `--data DIR`: a hub's data dir, to read its `admin.token` and `jwt.secret` (`HubSecret`).
     var dataDirectory: String?
     var json = false
     /// `--cacert FILE`: trust this CA (or self-signed certificate) for https:// and wss://.
@@ -34,9 +36,8 @@ struct Arguments {
         CommandOption(name: "--help", takesValue: false), CommandOption(name: "--version", takesValue: false),
     ]
 
-    /// - Parameter optionsOf: the options of the command named by the first word (nil: unknown
-    ///   command, reported by the caller).
-    init(_ raw: [String], optionsOf: (String) -> [CommandOption]?) throws(UsageError) {
+    /// - Parameter commands: every command's name and the options it accepts.
+    init(_ raw: [String], commands: [String: [CommandOption]]) throws(UsageError) {
         var index = 0
         var commandOptions: [CommandOption]?
         while index < raw.count {
@@ -44,7 +45,12 @@ struct Arguments {
             index += 1
             if argument == "-h" { argument = "--help" }
             guard argument.hasPrefix("--"), argument.count > 2 else {
-                if words.isEmpty { commandOptions = optionsOf(argument) }
+                if words.isEmpty {
+                    guard let known = commands[argument] else {
+                        throw .unknownCommand([argument], among: commands.keys.sorted())
+                    }
+                    commandOptions = known
+                }
                 words.append(argument)
                 continue
             }
@@ -108,4 +114,14 @@ struct CommandOption: Equatable {
 struct UsageError: Error {
     var message: String
     init(_ message: String) { self.message = message }
+
+    /// `Unknown command 'snyc'. Did you mean 'sync'?`, `Unknown command 'screen publsh'. Did you
+    /// mean 'screen publish'?`: `typed` is the command path as typed, `among` the names its
+    /// last word could have been.
+    static func unknownCommand(_ typed: [String], among names: [String]) -> UsageError {
+        let hint = NearestName.suggest(typed.last ?? "", among: names).map {
+            " Did you mean '\((typed.dropLast() + [$0]).joined(separator: " "))'?"
+        }
+        return UsageError("Unknown command '\(typed.joined(separator: " "))'.\(hint ?? "")")
+    }
 }

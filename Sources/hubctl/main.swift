@@ -19,8 +19,10 @@ let overview = """
     OPTIONS:
       --url URL       admin API address, http:// or https:// (env HUBCTL_URL; default http://127.0.0.1:8081)
       --token TOKEN   admin token (env HUBCTL_TOKEN)
-      --data DIR      read the token from DIR/admin.token (env HUBCTL_DATA; or HUBCTL_TOKEN_FILE=FILE);
-                      default: ./data/admin.token, then /var/lib/pushhub/admin.token, when readable
+      --data DIR      a hub's data dir: the admin token from DIR/admin.token (env HUBCTL_DATA; or
+                      HUBCTL_TOKEN_FILE=FILE), and for 'token' and 'watch --user' the JWT secret from
+                      DIR/jwt.secret (or --secret-file, HUBCTL_JWT_SECRET_FILE); default: ./data, then
+                      /var/lib/pushhub, when readable
       --cacert FILE   trust this CA or self-signed certificate for https:// and wss:// (env HUBCTL_CACERT;
                       default: the system's CAs)
       --insecure      do not check the hub's certificate (development certificates only)
@@ -44,15 +46,13 @@ func usageFailure(_ message: String, usage: String = globalUsage) -> Never {
 
 @MainActor func command(named name: String) -> (any Command.Type)? { commands.first { $0.name == name } }
 
-@MainActor func unknownCommand(_ name: String) -> Never {
-    let hint = NearestName.suggest(name, among: commands.map { $0.name } + ["help", "completion"])
-        .map { " Did you mean '\($0)'?" } ?? ""
-    usageFailure("Unknown command '\(name)'.\(hint)")
-}
+/// Every command the parser admits, with its options: the commands, and `help` and `completion`.
+let syntax = Dictionary(uniqueKeysWithValues: commands.map { ($0.name, $0.acceptedOptions) })
+    .merging(["help": [], "completion": []]) { first, _ in first }
 
 let arguments: Arguments
 do {
-    arguments = try Arguments(Array(CommandLine.arguments.dropFirst())) { command(named: $0)?.acceptedOptions }
+    arguments = try Arguments(Array(CommandLine.arguments.dropFirst()), commands: syntax)
 } catch {
     usageFailure(error.message)
 }
@@ -74,7 +74,9 @@ case "help":
         print(overview)
         exit(ExitCode.success)
     }
-    guard let helped = command(named: arguments.words[1]) else { unknownCommand(arguments.words[1]) }
+    guard let helped = command(named: arguments.words[1]) else {
+        usageFailure(UsageError.unknownCommand([arguments.words[1]], among: commands.map { $0.name }).message)
+    }
     print(helped.help)
     exit(ExitCode.success)
 case "completion":
@@ -86,14 +88,17 @@ case "completion":
 default:
     break
 }
-guard let command = command(named: name) else { unknownCommand(name) }
+guard let command = command(named: name) else { preconditionFailure("the parser admits only known commands") }
 if arguments.help {
     print(command.help)
     exit(ExitCode.success)
 }
+if let error = command.unknownSubcommand(arguments.words) { exit(command.usageError(error.message)) }
 let environment = ProcessInfo.processInfo.environment
 let token: String?
-switch AdminTokenSource.resolve(flag: arguments.token, dataDirectory: arguments.dataDirectory, environment: environment) {
+switch HubSecret.adminToken.resolve(
+    flag: arguments.token, dataDirectory: arguments.dataDirectory, environment: environment)
+{
 case .success(let found): token = found
 case .failure(let error): usageFailure(error.message, usage: command.usage)
 }

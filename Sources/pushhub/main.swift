@@ -10,7 +10,8 @@ do {
     parsed = try HubOptions.parse(
         Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
 } catch {
-    FileHandle.standardError.write(Data("Error: \(error)\n\n\(HubOptions.usage)\n".utf8))
+    // The message and where to look, not the 60-line usage: it stays in sight in journald.
+    FileHandle.standardError.write(Data("Error: \(error)\nSee 'pushhub --help'.\n".utf8))
     exit(2)
 }
 if parsed.version {

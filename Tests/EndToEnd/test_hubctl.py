@@ -334,7 +334,7 @@ def test_watch_is_a_real_client_piped_to_a_file(hub_factory, tmp_path):
     assert call(hub, "PUT", "/v1/screens/home", tree(0))[0] == 200
     token = hubctl("token", "--user", "u42", env=env).stdout.strip()
     out = open(tmp_path / "watch.out", "w")
-    watch = subprocess.Popen([os.path.join(BIN, "hubctl"), "watch", "home", "--token", token, "--device", "w1"],
+    watch = subprocess.Popen([os.path.join(BIN, "hubctl"), "watch", "home", "--client-token", token, "--device", "w1"],
                              stdout=out, stderr=subprocess.PIPE, env={**os.environ, **env}, text=True)
     try:
         def lines():
@@ -377,3 +377,116 @@ def test_watch_is_a_real_client_piped_to_a_file(hub_factory, tmp_path):
         watch.kill()
         watch.wait()
         out.close()
+
+
+def test_data_dir_finds_the_jwt_secret_and_a_missing_secret_says_how_to_name_it(hub_factory, tmp_path):
+    """Issue 24 item 12: `--data DIR` (and `HUBCTL_DATA`) found `admin.token` but not `jwt.secret`
+    (`token`, `watch --user`), and the error named neither `--secret-file` nor
+    `HUBCTL_JWT_SECRET_FILE`. hubctl runs in / here: no ./data beside it."""
+    import jwt
+    hub = hub_factory("--dev")
+    url = "http://127.0.0.1:%d" % hub.admin_port
+    data = os.path.join(hub.data, "data")
+    secret = open(os.path.join(data, "jwt.secret")).read().strip()
+    for args, env in ((("--data", data), {}), ((), {"HUBCTL_DATA": data})):
+        minted = hubctl("--url", url, *args, "token", "--user", "u24", env=env)
+        assert minted.returncode == 0, minted.stderr
+        assert jwt.decode(minted.stdout.strip(), secret, algorithms=["HS256"])["sub"] == "u24"
+    assert call(hub, "PUT", "/v1/screens/home", {"type": "screen", "children": []})[0] == 200
+    watched = hubctl("--url", url, "--data", data, "--json", "watch", "home", "--user", "u24", "--count", "1")
+    assert watched.returncode == 0, watched.stderr
+    assert json.loads(watched.stdout.splitlines()[0])["user"] == "u24"  # the welcome
+    (tmp_path / "no-secret").mkdir()
+    (tmp_path / "no-secret" / "admin.token").write_text(hub.token)
+    for args in (("token", "--user", "u24"), ("watch", "home", "--user", "u24")):
+        for where in (("--token", hub.token), ("--data", str(tmp_path / "no-secret"))):
+            refused = hubctl("--url", url, *where, *args)
+            assert refused.returncode == 2, refused
+            first = refused.stderr.splitlines()[0]
+            assert "--secret-file" in first and "HUBCTL_JWT_SECRET_FILE" in first and "--data" in first, refused.stderr
+
+
+def test_watch_help_has_one_token_and_the_client_token_is_client_token(hub_factory):
+    """Issue 24 item 12: `watch --help` listed `--token` twice with two meanings. `--token` is the
+    admin token wherever it stands; the client's JWT is `--client-token`. The old `watch … --token
+    JWT` still signs in with the JWT (an admin token is never a JWT), with a note."""
+    hub = hub_factory("--dev")
+    url = "http://127.0.0.1:%d" % hub.admin_port
+    helped = hubctl("watch", "--help")
+    assert helped.returncode == 0
+    assert [line.split()[0] for line in helped.stdout.splitlines() if line.strip().startswith("--token")] == ["--token"]
+    assert "--client-token" in helped.stdout
+    assert call(hub, "PUT", "/v1/screens/home", {"type": "screen", "children": []})[0] == 200
+    env = {"HUBCTL_JWT_SECRET_FILE": os.path.join(hub.data, "data", "jwt.secret")}
+    client_token = hubctl("--url", url, "token", "--user", "u7", env=env).stdout.strip()
+
+    def welcome(*args):
+        result = hubctl("--url", url, "--json", *args, "--count", "1")
+        assert result.returncode == 0, (args, result.stderr)
+        return json.loads(result.stdout.splitlines()[0]), result.stderr
+
+    signed_in, note = welcome("--token", hub.token, "watch", "home", "--client-token", client_token)
+    assert signed_in["user"] == "u7" and note == ""
+    signed_in, note = welcome("--token", hub.token, "watch", "home", "--token", client_token)
+    assert signed_in["user"] == "u7" and "--client-token" in note
+    # After the command, an admin token is the admin token (it reads /v1/stats); dev: anonymous.
+    signed_in, _ = welcome("watch", "home", "--token", hub.token)
+    assert signed_in["type"] == "welcome" and signed_in.get("user") != "u7"
+    twice = hubctl("--url", url, "--token", hub.token, "watch", "home", "--token", hub.token)
+    assert twice.returncode == 2 and "given twice" in twice.stderr
+
+
+def test_durations_take_days_and_the_limit_is_said_in_days(hub_factory):
+    """Issue 24 item 12: `--ttl 1d` and `30d` were refused though the docs say "at most 30 days",
+    and the refusal said "2592000.0 seconds"."""
+    import jwt
+    hub = hub_factory()
+    env = {"HUBCTL_URL": "http://127.0.0.1:%d" % hub.admin_port, "HUBCTL_TOKEN": hub.token,
+           "HUBCTL_JWT_SECRET_FILE": os.path.join(hub.data, "data", "jwt.secret")}
+    for ttl, seconds in (("1d", 86400), ("30d", 30 * 86400), ("1h30m", 5400), ("1d12h", 129600)):
+        minted = hubctl("token", "--user", "u1", "--ttl", ttl, env=env)
+        assert minted.returncode == 0, (ttl, minted.stderr)
+        claims = jwt.decode(minted.stdout.strip(), options={"verify_signature": False})
+        assert claims["exp"] - claims["iat"] == seconds, ttl
+    assert hubctl("token", "--user", "u1", "--ttl", "1x", env=env).returncode == 2
+    sent = hubctl("--json", "sync", "--user", "u1", "--ttl", "30d", "--spread", "1m30s", env=env)
+    assert sent.returncode == 0, sent.stderr
+    kept = call(hub, "GET", "/v1/syncs/" + json.loads(sent.stdout)["id"])[1]
+    assert kept["expires_at"] - kept["created_at"] == 30 * 86400 * 1000, kept
+    too_long = hubctl("sync", "--user", "u1", "--ttl", "31d", env=env)
+    assert too_long.returncode == 1 and "at most 30 days (30d)" in too_long.stderr, too_long.stderr
+    assert "2592000" not in too_long.stderr
+    spread = hubctl("sync", "--user", "u1", "--spread", "2h", env=env)
+    assert spread.returncode == 1 and "at most 1 hour (1h)" in spread.stderr, spread.stderr
+
+
+def test_token_admin_create_prints_json_for_scripts(hub_factory):
+    """Issue 24 item 12: scripts scraped "secret: …" from `token admin create`. Its usage names
+    `--json`, which prints the hub's answer: {name, scopes, token}, `token` being the secret."""
+    hub = hub_factory()
+    env = {"HUBCTL_URL": "http://127.0.0.1:%d" % hub.admin_port, "HUBCTL_TOKEN": hub.token}
+    helped = hubctl("token", "--help")
+    assert any("admin create" in line and "--json" in line for line in helped.stdout.splitlines()), helped.stdout
+    for args in (("token", "admin", "create", "ci", "--scope", "publish", "--json"),
+                 ("--json", "token", "admin", "create", "ci2", "--scope", "read")):
+        created = hubctl(*args, env=env)
+        assert created.returncode == 0, created.stderr
+        answer = json.loads(created.stdout)
+        assert answer["name"] == args[args.index("create") + 1] and len(answer["scopes"]) == 1
+        assert call(hub, "GET", "/v1/stats", token=answer["token"])[0] == 200
+
+
+def test_an_unknown_command_or_subcommand_is_named_with_the_nearest_one():
+    """Issue 24 item 12: `hubctl snyc --user u1` was reported as an unknown option '--user'."""
+    for args, message in (
+        (("snyc", "--user", "u1", "--reason", "x"), "Unknown command 'snyc'. Did you mean 'sync'?"),
+        (("--json", "statsu"), "Unknown command 'statsu'. Did you mean 'status'?"),
+        (("screen", "publsh", "home", "home.json"), "Unknown command 'screen publsh'. Did you mean 'screen publish'?"),
+        (("sync", "stats", "s-1"), "Unknown command 'sync stats'. Did you mean 'sync status'?"),
+        (("token", "admin", "lst"), "Unknown command 'token admin lst'. Did you mean 'token admin list'?"),
+        (("experiment", "strat", "e1"), "Unknown command 'experiment strat'. Did you mean 'experiment start'?"),
+        (("help", "scren"), "Unknown command 'scren'. Did you mean 'screen'?"),
+        (("frobnicate",), "Unknown command 'frobnicate'."),
+    ):
+        result = hubctl(*args, env={"HUBCTL_URL": "http://127.0.0.1:9"})  # nothing may be sent
+        assert result.returncode == 2 and result.stderr.splitlines()[0] == "Error: " + message, (args, result.stderr)

@@ -113,7 +113,7 @@ struct SyncRoutes {
         return flag
     }
 
-    /// A duration as a string (`30s`, `1h`) or a number of seconds.
+    /// A duration as a string (`30s`, `1h`, `7d`, `1h30m`: `DurationText`) or a number of seconds.
     private func duration(_ request: JSONValue, _ field: String, default value: Duration, max: Duration)
         throws(AdminError) -> Duration
     {
@@ -129,7 +129,9 @@ struct SyncRoutes {
         }
         guard let parsed, parsed <= max else {
             throw AdminError(
-                400, "bad_\(field)", "\"\(field)\" must be a duration such as \"30s\" or \"1h\", at most \(max)")
+                400, "bad_\(field)",
+                "\"\(field)\" must be a duration such as \"30s\", \"1h\" or \"7d\" (or seconds), at most "
+                    + DurationText.describe(max))
         }
         return parsed
     }

@@ -58,7 +58,7 @@ public enum HubOptions {
           --ping-interval D       ping after D without client traffic (default 25s)
           --idle-timeout D        close after D without client traffic (default 60s)
           --drain-timeout D       SIGTERM waits up to D for clients to close (default 10s)
-                               (D is a number with ms, s, m or h, e.g. 500ms, 25s)
+                               (D is a number with ms, s, m, h or d, or a sum such as 1m30s)
           --redis URL          scale out: several hubs as one service over Redis, redis://[user:pass@]host:port/db
                                (env PUSHHUB_REDIS; docs/scale-out.md); without it the data dir's journal
           --redis-ca FILE      with rediss:// (TLS to Redis): the CA (PEM) Redis's certificate must chain to
@@ -282,17 +282,8 @@ public enum HubOptions {
         ]
     }
 
-    /// Parses `500ms`, `25s`, `2m`, `1h`.
-    public static func duration(_ text: String) -> Duration? {
-        let units: [(String, Int64)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000)]
-        for (suffix, millis) in units where text.hasSuffix(suffix) {
-            // An amount whose milliseconds do not fit is not a duration (no overflow trap).
-            guard let value = Int64(text.dropLast(suffix.count)), value >= 0 else { return nil }
-            let (product, overflow) = value.multipliedReportingOverflow(by: millis)
-            return overflow ? nil : .milliseconds(product)
-        }
-        return nil
-    }
+    /// Parses `500ms`, `25s`, `2m`, `1h`, `30d`, `1h30m` (`DurationText`).
+    public static func duration(_ text: String) -> Duration? { DurationText.parse(text) }
 
     /// `on`/`off` and their synonyms (`1`/`0`, `true`/`false`, `yes`/`no`); anything else is a
     /// usage error naming the flag, since a typo must not pick a side (`PUSHHUB_DEV=7es`).

@@ -22,6 +22,10 @@ enum SyncCommand: Command {
         ("--spread D", "spread delivery over D"), ("--dry-run", "only count who would get it"),
     ]
 
+    static let subcommands: [(String, String)] = [
+        ("status", "Show a sync's target and receipts: targeted online, delivered, acked.")
+    ]
+
     static func run(_ arguments: Arguments, client: AdminClient, output: Output) -> Int32 {
         if arguments.words.count >= 2 && arguments.words[1] == "status" {
             guard arguments.words.count == 3 else { return usageError("'sync status' takes ID.") }

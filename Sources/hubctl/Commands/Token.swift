@@ -7,17 +7,25 @@ enum Token: Command {
     static let name = "token"
     static let abstract = "Mint a client token (HS256 JWT) for testing; create, list and revoke admin tokens."
     static let usage = """
-        hubctl token --user U [--cohort C]... [--ttl 1h] [--secret-file F]
-        hubctl token admin create NAME --scope S [--scope S2 …] | list | revoke NAME
+        hubctl token --user U [--cohort C]... [--ttl 1h] [--secret-file F | --data DIR] [--json]
+        hubctl token admin create NAME --scope S [--scope S2 …] [--json] | list | revoke NAME
         """
     static let options: [(String, String)] = [
         ("--user U", "the sub claim"), ("--cohort C", "add C to the cohorts claim (repeatable)"),
-        ("--ttl D", "lifetime (default 1h)"),
-        ("--secret-file F", "the HS256 secret (env HUBCTL_JWT_SECRET_FILE; default ./data/jwt.secret)"),
+        ("--ttl D", "lifetime: 90s, 1h, 1d, 1h30m … (default 1h)"),
+        (
+            "--secret-file F",
+            "the HS256 secret (env HUBCTL_JWT_SECRET_FILE; else DIR/jwt.secret of --data DIR or HUBCTL_DATA; "
+                + "default ./data/jwt.secret, then /var/lib/pushhub/jwt.secret)"
+        ),
         ("--scope S", "admin create: admin, publish, sync, experiment or read (repeatable)"),
     ]
     static let subcommands: [(String, String)] = [
-        ("admin create", "Create a named admin token with scopes; prints its secret once."),
+        (
+            "admin create",
+            "Create a named admin token with scopes; prints its secret once (--json: {name, scopes, token}, "
+                + "token being the secret)."
+        ),
         ("admin list", "List the named admin tokens and their scopes."),
         ("admin revoke", "Revoke a named admin token."),
     ]
@@ -26,24 +34,13 @@ enum Token: Command {
         if arguments.words.count >= 2 && arguments.words[1] == "admin" {
             return admin(Array(arguments.words.dropFirst(2)), arguments, client: client, output: output)
         }
-        guard let user = arguments.options["--user"]?.last else {
-            FileHandle.standardError.write(Data("Error: Missing value for '--user U'.\nUsage: \(usage)\n".utf8))
-            return ExitCode.usage
-        }
-        let ttl = arguments.options["--ttl"]?.last.map { HubOptions.duration($0) } ?? .seconds(3600)
-        guard let ttl else {
-            FileHandle.standardError.write(Data("Error: --ttl wants a duration such as 1h.\nUsage: \(usage)\n".utf8))
-            return ExitCode.usage
-        }
-        let path =
-            arguments.options["--secret-file"]?.last ?? ProcessInfo.processInfo.environment["HUBCTL_JWT_SECRET_FILE"]
-            ?? "data/jwt.secret"
-        guard
-            let secret = try? String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(
-                in: .whitespacesAndNewlines), !secret.isEmpty
-        else {
-            output.error("cannot read the secret from \(path); pass --secret-file")
-            return ExitCode.usage
+        guard let user = arguments.options["--user"]?.last else { return usageError("Missing value for '--user U'.") }
+        let ttl = arguments.options["--ttl"]?.last.map { DurationText.parse($0) } ?? .seconds(3600)
+        guard let ttl else { return usageError("--ttl wants a duration such as 90s, 1h, 1d or 1h30m.") }
+        let secret: String
+        switch jwtSecret(arguments) {
+        case .success(let found): secret = found
+        case .failure(let error): return usageError(error.message)
         }
         let now = Int(Date().timeIntervalSince1970)
         var claims: JSONObject = [
@@ -54,6 +51,14 @@ enum Token: Command {
         let token = JWTVerifier.sign(claims, secret: Array(secret.utf8))
         output.print(output.json ? JSONWriter.string(.object(["token": .string(token), "sub": .string(user)])) : token)
         return ExitCode.success
+    }
+
+    /// The JWT secret for minting client tokens (`HubSecret.jwtSecret`; `--secret-file` is this
+    /// command's and `watch`'s).
+    static func jwtSecret(_ arguments: Arguments) -> Result<String, UsageError> {
+        HubSecret.jwtSecret.require(
+            flag: arguments.options["--secret-file"]?.last, dataDirectory: arguments.dataDirectory,
+            environment: ProcessInfo.processInfo.environment)
     }
 
     private static func admin(_ words: [String], _ arguments: Arguments, client: AdminClient, output: Output) -> Int32 {

@@ -3,7 +3,7 @@ import PushHub
 import PushHubClient
 
 /// `hubctl watch SCREEN`: a real client of the hub (DESIGN §8), built on `PushHubClient`. It signs
-/// in (`--token`, or `--user` minted from the JWT secret, or anonymously as `--device`),
+/// in (`--client-token`, or `--user` minted from the JWT secret, or anonymously as `--device`),
 /// subscribes, prints the snapshot and then each patch as it arrives (hash-checked), prints and
 /// acks syncs as they arrive (no jitter wait), answers the hub's pings, and after a drop
 /// reconnects with backoff and full jitter and resumes with `have` and `last_sync`.
@@ -12,12 +12,13 @@ enum Watch: Command {
     static let name = "watch"
     static let abstract = "Be a client: print a screen's snapshot and each patch live (hash-checked), and syncs."
     static let usage = """
-        hubctl watch SCREEN [--token T | --user U] [--device D] [--platform P] [--app-version V]
-                     [--ws-url ws[s]://HOST:PORT] [--count N]
+        hubctl watch SCREEN [--client-token JWT | --user U [--secret-file F]] [--device D] [--platform P]
+                     [--app-version V] [--ws-url ws[s]://HOST:PORT] [--count N]
         """
     static let options: [(String, String)] = [
-        ("--token T", "sign in with this client token"),
+        ("--client-token JWT", "sign in with this client token (--token is the admin token, as everywhere)"),
         ("--user U", "sign in as U with a token minted from the JWT secret (see 'hubctl token')"),
+        ("--secret-file F", "with --user: the JWT secret (default: as 'hubctl token', --data DIR included)"),
         ("--device D", "the device id to present (default hubctl-watch)"),
         ("--platform P", "the platform to present (default hubctl)"),
         ("--app-version V", "the app version to present (capability filter)"),
@@ -25,11 +26,27 @@ enum Watch: Command {
         ("--count N", "exit 0 after N updates (snapshot included)"),
     ]
 
+    /// `--token` after `watch` was the client token before `--client-token`; it is still read so
+    /// when its value is a JWT (the hub makes its admin tokens as hex: never a JWT). Any other
+    /// value is the admin token, as `--token` is everywhere else.
+    static let hiddenOptions: [(String, String)] = [("--token T", "")]
+
     /// Longest wait between reconnection attempts.
     static let maxBackoff: Duration = .seconds(30)
 
     static func run(_ arguments: Arguments, client: AdminClient, output: Output) -> Int32 {
         guard arguments.words.count == 2 else { return usageError("'watch' takes SCREEN.") }
+        var arguments = arguments
+        var client = client
+        if let value = arguments.options.removeValue(forKey: "--token")?.last {
+            if isJWT(value) {
+                output.note("note: 'watch --token JWT' is read as '--client-token JWT'; --token is the admin token")
+                arguments.options["--client-token", default: []].append(value)
+            } else {
+                guard arguments.token == nil else { return usageError("'--token' is given twice; it takes one value.") }
+                client.token = value
+            }
+        }
         let limit = arguments.options["--count"]?.last.flatMap(Int.init)
         let url: HubURL
         switch clientURL(arguments, client: client) {
@@ -63,18 +80,27 @@ enum Watch: Command {
         return code
     }
 
-    /// The client token: `--token`, or one minted for `--user`; nil signs in anonymously.
+    /// The client token: `--client-token`, or one minted for `--user`; nil signs in anonymously.
     private static func signIn(_ arguments: Arguments) -> Result<String?, UsageError> {
-        if let token = arguments.options["--token"]?.last { return .success(token) }
+        if let token = arguments.options["--client-token"]?.last { return .success(token) }
         guard let user = arguments.options["--user"]?.last else { return .success(nil) }
-        let path = ProcessInfo.processInfo.environment["HUBCTL_JWT_SECRET_FILE"] ?? "data/jwt.secret"
-        guard case .success(let bytes) = InputFile.read(path) else {
-            return .failure(UsageError("cannot read the secret from \(path) to sign in as \(user); pass --token"))
+        let secret: String
+        switch Token.jwtSecret(arguments) {
+        case .success(let found): secret = found
+        case .failure(let error):
+            return .failure(UsageError("to sign in as \(user), \(error.message) (or pass --client-token JWT)"))
         }
-        let secret = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let now = Int(Date().timeIntervalSince1970)
         return .success(
             JWTVerifier.sign(["sub": .string(user), "exp": .number(Double(now + 24 * 3600))], secret: Array(secret.utf8)))
+    }
+
+    /// Whether `text` is a JWT: three base64url parts, the first a JSON object naming its `alg`.
+    static func isJWT(_ text: String) -> Bool {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let header = Base64URL.decode(parts[0]), let object = try? JSONReader.parse(header)
+        else { return false }
+        return object["alg"]?.stringValue != nil
     }
 
     /// The client listener: --ws-url, HUBCTL_WS_URL, or the admin host with the port and scheme
