@@ -597,3 +597,64 @@ def test_a_cohort_of_a_million_lives_in_a_redis_set_and_a_new_hub_reads_it_in_ba
         receive(former, "sync", timeout=0.5)
     status, deleted = call(b, "DELETE", "/v1/cohorts/big")
     assert status == 200 and redis.command("EXISTS", "pushhub:cohort:big") == "0"
+
+
+def test_targeted_online_counts_every_device_on_every_hub(cluster):
+    """Issue 24 item 4: a sync through B to a user with devices on A and C answered
+    targeted_online 1. The test holds the clients, so it knows the sum: every answer must equal
+    it, right after the hubs start (before B's next heartbeat has read that C joined) and later."""
+    a, b, c = cluster(3)
+    devices = {"phone": hello(a, user="u1", device="phone"), "tablet": hello(c, user="u1", device="tablet")}
+    others = [hello(hub, user="u2", device="other-%d" % hub.port) for hub in (a, b, c)]
+    for round in range(3):
+        if round == 2:
+            for hub in (a, b, c):
+                wait_until(lambda: len(hubs_listed(hub)) == 3, what="every hub to see three in the registry")
+        for via in (b, a, c):
+            status, answer = call(via, "POST", "/v1/syncs", {"target": {"user": "u1"}, "reason": "round %d" % round})
+            assert status == 200 and answer["targeted_online"] == 2, (via.port, answer)
+            for ws in devices.values():
+                assert receive(ws, "sync")["seq"] == answer["seq"]
+        status, answer = call(b, "POST", "/v1/syncs", {"target": {"all": True}, "reason": "all"})
+        assert status == 200 and answer["targeted_online"] == 5, answer
+        status, dry = call(a, "POST", "/v1/syncs", {"target": {"user": "u1"}, "dry_run": True})
+        assert dry["targeted_online"] == 2 and dry["users"] == 1, dry
+        for ws in list(devices.values()) + others:
+            receive(ws, "sync")
+
+
+def test_a_hub_whose_secrets_differ_from_the_clusters_refuses_to_join(cluster, redis):
+    """Issue 24 item 9: hubs with different secrets joined one cluster silently; a client's token
+    from one was refused by another after a failover. The message names what differs by
+    fingerprint, never the secret."""
+    a, = cluster(1)
+    wait_until(lambda: len(hubs_listed(a)) == 1, what="hub A to register")
+    for name, value in (("jwt.secret", "another-secret-" + "x" * 20), ("admin.token", "another-admin-token-" + "y" * 20)):
+        folder = shared_secrets()
+        with open(os.path.join(folder, "data", name), "w") as file:
+            file.write(value + "\n")
+        result = subprocess.run(
+            [os.path.join(BIN, "pushhub"), "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0",
+             "--data", os.path.join(folder, "data"), "--allow-anonymous", "--redis", redis.url],
+            capture_output=True, text=True, timeout=30)
+        assert result.returncode != 0, result.stderr
+        what = "JWT secret" if name == "jwt.secret" else "admin token"
+        assert "refusing to join" in result.stderr and what in result.stderr, result.stderr
+        assert value not in result.stderr and SECRET not in result.stderr and ADMIN_TOKEN not in result.stderr
+    # The same secrets join.
+    b, = cluster(1)
+    wait_until(lambda: len(hubs_listed(b)) == 2, what="hub B to join")
+
+
+def test_redis_up_is_exported_only_when_scaled_out_and_a_clean_stop_logs_no_error(cluster, hub_factory):
+    """Issue 24 item 14: a standalone hub exported pushhub_redis_up 0 (an alert on it fired for
+    every hub without Redis), and a clean SIGTERM of a scaled-out hub logged level:error about
+    losing Redis."""
+    standalone = hub_factory("--dev")
+    status, text = call(standalone, "GET", "/metrics")
+    assert status == 200 and "pushhub_redis_up" not in text
+    a, = cluster(1)
+    wait_until(lambda: metric(a, "pushhub_redis_up") == 1, what="the Redis link to come up")
+    assert a.stop() == 0
+    errors = [line for line in open(a.log_path) if json.loads(line).get("level") == "error"]
+    assert errors == [], errors

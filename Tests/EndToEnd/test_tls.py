@@ -157,6 +157,32 @@ def test_sighup_reloads_the_certificate_and_open_connections_stay(tls_hub, tmp_p
     assert any(e.get("msg") == "SIGHUP: configuration reloaded" and "tls_cert" in e.get("changed", "") for e in log)
 
 
+def test_sighup_reloads_both_listeners_certificates(hub_factory, tmp_path):
+    """Issue 24 item 2: the log said admin_tls_cert changed while the admin listener kept its
+    old certificate (the reload reached the client loops only)."""
+    client_cert, client_key = make_certificate(str(tmp_path), "client", "client-old")
+    admin_cert, admin_key = make_certificate(str(tmp_path), "admin", "admin-old")
+    hub = hub_factory("--tls-cert", client_cert, "--tls-key", client_key,
+                      "--admin-tls-cert", admin_cert, "--admin-tls-key", admin_key)
+    assert "CN = admin-old" in s_client(hub.admin_port) and "CN = client-old" in s_client(hub.port)
+    for name, cert, key in (("client-new", client_cert, client_key), ("admin-new", admin_cert, admin_key)):
+        new_cert, new_key = make_certificate(str(tmp_path), name, name)
+        os.replace(new_cert, cert)
+        os.replace(new_key, key)
+    hub.process.send_signal(signal.SIGHUP)
+    deadline = time.time() + 5
+    while "CN = client-new" not in s_client(hub.port):
+        assert time.time() < deadline, "new client connections still get the old certificate"
+        time.sleep(0.1)
+    while "CN = admin-new" not in s_client(hub.admin_port):
+        assert time.time() < deadline, "new admin connections still get the old certificate"
+        time.sleep(0.1)
+    request = urllib.request.Request("https://localhost:%d/v1/stats" % hub.admin_port,
+                                     headers={"Authorization": "Bearer " + hub.token})
+    with urllib.request.urlopen(request, context=ssl.create_default_context(cafile=admin_cert), timeout=5) as answer:
+        assert json.load(answer)["connections"] >= 1
+
+
 def test_a_silent_or_stalled_handshake_times_out(tls_hub):
     for first in (b"", b"\x16\x03\x01\x00\xc8\x01"):  # nothing, then a ClientHello cut short
         with socket.create_connection(("127.0.0.1", tls_hub.port), timeout=5) as raw:

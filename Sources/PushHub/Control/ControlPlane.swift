@@ -51,6 +51,8 @@ final class ControlPlane {
     /// Scale-out with Redis Sentinel: where the master is.
     let sentinel: SentinelLocator?
     private let startedAt = WallClock.nowMilliseconds()
+    /// Set by `stopped()`: the Redis links close because we close them, not because Redis went away.
+    private var isStopping = false
     let exposures: Exposures
     /// The audit log's recent entries (`GET /v1/audit`); on this thread only, like `state`.
     var audit = AuditRing()
@@ -159,6 +161,7 @@ final class ControlPlane {
         state = restored
         committed = restored
         exposures = Exposures(dataDirectory: dataDirectory, metrics: metrics)
+        if cluster != nil { metrics.redisUp.store(0, ordering: .relaxed) }  // until the link is ready
         cluster?.onNotice = { [unowned self] in self.entriesAnnounced = true }
         sentinel?.onMove = { [unowned self] address in
             self.cluster?.reconnect(because: "Sentinel moved the master to \(address)", now: MonotonicClock.now())
@@ -166,6 +169,7 @@ final class ControlPlane {
         cluster?.onMessage = { [unowned self] channel, payload in self.clusterMessage(channel: channel, payload: payload) }
         cluster?.commands.onDown = { [unowned self, metrics] reason in
             metrics.redisUp.store(0, ordering: .relaxed)
+            guard !self.isStopping else { return }  // our own close at a clean stop is no fault
             // The notice link has no replies to wait for, so nothing else tells that it is dead.
             self.cluster?.notices.reconnect(because: "the command link went down", now: MonotonicClock.now())
             Log.error("lost the connection to Redis; serving clients from memory, refusing changes", [("reason", reason)])
@@ -192,6 +196,7 @@ final class ControlPlane {
     /// Called once the loop has stopped: leaves the hub registry, closes the Redis links.
     func stopped() {
         guard let cluster else { return }
+        isStopping = true
         let now = MonotonicClock.now()
         registry?.leave(now: now, link: cluster.commands)
         cluster.commands.tick(now: now)  // writes what is queued; the replies are not awaited
@@ -348,10 +353,11 @@ final class ControlPlane {
     /// gets the answers (all of them, unless a loop or hub did not answer within
     /// `gatherTimeout`: then `complete` is false).
     func gather(_ query: LoopQuery, now: UInt64, finish: @escaping (_ answers: [LoopAnswer], _ complete: Bool) -> Void) {
-        let others = registry?.others ?? []
-        let id = startGather(now: now, remoteHubs: others.count, finish: finish)
+        let asksHubs = cluster?.isReady == true
+        let id = startGather(now: now, remote: asksHubs ? nil : [], finish: finish)
         for mailbox in loops { mailbox.post(.query(query, reply: id)) }
-        if !others.isEmpty {
+        if asksHubs {
+            expectLiveHubs(in: [id], now: now)
             cluster?.publish(
                 ClusterWire.gatherChannel, ClusterWire.request(from: hubID, id: id, query: .loops(query)), now: now)
         }
@@ -360,13 +366,13 @@ final class ControlPlane {
     /// The receipts of the syncs numbered `seqs` — scaled out, summed over every live hub.
     func gatherReceipts(seqs: [Int], now: UInt64, finish: @escaping ([Int: ReceiptCounts]) -> Void) {
         let own = localReceipts(seqs)
-        let others = registry?.others ?? []
-        guard let cluster, !others.isEmpty else { return finish(own) }
-        let id = startGather(now: now, loops: false, remoteHubs: others.count) { answers, _ in
+        guard let cluster, cluster.isReady else { return finish(own) }
+        let id = startGather(now: now, loops: false, remote: nil) { answers, _ in
             var total = own
             for case .receipts(let counts) in answers { total.merge(counts, uniquingKeysWith: +) }
             finish(total)
         }
+        expectLiveHubs(in: [id], now: now)
         cluster.publish(
             ClusterWire.gatherChannel, ClusterWire.request(from: hubID, id: id, query: .receipts(seqs: seqs)), now: now)
     }
@@ -378,21 +384,36 @@ final class ControlPlane {
         return counts
     }
 
-    /// Starts a gather awaiting every client loop (unless `loops` is false) and `remoteHubs`
-    /// other hubs.
+    /// Starts a gather awaiting every client loop (unless `loops` is false) and the other hubs
+    /// in `remote` (nil: learnt from Redis, `expectLiveHubs`).
     private func startGather(
-        now: UInt64, loops includeLoops: Bool = true, remoteHubs: Int = 0,
+        now: UInt64, loops includeLoops: Bool = true, remote: Set<String>? = [],
         finish: @escaping ([LoopAnswer], Bool) -> Void
     ) -> GatherID {
         let id = nextGatherID
         nextGatherID += 1
-        let expected = (includeLoops ? loops.count : 0) + remoteHubs
-        if expected == 0 {
+        let loopCount = includeLoops ? loops.count : 0
+        if loopCount == 0 && remote?.isEmpty == true {
             finish([], true)
         } else {
-            gathers[id] = Gather(expected: expected, deadline: now + Self.gatherTimeout, finish: finish)
+            gathers[id] = Gather(loops: loopCount, remote: remote, deadline: now + Self.gatherTimeout, finish: finish)
         }
         return id
+    }
+
+    /// Asks Redis which hubs are live now and makes the gathers `ids` wait for those (besides
+    /// this one). Sent on the command link after what was sent before it (the question, or the
+    /// entry they answer about), so every hub live when that went out is waited for. Without an
+    /// answer, the registry's list as of the last heartbeat stands in.
+    private func expectLiveHubs(in ids: [GatherID], now: UInt64) {
+        guard let cluster, !ids.isEmpty else { return }
+        cluster.commands.send(HubRegistry.liveIDsCommand, now: now) { [unowned self] result in
+            let live = (try? result.get()).flatMap(HubRegistry.ids(in:)) ?? Set(self.registry?.others ?? [])
+            let others = live.subtracting([self.hubID])
+            for id in ids {
+                if let gather = self.gathers[id], gather.expectRemote(others) { self.gathers[id] = nil }
+            }
+        }
     }
 
     // MARK: - Events from the loops
@@ -506,13 +527,12 @@ extension ControlPlane {
         // entry, which may be before this hub hears that its append succeeded.
         var sent = batch
         var gathersByRecord: [(record: Int, id: GatherID)] = []
-        let others = registry?.others.count ?? 0
         var offset = 0
         for index in sent.indices {
             defer { offset += sent[index].records.count }
             guard sent[index].gathers, let record = sent[index].lastChangeRecord else { continue }
             let done = sent[index].done
-            let id = startGather(now: now, remoteHubs: others) { answers, _ in done(.success(answers)) }
+            let id = startGather(now: now, remote: nil) { answers, _ in done(.success(answers)) }
             // Not before the batch is durable: an answer must never go out for a change that fails.
             gathers[id]?.deadline = .max
             sent[index].gatherID = id
@@ -522,6 +542,7 @@ extension ControlPlane {
         cluster.append(records, gathers: gathersByRecord, now: now) { [unowned self] outcome in
             self.appended(outcome, records: records.count)
         }
+        expectLiveHubs(in: gathersByRecord.map(\.id), now: now)
     }
 
     private func appended(_ outcome: ClusterJournal.AppendOutcome, records: Int) {
@@ -703,8 +724,8 @@ extension ControlPlane {
             case .receipts(let seqs):
                 answer([.receipts(localReceipts(seqs))])
             }
-        } else if let (_, id, answers) = ClusterWire.parseAnswers(payload) {
-            if let gather = gathers[id], gather.addRemote(answers) { gathers[id] = nil }
+        } else if let (hub, id, answers) = ClusterWire.parseAnswers(payload) {
+            if let gather = gathers[id], gather.addRemote(from: hub, answers) { gathers[id] = nil }
         }
     }
 

@@ -74,39 +74,71 @@ final class Exposure: Sendable {
 }
 
 /// One scatter-gather in flight on the control plane: the answers so far and what to do with
-/// them once every loop (and, scaled out, every other live hub) has answered or the deadline has
-/// passed.
+/// them once every loop and, scaled out, every other live hub has answered, or the deadline
+/// has passed.
 ///
-/// Invariant: `finish` runs exactly once; answers that arrive after it are ignored.
+/// Scaled out, which hubs must answer is learnt from Redis when the question goes out (the live
+/// hubs registered at that moment, `HubRegistry.liveIDsCommand`), not from this hub's last
+/// heartbeat, which can be 2 s old: a hub that joined since then was not waited for, and its
+/// clients went uncounted (issue 24: `targeted_online: 1` for a user on two hubs). Answers are
+/// kept per hub, so one that arrives before the list is known still counts.
+///
+/// Invariant: `finish` runs exactly once; answers that arrive after it are ignored; it finishes
+/// complete only when every loop and every awaited hub has answered.
 final class Gather {
-    /// Arrivals awaited: one per client loop, one per other hub (which sends all its loops' at once).
-    let expected: Int
+    /// Client loops yet to answer.
+    private var loopsAwaited: Int
+    /// The other hubs that must answer (nil: not known yet, `expectRemote` tells).
+    private var remoteAwaited: Set<String>?
+    private var remoteAnswered: Set<String> = []
     /// When it finishes with what arrived; `.max` until the change it waits for is durable.
     var deadline: UInt64
     private(set) var answers: [LoopAnswer] = []
-    private var arrivals = 0
+    private var isFinished = false
     private let finish: (_ answers: [LoopAnswer], _ complete: Bool) -> Void
 
-    init(expected: Int, deadline: UInt64, finish: @escaping ([LoopAnswer], Bool) -> Void) {
-        self.expected = expected
+    /// - Parameter remote: the other hubs to wait for, or nil when they are learnt later.
+    init(loops: Int, remote: Set<String>?, deadline: UInt64, finish: @escaping ([LoopAnswer], Bool) -> Void) {
+        loopsAwaited = loops
+        remoteAwaited = remote
         self.deadline = deadline
         self.finish = finish
     }
 
     /// Adds a loop's answer. - Returns: whether the gather is complete (and finished).
-    func add(_ answer: LoopAnswer) -> Bool { arrived([answer]) }
+    func add(_ answer: LoopAnswer) -> Bool {
+        answers.append(answer)
+        loopsAwaited -= 1
+        return finishIfComplete()
+    }
 
-    /// Adds another hub's answers (its loops', merged there). - Returns: as `add`.
-    func addRemote(_ answers: [LoopAnswer]) -> Bool { arrived(answers) }
-
-    private func arrived(_ more: [LoopAnswer]) -> Bool {
+    /// Adds another hub's answers (its loops', merged there); a hub counts once.
+    /// - Returns: as `add`.
+    func addRemote(from hub: String, _ more: [LoopAnswer]) -> Bool {
+        guard remoteAnswered.insert(hub).inserted else { return isFinished }
         answers += more
-        arrivals += 1
-        guard arrivals >= expected else { return false }
+        return finishIfComplete()
+    }
+
+    /// The other hubs that must answer, now known. - Returns: as `add`.
+    func expectRemote(_ hubs: Set<String>) -> Bool {
+        remoteAwaited = hubs
+        return finishIfComplete()
+    }
+
+    private func finishIfComplete() -> Bool {
+        guard !isFinished, loopsAwaited <= 0, let remoteAwaited, remoteAwaited.isSubset(of: remoteAnswered) else {
+            return isFinished
+        }
+        isFinished = true
         finish(answers, true)
         return true
     }
 
     /// The deadline passed: finish with what arrived.
-    func expire() { finish(answers, false) }
+    func expire() {
+        guard !isFinished else { return }
+        isFinished = true
+        finish(answers, false)
+    }
 }

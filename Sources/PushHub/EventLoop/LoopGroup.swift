@@ -93,9 +93,10 @@ public final class LoopGroup: Sendable {
         for mailbox in mailboxes + [controlMailbox] { mailbox.post(.shutdown(deadline: deadline)) }
     }
 
-    /// Gives every client loop a reloaded config (applied between two of its ticks).
+    /// Gives every loop a reloaded config (applied between two of its ticks): the client loops,
+    /// and the control plane's, whose admin listener takes its TLS context from it.
     public func reconfigure(_ config: HubConfig) {
-        for mailbox in mailboxes { mailbox.post(.reconfigure(config)) }
+        for mailbox in mailboxes + [controlMailbox] { mailbox.post(.reconfigure(config)) }
     }
 
     /// Waits for every loop thread to exit.

@@ -53,9 +53,11 @@ public final class Metrics: Sendable {
     public let commitNanoseconds = Atomic<Int>(0)
     /// Writes that could not be made durable (journal, snapshot, exposure log): logged and counted.
     public let persistFailures = Atomic<Int>(0)
-    /// Scale-out (DESIGN §11): whether the Redis link is up (gauge, 1 or 0), appends that lost
-    /// the race for the next journal entry, and entries other hubs appended that this one applied.
-    public let redisUp = Atomic<Int>(0)
+    /// Scale-out (DESIGN §11): whether the Redis link is up (gauge, 1 or 0; -1 on a hub that is
+    /// not scaled out, which then does not export it, so an alert on `pushhub_redis_up == 0`
+    /// never fires for a standalone hub), appends that lost the race for the next journal entry,
+    /// and entries other hubs appended that this one applied.
+    public let redisUp = Atomic<Int>(-1)
     public let redisConflicts = Atomic<Int>(0)
     public let redisEntriesApplied = Atomic<Int>(0)
     /// Times this hub fell behind the trimmed journal and reloaded the shared snapshot.
@@ -93,7 +95,7 @@ public final class Metrics: Sendable {
 
     /// The counters as Prometheus text exposition format (version 0.0.4).
     public func prometheusText() -> String {
-        let rows: [(String, String, String, Int)] = [
+        var rows: [(String, String, String, Int)] = [
             (
                 "pushhub_connections", "gauge", "Open TCP connections on both listeners.",
                 openConnections.load(ordering: .relaxed)
@@ -191,7 +193,6 @@ public final class Metrics: Sendable {
                 "pushhub_persist_failures_total", "counter", "Writes that could not be made durable.",
                 persistFailures.load(ordering: .relaxed)
             ),
-            ("pushhub_redis_up", "gauge", "Whether the Redis link is up (scaled out; 0 otherwise).", redisUp.load(ordering: .relaxed)),
             (
                 "pushhub_redis_conflicts_total", "counter", "Journal appends another hub beat to the entry (made again).",
                 redisConflicts.load(ordering: .relaxed)
@@ -229,6 +230,10 @@ public final class Metrics: Sendable {
                 Metrics.encodes.load(ordering: .relaxed)
             ),
         ]
+        let redisUp = redisUp.load(ordering: .relaxed)
+        if redisUp >= 0 {
+            rows.append(("pushhub_redis_up", "gauge", "Whether the Redis link is up (scaled-out hubs only).", redisUp))
+        }
         let seconds: [(String, String, String, Double)] = [
             (
                 "pushhub_commit_seconds_total", "counter", "Time spent writing and fsyncing group commits.",

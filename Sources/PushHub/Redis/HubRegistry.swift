@@ -53,6 +53,21 @@ final class HubRegistry {
         return RedisCommand("EVAL", [script, "2", membersKey, infoKey], label: "EVAL (live hubs)")
     }()
 
+    /// The ids of the hubs live right now (Redis's clock): whom a question must wait for.
+    static let liveIDsCommand: RedisCommand = {
+        let script = """
+            local now = redis.call('TIME')
+            return redis.call('ZRANGEBYSCORE', KEYS[1], tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000), '+inf')
+            """
+        return RedisCommand("EVAL", [script, "1", membersKey], label: "EVAL (live hub ids)")
+    }()
+
+    /// The ids in a reply to `liveIDsCommand`.
+    static func ids(in reply: RESPValue) -> Set<String>? {
+        guard let elements = reply.elements else { return nil }
+        return Set(elements.compactMap(\.string))
+    }
+
     /// Sends a heartbeat with `info` when one is due.
     func tick(now: UInt64, link: RedisConnection, info: () -> JSONValue) {
         guard now >= nextHeartbeat, link.isReady else { return }
