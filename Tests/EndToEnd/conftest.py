@@ -20,6 +20,7 @@ class Hub:
     def __init__(self, *flags, max_fds=None, data=None):
         """Starts a hub; `data` reuses another hub's directory (a restart)."""
         self.data = data or tempfile.mkdtemp(prefix="pushhub-e2e-")
+        self.started_at = time.time()
         self.log_path = os.path.join(self.data, "hub-%d.log" % time.monotonic_ns())
         self.log = open(self.log_path, "w")
         self.process = subprocess.Popen(

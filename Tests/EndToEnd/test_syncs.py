@@ -203,6 +203,10 @@ def test_receipts_count_deliveries_and_acks(secure_hub):
     status, receipts = call(hub, "GET", "/v1/syncs/" + answer["id"])
     assert status == 200 and receipts["receipts"] == {"targeted_online": 4, "delivered": 4, "acked": 3}
     assert call(hub, "GET", "/v1/syncs/s-999999")[0] == 404
+    # Receipts are counted in memory: the answer says since when (the hub's start).
+    started = hub.started_at
+    assert started - 2 <= receipts["counted_since"] <= time.time(), (receipts["counted_since"], started)
+    assert call(hub, "GET", "/v1/syncs")[1]["syncs"][0]["counted_since"] == receipts["counted_since"]
 
 
 def test_spread_delivers_over_the_window(secure_hub):

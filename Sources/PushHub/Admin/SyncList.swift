@@ -17,17 +17,24 @@ extension SyncRoutes {
             let now = WallClock.nowMilliseconds()
             let live = Array(plane.state.view.syncs.syncs.reversed().lazy.filter { $0.expiresAt > now }.prefix(limit))
             plane.gatherReceipts(seqs: live.map(\.seq), now: MonotonicClock.now()) { receipts in
-                reply.json(200, .object(["syncs": .array(live.map { Self.status($0, receipts[$0.seq] ?? ReceiptCounts()) })]))
+                let since = plane.receiptsCountedSince
+                reply.json(
+                    200,
+                    .object([
+                        "syncs": .array(live.map { Self.status($0, receipts[$0.seq] ?? ReceiptCounts(), since: since) })
+                    ]))
             }
         }
     }
 
     /// A sync with its id and receipts (`targeted_online`, `delivered`, `acked`: this hub's, or
-    /// scaled out every live hub's).
-    static func status(_ sync: Sync, _ receipts: ReceiptCounts) -> JSONValue {
+    /// scaled out every live hub's), and since when they are counted (`counted_since`, Unix
+    /// seconds): receipts are counted in memory, so a hub's restart starts its counts again.
+    static func status(_ sync: Sync, _ receipts: ReceiptCounts, since: Int) -> JSONValue {
         var members = sync.json.objectValue ?? JSONObject()
         members["id"] = .string(sync.id)
         members["receipts"] = receipts.json
+        members["counted_since"] = .number(Double(since))
         return .object(members)
     }
 }

@@ -76,7 +76,7 @@ struct SyncRoutes {
                 return reply.error(.notFound("no live sync \(id) (unknown or expired)"))
             }
             plane.gatherReceipts(seqs: [sync.seq], now: MonotonicClock.now()) { receipts in
-                reply.json(200, Self.status(sync, receipts[sync.seq] ?? ReceiptCounts()))
+                reply.json(200, Self.status(sync, receipts[sync.seq] ?? ReceiptCounts(), since: plane.receiptsCountedSince))
             }
         }
     }

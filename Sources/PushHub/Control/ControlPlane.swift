@@ -729,6 +729,13 @@ extension ControlPlane {
         }
     }
 
+    /// Since when receipts are complete (Unix seconds): they are counted in memory by each hub
+    /// for its own clients, so the sum is whole only since the latest start among the live hubs.
+    var receiptsCountedSince: Int {
+        let starts = (registry?.live ?? []).compactMap { $0["started_at"]?.intValue }
+        return max(startedAt, starts.max() ?? 0) / 1000
+    }
+
     /// What this hub says about itself in the registry (`/v1/stats` "cluster.hubs").
     fileprivate var hubInfo: JSONValue {
         .object([
