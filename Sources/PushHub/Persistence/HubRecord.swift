@@ -196,3 +196,23 @@ enum HubRecord: Sendable {
         }
     }
 }
+
+extension HubRecord {
+    /// The JSON of a stored record's payload; one that is not JSON is corruption at `offset` of `path`.
+    static func storedJSON(_ payload: [UInt8], path: String, offset: Int) throws(Journal.Corruption) -> JSONValue {
+        do {
+            return try JSONReader.parse(payload, maxDepth: 10_000)
+        } catch {
+            throw Journal.Corruption(path: path, offset: offset, reason: "a record is not JSON: \(error)")
+        }
+    }
+
+    /// A stored record; one that no longer decodes is corruption at `offset` of `path`.
+    init(stored json: JSONValue, path: String, offset: Int) throws(Journal.Corruption) {
+        do {
+            self = try HubRecord(json: json)
+        } catch {
+            throw Journal.Corruption(path: path, offset: offset, reason: error.description)
+        }
+    }
+}

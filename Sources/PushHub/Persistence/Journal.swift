@@ -1,30 +1,42 @@
 import Glibc
 
 /// An append-only file of checksummed records; each append is one write and one fsync (DESIGN §9).
+/// The bytes are laid out as `Journal.Format` draws them; `Journal.read` recovers them.
 ///
-/// Record layout (little-endian):
-/// ```
-/// +----------------+----------------+---------------------------+
-/// | length (u32)   | CRC-32 (u32)   | payload (length bytes)    |
-/// +----------------+----------------+---------------------------+
-/// ```
-/// Invariant: after `append` returns, its records are on stable storage; `read` returns every
-/// complete record and tells a torn tail (dropped) from corruption before the tail (fatal).
+/// Invariants: after `append` returns, its records are on stable storage; a file this type
+/// creates or appends to is in format 2 (`Format.checkedHeaders`): its first append writes the
+/// file header. A format 1 file is rewritten before anything is appended to it (`StateJournal`).
 public final class Journal {
     public let path: String
     private var fd: Int32
     public private(set) var size: Int
+    /// The most a format 1 record can hold: a longer length field is damage (that format's only header check).
     public static let maxRecordBytes = 64 << 20
 
-    /// A bad record followed by more data: start-up stops, naming the file and byte offset.
+    /// A damaged file: start-up stops, naming the file and the byte offset of the damaged record.
     public struct Corruption: Error, CustomStringConvertible {
         public var path: String
         public var offset: Int
         public var reason: String
         public var description: String {
-            "\(path) is corrupt at byte \(offset) (\(reason)); records after it cannot be trusted. "
-                + "Restore the data dir from a backup, or move the file away to start without its records."
+            "\(path) is corrupt at byte \(offset) (\(reason)); the hub does not start on a damaged file. "
+                + "Restore the data dir from a backup, or see docs/operations.md \"A damaged data dir\"."
         }
+    }
+
+    /// One complete record and the byte offset of its header in the file.
+    public struct Record: Equatable, Sendable {
+        public var offset: Int
+        public var payload: [UInt8]
+    }
+
+    /// What a journal file holds.
+    public struct Contents: Equatable, Sendable {
+        /// Every complete record before the end or the torn tail, in file order.
+        public var records: [Record]
+        /// Where a torn tail begins (the bytes from there on are dropped), or nil.
+        public var tornAt: Int?
+        public var format: Format
     }
 
     /// Opens (creating) the journal for appending at its end.
@@ -36,10 +48,11 @@ public final class Journal {
 
     deinit { close(fd) }
 
-    /// Appends records and makes them durable with one fsync (group commit, DESIGN §9). On a
-    /// failure the file is cut back to where it was, so a later append follows the last good record.
+    /// Appends records and makes them durable with one fsync (group commit, DESIGN §9); an empty
+    /// file gets the file header in the same write. On a failure the file is cut back to where it
+    /// was, so a later append follows the last good record.
     public func append(_ payloads: [[UInt8]]) throws(SystemError) {
-        let bytes = Self.framed(payloads)
+        let bytes = size == 0 ? Self.file(payloads) : Self.framed(payloads)
         do {
             try FileBytes.writeAll(bytes, to: fd, path: path)
             try blockingSystemCall("fsync \(path)") { fsync(fd) }
@@ -57,56 +70,18 @@ public final class Journal {
         size = 0
     }
 
-    /// The records as they are laid out in a file (the layout above, one after another).
-    static func framed(_ payloads: [[UInt8]]) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(payloads.reduce(0) { $0 + 8 + $1.count })
-        for payload in payloads {
-            appendLittleEndian(UInt32(payload.count), to: &bytes)
-            appendLittleEndian(CRC32.checksum(payload), to: &bytes)
-            bytes += payload
-        }
-        return bytes
+    /// Reads the file at `path` (nil when there is none); see `read(_:path:)`.
+    public static func read(path: String) throws -> Contents? {
+        guard let bytes = try FileBytes.read(path) else { return nil }
+        return try read(bytes, path: path)
     }
 
-    static func appendLittleEndian(_ value: UInt32, to out: inout [UInt8]) {
-        for shift in stride(from: 0, to: 32, by: 8) { out.append(UInt8((value >> UInt32(shift)) & 0xFF)) }
+    /// The records of a journal file's `bytes`, in either format, and where a torn tail begins.
+    /// - Throws: `Corruption` naming `path` and the damaged record's offset for anything that is
+    ///   not a torn tail (`JournalReader` states the rule).
+    public static func read(_ bytes: [UInt8], path: String) throws(Corruption) -> Contents {
+        try JournalReader(bytes: bytes, path: path).read()
     }
-
-    static func littleEndian(_ bytes: [UInt8], at offset: Int) -> UInt32 {
-        (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[offset + $1]) << UInt32(8 * $1) }
-    }
-
-    /// Reads every record of the file at `path`.
-    /// - Returns: the payloads, and the offset of a torn tail that was dropped (if any).
-    /// - Throws: `Corruption` when a bad record is followed by more data.
-    public static func read(path: String) throws -> (records: [[UInt8]], tornAt: Int?) {
-        guard let bytes = try FileBytes.read(path) else { return ([], nil) }
-        var records: [[UInt8]] = []
-        var offset = 0
-        while offset < bytes.count {
-            let remaining = bytes.count - offset
-            guard remaining >= 8 else { return (records, offset) }  // torn header
-            let length = Int(littleEndian(bytes, at: offset))
-            let checksum = littleEndian(bytes, at: offset + 4)
-            if length > maxRecordBytes {
-                if isZeroTail(bytes, from: offset) { return (records, offset) }
-                throw Corruption(path: path, offset: offset, reason: "record length \(length) is impossible")
-            }
-            guard remaining >= 8 + length else { return (records, offset) }  // torn payload
-            let payload = Array(bytes[(offset + 8)..<(offset + 8 + length)])
-            guard CRC32.checksum(payload) == checksum else {
-                if offset + 8 + length == bytes.count || isZeroTail(bytes, from: offset) { return (records, offset) }
-                throw Corruption(path: path, offset: offset, reason: "checksum mismatch")
-            }
-            records.append(payload)
-            offset += 8 + length
-        }
-        return (records, nil)
-    }
-
-    /// A crash can leave zeros where a record was being written.
-    static func isZeroTail(_ bytes: [UInt8], from offset: Int) -> Bool { bytes[offset...].allSatisfy { $0 == 0 } }
 
     /// Cuts a torn tail off the file so that new records follow the last good one.
     public static func truncate(path: String, to offset: Int) throws(SystemError) {

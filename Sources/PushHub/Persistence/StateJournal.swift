@@ -2,16 +2,17 @@ import Foundation
 import Glibc
 
 /// The hub's durable history in the data dir (DESIGN §9 "Durability"): `state.snapshot` (records
-/// that rebuild the whole state as of a sequence number) and `state.journal` (the records after
-/// it), both in `Journal`'s checksummed layout. Only the control plane touches it.
+/// that rebuild the whole state as of a sequence number, `Snapshot`) and `state.journal` (the
+/// records after it), both in `Journal.Format`'s checksummed layout. Only the control plane touches it.
 ///
 /// Group commit: `append` only encodes; `commit` writes everything appended since the last
 /// commit with one write and one fsync. Every `snapshotEvery` records the owner writes a snapshot
 /// (atomically: temporary file, fsync, rename) and the journal starts empty.
 ///
 /// Invariants: every journal record carries the next log sequence number (`lsn`); restoring
-/// applies the snapshot, then exactly the journal records with a greater `lsn`, in order; a record that does not decode
-/// stops the start, naming the file and byte offset.
+/// applies the snapshot, then exactly the journal records with a greater `lsn`, in order; a
+/// damaged file or a record that does not decode stops the start, naming the file and byte
+/// offset, and leaves the data dir as it was; after `restore` both files are in format 2.
 final class StateJournal {
     let snapshotPath: String
     let journalPath: String
@@ -47,63 +48,42 @@ final class StateJournal {
         journal = try Journal(path: journalPath)
     }
 
-    /// Feeds every durable record to `apply`, oldest first; cuts a torn journal tail.
+    /// Feeds every durable record to `apply`, oldest first; then cuts a torn journal tail and
+    /// rewrites a file of format 1 in format 2. A damaged file throws `Journal.Corruption` (naming
+    /// the file and byte offset) before anything in the data dir is changed.
     func restore(_ apply: (HubRecord) -> Void) throws {
-        var snapshotSeq = 0
-        let (snapshot, snapshotTorn) = try Journal.read(path: snapshotPath)
-        if snapshotTorn != nil {
-            throw Journal.Corruption(path: snapshotPath, offset: snapshotTorn ?? 0, reason: "the snapshot is incomplete")
-        }
-        var offset = 0
-        for (index, payload) in snapshot.enumerated() {
-            defer { offset += 8 + payload.count }
-            let json = try Self.parse(payload, path: snapshotPath, offset: offset)
-            if index == 0 {
-                guard json["kind"]?.stringValue == "snapshot", let seq = json["lsn"]?.intValue else {
-                    throw Journal.Corruption(
-                        path: snapshotPath, offset: 0, reason: "a snapshot starts with its header record")
-                }
-                snapshotSeq = seq
-                continue
-            }
-            apply(try Self.decode(json, path: snapshotPath, offset: offset))
-        }
-        let (records, tornAt) = try Journal.read(path: journalPath)
-        if let tornAt {
-            Log.warning(
-                "dropping a torn record at the end of the journal", [("file", journalPath), ("offset", tornAt)])
-            try Journal.truncate(path: journalPath, to: tornAt)
-        }
+        let snapshot = try Snapshot.read(path: snapshotPath)
+        for record in snapshot?.records ?? [] { apply(record) }
+        let snapshotSeq = snapshot?.lsn ?? 0
+        let contents =
+            try Journal.read(path: journalPath) ?? Journal.Contents(records: [], tornAt: nil, format: .checkedHeaders)
         seq = snapshotSeq
-        offset = 0
-        for payload in records {
-            defer { offset += 8 + payload.count }
-            let json = try Self.parse(payload, path: journalPath, offset: offset)
+        for record in contents.records {
+            let json = try HubRecord.storedJSON(record.payload, path: journalPath, offset: record.offset)
             guard let recordSeq = json["lsn"]?.intValue else {
-                throw Journal.Corruption(path: journalPath, offset: offset, reason: "a record without \"lsn\"")
+                throw Journal.Corruption(path: journalPath, offset: record.offset, reason: "a record without \"lsn\"")
             }
             guard recordSeq > snapshotSeq else { continue }
-            apply(try Self.decode(json, path: journalPath, offset: offset))
+            apply(try HubRecord(stored: json, path: journalPath, offset: record.offset))
             seq = recordSeq
             recordsSinceSnapshot += 1
         }
+        if let tornAt = contents.tornAt {
+            Log.warning(
+                "dropping a torn record at the end of the journal", [("file", journalPath), ("offset", tornAt)])
+        }
+        if let snapshot, snapshot.format == .uncheckedHeaders {
+            try FileBytes.writeAtomically(
+                Snapshot.bytes(lsn: snapshot.lsn, records: snapshot.records), to: snapshotPath)
+            Log.info("rewrote the snapshot in journal format 2", [("file", snapshotPath)])
+        }
+        if contents.format == .uncheckedHeaders {
+            try FileBytes.writeAtomically(Journal.file(contents.records.map(\.payload)), to: journalPath)
+            Log.info("rewrote the journal in journal format 2", [("file", journalPath)])
+        } else if let tornAt = contents.tornAt {
+            try Journal.truncate(path: journalPath, to: tornAt)
+        }
         journal = try Journal(path: journalPath)
-    }
-
-    private static func parse(_ payload: [UInt8], path: String, offset: Int) throws -> JSONValue {
-        do {
-            return try JSONReader.parse(payload, maxDepth: 10_000)
-        } catch {
-            throw Journal.Corruption(path: path, offset: offset, reason: "a record is not JSON: \(error)")
-        }
-    }
-
-    private static func decode(_ json: JSONValue, path: String, offset: Int) throws -> HubRecord {
-        do {
-            return try HubRecord(json: json)
-        } catch {
-            throw Journal.Corruption(path: path, offset: offset, reason: error.description)
-        }
     }
 
     /// Encodes `record` for the next commit (no I/O).
@@ -130,10 +110,7 @@ final class StateJournal {
 
     /// Replaces the history with `records` (the whole state as of the last commit).
     func writeSnapshot(_ records: [HubRecord]) throws(SystemError) {
-        var payloads = [JSONWriter.write(.object(["kind": .string("snapshot"), "lsn": .number(Double(seq))]))]
-        payloads.reserveCapacity(records.count + 1)
-        for record in records { payloads.append(JSONWriter.write(record.json)) }
-        try FileBytes.writeAtomically(Journal.framed(payloads), to: snapshotPath)
+        try FileBytes.writeAtomically(Snapshot.bytes(lsn: seq, records: records), to: snapshotPath)
         try journal.truncate()
         recordsSinceSnapshot = 0
     }
