@@ -133,6 +133,17 @@ def http():
         "whitespace-values": b"GET /a?b=%zz&c&=d+e HTTP/1.1\r\nHost:   x \t\r\nX:\r\n\r\n",
         "two-content-lengths": b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 30\r\n\r\nab",
         "big-header": b"GET / HTTP/1.1\r\nHost: x\r\nX: " + b"a" * 2000 + b"\r\n\r\n",
+        # request smuggling (issue #24): what a strict parser refuses
+        "bare-cr": b"GET / HTTP/1.1\r\nHost: x\r\nFoo: 1\rBar: 2\r\n\r\n",
+        "obs-fold": b"POST / HTTP/1.1\r\nHost: x\r\nFoo: bar\r\n Content-Length: 38\r\n\r\n",
+        "control-in-value": b"GET / HTTP/1.1\r\nHost: x\r\nX: a\x01b\x7f\r\n\r\n",
+        "space-before-colon": b"GET / HTTP/1.1\r\nHost : x\r\n\r\n",
+        "te-and-cl": b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n",
+        "te-codings": b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+        "two-hosts": b"GET / HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n",
+        "version-505": b"GET / HTTP/1.2\r\nHost: x\r\n\r\n",
+        "absolute-form": b"GET http://x:80/v1/stats?a=1 HTTP/1.1\r\nHost: x\r\n\r\nGET HTTPS://y HTTP/1.1\r\nHost: y\r\n\r\n",
+        "obs-text-value": b"GET / HTTP/1.1\r\nHost: [::1]:80\r\nX: caf\xc3\xa9\t\xff\r\n\r\n",
     }
     for i, (name, data) in enumerate(sorted(requests.items())):
         write("http-request", name, bytes([0, 0]) + data)

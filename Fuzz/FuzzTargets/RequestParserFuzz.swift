@@ -11,7 +11,10 @@ import PushHub
 ///   chunks of the plan;
 /// - `leftover` never claims more bytes than the read had, and each head consumes at least one;
 /// - a parsed head's target starts with `/`, and the head written back out parses to the same
-///   head (so its method and header names are tokens, its version `HTTP/x.y`);
+///   head (so its method and header names are tokens);
+/// - what a strict parser refuses never comes out as a head (issue #24): its version is
+///   `HTTP/1.1` or `HTTP/1.0`, no header value holds a control character but HTAB, there is at
+///   most one Host and one Content-Length, and never Transfer-Encoding with Content-Length;
 /// - its path, query and keep-alive answers do not trap.
 enum RequestParserFuzz {
     struct Outcome: Equatable {
@@ -31,11 +34,26 @@ enum RequestParserFuzz {
 
         for head in whole.heads {
             try check(head.target.hasPrefix("/"), "target \(head.target) does not start with /")
+            try checkStrict(head)
             _ = (head.path, head.query, head.isKeepAlive)
             let text = written(head)
             let reparsed = try parse(text, chunks: [0..<text.count], maxHeadBytes: text.count + 1)
             try check(reparsed == Outcome(heads: [head]), "\(head) written out parsed as \(reparsed)")
         }
+    }
+
+    /// The properties of a head that only a lenient parser lets through, stated apart from the
+    /// parser's own checks.
+    static func checkStrict(_ head: RequestHead) throws(PropertyViolation) {
+        try check(head.version == "HTTP/1.1" || head.version == "HTTP/1.0", "version \(head.version)")
+        for field in head.headers {
+            let isFieldByte = { (byte: UInt8) in byte == 0x09 || (0x20...0x7E).contains(byte) || byte >= 0x80 }
+            try check(field.value.utf8.allSatisfy(isFieldByte), "control character in \(field)")
+        }
+        try check(head.headers.count(of: "Host") <= 1, "two Host headers: \(head.headers)")
+        let lengths = head.headers.count(of: "Content-Length")
+        try check(lengths <= 1, "two Content-Lengths: \(head.headers)")
+        try check(lengths == 0 || head.headers["Transfer-Encoding"] == nil, "Transfer-Encoding with Content-Length")
     }
 
     static func parse(_ stream: [UInt8], chunks: [Range<Int>], maxHeadBytes: Int) throws(PropertyViolation)

@@ -2,8 +2,9 @@ import WSProtocol
 
 /// A parsed HTTP/1.1 request head (RFC 9112 §3, §5).
 ///
-/// Invariant: `method` and `version` are non-empty tokens; `target` is visible ASCII starting
-/// with `/` (origin form).
+/// Invariant (`RequestParser`): `method` is a token; `version` is `HTTP/1.1` or `HTTP/1.0`;
+/// `target` is visible ASCII starting with `/` (origin form; an absolute-form target is kept as
+/// its path and query); header names are tokens, values hold no control character but HTAB.
 public struct RequestHead: Sendable, Equatable {
     public var method: String
     public var target: String

@@ -71,7 +71,9 @@ public struct Response: Sendable {
         case 426: "Upgrade Required"
         case 431: "Request Header Fields Too Large"
         case 500: "Internal Server Error"
+        case 501: "Not Implemented"
         case 503: "Service Unavailable"
+        case 505: "HTTP Version Not Supported"
         default: "Status"
         }
     }
