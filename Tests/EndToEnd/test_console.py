@@ -295,6 +295,10 @@ def test_a_sync_to_a_cohort_counts_like_the_dry_run_and_its_funnel_reaches_the_a
         assert receipts["receipts"] == {"targeted_online": 6, "delivered": 6, "acked": 6}
         assert sorted(sum((c.acked for c in clients), [])) == [sync_id] * 6
         assert (text(browser, "#targeted"), text(browser, "#delivered")) == ("6", "6")
+        # Receipts are counted in memory: the funnel says since when (issue 24 item 14).
+        since = time.localtime(receipts["counted_since"])
+        assert text(browser, "#counted-since") == \
+            "counted since %02d:%02d — receipts restart when a hub restarts" % (since.tm_hour, since.tm_min)
         # The composer's dry runs changed nothing and are not audited; the sync is, once.
         entries = call(hub, "GET", "/v1/audit?limit=500")[1]["entries"]
         assert [(e["method"], e["status"]) for e in entries if e["path"] == "/v1/syncs"] == [("POST", 200)], entries

@@ -182,14 +182,24 @@ function composer({ root, can, navigate }) {
   return () => { latest++; stopList(); };
 }
 
+/** "counted since HH:MM — receipts restart when a hub restarts" (local time; the date in UTC as its title). */
+function countedSince(seconds) {
+  if (typeof seconds !== "number") return [];
+  const date = new Date(seconds * 1000);
+  const hhmm = String(date.getHours()).padStart(2, "0") + ":" + String(date.getMinutes()).padStart(2, "0");
+  return [el("span", { title: when(seconds * 1000) }, `counted since ${hhmm}`), " — receipts restart when a hub restarts"];
+}
+
 function funnel({ root, argument: id }) {
   const chart = el("div", { className: "funnel" });
   // One live region, updated in place, so a screen reader hears each change of the receipts.
   const counts = { targeted: el("span", { id: "targeted" }, "–"), delivered: el("span", { id: "delivered" }, "–"), acked: el("span", { id: "acked" }, "–") };
   const numbers = el("p", { className: "numbers", role: "status" }, counts.targeted, " targeted → ", counts.delivered, " delivered → ", counts.acked, " acked");
+  // Receipts are counted in memory by the hubs: a hub's restart starts them again (counted_since).
+  const since = el("p", { className: "hint", id: "counted-since" });
   const details = el("dl", { className: "facts" });
   root.append(el("p", { className: "crumbs" }, el("a", { href: "#syncs" }, "Syncs"), " / ", id), el("h2", {}, `Sync ${id}`),
-    el("div", { className: "columns" }, section("Receipts", chart, numbers), section("Sync", details)));
+    el("div", { className: "columns" }, section("Receipts", chart, numbers, since), section("Sync", details)));
   return every(500, async () => {
     try {
       const sync = await get("/v1/syncs/" + encodeURIComponent(id));
@@ -203,7 +213,8 @@ function funnel({ root, argument: id }) {
       for (const [name, value] of [["targeted", r.targeted_online], ["delivered", r.delivered], ["acked", r.acked]]) {
         if (counts[name].textContent !== String(value)) counts[name].textContent = String(value);
       }
-      const { receipts: _, ...rest } = sync;
+      showIfChanged(since, { since: sync.counted_since }, () => countedSince(sync.counted_since));
+      const { receipts: _, counted_since: __, ...rest } = sync;
       showIfChanged(details, rest, () => Object.entries(rest).flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, k.endsWith("_at") ? when(v) : typeof v === "object" ? JSON.stringify(v) : String(v))]));
     } catch (error) {
       showIfChanged(chart, { error: error.message }, () => el("p", { className: "error" }, error.message));
