@@ -1,10 +1,15 @@
 import ScreenTree
 
 /// The client side of protocol v1 as a state machine (DESIGN §3–§5, §12): app calls and hub
-/// messages in, `Action`s out; no sockets, threads, clocks or storage of its own, so every rule
-/// is unit-tested by feeding it messages. `PushHubClient` drives it on one queue.
+/// messages in, `Action`s out; no sockets, threads, clocks or storage of its own (`now` is a
+/// parameter, stored values come in as arguments), so every rule is unit-tested by feeding it
+/// messages. `PushHubClient` drives it on one queue.
 ///
 /// Invariants:
+/// - Everything it reads or stores is in one user's `scope`, and a stored tree or `last_sync` is
+///   used only in the hub state (`epoch`) it was counted in: another user's or another epoch's
+///   tree is never delivered or sent as `have` (subscribes go out only after the welcome has
+///   named the epoch).
 /// - A screen's `version`/`hash` are set only together with a tree that hashes to `hash` (or the
 ///   hub's snapshot, whose hash the hub vouches for); a patch applies only to the version it says
 ///   it is `from`, else the screen is resubscribed without `have` and later patches are ignored
@@ -19,6 +24,9 @@ struct ClientSession {
         /// Hand a sync to the app after `sync.delayMs`, then call `syncHandled`.
         case schedule(SyncNotification)
         case emit(ClientEvent)
+        /// The hub has no version of the screen yet: tell its subscriptions (`onPending`); the
+        /// subscription stays, and its first publish brings the tree (a `.snapshot`).
+        case pending(screen: String)
         /// Write (or with nil, remove) a storage key.
         case store(key: String, value: String?)
     }
@@ -33,6 +41,8 @@ struct ClientSession {
         var stored: Int?
         /// A subscribe without `have` is outstanding: patches cannot apply until its snapshot.
         var resyncing = false
+        /// The hub said `pending`: the screen has no version yet; its first publish brings a snapshot.
+        var pending = false
     }
 
     /// Ids of the last syncs seen, for dedupe (a replay after reconnect repeats some).
@@ -41,6 +51,11 @@ struct ClientSession {
     let app: AppInfo?
     private(set) var screens: [String: Screen] = [:]
     private(set) var live = false
+    /// Whose storage: every key this session reads or stores is inside it.
+    private(set) var scope: StorageScope
+    /// The hub state the scope's stored screens and `last_sync` belong to (nil: none known yet).
+    private(set) var epoch: String?
+    private(set) var liveness = LinkLiveness()
     /// The highest sync seq seen; `lastSync` lags it while syncs wait for their jitter.
     private var syncMax: Int?
     private(set) var lastSync: Int?
@@ -52,37 +67,69 @@ struct ClientSession {
     private var pendingAcks: [String] = []
     private(set) var stats = ClientStats()
 
-    init(app: AppInfo?, lastSync: Int?) {
+    /// A session in `scope` whose storage holds `record` (its epoch and `last_sync`).
+    init(app: AppInfo?, scope: StorageScope, record: ScopeRecord = ScopeRecord(epoch: nil, lastSync: nil)) {
         self.app = app
-        self.lastSync = lastSync
-        syncMax = lastSync
+        self.scope = scope
+        epoch = record.epoch
+        lastSync = record.lastSync
+        syncMax = record.lastSync
     }
 
     /// The tree held for `screen` with its version and hash (nil when not subscribed, or while a
     /// resubscribe waits for its snapshot).
-    func held(_ screen: String) -> (tree: JSONValue, version: Int, hash: String)? {
+    func held(_ screen: String) -> StoredScreen? {
         guard let entry = screens[screen], let tree = entry.tree, let version = entry.version, let hash = entry.hash
         else { return nil }
-        return (tree, version, hash)
+        return StoredScreen(tree: tree, version: version, hash: hash, epoch: epoch)
     }
+
+    /// Whether a stored screen may be shown and sent as `have`: it was stored in the epoch this
+    /// scope is in (a screen stored without one, by a fetch before any session, may not).
+    func isCurrent(_ stored: StoredScreen) -> Bool { stored.epoch != nil && stored.epoch == epoch }
 
     // MARK: - App calls
 
-    /// Starts following `screen`, from `cached` (a stored tree whose hash checked) if given.
-    mutating func subscribe(_ screen: String, cached: (tree: JSONValue, version: Int, hash: String)?) -> [Action] {
+    /// Starts following `screen`, from `stored` (what storage holds for it, hash checked) when it
+    /// is of this scope's epoch; otherwise that entry is removed.
+    mutating func subscribe(_ screen: String, stored: StoredScreen?) -> [Action] {
         guard screens[screen] == nil else { return [] }
         var entry = Screen()
-        var actions: [Action] = []
-        if let cached {
-            entry.tree = cached.tree
-            entry.version = cached.version
-            entry.hash = cached.hash
-            entry.stored = cached.version
-            actions.append(
-                .deliver(screen: screen, tree: cached.tree, meta: TreeMeta(version: cached.version, hash: cached.hash, source: .cache)))
-        }
+        var actions = start(screen, &entry, from: stored)
         if live { actions.append(subscribeMessage(screen, &entry)) }
         screens[screen] = entry
+        return actions
+    }
+
+    /// Holds and delivers `stored` as the cache of `screen` if it is current, else drops it from storage.
+    private func start(_ screen: String, _ entry: inout Screen, from stored: StoredScreen?) -> [Action] {
+        guard let stored else { return [] }
+        guard isCurrent(stored) else { return [.store(key: scope.screenKey(screen), value: nil)] }
+        entry.tree = stored.tree
+        entry.version = stored.version
+        entry.hash = stored.hash
+        entry.stored = stored.version
+        return [
+            .deliver(screen: screen, tree: stored.tree, meta: TreeMeta(version: stored.version, hash: stored.hash, source: .cache))
+        ]
+    }
+
+    /// Makes `scope` the user whose storage the session uses (the token now names another user):
+    /// its `record`, and for each subscribed screen its `stored` tree when current. What was held
+    /// for the previous user is forgotten, never delivered or sent as `have` for this one.
+    mutating func enter(_ scope: StorageScope, record: ScopeRecord, stored: [String: StoredScreen]) -> [Action] {
+        guard scope != self.scope else { return [] }
+        self.scope = scope
+        epoch = record.epoch
+        forgetSyncs()
+        lastSync = record.lastSync
+        syncMax = record.lastSync
+        var actions: [Action] = []
+        for screen in screens.keys.sorted() {
+            var entry = Screen()
+            actions += start(screen, &entry, from: stored[screen])
+            screens[screen] = entry
+        }
         return actions
     }
 
@@ -111,10 +158,16 @@ struct ClientSession {
 
     // MARK: - Connection
 
-    /// The socket opened: the hello to send.
+    /// A connection is being made: from now on it must bring something within the liveness limit.
+    mutating func connecting(now: ContinuousClock.Instant) {
+        liveness.connecting(now: now)
+    }
+
+    /// The socket opened: the hello to send (asking for heartbeats; with the epoch `last_sync`
+    /// was counted in).
     mutating func opened(token: String?, device: String?) -> [Action] {
         stats.connects += 1
-        var hello: JSONObject = ["type": .string("hello"), "protocol": .number(1)]
+        var hello: JSONObject = ["type": .string("hello"), "protocol": .number(1), "heartbeat": .bool(true)]
         if let token { hello["token"] = .string(token) }
         if let device { hello["device"] = .string(device) }
         if let app {
@@ -123,28 +176,55 @@ struct ClientSession {
             if let version = app.version { fields["version"] = .string(version) }
             hello["app"] = .object(fields)
         }
+        if let epoch { hello["epoch"] = .string(epoch) }
         if let lastSync { hello["last_sync"] = .number(Double(lastSync)) }
         return [.send(hello)]
     }
 
-    /// The socket closed: what was in flight on it is void.
+    /// What a liveness check at `now` found.
+    enum LinkCheck: Equatable {
+        /// Something arrived recently enough: check again at `until`.
+        case alive(until: ContinuousClock.Instant)
+        /// Nothing arrived for `silence` (at least the limit): give the connection up and reconnect.
+        case dead(silence: Duration)
+        /// There is no connection to check.
+        case closed
+    }
+
+    /// Checks the link at `now` (when the timer armed for `liveness.deadline` fires).
+    mutating func checkLink(now: ContinuousClock.Instant) -> LinkCheck {
+        guard let deadline = liveness.deadline else { return .closed }
+        guard liveness.isDead(now: now) else { return .alive(until: deadline) }
+        stats.deadLinks += 1
+        return .dead(silence: liveness.silence(now: now))
+    }
+
+    /// The socket closed (or was given up): what was in flight on it is void.
     mutating func closed() {
         live = false
         pendingSubscribes = []
+        liveness.closed()
     }
 
     // MARK: - Hub messages
+
+    /// Something arrived on the connection (any text, JSON or not): the link is alive.
+    mutating func heard(now: ContinuousClock.Instant) {
+        liveness.heard(now: now)
+    }
 
     /// One message from the hub; a `fatal` error means reconnecting cannot help.
     mutating func receive(_ message: JSONValue) -> (actions: [Action], fatal: HubError?) {
         switch message["type"]?.stringValue {
         case "welcome": return (welcome(message), nil)
+        case "heartbeat": return ([], nil)  // it only proves the link is alive
         case "snapshot", "patch", "unchanged": return (screenMessage(message), nil)
+        case "pending": return (pending(message), nil)
         case "gone":
             guard let screen = message["screen"]?.stringValue else { return ([], nil) }
             answered(screen)
             guard screens.removeValue(forKey: screen) != nil else { return ([], nil) }
-            return ([.store(key: Self.screenKey(screen), value: nil), .emit(.gone(screen: screen))], nil)
+            return ([.store(key: scope.screenKey(screen), value: nil), .emit(.gone(screen: screen))], nil)
         case "sync": return (sync(message), nil)
         case "error": return error(message)
         default: return ([], nil)  // a newer hub's message: ignored (forward compatibility)
@@ -154,14 +234,28 @@ struct ClientSession {
     private mutating func welcome(_ message: JSONValue) -> [Action] {
         let welcome = Welcome(
             session: message["session"]?.stringValue ?? "", user: message["user"]?.stringValue,
-            heartbeatSeconds: message["heartbeat_s"]?.intValue ?? 0, syncSeq: message["sync_seq"]?.intValue ?? 0)
+            heartbeatSeconds: message["heartbeat_s"]?.intValue ?? 0, syncSeq: message["sync_seq"]?.intValue ?? 0,
+            epoch: message["epoch"]?.stringValue)
         live = true
         stats.welcomes += 1
+        liveness.welcomed(heartbeatSeconds: welcome.heartbeatSeconds)
         var actions: [Action] = []
-        if syncMax == nil, let seq = message["sync_seq"]?.intValue {
-            syncMax = seq
-            actions += saveLastSync()
+        let epochChanged = welcome.epoch != epoch
+        if epochChanged, epoch != nil {
+            // Another hub state (a reset data dir, another cluster): versions and sync seqs counted
+            // in the old one mean nothing here. Nothing stored is sent as `have` or shown again.
+            stats.epochChanges += 1
+            for screen in screens.keys.sorted() {
+                screens[screen] = Screen()
+                actions.append(.store(key: scope.screenKey(screen), value: nil))
+            }
+            forgetSyncs()
+            syncMax = nil
+            lastSync = nil
         }
+        epoch = welcome.epoch
+        if syncMax == nil, let seq = message["sync_seq"]?.intValue { syncMax = seq }
+        actions += saveLastSync(force: epochChanged)
         actions.append(.emit(.welcome(welcome)))
         for screen in screens.keys.sorted() {
             guard var entry = screens[screen] else { continue }
@@ -190,6 +284,25 @@ struct ClientSession {
         if let index = pendingSubscribes.firstIndex(of: screen) { pendingSubscribes.remove(at: index) }
     }
 
+    /// The hub has no version of the screen yet: the subscription stays, its first publish brings
+    /// a snapshot. What the client held of it (deleted while it was away) is dropped.
+    private mutating func pending(_ message: JSONValue) -> [Action] {
+        guard let screen = message["screen"]?.stringValue else { return [] }
+        answered(screen)
+        guard var entry = screens[screen] else { return [] }
+        stats.pending += 1
+        var actions: [Action] = []
+        if entry.tree != nil || entry.stored != nil {
+            entry = Screen()
+            actions.append(.store(key: scope.screenKey(screen), value: nil))
+        }
+        entry.pending = true
+        entry.resyncing = true  // only the snapshot can follow
+        screens[screen] = entry
+        actions.append(.pending(screen: screen))
+        return actions
+    }
+
     private mutating func screenMessage(_ message: JSONValue) -> [Action] {
         guard let screen = message["screen"]?.stringValue, let version = message["version"]?.intValue,
             let hash = message["hash"]?.stringValue
@@ -211,6 +324,7 @@ struct ClientSession {
                     .emit(.mismatch(screen: screen, version: version, expected: hash, actual: actual, source: .snapshot)))
             }
             entry.resyncing = false
+            entry.pending = false
             return actions
                 + accept(&entry, screen, tree, TreeMeta(version: version, hash: hash, source: .snapshot), canonical)
         case "unchanged":
@@ -270,8 +384,9 @@ struct ClientSession {
         entry.hash = hash
         if entry.stored != version || source == .snapshot {
             entry.stored = version
-            let stored = Self.storedForm(canonical: canonical ?? JSONWriter.write(tree), version, hash)
-            actions.append(.store(key: Self.screenKey(screen), value: stored))
+            let stored = StoredScreen.form(
+                epoch: epoch, canonical: canonical ?? JSONWriter.write(tree), version: version, hash: hash)
+            actions.append(.store(key: scope.screenKey(screen), value: stored))
         }
         guard changed else { return actions }
         entry.delivered = version
@@ -292,7 +407,8 @@ struct ClientSession {
         if seq > (syncMax ?? -1) { syncMax = seq }
         waitingSyncs[id] = seq
         let jitter = max(0, message["jitter_ms"]?.intValue ?? 0)
-        return [
+        // A replay below last_sync (after a first welcome or an epoch change) lowers it until handled.
+        return saveLastSync() + [
             .schedule(
                 SyncNotification(
                     id: id, seq: seq, reason: message["reason"]?.stringValue ?? "",
@@ -311,46 +427,31 @@ struct ClientSession {
             // entry and its stored tree go, so subscribing again (once published) asks again.
             let screen = pendingSubscribes.removeFirst()
             error.screen = screen
-            if screens.removeValue(forKey: screen) != nil { actions.append(.store(key: Self.screenKey(screen), value: nil)) }
+            if screens.removeValue(forKey: screen) != nil { actions.append(.store(key: scope.screenKey(screen), value: nil)) }
         }
         actions.append(.emit(.error(error)))
         let fatal = error.code == "unsupported_protocol" || error.code == "unauthorized"
         return (actions, fatal ? error : nil)
     }
 
-    /// `last_sync` = every sync up to it was handed to the app.
-    private mutating func saveLastSync() -> [Action] {
-        guard var value = syncMax else { return [] }
-        for seq in waitingSyncs.values where seq - 1 < value { value = seq - 1 }
-        guard value != lastSync else { return [] }
+    /// `last_sync` = every sync up to it was handed to the app; stored with the epoch it counts in
+    /// (`force`: store the record although the value did not change — the epoch did).
+    private mutating func saveLastSync(force: Bool = false) -> [Action] {
+        var value = syncMax
+        for seq in waitingSyncs.values where value.map({ seq - 1 < $0 }) ?? false { value = seq - 1 }
+        guard value != lastSync || force else { return [] }
         lastSync = value
-        return [.store(key: Self.lastSyncKey, value: String(value))]
+        guard epoch != nil else { return [] }  // a hub without epochs: nothing to resume from later
+        return [.store(key: scope.recordKey, value: ScopeRecord(epoch: epoch, lastSync: value).stored)]
     }
 
-    // MARK: - Storage form
-
-    static let lastSyncKey = "last_sync"
-    static let deviceKey = "device"
-    static func screenKey(_ screen: String) -> String { "screen:" + screen }
-
-    /// A screen as stored: `{"hash","tree","version"}` in canonical form (the JavaScript client's too).
-    static func storedForm(canonical tree: [UInt8], _ version: Int, _ hash: String) -> String {
-        // Members in canonical order around the tree's canonical bytes (written once per version).
-        var bytes = Array(#"{"hash":"#.utf8)
-        bytes += JSONWriter.write(.string(hash))
-        bytes += Array(#","tree":"#.utf8)
-        bytes += tree
-        bytes += Array(#","version":\#(version)}"#.utf8)
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// A stored screen whose tree still hashes to its hash; nil otherwise (then it is dropped).
-    static func parseStored(_ text: String) -> (tree: JSONValue, version: Int, hash: String)? {
-        // Unreadable is as good as absent: the hub sends a snapshot.
-        guard let value = try? JSONReader.parse(text), let tree = value["tree"],
-            let version = value["version"]?.intValue, let hash = value["hash"]?.stringValue, ScreenHash.of(tree) == hash
-        else { return nil }
-        return (tree, version, hash)
+    /// Sync bookkeeping that belongs to one user in one hub state: ids to dedupe (another state
+    /// numbers its own from 1), acks owed, syncs waiting for their jitter (handed to the app, never acked).
+    private mutating func forgetSyncs() {
+        seenSyncs = []
+        seenSyncSet = []
+        waitingSyncs = [:]
+        pendingAcks = []
     }
 
     private static func renderedMessage(_ screen: String, _ version: Int) -> JSONObject {

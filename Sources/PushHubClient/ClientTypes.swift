@@ -78,8 +78,12 @@ public struct SyncNotification: Sendable, Equatable {
 public struct Welcome: Sendable, Equatable {
     public var session: String
     public var user: String?
+    /// The hub sends something (a `heartbeat` when it has nothing else) at least this often.
     public var heartbeatSeconds: Int
     public var syncSeq: Int
+    /// The identity of the hub's state: `syncSeq` and screen versions count within it (nil from
+    /// hubs before epochs).
+    public var epoch: String?
 }
 
 /// An `error` message from the hub (docs/protocol.md "Errors"), or a client-side problem
@@ -125,4 +129,10 @@ public struct ClientStats: Sendable, Equatable {
     public var resubscribes = 0
     public var syncs = 0
     public var duplicateSyncs = 0
+    /// `pending` answers: subscriptions to screens not published yet.
+    public var pending = 0
+    /// Connections given up because nothing arrived for 2 × heartbeat_s + 2 s.
+    public var deadLinks = 0
+    /// Welcomes that named another hub state than the one storage held (what it held was dropped).
+    public var epochChanges = 0
 }

@@ -7,8 +7,10 @@ import WSProtocol
 /// The Swift client of protocol v1 (DESIGN §12), the JavaScript client's behaviour in Swift:
 /// subscribes to screens and keeps each tree current (RFC 6902 patches, checked against the
 /// RFC 8785 + SHA-256 hash after every change, resubscribing on a mismatch), resumes with `have`
-/// and `last_sync` kept in `storage`, hands syncs to the app after their jitter wait (deduped by
-/// id, then acked), sends `rendered`, and reconnects with exponential backoff and full jitter.
+/// and `last_sync` kept in `storage` per user and hub state (epoch), hands syncs to the app after
+/// their jitter wait (deduped by id, then acked), sends `rendered`, gives a connection up when
+/// nothing arrived for two heartbeats (whatever the transport), and reconnects with exponential
+/// backoff and full jitter (starting over, with a short ceiling, when the hub closes with 1001).
 ///
 /// ```swift
 /// let hub = PushHubClient(url: HubURL("ws://127.0.0.1:8080/v1/connect")!, credentials: .token(jwt),
@@ -26,7 +28,12 @@ import WSProtocol
 /// written only on `queue`; `published` is a `Mutex`; the rest is immutable.
 public final class PushHubClient: @unchecked Sendable {
     public struct Options: Sendable {
+        /// Reconnect delays: attempt n waits a random 0..min(cap, initial × 2ⁿ) (0.5 s doubling to 30 s).
         public var backoff = Backoff()
+        /// After a close 1001 (the hub restarts) the schedule starts over and, for
+        /// `goingAwayWindow`, its ceiling stops at `goingAwayCap` (docs/clients.md "Reconnect").
+        public var goingAwayCap: Duration = .seconds(4)
+        public var goingAwayWindow: Duration = .seconds(60)
         /// Send `rendered` once the tree callbacks for a version returned (default true).
         public var autoRendered = true
         /// Uniform numbers in [0, 1) for the backoff and the sync jitter (tests inject one).
@@ -42,6 +49,7 @@ public final class PushHubClient: @unchecked Sendable {
     }
 
     public typealias TreeHandler = @Sendable (JSONValue, TreeMeta) -> Void
+    public typealias PendingHandler = @Sendable () -> Void
     public typealias SyncHandler = @Sendable (SyncNotification) -> Void
     public typealias EventHandler = @Sendable (ClientEvent) -> Void
 
@@ -61,6 +69,7 @@ public final class PushHubClient: @unchecked Sendable {
         var stats = ClientStats()
         var welcome: Welcome?
         var trees: [String: (tree: JSONValue, meta: TreeMeta)] = [:]
+        var pending: Set<String> = []
     }
 
     private let published = Mutex(Published())
@@ -71,12 +80,14 @@ public final class PushHubClient: @unchecked Sendable {
     private var connection: (any TransportConnection)?
     /// Bumped by every open and close: events of an older connection are ignored.
     private var generation = 0
-    /// Failed attempts since the last welcome: the backoff exponent.
-    private var attempt = 0
+    private var schedule = ReconnectSchedule()
+    /// The liveness check armed for the current connection's deadline.
+    private var livenessCheck: DispatchWorkItem?
     private var fatal: HubError?
     private(set) var device: String?
     private var connectionState = ConnectionState.connecting
     private var treeHandlers: [String: [Int: TreeHandler]] = [:]
+    private var pendingHandlers: [String: [Int: PendingHandler]] = [:]
     private var syncHandlers: [Int: SyncHandler] = [:]
     private var eventHandlers: [Int: EventHandler] = [:]
     private var nextHandlerID = 0
@@ -95,13 +106,11 @@ public final class PushHubClient: @unchecked Sendable {
         self.storage = storage
         self.transport = transport
         self.options = options
-        session = ClientSession(app: app, lastSync: nil)
+        session = ClientSession(app: app, scope: .none)
         queue.async { [self] in
-            let stored = read(ClientSession.lastSyncKey).flatMap(Int.init)
-            session = ClientSession(app: app, lastSync: stored)
+            write(StorageScope.legacyLastSyncKey, nil)
             device = identity()
-            publish()
-            open()
+            open()  // names the scope (the user) before any subscribe is handled
         }
     }
 
@@ -115,15 +124,20 @@ public final class PushHubClient: @unchecked Sendable {
     public var welcome: Welcome? { published.withLock { $0.welcome } }
 
     /// Follows `screen`: `onTree` gets each new tree (first the stored one, `source: .cache`, when
-    /// there is one). The last subscription of a screen to close unsubscribes.
+    /// there is one). `onPending` is called when the hub has no version of the screen yet (it is
+    /// not published, or was deleted): the subscription stays, and the first publish brings its
+    /// tree to `onTree` (`.snapshot`). The last subscription of a screen to close unsubscribes.
     @discardableResult
-    public func subscribe(_ screen: String, onTree: @escaping TreeHandler = { _, _ in }) -> Subscription {
+    public func subscribe(
+        _ screen: String, onTree: @escaping TreeHandler = { _, _ in }, onPending: PendingHandler? = nil
+    ) -> Subscription {
         let id = handlerID()
         queue.async { [self] in
             let first = treeHandlers[screen] == nil
             treeHandlers[screen, default: [:]][id] = onTree
+            if let onPending { pendingHandlers[screen, default: [:]][id] = onPending }
             if first {
-                perform(session.subscribe(screen, cached: stored(screen)))
+                perform(session.subscribe(screen, stored: stored(screen, in: session.scope)))
             } else if let current = published.withLock({ $0.trees[screen] }) {
                 onTree(current.tree, current.meta)
             }
@@ -181,11 +195,12 @@ public final class PushHubClient: @unchecked Sendable {
         }
         generation += 1
         reconnect?.cancel()
+        livenessCheck?.cancel()
         connection?.close(code: 1000, reason: "")
         connection = nil
         session.closed()
         setState(.closed)
-        emit(.closed(code: 1000, reason: "closed by the app", retryIn: nil, attempt: attempt, error: nil))
+        emit(.closed(code: 1000, reason: "closed by the app", retryIn: nil, attempt: schedule.attempt, error: nil))
     }
 
     /// Waits until every call made before it has been handled (tests, orderly shutdown).
@@ -201,9 +216,51 @@ public final class PushHubClient: @unchecked Sendable {
         var headers = HeaderFields()
         let token = currentToken()
         if let token { headers.append(name: "Authorization", value: "Bearer \(token)") }
+        // The user the token names; a token provider that returned none keeps the current one.
+        if token != nil || !refreshesToken { enter(StorageScope(token: token, device: device)) }
+        session.connecting(now: .now)
+        armLivenessCheck()
         connection = transport.open(TransportRequest(url: url, subprotocol: "pushhub.v1", headers: headers)) {
             [self] event in
             queue.async { self.handle(event, generation: current, token: token) }
+        }
+    }
+
+    /// Uses `scope`'s storage from now on, if it is not the one in use (the first connection, or a
+    /// token provider that now signs in another user).
+    private func enter(_ scope: StorageScope) {
+        guard scope != session.scope else { return }
+        let record = ScopeRecord(stored: read(scope.recordKey))
+        var stored: [String: StoredScreen] = [:]
+        for screen in session.screens.keys { stored[screen] = self.stored(screen, in: scope) }
+        perform(session.enter(scope, record: record, stored: stored))
+    }
+
+    /// Arms one timer for the current connection's liveness deadline (replacing the armed one).
+    private func armLivenessCheck() {
+        livenessCheck?.cancel()
+        guard let deadline = session.liveness.deadline else { return }
+        let current = generation
+        let check = DispatchWorkItem { [weak self] in self?.checkLiveness(generation: current) }
+        livenessCheck = check
+        queue.asyncAfter(deadline: .now() + max(.zero, deadline - .now).seconds, execute: check)
+    }
+
+    /// The liveness timer fired: give a silent connection up at once (no close handshake: its
+    /// events are ignored from now on) and reconnect; otherwise check again at the new deadline.
+    private func checkLiveness(generation current: Int) {
+        guard current == generation, connectionState != .closed else { return }
+        switch session.checkLink(now: .now) {
+        case .closed: return
+        case .alive: armLivenessCheck()
+        case .dead(let silence):
+            let abandoned = connection
+            let heartbeat = session.liveness.heartbeat.seconds
+            let reason = String(
+                format: "nothing from the hub for %.1f s (heartbeat every %.0f s): the link is dead", silence.seconds,
+                heartbeat)
+            dropped(code: 1006, reason: reason)
+            abandoned?.abandon()
         }
     }
 
@@ -217,6 +274,7 @@ public final class PushHubClient: @unchecked Sendable {
         case .opened:
             perform(session.opened(token: token, device: device))
         case .text(let text):
+            session.heard(now: .now)
             options.onMessage?(text)
             let message: JSONValue
             do {
@@ -224,11 +282,13 @@ public final class PushHubClient: @unchecked Sendable {
             } catch {
                 return emit(.error(HubError(code: "bad_json", message: "the hub sent \(error)", ref: nil, screen: nil)))
             }
+            let heartbeat = session.liveness.heartbeat
             let (actions, fatalError) = session.receive(message)
             if message["type"]?.stringValue == "welcome" {
-                attempt = 0
+                schedule.welcomed()
                 fatal = nil
                 setState(.live)
+                if session.liveness.heartbeat != heartbeat { armLivenessCheck() }
             }
             if let fatalError, !(fatalError.code == "unauthorized" && refreshesToken) { fatal = fatalError }
             perform(actions)
@@ -240,15 +300,17 @@ public final class PushHubClient: @unchecked Sendable {
     private func dropped(code: UInt16, reason: String) {
         generation += 1
         connection = nil
+        livenessCheck?.cancel()
         session.closed()
         if let fatal {
             setState(.closed)
-            return emit(.closed(code: code, reason: reason, retryIn: nil, attempt: attempt, error: fatal))
+            return emit(.closed(code: code, reason: reason, retryIn: nil, attempt: schedule.attempt, error: fatal))
         }
-        let delay = options.backoff.delay(attempt: attempt, random: options.random())
-        attempt += 1
+        let delay = schedule.dropped(
+            code: code, now: .now, random: options.random(), backoff: options.backoff,
+            goingAwayCap: options.goingAwayCap, goingAwayWindow: options.goingAwayWindow)
         setState(.reconnecting)
-        emit(.closed(code: code, reason: reason, retryIn: delay, attempt: attempt, error: nil))
+        emit(.closed(code: code, reason: reason, retryIn: delay, attempt: schedule.attempt, error: nil))
         let retry = DispatchWorkItem { [weak self] in
             guard let self, self.connectionState != .closed else { return }
             self.open()
@@ -279,6 +341,9 @@ public final class PushHubClient: @unchecked Sendable {
                     for handler in syncHandlers.sorted(by: { $0.key < $1.key }) { handler.value(sync) }
                     perform(session.syncHandled(sync.id))
                 }
+            case .pending(let screen):
+                published.withLock { _ = $0.pending.insert(screen) }
+                for handler in (pendingHandlers[screen] ?? [:]).sorted(by: { $0.key < $1.key }) { handler.value() }
             case .emit(let event):
                 emit(event)
             case .store(let key, let value):
@@ -300,20 +365,27 @@ public final class PushHubClient: @unchecked Sendable {
         emit(.state(new))
     }
 
+    /// Copies what other threads may read from the session: trees it no longer holds (another
+    /// user's, another epoch's, a pending screen's) are no longer `current`.
     private func publish() {
-        let (stats, lastSync, live, state) = (session.stats, session.lastSync, session.live, connectionState)
+        let (stats, lastSync, live, state, screens) =
+            (session.stats, session.lastSync, session.live, connectionState, session.screens)
         published.withLock {
             $0.state = state
             $0.stats = stats
             $0.lastSync = lastSync
             if !live { $0.welcome = nil }
+            $0.trees = $0.trees.filter { screens[$0.key]?.tree != nil }
+            $0.pending = $0.pending.filter { screens[$0]?.pending == true }
         }
     }
 
     fileprivate func unsubscribe(_ screen: String, id: Int) {
         queue.async { [self] in
+            pendingHandlers[screen]?[id] = nil
             guard treeHandlers[screen]?.removeValue(forKey: id) != nil, treeHandlers[screen]?.isEmpty == true else { return }
             treeHandlers[screen] = nil
+            pendingHandlers[screen] = nil
             published.withLock { _ = $0.trees.removeValue(forKey: screen) }
             perform(session.unsubscribe(screen))
         }
@@ -340,17 +412,18 @@ public final class PushHubClient: @unchecked Sendable {
         case .device(let device), .token(_, let device?), .tokenProvider(_, let device?): return device
         case .token, .tokenProvider: return nil
         case .anonymous:
-            if let device = read(ClientSession.deviceKey) { return device }
+            if let device = read(StorageScope.deviceKey) { return device }
             let device = "d-" + (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-            write(ClientSession.deviceKey, device)
+            write(StorageScope.deviceKey, device)
             return device
         }
     }
 
-    func stored(_ screen: String) -> (tree: JSONValue, version: Int, hash: String)? {
-        guard let text = read(ClientSession.screenKey(screen)) else { return nil }
-        guard let parsed = ClientSession.parseStored(text) else {
-            write(ClientSession.screenKey(screen), nil)
+    /// What `scope`'s storage holds for `screen` if its tree still hashes right (else it is removed).
+    func stored(_ screen: String, in scope: StorageScope) -> StoredScreen? {
+        guard scope != .none, let text = read(scope.screenKey(screen)) else { return nil }
+        guard let parsed = StoredScreen(stored: text) else {
+            write(scope.screenKey(screen), nil)
             return nil
         }
         return parsed
@@ -391,6 +464,9 @@ public final class Subscription: Sendable {
     /// The latest tree of the screen with its version and hash (nil until one arrived).
     public var current: (tree: JSONValue, meta: TreeMeta)? { client.current(screen) }
 
+    /// Whether the hub said the screen has no version yet (until its first publish arrives).
+    public var isPending: Bool { client.isPending(screen) }
+
     public func close() { client.unsubscribe(screen, id: id) }
 }
 
@@ -406,5 +482,9 @@ public struct Cancellation: Sendable {
 extension PushHubClient {
     fileprivate func current(_ screen: String) -> (tree: JSONValue, meta: TreeMeta)? {
         published.withLock { $0.trees[screen] }
+    }
+
+    fileprivate func isPending(_ screen: String) -> Bool {
+        published.withLock { $0.pending.contains(screen) }
     }
 }

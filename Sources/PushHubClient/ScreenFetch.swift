@@ -14,8 +14,30 @@ public struct FetchedScreen: Sendable, Equatable {
 
 /// Why a fetch failed.
 public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Code: String, Sendable {
-        case unauthorized, unknownScreen = "unknown_screen", mismatch, network, http
+    /// The hub's error code when the hub answered (its JSON body `{"error":{"code"}}`:
+    /// `unauthorized`, `unknown_screen`, `bad_app_version`, …); `http_<status>` for an answer that
+    /// is not the hub's (a proxy's or load balancer's 404 or 502); `mismatch`, `network`, `http`.
+    /// The same strings as the JavaScript client's `FetchError.code`.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public var rawValue: String
+
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// 401 from the hub: no or bad credentials, or a device on a hub that refuses anonymous clients.
+        public static let unauthorized = Code(rawValue: "unauthorized")
+        /// 404 from the hub: it has no screen of that name.
+        public static let unknownScreen = Code(rawValue: "unknown_screen")
+        /// The answer's tree does not hash to its hash.
+        public static let mismatch = Code(rawValue: "mismatch")
+        /// No answer at all (status 0).
+        public static let network = Code(rawValue: "network")
+        /// A 200 that is not a screen, or a 304 for a tree this client does not hold.
+        public static let http = Code(rawValue: "http")
+
+        /// An error answer without the hub's error body: someone else's (`http_404`, `http_502`).
+        public static func foreign(status: Int) -> Code { Code(rawValue: "http_\(status)") }
+
+        public var description: String { rawValue }
     }
 
     public var code: Code
@@ -24,6 +46,19 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
 
     public var description: String { "\(code.rawValue) (\(status)): \(message)" }
+
+    /// The error of a non-200, non-304 answer: the hub's code and message when the body is the
+    /// hub's error JSON, else `http_<status>` saying the answer is not the hub's.
+    static func answered(status: Int, body: [UInt8]) -> FetchError {
+        if let error = (try? JSONReader.parse(body))?["error"], let code = error["code"]?.stringValue {
+            return FetchError(code: Code(rawValue: code), status: status, message: error["message"]?.stringValue ?? "")
+        }
+        let excerpt = String(decoding: body.prefix(200), as: UTF8.self).split(whereSeparator: \.isWhitespace)
+            .joined(separator: " ")
+        return FetchError(
+            code: .foreign(status: status), status: status,
+            message: "not a PushHub answer (HTTP \(status) from a proxy?)" + (excerpt.isEmpty ? "" : ": " + excerpt))
+    }
 }
 
 extension PushHubClient {
@@ -34,7 +69,11 @@ extension PushHubClient {
     public func fetchScreen(_ screen: String) async throws(FetchError) -> FetchedScreen {
         let result: Result<FetchedScreen, FetchError> = await withCheckedContinuation { continuation in
             queue.async { [self] in
-                let held = session.held(screen) ?? stored(screen)
+                // The tree it holds, or the one stored in this user's scope for the epoch it is in
+                // (any tree would do for If-None-Match, whose hash the hub compares; the version
+                // returned with a 304 must be of this epoch).
+                let kept = stored(screen, in: session.scope)
+                let held = session.held(screen) ?? (kept?.epoch == session.epoch ? kept : nil)
                 let request = fetchRequest(screen, held: held?.hash)
                 transport.get(request) { answer in
                     self.queue.async {
@@ -61,14 +100,13 @@ extension PushHubClient {
     }
 
     private func fetched(
-        _ screen: String, _ answer: Result<HTTPAnswer, TransportError>, held: (tree: JSONValue, version: Int, hash: String)?
+        _ screen: String, _ answer: Result<HTTPAnswer, TransportError>, held: StoredScreen?
     ) -> Result<FetchedScreen, FetchError> {
         let response: HTTPAnswer
         switch answer {
         case .failure(let error): return .failure(FetchError(code: .network, status: 0, message: error.description))
         case .success(let answer): response = answer
         }
-        let message = String(decoding: response.body, as: UTF8.self)
         switch response.status {
         case 304:
             guard let held else {
@@ -84,20 +122,22 @@ extension PushHubClient {
             }
             guard let tree = body["tree"], let version = body["version"]?.intValue, let hash = body["hash"]?.stringValue
             else {
-                return .failure(FetchError(code: .http, status: 200, message: "not a screen: \(message.prefix(200))"))
+                let excerpt = String(decoding: response.body.prefix(200), as: UTF8.self)
+                return .failure(FetchError(code: .http, status: 200, message: "not a screen: \(excerpt)"))
             }
             let canonical = JSONWriter.write(tree)
             let actual = ScreenHash.of(canonical: canonical)
             guard actual == hash else {
                 return .failure(FetchError(code: .mismatch, status: 200, message: "the tree hashes to \(actual), not \(hash)"))
             }
-            if session.screens[screen] == nil {
-                write(ClientSession.screenKey(screen), ClientSession.storedForm(canonical: canonical, version, hash))
+            if session.screens[screen] == nil, session.scope != .none {
+                // Labelled with the epoch this user's storage is in: a later session in another
+                // state drops it; one stored before any session (no epoch) serves fetches only.
+                let form = StoredScreen.form(epoch: session.epoch, canonical: canonical, version: version, hash: hash)
+                write(session.scope.screenKey(screen), form)
             }
             return .success(FetchedScreen(screen: screen, tree: tree, version: version, hash: hash, status: 200))
-        case 401: return .failure(FetchError(code: .unauthorized, status: 401, message: message))
-        case 404: return .failure(FetchError(code: .unknownScreen, status: 404, message: message))
-        default: return .failure(FetchError(code: .http, status: response.status, message: message))
+        default: return .failure(FetchError.answered(status: response.status, body: response.body))
         }
     }
 

@@ -7,7 +7,8 @@ import WSProtocol
 /// `trust` (the system's CAs by default).
 ///
 /// A connection that receives nothing for `readTimeout` is dropped (the hub pings every
-/// `heartbeat_s`, 25 s by default, so silence means the path is dead).
+/// `heartbeat_s`, 25 s by default, so silence means the path is dead); `PushHubClient` gives a
+/// connection up sooner, after 2 × heartbeat_s + 2 s without a message (`LinkLiveness`).
 public struct SocketTransport: ClientTransport {
     public var connectTimeout: Duration
     public var readTimeout: Duration
@@ -115,6 +116,13 @@ final class SocketConnection: TransportConnection, @unchecked Sendable {
     }
 
     func send(text: String) { write { try $0.sendText(text) } }
+
+    /// Ends both directions of the socket now: no close frame, no wait; the reader thread sees the
+    /// end of stream and reports `.closed`, which the client ignores.
+    func abandon() {
+        writer.withLock { closing = true }
+        write { $0.channel.shutdown() }
+    }
 
     func close(code: UInt16, reason: String) {
         let opened = writer.withLock {

@@ -23,6 +23,15 @@ public protocol TransportConnection: Sendable {
     func send(text: String)
     /// Starts the closing handshake; `.closed` follows.
     func close(code: UInt16, reason: String)
+    /// Stops using the connection at once, without a closing handshake (the client found the link
+    /// dead: a handshake would wait on it). Whatever the transport reports afterwards is ignored.
+    /// The default starts the closing handshake (`close(code: 1001, …)`); a transport that can drop
+    /// the connection outright should.
+    func abandon()
+}
+
+extension TransportConnection {
+    public func abandon() { close(code: 1001, reason: "the link is dead") }
 }
 
 /// Where to connect and which headers to send (`Authorization` for a token).

@@ -143,7 +143,19 @@ def test_the_demo_page_waits_for_a_screen_that_is_not_published_yet(browser, hub
     browser.call("Page.navigate", url="http://127.0.0.1:%d/?screen=promo/summer" % hub.port)
     browser.wait_for("document.getElementById('notice')?.innerText.includes('hubctl screen publish promo/summer')",
                      what="the notice naming the command")
+    # Issue 24 item 10: the hub keeps the subscription (pending); the page asks once, no retry loop.
+    assert browser.evaluate("demo.hub.stats.pending") == 1
     publish(hub, "promo/summer", {"type": "screen", "children": [{"type": "text", "text": "Summer sale"}]})
-    browser.wait_for("document.getElementById('screen').innerText.includes('Summer sale')", timeout=6,
+    browser.wait_for("document.getElementById('screen').innerText.includes('Summer sale')", timeout=3,
                      what="the screen once published")
     assert browser.evaluate("document.getElementById('notice').innerText") == ""
+    assert browser.evaluate("document.getElementById('source').innerText") == "snapshot"
+    assert browser.evaluate("demo.hub.stats.pending") == 1 and "error" not in browser.evaluate(
+        "document.getElementById('updates').innerText")
+    # Deleted: the page subscribes once more and waits again; republished, it shows up.
+    assert call(hub, "DELETE", "/v1/screens/promo/summer")[0] in (200, 204)
+    browser.wait_for("demo.hub.stats.pending === 2 && document.getElementById('notice')?.innerText.includes('hubctl screen publish')",
+                     what="waiting again after the deletion")
+    publish(hub, "promo/summer", {"type": "screen", "children": [{"type": "text", "text": "Back again"}]})
+    browser.wait_for("document.getElementById('screen').innerText.includes('Back again')", timeout=3,
+                     what="the screen once published again")

@@ -367,6 +367,52 @@ def test_every_public_client_path_through_nginx_and_no_admin_path(hub_factory, n
         assert status == 404 and b"pushhub_" not in body and b'"error"' not in body, (path, status, body[:200])
 
 
+@needs_nginx
+def test_the_js_client_through_nginx_tells_the_hubs_404_from_a_proxys(hub_factory, nginx_factory):
+    """The JavaScript client in Chromium on a page of the public host: it goes live through nginx,
+    fetches a screen (200, then 304), reads the hub's JSON 404 as unknown_screen, and reports a
+    path nginx does not proxy (a foreign HTML 404) as http_404 and nginx's 502 while the hub is
+    down as http_502 — "not a PushHub answer" — instead of unknown_screen."""
+    from chromium import PageServer, browser_or_skip
+    hub = hub_factory("--dev")
+    proxy = nginx_factory(hub.port)
+    proxy.start()
+    published = publish(hub, "deploy/home", {"type": "screen", "children": []})
+    browser = browser_or_skip("the JavaScript client through nginx")
+    server = PageServer({})
+    try:
+        page = "http://127.0.0.1:%d/v1/client.js" % proxy.http_port  # any page of the public host
+        browser.call("Page.navigate", url=page)
+        browser.wait_for("location.href === %s && document.readyState === 'complete'" % json.dumps(page), what=page)
+        browser.evaluate("""(async () => {
+            window.P = await import(%s);
+            window.live = new P.PushHub({url: %s, device: "d-nginx", storageKey: "nginx"});
+            window.tree = null;
+            live.subscribe("deploy/home", (tree) => { window.tree = tree; });
+            window.fetched = (name, url) => P.fetchScreen(name, {url, device: "d-nginx", storageKey: "nginx-fetch"})
+                .then((r) => ({status: r.status, hash: r.hash}), (e) => ({name: e.name, code: e.code, status: e.status, message: e.message}));
+            return true;
+        })()""" % (json.dumps(server.url("/pushhub-client.js")), json.dumps("ws://127.0.0.1:%d/v1/connect" % proxy.http_port)))
+        browser.wait_for("window.tree !== null && live.state === 'live'", what="a live client through nginx")
+        public = "ws://127.0.0.1:%d/v1/connect" % proxy.http_port
+        fetched = lambda name, url=public: browser.evaluate("fetched(%s, %s)" % (json.dumps(name), json.dumps(url)))
+        assert fetched("deploy/home") == {"status": 200, "hash": published["hash"]}
+        assert fetched("deploy/home") == {"status": 304, "hash": published["hash"]}
+        missing = fetched("nope")
+        assert (missing["code"], missing["status"]) == ("unknown_screen", 404), missing
+        # A URL under a prefix nginx does not proxy: nginx's own HTML 404.
+        foreign = fetched("deploy/home", "ws://127.0.0.1:%d/elsewhere/v1/connect" % proxy.http_port)
+        assert foreign["name"] == "FetchError" and (foreign["code"], foreign["status"]) == ("http_404", 404), foreign
+        assert "not a PushHub answer" in foreign["message"], foreign
+        browser.evaluate("live.close(), true")
+        assert hub.stop() == 0
+        down = fetched("deploy/home")
+        assert (down["code"], down["status"]) == ("http_502", 502), down
+    finally:
+        browser.close()
+        server.close()
+
+
 # --- the env file -----------------------------------------------------------------------------
 
 def systemd_environment_file(text):

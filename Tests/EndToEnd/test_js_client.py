@@ -20,6 +20,7 @@ import pytest
 import rfc8785
 
 from admin import call, publish
+from blackhole import BlackHoleProxy
 from chromium import PageServer, browser_or_skip
 from conftest import Hub
 
@@ -43,24 +44,28 @@ class TamperingWebSocket extends WebSocket {
 }
 
 const H = (window.H = {
-  P, hub: null, trees: {}, metas: {}, deliveries: [], events: [], syncs: [], tamper: null,
+  P, hub: null, trees: {}, metas: {}, subs: {}, deliveries: [], events: [], syncs: [], tamper: null,
   start(options) {
     const o = { ...options, WebSocket: TamperingWebSocket };
     if (o.fixedRandom !== undefined) { const r = o.fixedRandom; o.random = () => r; }
     this.hub = new P.PushHub(o);
-    for (const type of ["state", "welcome", "close", "error", "resubscribe", "mismatch", "gone"]) {
+    for (const type of ["state", "welcome", "close", "error", "pending", "resubscribe", "mismatch", "gone"]) {
       this.hub.on(type, (event) => this.events.push({ type, at: Date.now(), ...event }));
     }
     this.hub.onSync((sync) => { this.syncs.push({ ...sync, deliveredAt: Date.now() }); });
     return true;
   },
   subscribe(screen) {
-    this.hub.subscribe(screen, (tree, meta) => {
+    this.subs[screen] = this.hub.subscribe(screen, (tree, meta) => {
       this.trees[screen] = tree;
       this.metas[screen] = meta;
-      this.deliveries.push({ screen, ...meta });
+      this.deliveries.push({ screen, at: Date.now(), ...meta });
     });
     return true;
+  },
+  // The storage key of `name` in the scope of the user (token) or device the client runs as.
+  key(options, name) {
+    return (options.storageKey || "pushhub") + ":" + P.storageScope(options.token, options.device) + ":" + name;
   },
   async state(screen) {
     const tree = this.trees[screen];
@@ -205,8 +210,9 @@ def test_a_page_reload_resumes_from_storage(browser, hub_factory):
     v2 = screen([item("a", "v2"), item("b", "added")])
     answer = publish(hub, "home", v2)
     wait_version(browser, "home", 2)
-    browser.wait_for("localStorage.getItem('reload:screen:home') && JSON.parse(localStorage.getItem('reload:screen:home')).version === 2")
     device = browser.evaluate("localStorage.getItem('reload:device')")
+    key = "reload:device:%s:screen:home" % device
+    browser.wait_for("localStorage.getItem(%s) && JSON.parse(localStorage.getItem(%s)).version === 2" % (json.dumps(key), json.dumps(key)))
     # Reload: the cached tree is shown at once and the hub confirms it (unchanged), no snapshot.
     start_client(browser, hub, "reload")
     browser.evaluate("H.subscribe('home')")
@@ -254,7 +260,8 @@ def test_a_sync_arrives_after_its_jitter_is_acked_and_a_duplicate_is_dropped(bro
     assert browser.evaluate("H.hub.stats.duplicateSyncs") == 1
     assert browser.evaluate("H.syncs.length") == 1
     assert browser.evaluate("H.hub.lastSync") == answer["seq"]
-    assert browser.evaluate("localStorage.getItem('syncs:last_sync')") == str(answer["seq"])
+    record = json.loads(browser.evaluate("localStorage.getItem('syncs:user:u42:epoch')"))
+    assert record == {"epoch": browser.evaluate("H.hub.session.epoch"), "last_sync": answer["seq"]}, record
 
 
 def test_an_injected_mismatch_leads_to_a_clean_resubscribe(browser, hub_factory):
@@ -296,12 +303,196 @@ def test_errors_and_close_codes_are_typed_events(browser, hub_factory):
     events = browser.evaluate("H.events.filter(e => e.type === 'error' || e.type === 'close')")
     assert events[0]["type"] == "error" and events[0]["code"] == "unauthorized", events
     assert events[1]["type"] == "close" and events[1]["code"] == 1008 and events[1]["reconnect"] is False, events
-    dev = hub_factory("--dev")
-    start_client(browser, dev, "errors-dev")
-    browser.evaluate("H.subscribe('nope')")
-    event = browser.wait_for("H.events.find(e => e.type === 'error')")
-    assert event["code"] == "unknown_screen" and event["screen"] == "nope" and event["ref"] == "subscribe"
-    assert browser.evaluate("H.hub.state") == "live"
+
+
+def test_a_subscription_before_the_first_publish_waits_and_gets_the_tree(browser, hub_factory):
+    """Issue 24 item 10: a subscribe to a screen not published yet is `pending` (an event, and
+    `sub.pending`), stays, and the first publish brings the tree to the callback."""
+    hub = hub_factory("--dev")
+    start_client(browser, hub, "pending")
+    browser.evaluate("H.subscribe('promo/summer')")
+    event = browser.wait_for("H.events.find(e => e.type === 'pending')", what="the pending event")
+    assert event["screen"] == "promo/summer"
+    assert browser.evaluate("H.subs['promo/summer'].pending") is True
+    assert browser.evaluate("H.events.filter(e => e.type === 'error')") == []
+    tree = screen([item("s", "Summer sale")])
+    answer = publish(hub, "promo/summer", tree)
+    state = wait_version(browser, "promo/summer", answer["version"])
+    assert_same(state, tree, answer)
+    assert state["meta"]["source"] == "snapshot" and browser.evaluate("H.subs['promo/summer'].pending") is False
+    assert browser.evaluate("H.hub.stats.pending") == 1 and browser.evaluate("H.hub.state") == "live"
+    # And it carries on as any subscription.
+    v2 = screen([item("s", "Summer sale, last day")])
+    answer = publish(hub, "promo/summer", v2)
+    assert wait_version(browser, "promo/summer", answer["version"])["meta"]["source"] == "patch"
+
+
+# MARK: - issue 24: dead links, a hub's restart, storage per user and hub state
+
+def test_a_dead_link_is_given_up_after_two_missed_heartbeats_and_the_session_resumes(browser, hub_factory):
+    """Item 7: the link through a proxy turns into a black hole (no FIN, no RST). The page cannot
+    see the hub's pings; with heartbeats it gives the socket up once nothing arrived for
+    2 × heartbeat_s + 2 s (4 s here), reconnects through the proxy (new links work), resumes its
+    screen with `unchanged` (no snapshot) and gets the sync sent into the dead link."""
+    hub = hub_factory("--dev", "--ping-interval", "1s")
+    proxy = BlackHoleProxy(hub.port)
+    try:
+        publish(hub, "home", screen([item("a", "v1")]))
+        start_client(browser, hub, "deadlink", url="ws://127.0.0.1:%d/v1/connect" % proxy.port)
+        browser.evaluate("H.subscribe('home')")
+        wait_version(browser, "home", 1)
+        assert browser.evaluate("H.hub.session.heartbeat_s") == 1
+        time.sleep(1.5)  # heartbeats flow; the link is quiet otherwise
+        assert browser.evaluate("H.hub.state") == "live" and browser.evaluate("H.hub.stats.connects") == 1
+        assert proxy.black_hole() == 1
+        dead_at = browser.evaluate("Date.now()")
+        status, sync = call(hub, "POST", "/v1/syncs", {"target": {"all": True}, "reason": "hotfix", "scope": "bundle"})
+        assert status == 200 and sync["targeted_online"] == 1, sync  # the hub still counts the dead link
+        close = browser.wait_for("H.events.find(e => e.type === 'close')", timeout=10, what="the dead link given up")
+        detected = (close["at"] - dead_at) / 1000
+        # The last message came at most one heartbeat before the black hole: 3 to 4 s, plus timer slack.
+        assert 2.5 <= detected <= 4 + 1.0, detected
+        assert close["code"] == 1006 and "the link is dead" in close["reason"] and close["reconnect"], close
+        assert browser.evaluate("H.hub.stats.deadLinks") == 1
+        browser.wait_for("H.hub.stats.welcomes === 2", timeout=5, what="a new session through the proxy")
+        browser.wait_for("H.hub.stats.unchanged === 1", timeout=5, what="home resumed as unchanged")
+        got = browser.wait_for("H.syncs.find(s => s.id === %s)" % json.dumps(sync["id"]), timeout=8, what="the sync")
+        assert got["reason"] == "hotfix"
+        stats = browser.evaluate("H.hub.stats")
+        assert stats["snapshots"] == 1 and stats["connects"] == 2, stats
+        assert browser.evaluate("H.deliveries.map(d => d.source)") == ["snapshot"]  # unchanged: nothing to redraw
+        assert proxy.carried() == 1
+    finally:
+        proxy.close()
+
+
+def test_a_hub_restart_with_1001_is_rejoined_within_seconds_of_its_return(browser, hub_factory):
+    """Item 14: SIGTERM closes with 1001; the hub stays down 8 s and comes back on the same port.
+    The client starts its backoff over and, after a 1001, caps it at 4 s: with random 0.95 its
+    delays are 0.5, 1, 1.9, 3.8, 3.8… s, so it is live again within 4 s (+1 s to connect and be
+    welcomed) of the hub's return. (Before: 7.6, 15.2 s… — 6.7 s after the return here, 21 s
+    in the issue's 14 s restart.)"""
+    hub = hub_factory("--dev")
+    publish(hub, "home", screen([item("a", "before")]))
+    start_client(browser, hub, "goingaway", fixedRandom=0.95)
+    browser.evaluate("H.subscribe('home')")
+    wait_version(browser, "home", 1)
+    assert hub.stop() == 0
+    close = browser.wait_for("H.events.find(e => e.type === 'close')", what="the close")
+    assert close["code"] == 1001 and close["delayMs"] == 475, close
+    time.sleep(8.0)
+    again = Hub("--dev", "--listen", "127.0.0.1:%d" % hub.port, "--admin", "127.0.0.1:%d" % hub.admin_port, data=hub.data)
+    try:
+        back_at = time.time()
+        browser.wait_for("H.hub.stats.welcomes === 2", timeout=10, what="live again")
+        back_in = time.time() - back_at
+        closes = browser.evaluate("H.events.filter(e => e.type === 'close')")
+        assert back_in <= 4.0 + 1.0, (back_in, [(c["code"], c["delayMs"]) for c in closes])
+        assert all(c["delayMs"] <= 4000 for c in closes), closes
+        assert [c["delayMs"] for c in closes[:4]] == [475, 950, 1900, 3800], closes
+        assert browser.evaluate("H.hub.stats.unchanged") == 1 and browser.evaluate("H.hub.stats.snapshots") == 1
+        print("live again %.1f s after the hub's return (down 8 s)" % back_in)
+    finally:
+        again.process.kill()
+        again.process.wait()
+
+
+def user_token(hub, user):
+    secret = open(os.path.join(hub.data, "data", "jwt.secret")).read().strip()
+    return jwt.encode({"sub": user, "exp": int(time.time()) + 3600}, secret, algorithm="HS256")
+
+
+def test_two_users_sharing_a_storage_never_see_each_others_tree(browser, hub_factory):
+    """Item 8: one browser profile, one storageKey, two users. Each user's trees and last_sync
+    are kept in its own scope: the second user's client draws nothing before the hub's snapshot
+    of its own tree, and the first user's storage is intact afterwards."""
+    hub = hub_factory()
+    publish(hub, "home", screen([item("t", "base")], theme="base"))
+    experiment = {"key": "look", "status": "running", "variants": [{"key": "A"}, {"key": "B"}],
+                  "overrides": {"alice": "A", "bob": "B"},
+                  "screens": {"home": {"A": {"theme": "alice's"}, "B": {"theme": "bob's"}}}}
+    status, answer = call(hub, "PUT", "/v1/experiments/look", experiment)
+    assert status == 200, answer
+    alice, bob = user_token(hub, "alice"), user_token(hub, "bob")
+    start_client(browser, hub, "shared", token=alice)
+    browser.evaluate("H.subscribe('home')")
+    assert wait_version(browser, "home", 1) and browser.evaluate("H.trees.home.theme") == "alice's"
+    browser.wait_for("H.hub.stats.snapshots === 1 && localStorage.length > 0")
+    # Bob on the same page storage (a reload signs another user in).
+    start_client(browser, hub, "shared", token=bob)
+    browser.evaluate("H.subscribe('home')")
+    wait_version(browser, "home", 1)
+    assert browser.evaluate("H.deliveries.map(d => [d.source, d.hash])") == [["snapshot", browser.evaluate("H.metas.home.hash")]]
+    assert browser.evaluate("H.trees.home.theme") == "bob's"
+    assert browser.evaluate("H.hub.stats.unchanged") == 0
+    bobs = browser.evaluate("H.metas.home.hash")
+    # Alice again: her own cached tree, confirmed.
+    start_client(browser, hub, "shared", token=alice)
+    browser.evaluate("H.subscribe('home')")
+    browser.wait_for("H.deliveries.some(d => d.source === 'unchanged')", what="alice's tree confirmed")
+    assert browser.evaluate("H.deliveries.map(d => d.source)") == ["cache", "unchanged"]
+    assert browser.evaluate("H.trees.home.theme") == "alice's"
+    assert browser.evaluate("H.key(%s, 'screen:home')" % json.dumps({"storageKey": "shared", "token": alice})) == \
+        "shared:user:alice:screen:home"
+    assert browser.evaluate("localStorage.getItem('shared:user:alice:screen:home') !== null")
+    # A token function that signs another user in on a reconnect: the client forgets alice's tree.
+    browser.open(browser.page_url)
+    browser.evaluate("""(() => {
+        window.who = %s;
+        H.start({url: %s, storageKey: "shared", token: () => window.who});
+        H.subscribe("home");
+        return true;
+    })()""" % (json.dumps(alice), json.dumps(hub.url + "/v1/connect")))
+    browser.wait_for("H.deliveries.some(d => d.source === 'unchanged')", what="alice's session")
+    browser.evaluate("H.deliveries = [], window.who = %s, H.hub._socket.close(), true" % json.dumps(bob))
+    browser.wait_for("H.hub.stats.welcomes === 2 && H.deliveries.some(d => d.source === 'unchanged')",
+                     what="bob's tree after the switch")
+    # Bob's own stored tree (from his session above), confirmed; never alice's again.
+    assert browser.evaluate("H.deliveries.map(d => [d.source, d.hash])") == [["cache", bobs], ["unchanged", bobs]]
+    assert browser.evaluate("H.trees.home.theme") == "bob's" and browser.evaluate("H.hub.session.user") == "bob"
+    assert browser.evaluate("H.subs.home.hash") == bobs
+
+
+def test_storage_from_another_hub_state_gets_the_missed_syncs_and_a_snapshot_never_a_patch(browser, hub_factory):
+    """Item 8: the client's storage is from a hub state that was wiped (a fresh data dir on the
+    same address): its last_sync (3) is above the new state's sync_seq and its sync ids are the
+    new state's too. It sends its epoch, the hub replays every sync it keeps, the client hands
+    both over (the ids it saw in the old state are forgotten), and subscribes without `have`: a
+    snapshot, although the new state's version 2 is the very tree it holds (a `have` would get
+    a patch from it)."""
+    first = hub_factory("--dev")
+    publish(first, "home", screen([item("a", "old one")]))
+    kept = screen([item("a", "the same tree in both states")])
+    publish(first, "home", kept)
+    start_client(browser, first, "epochs")
+    browser.evaluate("H.subscribe('home')")
+    wait_version(browser, "home", 2)
+    old_epoch = browser.evaluate("H.hub.session.epoch")
+    sent = [call(first, "POST", "/v1/syncs", {"target": {"all": True}, "reason": "old %d" % n})[1] for n in range(3)]
+    browser.wait_for("H.syncs.length === 3 && H.hub.lastSync === 3", what="three syncs handled")
+    assert first.stop() == 0
+    browser.wait_for("H.hub.state === 'reconnecting'")
+    # A wiped state on the same address: versions and sync seqs start again.
+    second = Hub("--dev", "--listen", "127.0.0.1:%d" % first.port, "--admin", "127.0.0.1:%d" % first.admin_port)
+    try:
+        publish(second, "home", screen([item("a", "new one")]))
+        publish(second, "home", kept)
+        new = publish(second, "home", screen([item("a", "new two")]))
+        missed = [call(second, "POST", "/v1/syncs", {"target": {"all": True}, "reason": "new %d" % n})[1] for n in range(2)]
+        assert [m["id"] for m in missed] == [s["id"] for s in sent[:2]], (missed, sent)  # the same ids again
+        browser.wait_for("H.hub.stats.welcomes === 2", timeout=15, what="a session with the new state")
+        state = wait_version(browser, "home", new["version"])
+        assert state["meta"]["source"] == "snapshot" and state["stats"]["patches"] == 0, state
+        assert state["stats"]["epochChanges"] == 1
+        assert browser.evaluate("H.hub.session.epoch") not in (None, old_epoch)
+        browser.wait_for("H.syncs.length === 5", timeout=8, what="the two missed syncs")
+        assert sorted(s["reason"] for s in browser.evaluate("H.syncs")[3:]) == ["new 0", "new 1"]  # each after its jitter
+        assert browser.evaluate("H.hub.lastSync") == 2
+        record = json.loads(browser.evaluate("localStorage.getItem(H.key({storageKey: 'epochs', device: H.hub._device}, 'epoch'))"))
+        assert record == {"epoch": browser.evaluate("H.hub.session.epoch"), "last_sync": 2}, record
+    finally:
+        second.process.kill()
+        second.process.wait()
 
 
 # MARK: - canonical form and SHA-256 against Python
@@ -408,6 +599,13 @@ def test_fetch_screen_200_with_etag_then_304_from_the_cached_tree_which_a_client
     options = {"url": hub.url + "/v1/connect", "device": "widget-7", "storageKey": "fetch",
                "app": {"platform": "web", "version": "5.3.0"}}
     open_on_hub(browser, hub)
+    # The app ran once with this storage: it knows the hub state (epoch) its storage belongs to.
+    browser.evaluate("""(async () => {
+        const once = new P.PushHub(%s);
+        await new Promise((resolve) => once.on("welcome", resolve));
+        once.close();
+        return true;
+    })()""" % json.dumps(options))
     first = fetched(browser, "home", **options)
     assert first["status"] == 200 and first["version"] == 1 and first["hash"] == answer["hash"], first
     assert rfc8785.dumps(first["tree"]) == rfc8785.dumps(v1)
@@ -444,6 +642,19 @@ def test_fetch_screen_200_with_etag_then_304_from_the_cached_tree_which_a_client
     anonymous = fetched(browser, "home", url=hub.url + "/v1/connect", storageKey="anon")
     assert anonymous["status"] == 200
     assert browser.evaluate("requests.at(-1).url").endswith("device=" + browser.evaluate("localStorage.getItem('anon:device')"))
+    browser.evaluate("live.close(), true")
+    # A fetch into storage no session ever used serves fetches (304), but a client cannot know
+    # which hub state it is from: it starts with a snapshot, never sending it as `have`.
+    fresh = {**options, "storageKey": "fresh"}
+    assert fetched(browser, "home", **fresh)["status"] == 200 and fetched(browser, "home", **fresh)["status"] == 304
+    browser.evaluate("""(() => {
+        window.deliveries = [];
+        window.live = new P.PushHub(%s);
+        live.subscribe("home", (tree, meta) => deliveries.push(meta.source));
+        return true;
+    })()""" % json.dumps(fresh))
+    browser.wait_for("deliveries.length > 0", what="the fresh client's first tree")
+    assert browser.evaluate("deliveries") == ["snapshot"]
     browser.evaluate("live.close(), true")
 
 

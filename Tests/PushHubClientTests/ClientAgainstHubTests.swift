@@ -186,6 +186,9 @@ import Testing
             url: fixture.url, credentials: .token(fixture.token(user: "u-1")), app: AppInfo(platform: "ios", version: "5.3.0"),
             storage: storage, options: Self.options())
         defer { client.close() }
+        // Live first: the fetched tree is stored in the hub state (epoch) the client is in, which
+        // is what lets a later subscription send it as `have`.
+        #expect(Recorder().wait { client.state == .live })
         let fetched = try await client.fetchScreen("home/main")
         #expect(fetched.status == 200 && fetched.version == published.version && fetched.hash == published.hash)
         #expect(fetched.tree == Self.screen(#"{"title":"fetched"}"#))

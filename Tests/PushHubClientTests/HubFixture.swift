@@ -7,17 +7,22 @@ import TestSupport
 /// An in-process hub on loopback that can be restarted on the same port and data directory,
 /// with the admin calls the client tests make.
 final class HubFixture: @unchecked Sendable {
-    let dataDirectory = NSTemporaryDirectory() + "pushhub-client-tests-\(UUID().uuidString)"
+    /// Replaced by `restart(freshState: true)`: a wiped state (a new epoch).
+    private(set) var dataDirectory = NSTemporaryDirectory() + "pushhub-client-tests-\(UUID().uuidString)"
     /// nil between a restart's stop and start: the old hub's data-dir lock goes with it.
     private(set) var hub: Hub!
     let port: UInt16
     let jitterMilliseconds: Int
+    let pingInterval: Duration
     /// With `tls`: the self-signed certificate (for localhost and 127.0.0.1) the client listener uses.
     let certificate: String?
     private let tls: TLSContext?
 
-    init(jitterMilliseconds: Int = 0, anonymous: Bool = true, tls: Bool = false) throws {
+    init(jitterMilliseconds: Int = 0, anonymous: Bool = true, tls: Bool = false, pingInterval: Duration = .seconds(25))
+        throws
+    {
         self.jitterMilliseconds = jitterMilliseconds
+        self.pingInterval = pingInterval
         if tls {
             let (certificate, key) = try SelfSignedCertificate.make(in: dataDirectory + "-tls")
             self.certificate = certificate
@@ -26,13 +31,15 @@ final class HubFixture: @unchecked Sendable {
             certificate = nil
             self.tls = nil
         }
-        hub = try Self.start(port: 0, data: dataDirectory, jitter: jitterMilliseconds, anonymous: anonymous, tls: self.tls)
+        hub = try Self.start(
+            port: 0, data: dataDirectory, jitter: jitterMilliseconds, anonymous: anonymous, tls: self.tls,
+            pingInterval: pingInterval)
         port = hub.clientAddress.port
     }
 
-    private static func start(port: UInt16, data: String, jitter: Int, anonymous: Bool, tls: TLSContext? = nil) throws
-        -> Hub
-    {
+    private static func start(
+        port: UInt16, data: String, jitter: Int, anonymous: Bool, tls: TLSContext? = nil, pingInterval: Duration
+    ) throws -> Hub {
         var config = HubConfig()
         config.allowAnonymous = anonymous
         config.listen = SocketAddress(host: "127.0.0.1", port: port)
@@ -42,6 +49,7 @@ final class HubFixture: @unchecked Sendable {
         config.syncJitterMilliseconds = jitter
         config.jwtRequireExpiry = false
         config.tls = tls
+        config.pingInterval = pingInterval
         return try Hub(config: config)
     }
 
@@ -52,12 +60,17 @@ final class HubFixture: @unchecked Sendable {
         hub.join()
     }
 
-    /// Stops the hub, keeps it down for `downtime`, and starts it again on the same port and data.
-    func restart(downtime: Duration) throws {
+    /// Stops the hub (its clients get 1001), keeps it down for `downtime`, and starts it again on
+    /// the same port: with the same data, or with `freshState` a new data directory (a wiped
+    /// state: another epoch, other secrets).
+    func restart(downtime: Duration, freshState: Bool = false) throws {
         stop()
         hub = nil
         Thread.sleep(forTimeInterval: downtime.seconds)
-        hub = try Self.start(port: port, data: dataDirectory, jitter: jitterMilliseconds, anonymous: true, tls: tls)
+        if freshState { dataDirectory = NSTemporaryDirectory() + "pushhub-client-tests-\(UUID().uuidString)" }
+        hub = try Self.start(
+            port: port, data: dataDirectory, jitter: jitterMilliseconds, anonymous: true, tls: tls,
+            pingInterval: pingInterval)
     }
 
     @discardableResult

@@ -92,4 +92,10 @@ final class URLSessionConnection: TransportConnection {
     func close(code: UInt16, reason: String) {
         task.cancel(with: URLSessionWebSocketTask.CloseCode(rawValue: Int(code)) ?? .normalClosure, reason: Data(reason.utf8))
     }
+
+    /// The client found the link dead (no message for two heartbeats): drop the task, no handshake.
+    func abandon() {
+        ended.store(true, ordering: .relaxed)
+        task.cancel()
+    }
 }

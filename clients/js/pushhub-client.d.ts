@@ -28,17 +28,38 @@ export interface ClientIdentityOptions {
   device?: string;
   /** The platform and semantic app version: sent in hello (or as ?platform= and ?app_version=), for targeting and the capability filter. */
   app?: { platform?: string; version?: string };
-  /** Where `have` (tree, version, hash per screen), `last_sync` and the device id live. Default: localStorage in browsers, else memory. */
+  /**
+   * Where `have` (tree, version, hash per screen), `last_sync` and the device id live. Default:
+   * localStorage in browsers, else memory. Kept per user (the token's `sub`, or the device) and
+   * per hub state (`welcome.epoch`): one storage may serve several users and hubs.
+   */
   storage?: Storage;
-  /** Prefix of the storage keys (default "pushhub"); use one per hub and user. */
+  /** Prefix of the storage keys (default "pushhub"): `<storageKey>:user:<sub>:screen:<name>`, `…:epoch`, `<storageKey>:device`. */
   storageKey?: string;
   /** The fetch function `fetchScreen` uses (default globalThis.fetch). */
   fetch?: typeof fetch;
 }
 
+/**
+ * The reconnect schedule: attempt n (since the last welcome) waits a random
+ * 0..min(maxMs, initialMs × 2^n) (full jitter). A close 1001 (the hub restarts) starts it over at
+ * attempt 0, and for goingAwayWindowMs after it the ceiling stops at goingAwayMaxMs: the client is
+ * back within about goingAwayMaxMs of the hub's return.
+ */
+export interface Backoff {
+  /** Default 500. */
+  initialMs: number;
+  /** Default 30000. */
+  maxMs: number;
+  /** Default 4000. */
+  goingAwayMaxMs: number;
+  /** Default 60000. */
+  goingAwayWindowMs: number;
+}
+
 export interface PushHubOptions extends ClientIdentityOptions {
-  /** Reconnect delay: a random 0..min(maxMs, initialMs × 2^attempt) (full jitter). Defaults: 500 ms, 30 s. */
-  backoff?: { initialMs?: number; maxMs?: number };
+  /** The reconnect schedule (see Backoff); each field optional. */
+  backoff?: Partial<Backoff>;
   /** Send `rendered` automatically once every onTree callback for a version returned (or its promise resolved). Default true. */
   autoRendered?: boolean;
   /** "built-in" forces the JavaScript SHA-256 even where SubtleCrypto exists (tests). */
@@ -47,6 +68,8 @@ export interface PushHubOptions extends ClientIdentityOptions {
   WebSocket?: new (url: string, protocols?: string | string[]) => WebSocket;
   /** Random numbers in [0, 1) for the backoff and sync jitter (default Math.random; tests inject one). */
   random?: () => number;
+  /** Milliseconds from a clock that does not jump (default performance.now): the dead-link and restart timing. */
+  now?: () => number;
 }
 
 export interface TreeMeta {
@@ -62,6 +85,8 @@ export interface Subscription {
   /** Undefined while the client waits for a snapshot (after a resubscribe). */
   readonly version: number | undefined;
   readonly hash: string | undefined;
+  /** True while the hub says the screen has no version yet (not published, or deleted): the first publish brings its tree. */
+  readonly pending: boolean;
   /** Removes this callback; the last one unsubscribes (the cached tree stays in storage). */
   close(): void;
 }
@@ -82,11 +107,18 @@ export interface Sync {
 
 export interface PushHubEvents {
   state: { state: ConnectionState };
-  welcome: { session: string; user: string | null; heartbeat_s: number; sync_seq: number };
-  /** The socket closed. `reconnect` false: after `close()` or an error reconnecting cannot fix (`error`). */
+  /** `epoch`: the hub state's identity (versions and sync seqs count within it); undefined from hubs before epochs. */
+  welcome: { session: string; user: string | null; heartbeat_s: number; sync_seq: number; epoch?: string };
+  /**
+   * The socket closed. `reconnect` false: after `close()` or an error reconnecting cannot fix
+   * (`error`). Code 1006 with a reason ending "the link is dead": nothing arrived for
+   * 2 × heartbeat_s + 2 s, so the client gave the socket up itself.
+   */
   close: { code: number; reason: string; reconnect: boolean; delayMs?: number; attempt?: number; error?: PushHubEvents["error"] };
   /** An `error` message from the hub (docs/protocol.md "Errors"), or a client-side "storage", "token", "connect" problem. `screen` is set for subscribe errors: that subscription ended (subscribe again to retry). */
   error: { code: string; message: string; ref: string | null; screen?: string };
+  /** The hub has no version of the screen yet (not published, or deleted): the subscription stays, the first publish brings its snapshot. */
+  pending: { screen: string };
   /** The client dropped its copy of a screen and asked for a snapshot. */
   resubscribe: { screen: string; reason: "hash_mismatch" | "unexpected_from" | "patch_failed" | "no_tree"; held?: number; from?: number; version: number; detail?: string };
   /** A tree whose hash differs from the hub's (after a patch: followed by a resubscribe). */
@@ -109,6 +141,8 @@ export declare class PushHub {
   readonly stats: {
     connects: number; welcomes: number; snapshots: number; patches: number; unchanged: number;
     resubscribes: number; syncs: number; duplicateSyncs: number;
+    /** `pending` answers; sockets given up as dead (no message for 2 × heartbeat_s + 2 s); welcomes naming another hub state than storage held. */
+    pending: number; deadLinks: number; epochChanges: number;
   };
   subscribe(screen: string, onTree?: (tree: JSONValue, meta: TreeMeta) => void | Promise<void>): Subscription;
   onSync(handler: (sync: Sync) => void | Promise<void>): () => void;
@@ -132,9 +166,15 @@ export interface FetchedScreen {
   status: 200 | 304;
 }
 
-/** A failed fetch: 401 "unauthorized", 404 "unknown_screen", "mismatch" (the tree does not hash to its hash), "network" (status 0), else "http". */
+/**
+ * A failed fetch. `code`: the hub's error code when the hub answered (its JSON body
+ * `{"error":{"code","message"}}`: "unauthorized" 401, "unknown_screen" 404, "bad_app_version"
+ * 400, …); `http_<status>` ("http_404", "http_502") for an answer that is not the hub's — a proxy
+ * or load balancer in the way, e.g. a path it does not forward; "mismatch" (the tree does not
+ * hash to its hash); "network" (no answer, status 0); "http" (a 200 that is not a screen).
+ */
 export declare class FetchError extends Error {
-  code: "unauthorized" | "unknown_screen" | "mismatch" | "network" | "http";
+  code: "unauthorized" | "unknown_screen" | "mismatch" | "network" | "http" | `http_${number}` | (string & {});
   status: number;
 }
 
@@ -146,6 +186,14 @@ export declare class FetchError extends Error {
 export declare function fetchScreen(name: string, options: FetchScreenOptions): Promise<FetchedScreen>;
 /** The URL fetchScreen requests for `name` given a WebSocket URL (ws → http, wss → https). */
 export declare function screenURL(url: string, name: string): URL;
+/** The defaults of PushHubOptions.backoff. */
+export declare const DEFAULT_BACKOFF: Readonly<Backoff>;
+/** The delay of reconnect attempt `attempt` (0-based) for a uniform `random` in [0, 1); `restarting`: within goingAwayWindowMs of a 1001. */
+export declare function reconnectDelay(backoff: Backoff, attempt: number, restarting: boolean, random: number): number;
+/** The `sub` of a JWT's payload, unverified; null when unreadable. */
+export declare function tokenSubject(token: string): string | null;
+/** The storage scope of a client: "user:<sub>" with a token, else "device:<id>" (URI-encoded). */
+export declare function storageScope(token: string | undefined, device: string | undefined): string;
 
 export declare class PatchError extends Error {
   op?: PatchOperation;

@@ -390,9 +390,73 @@ function defaultStorage() {
   return new MemoryStorage();
 }
 
+// MARK: - Storage scope: per user, per hub state (epoch)
+
+const BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/** The `sub` of a JWT, read from its payload without verifying it (the hub verifies); null when unreadable. */
+export function tokenSubject(token) {
+  const part = typeof token === "string" ? token.split(".")[1] : undefined;
+  if (!part) return null;
+  const bytes = [];
+  let bits = 0, value = 0;
+  for (const c of part.replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")) {
+    const digit = BASE64URL.indexOf(c);
+    if (digit < 0) return null;
+    value = (value << 6) | digit;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes.push((value >> bits) & 0xff);
+    }
+  }
+  try {
+    const text = typeof TextDecoder === "function"
+      ? new TextDecoder().decode(new Uint8Array(bytes))
+      : decodeURIComponent(bytes.map((b) => "%" + (b < 16 ? "0" : "") + b.toString(16)).join(""));
+    const sub = JSON.parse(text).sub;
+    return typeof sub === "string" && sub !== "" ? sub : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The storage scope of a client: `user:<sub>` when signed in (the token's `sub`), else
+ * `device:<id>`. Every key but the device id is inside one (docs/clients.md "Storage"), so one
+ * user's trees and last_sync are never another's.
+ */
+export function storageScope(token, device) {
+  if (token) return "user:" + encodeURIComponent(tokenSubject(token) ?? "");
+  return "device:" + encodeURIComponent(device ?? "");
+}
+
+/** A scope's record, `<scope>:epoch` → `{"epoch","last_sync"}`: the hub state its keys belong to. */
+async function readScopeRecord(storage, key) {
+  try {
+    const record = JSON.parse((await storage.getItem(key)) || "null");
+    if (record && typeof record.epoch === "string") {
+      return { epoch: record.epoch, lastSync: Number.isSafeInteger(record.last_sync) ? record.last_sync : undefined };
+    }
+  } catch {} // unreadable is as good as absent: a fresh start
+  return { epoch: undefined, lastSync: undefined };
+}
+
+/** A screen as stored: `{"epoch","hash","tree","version"}` in canonical member order around the tree's canonical form. */
+function storedScreen(epoch, hash, canonicalTree, version) {
+  return (epoch === undefined ? "{" : `{"epoch":${JSON.stringify(epoch)},`) +
+    `"hash":${JSON.stringify(hash)},"tree":${canonicalTree},"version":${version}}`;
+}
+
 // MARK: - HTTP fetch (DESIGN §12)
 
-/** A failed `fetchScreen`: `code` is "unauthorized" (401), "unknown_screen" (404), "mismatch" (the body's tree does not hash to its hash), "network" or "http" (any other status). */
+/**
+ * A failed `fetchScreen`. `code` is the hub's error code when the hub answered ("unauthorized"
+ * 401, "unknown_screen" 404, "bad_app_version" 400, …: its JSON body `{"error":{"code"}}`);
+ * "http_<status>" for an answer that is not the hub's (a proxy's or load balancer's 404 or 502:
+ * no such body); "mismatch" (the body's tree does not hash to its hash); "network" (no answer,
+ * status 0); "http" (a 200 that is not a screen, a 304 for a tree not held).
+ */
 export class FetchError extends Error {
   constructor(code, message, status) {
     super(message);
@@ -400,6 +464,19 @@ export class FetchError extends Error {
     this.code = code;
     this.status = status;
   }
+}
+
+/** The FetchError for an error status: the hub's code and message from its JSON body, else `http_<status>`. */
+function answerError(path, status, text) {
+  let error = null;
+  try {
+    const body = JSON.parse(text);
+    if (body && body.error && typeof body.error.code === "string") error = body.error;
+  } catch {}
+  if (error) return new FetchError(error.code, `GET ${path}: ${status} ${error.code}: ${error.message ?? ""}`.trim(), status);
+  const excerpt = text.slice(0, 200).replace(/\s+/g, " ").trim();
+  return new FetchError(`http_${status}`,
+    `GET ${path}: not a PushHub answer (HTTP ${status} from a proxy?)${excerpt ? ": " + excerpt : ""}`, status);
 }
 
 /** The HTTP URL of `GET /v1/screens/{name}` on the host of a WebSocket URL (ws → http, wss → https; a path prefix before /v1/connect is kept). */
@@ -414,14 +491,16 @@ export function screenURL(url, name) {
   return base;
 }
 
-/** The stored tree of a screen if it still hashes to its stored hash (else it is dropped); null when there is none. */
-async function readCached(storage, key) {
+/** The stored tree of a screen if it belongs to `epoch` and still hashes to its stored hash (else it is dropped); null when there is none. */
+async function readCached(storage, key, epoch) {
   try {
     const text = await storage.getItem(key);
     if (!text) return null;
     try {
       const saved = JSON.parse(text);
-      if (typeof saved.hash === "string" && (await screenHash(saved.tree)) === saved.hash) return saved;
+      if ((saved.epoch ?? undefined) === epoch && typeof saved.hash === "string" && (await screenHash(saved.tree)) === saved.hash) {
+        return saved;
+      }
     } catch {}
     await storage.removeItem(key);
   } catch {} // a blocked storage: fetch without If-None-Match
@@ -433,8 +512,9 @@ async function readCached(storage, key) {
  * `GET /v1/screens/{name}` on the hub's client listener, as the client these options describe
  * (`token` as `Authorization: Bearer`, else `device` — generated and kept in `storage` like
  * PushHub's — and `app.platform`/`app.version`). The tree kept in `storage` (the same entry
- * PushHub keeps, so a PushHub created later starts from it and resumes with `have`) is sent as
- * `If-None-Match`; a 304 returns it. A 200's tree is checked against its hash and stored.
+ * PushHub keeps, in this user's scope and labelled with the hub state (epoch) the user's storage
+ * last saw, so a PushHub created later in that state starts from it and resumes with `have`) is
+ * sent as `If-None-Match`; a 304 returns it. A 200's tree is checked against its hash and stored.
  * Resolves to `{ screen, tree, version, hash, status }` (status 200 or 304); rejects with `FetchError`.
  */
 export async function fetchScreen(name, options) {
@@ -445,18 +525,21 @@ export async function fetchScreen(name, options) {
   if (typeof token === "function") token = await token();
   let device = options.device;
   if (!device && !token) device = await storedDevice(storage, prefix);
-  return fetchScreenAs(name, { ...options, token, device, storage, prefix, held: undefined });
+  const scope = prefix + storageScope(token, device) + ":";
+  const { epoch } = await readScopeRecord(storage, scope + "epoch");
+  return fetchScreenAs(name, { ...options, token, device, storage, scope, epoch, held: undefined });
 }
 
-async function fetchScreenAs(name, { url, token, device, app, storage, prefix, held, fetch: fetchImpl, signal }) {
+/** `fetchScreen` with everything resolved: `scope` is the key prefix of the user's storage, `epoch` the hub state it belongs to. */
+async function fetchScreenAs(name, { url, token, device, app, storage, scope, epoch, held, fetch: fetchImpl, signal }) {
   const doFetch = fetchImpl || globalThis.fetch;
   if (typeof doFetch !== "function") throw new TypeError("no fetch here: pass options.fetch");
   const target = screenURL(url, name);
   if (!token && device) target.searchParams.set("device", device);
   if (app && app.platform) target.searchParams.set("platform", app.platform);
   if (app && app.version) target.searchParams.set("app_version", app.version);
-  const key = prefix + "screen:" + name;
-  const cached = held || (await readCached(storage, key));
+  const key = scope + "screen:" + name;
+  const cached = held || (await readCached(storage, key, epoch));
   const headers = { Accept: "application/json" };
   if (token) headers.Authorization = "Bearer " + token;
   if (cached) headers["If-None-Match"] = '"' + cached.hash + '"';
@@ -473,18 +556,25 @@ async function fetchScreenAs(name, { url, token, device, app, storage, prefix, h
     return { screen: name, tree: cached.tree, version: cached.version, hash: cached.hash, status: 304 };
   }
   if (response.status !== 200) {
-    const text = await response.text().catch(() => "");
-    const code = { 401: "unauthorized", 404: "unknown_screen" }[response.status] || "http";
-    throw new FetchError(code, `GET ${target.pathname}: ${response.status} ${text.slice(0, 200)}`.trim(), response.status);
+    if (response.status === 304) throw new FetchError("http", `GET ${target.pathname}: 304 for a tree this client does not hold`, 304);
+    throw answerError(target.pathname, response.status, await response.text().catch(() => ""));
   }
-  const body = await response.json();
+  let body;
+  try {
+    body = await response.json();
+  } catch (error) {
+    throw new FetchError("http", `GET ${target.pathname}: the answer is not JSON: ${error}`, 200);
+  }
+  if (!body || typeof body.hash !== "string" || typeof body.version !== "number" || !hasOwn.call(body, "tree")) {
+    throw new FetchError("http", `GET ${target.pathname}: not a screen`, 200);
+  }
   const tree = deepFreeze(body.tree);
   const canonical = canonicalize(tree);
   if ((await sha256Hex(canonical)) !== body.hash) {
     throw new FetchError("mismatch", `GET ${target.pathname}: the tree does not hash to ${body.hash}`, 200);
   }
   try {
-    await storage.setItem(key, `{"hash":${JSON.stringify(body.hash)},"tree":${canonical},"version":${body.version}}`);
+    await storage.setItem(key, storedScreen(epoch, body.hash, canonical, body.version));
   } catch {} // a full or blocked storage only costs the next fetch its 304
   return { screen: name, tree, version: body.version, hash: body.hash, status: 200 };
 }
@@ -523,6 +613,35 @@ export const CloseCodes = Object.freeze({
 
 const MAX_REMEMBERED_SYNCS = 1000;
 
+/** `heartbeat_s` until a welcome says otherwise (the hub's default ping interval, docs/protocol.md). */
+const DEFAULT_HEARTBEAT_S = 25;
+
+/**
+ * The reconnect schedule (docs/clients.md "Reconnect"): attempt n since the last welcome waits a
+ * random 0..min(maxMs, initialMs × 2^n) (full jitter). A close 1001 (the hub restarts) starts over
+ * at attempt 0, and for goingAwayWindowMs after it the ceiling stops at goingAwayMaxMs, so a page
+ * is back within about that long of the hub's return.
+ */
+export const DEFAULT_BACKOFF = Object.freeze({ initialMs: 500, maxMs: 30000, goingAwayMaxMs: 4000, goingAwayWindowMs: 60000 });
+
+/** The delay of reconnect attempt `attempt` (0-based) for a uniform `random` in [0, 1). */
+export function reconnectDelay(backoff, attempt, restarting, random) {
+  const cap = restarting ? Math.min(backoff.maxMs, backoff.goingAwayMaxMs) : backoff.maxMs;
+  return Math.floor(random * Math.min(cap, backoff.initialMs * 2 ** Math.min(attempt, 30)));
+}
+
+/** Milliseconds from a clock that does not jump with the wall clock (performance.now where present). */
+function monotonicNow() {
+  const p = globalThis.performance;
+  return p && typeof p.now === "function" ? p.now() : Date.now();
+}
+
+/** Forgets what a screen entry held (another user's or another hub state's tree): nothing of it is shown or sent as `have` again. */
+function forgetTree(entry) {
+  entry.tree = entry.version = entry.hash = entry.delivered = entry.savedVersion = undefined;
+  entry.resyncing = entry.pending = false;
+}
+
 /**
  * One connection to a hub, kept up until `close()`. See pushhub-client.d.ts for the options,
  * events and the meaning of each field.
@@ -541,7 +660,8 @@ export class PushHub {
     this._storage = options.storage || defaultStorage();
     this._prefix = (options.storageKey || "pushhub") + ":";
     this._random = options.random || Math.random;
-    this._backoff = { initialMs: 500, maxMs: 30000, ...(options.backoff || {}) };
+    this._backoff = { ...DEFAULT_BACKOFF, ...(options.backoff || {}) };
+    this._now = options.now || monotonicNow;
     this._autoRendered = options.autoRendered !== false;
     this._builtInHash = options.hash === "built-in";
     this._forms = new WeakMap(); // frozen container → its canonical form (see canonicalize)
@@ -553,7 +673,14 @@ export class PushHub {
     this._generation = 0;
     this._socket = null;
     this._attempt = 0; // failed attempts since the last welcome: the backoff exponent
+    this._goingAwayAt = null; // when the hub last closed with 1001 (restarting), until the next welcome
     this._reconnectTimer = null;
+    this._heardAt = 0; // when the current socket last brought anything (this._now())
+    this._livenessTimer = null;
+    this._heartbeatS = DEFAULT_HEARTBEAT_S; // the last welcome's heartbeat_s
+    this._scope = undefined; // the storage scope ("user:…" or "device:…") of the current user
+    this._scoped = new Promise((resolve) => (this._enteredScope = resolve)); // resolved once a scope is known
+    this._epoch = undefined; // the hub state this scope's stored screens and last_sync belong to
     this._fatal = null; // an error after which reconnecting cannot help
     this._pendingSubscribes = []; // screens whose subscribe awaits its first answer, in order
     this._pendingRendered = new Map(); // screen → version, sent once live
@@ -563,8 +690,11 @@ export class PushHub {
     this._syncMax = undefined;
     this._savedLastSync = undefined;
     /** Counters for the app's diagnostics (and the tests). */
-    this.stats = { connects: 0, welcomes: 0, snapshots: 0, patches: 0, unchanged: 0, resubscribes: 0, syncs: 0, duplicateSyncs: 0 };
-    /** `welcome` of the current session: { session, user, heartbeat_s, sync_seq }. */
+    this.stats = {
+      connects: 0, welcomes: 0, snapshots: 0, patches: 0, unchanged: 0, resubscribes: 0, syncs: 0, duplicateSyncs: 0,
+      pending: 0, deadLinks: 0, epochChanges: 0,
+    };
+    /** `welcome` of the current session: { session, user, heartbeat_s, sync_seq, epoch }. */
     this.session = null;
     this._ready = this._load();
     this._online = () => this._state === "reconnecting" && this._reconnectTimer && this._reconnectNow();
@@ -582,7 +712,7 @@ export class PushHub {
     return this._savedLastSync;
   }
 
-  /** Listens to an event ("state", "welcome", "close", "error", "resubscribe", "mismatch", "gone"); returns an unsubscribe function. */
+  /** Listens to an event ("state", "welcome", "close", "error", "pending", "resubscribe", "mismatch", "gone"); returns an unsubscribe function. */
   on(type, listener) {
     if (!this._listeners.has(type)) this._listeners.set(type, new Set());
     this._listeners.get(type).add(listener);
@@ -605,7 +735,10 @@ export class PushHub {
   subscribe(screen, onTree) {
     let entry = this._screens.get(screen);
     if (!entry) {
-      entry = { screen, listeners: new Set(), tree: undefined, version: undefined, hash: undefined, delivered: undefined, resyncing: false };
+      entry = {
+        screen, listeners: new Set(), tree: undefined, version: undefined, hash: undefined, delivered: undefined,
+        resyncing: false, pending: false,
+      };
       this._screens.set(screen, entry);
       entry.loaded = this._loadScreen(entry);
       if (this._state === "live") {
@@ -626,6 +759,7 @@ export class PushHub {
       get tree() { return entry.tree; },
       get version() { return entry.version; },
       get hash() { return entry.hash; },
+      get pending() { return entry.pending; },
       close() {
         entry.listeners.delete(onTree);
         if (entry.listeners.size > 0 || hub._screens.get(screen) !== entry) return;
@@ -647,9 +781,10 @@ export class PushHub {
     const entry = this._screens.get(screen);
     const held = entry && entry.tree !== undefined && entry.hash !== undefined
       ? { tree: entry.tree, version: entry.version, hash: entry.hash } : undefined;
+    await this._scoped;
     return fetchScreenAs(screen, {
-      url: this.url, token, device: this._device, app: this._options.app, storage: this._storage, prefix: this._prefix,
-      held, fetch: this._options.fetch, signal,
+      url: this.url, token, device: this._device, app: this._options.app, storage: this._storage,
+      scope: this._prefix + this._scope + ":", epoch: this._epoch, held, fetch: this._options.fetch, signal,
     });
   }
 
@@ -664,6 +799,7 @@ export class PushHub {
     if (this._state === "closed") return;
     this._generation++;
     clearTimeout(this._reconnectTimer);
+    clearTimeout(this._livenessTimer);
     for (const waiting of this._waitingSyncs.values()) clearTimeout(waiting.timer);
     this._waitingSyncs.clear();
     if (typeof globalThis.removeEventListener === "function") globalThis.removeEventListener("online", this._online);
@@ -679,10 +815,39 @@ export class PushHub {
   // MARK: connection
 
   async _load() {
-    const stored = await this._read("last_sync");
-    if (stored !== null && /^[0-9]+$/.test(stored)) this._savedLastSync = this._syncMax = Number(stored);
     this._device = this._options.device;
     if (!this._device && !this._options.token) this._device = await storedDevice(this._storage, this._prefix);
+    // From clients before storage scopes, whose user is unknown: never read, removed.
+    this._storageCall(() => this._storage.removeItem(this._prefix + "last_sync"));
+    if (typeof this._options.token !== "function") await this._enterScope(storageScope(this._options.token, this._device));
+  }
+
+  /**
+   * Makes `scope` (a user, or an anonymous device) the one whose storage the client uses: its
+   * epoch and last_sync from storage, and each subscribed screen reloaded from it. What the client
+   * held for another user is forgotten, never shown or sent as `have` for this one.
+   */
+  async _enterScope(scope) {
+    const { epoch, lastSync } = await readScopeRecord(this._storage, this._prefix + scope + ":epoch");
+    this._scope = scope;
+    this._epoch = epoch;
+    this._forgetSyncs();
+    this._savedLastSync = this._syncMax = lastSync;
+    for (const entry of this._screens.values()) {
+      forgetTree(entry);
+      entry.loaded = this._loadScreen(entry);
+    }
+    this._enteredScope();
+  }
+
+  /** Sync bookkeeping that belongs to one user in one hub state. */
+  _forgetSyncs() {
+    this._seenSyncs.clear();
+    this._pendingAcks.clear();
+    for (const waiting of this._waitingSyncs.values()) {
+      waiting.forgotten = true; // handed to the app when its wait ends, never acked to this hub
+      waiting.seq = undefined; // counted in another state: no bound on last_sync here
+    }
   }
 
   async _open() {
@@ -696,6 +861,9 @@ export class PushHub {
         if (generation === this._generation) this._emit("error", { code: "token", message: String(error), ref: null });
         token = undefined;
       }
+      // The user the token names (a failed call keeps the current one).
+      const scope = token ? storageScope(token, this._device) : this._scope;
+      if (scope !== this._scope && generation === this._generation) await this._enterScope(scope);
     }
     if (generation !== this._generation || this._state === "closed") return;
     let socket;
@@ -707,32 +875,63 @@ export class PushHub {
       return this._closed(generation, CloseCodes.abnormal, String(error));
     }
     this._socket = socket;
+    this._watchLink(generation);
     socket.onopen = () => {
       if (generation !== this._generation) return;
-      const hello = { type: "hello", protocol: PROTOCOL };
+      const hello = { type: "hello", protocol: PROTOCOL, heartbeat: true };
       if (token) hello.token = token;
       if (this._device) hello.device = this._device;
       if (this._options.app) hello.app = this._options.app;
+      if (this._epoch !== undefined) hello.epoch = this._epoch;
       if (this._savedLastSync !== undefined) hello.last_sync = this._savedLastSync;
       this._send(hello);
     };
     socket.onmessage = (event) => {
       if (generation !== this._generation) return;
+      this._heardAt = this._now();
       let message;
       try {
         message = JSON.parse(event.data);
       } catch {
         return this._emit("error", { code: "client_bad_json", message: "the hub sent text that is not JSON", ref: null });
       }
+      if (message.type === "heartbeat") return; // it only proves the link is alive
       this._enqueue(generation, () => this._handle(message, generation));
     };
     socket.onclose = (event) => this._closed(generation, event.code, event.reason);
     socket.onerror = () => {}; // a close event follows, with its code
   }
 
+  /**
+   * The socket of `generation` brought something (or just opened): the link is dead if nothing
+   * more arrives for 2 × heartbeat_s + 2 s (the hub sends a heartbeat every heartbeat_s when it
+   * has nothing else queued). One timer per socket, re-armed only when it fires early.
+   */
+  _watchLink(generation) {
+    this._heardAt = this._now();
+    clearTimeout(this._livenessTimer);
+    const limitMs = (2 * this._heartbeatS + 2) * 1000;
+    const check = () => {
+      if (generation !== this._generation) return;
+      const silentMs = this._now() - this._heardAt;
+      if (silentMs < limitMs) return void (this._livenessTimer = setTimeout(check, limitMs - silentMs));
+      this.stats.deadLinks++;
+      const socket = this._socket;
+      this._closed(generation, CloseCodes.abnormal,
+        `nothing from the hub for ${(silentMs / 1000).toFixed(1)} s (heartbeat every ${this._heartbeatS} s): the link is dead`);
+      if (socket) {
+        // Stop using it at once: its events are ignored (old generation), no close handshake awaited.
+        socket.onopen = socket.onmessage = socket.onclose = socket.onerror = null;
+        try { socket.close(); } catch {}
+      }
+    };
+    this._livenessTimer = setTimeout(check, limitMs);
+  }
+
   _closed(generation, code, reason) {
     if (generation !== this._generation || this._state === "closed") return;
     this._generation++; // drops what the old socket had queued
+    clearTimeout(this._livenessTimer);
     this._socket = null;
     this._pendingSubscribes = [];
     this.session = null;
@@ -740,8 +939,15 @@ export class PushHub {
       this._setState("closed");
       return this._emit("close", { code, reason, reconnect: false, error: this._fatal });
     }
-    const ceiling = Math.min(this._backoff.maxMs, this._backoff.initialMs * 2 ** this._attempt);
-    const delayMs = Math.floor(this._random() * ceiling); // full jitter
+    const now = this._now();
+    if (code === CloseCodes.goingAway) {
+      // The hub is restarting (or draining to another): it is expected back soon, so retry from
+      // the first step again, with the short ceiling of a restart.
+      this._goingAwayAt = now;
+      this._attempt = 0;
+    }
+    const restarting = this._goingAwayAt !== null && now - this._goingAwayAt < this._backoff.goingAwayWindowMs;
+    const delayMs = reconnectDelay(this._backoff, this._attempt, restarting, this._random());
     this._attempt++;
     this._setState("reconnecting");
     this._emit("close", { code, reason, reconnect: true, delayMs, attempt: this._attempt });
@@ -807,6 +1013,8 @@ export class PushHub {
         this._remove("screen:" + message.screen);
         return this._emit("gone", { screen: message.screen });
       }
+      case "pending":
+        return this._pending(message);
       case "sync":
         return this._sync(message);
       case "error": {
@@ -829,14 +1037,33 @@ export class PushHub {
   }
 
   async _welcome(message, generation) {
-    this.session = { session: message.session, user: message.user, heartbeat_s: message.heartbeat_s, sync_seq: message.sync_seq };
+    const epoch = typeof message.epoch === "string" ? message.epoch : undefined;
+    this.session = {
+      session: message.session, user: message.user, heartbeat_s: message.heartbeat_s, sync_seq: message.sync_seq, epoch,
+    };
     this._attempt = 0;
+    this._goingAwayAt = null;
     this._fatal = null;
     this.stats.welcomes++;
-    if (this._syncMax === undefined && typeof message.sync_seq === "number") {
-      this._syncMax = message.sync_seq;
-      this._saveLastSync();
+    if (Number.isFinite(message.heartbeat_s) && message.heartbeat_s > 0 && message.heartbeat_s !== this._heartbeatS) {
+      this._heartbeatS = message.heartbeat_s;
+      this._watchLink(generation); // the deadline of the hub's own heartbeat interval
     }
+    const epochChanged = epoch !== this._epoch;
+    if (epochChanged && this._epoch !== undefined) {
+      // Another hub state (a reset data dir, another cluster): versions and sync seqs counted in
+      // the old one mean nothing here. Nothing stored is sent as `have` or shown again.
+      this.stats.epochChanges++;
+      for (const entry of this._screens.values()) {
+        forgetTree(entry);
+        this._remove("screen:" + entry.screen);
+      }
+      this._forgetSyncs();
+      this._syncMax = this._savedLastSync = undefined;
+    }
+    this._epoch = epoch;
+    if (this._syncMax === undefined && typeof message.sync_seq === "number") this._syncMax = message.sync_seq;
+    this._saveLastSync(epochChanged);
     this._setState("live");
     this._emit("welcome", this.session);
     for (const entry of this._screens.values()) {
@@ -863,6 +1090,22 @@ export class PushHub {
     if (index >= 0) this._pendingSubscribes.splice(index, 1);
   }
 
+  /** The hub has no version of the screen yet: the subscription stays, its first publish brings a snapshot. */
+  _pending(message) {
+    const entry = this._screens.get(message.screen);
+    this._answered(message.screen);
+    if (!entry) return;
+    this.stats.pending++;
+    if (entry.tree !== undefined || entry.savedVersion !== undefined) {
+      // What this client held is of a screen the hub no longer has (deleted while it was away).
+      forgetTree(entry);
+      this._remove("screen:" + entry.screen);
+    }
+    entry.pending = true;
+    entry.resyncing = true; // only the snapshot can follow
+    this._emit("pending", { screen: entry.screen });
+  }
+
   async _screenMessage(message) {
     const entry = this._screens.get(message.screen);
     this._answered(message.screen);
@@ -875,7 +1118,7 @@ export class PushHub {
         // disagree, and resubscribing would loop. Keep the hub's hash so `have` still resumes.
         this._emit("mismatch", { screen: entry.screen, version: message.version, expected: message.hash, actual: hash, source: "snapshot" });
       }
-      entry.resyncing = false;
+      entry.resyncing = entry.pending = false;
       return this._accept(entry, message.tree, message.version, message.hash, "snapshot", canonical);
     }
     if (message.type === "unchanged") {
@@ -924,7 +1167,7 @@ export class PushHub {
     if (canonical !== null || entry.savedVersion !== version) {
       canonical = canonical ?? canonicalize(tree, this._forms);
       entry.savedVersion = version;
-      this._write("screen:" + entry.screen, `{"hash":${JSON.stringify(hash)},"tree":${canonical},"version":${version}}`);
+      this._write("screen:" + entry.screen, storedScreen(this._epoch, hash, canonical, version));
     }
     if (!changed) return;
     entry.delivered = version;
@@ -937,20 +1180,26 @@ export class PushHub {
     }
   }
 
+  /** Shows the stored tree of `entry` (source "cache") if it is this user's, of the hub state last seen, and hashes right. */
   async _loadScreen(entry) {
-    const text = await this._read("screen:" + entry.screen);
-    if (!text) return;
+    await this._scoped;
+    const scope = this._scope;
+    const key = "screen:" + entry.screen;
+    const text = await this._read(key);
+    if (!text || scope !== this._scope) return;
     try {
       const saved = JSON.parse(text);
-      if ((await this._hash(saved.tree)).hash !== saved.hash) return this._remove("screen:" + entry.screen);
-      if (entry.tree !== undefined) return;
+      // Saved in another hub state (or in none known): neither shown nor sent as `have`.
+      if (typeof saved.epoch !== "string" || saved.epoch !== this._epoch) return this._remove(key);
+      if ((await this._hash(saved.tree)).hash !== saved.hash) return this._remove(key);
+      if (entry.tree !== undefined || scope !== this._scope || saved.epoch !== this._epoch) return;
       entry.tree = saved.tree;
       entry.version = entry.savedVersion = saved.version;
       entry.hash = saved.hash;
       const meta = { version: saved.version, hash: saved.hash, source: "cache" };
       for (const listener of entry.listeners) this._call(listener, entry.tree, meta);
     } catch {
-      this._remove("screen:" + entry.screen);
+      this._remove(key);
     }
   }
 
@@ -970,33 +1219,41 @@ export class PushHub {
       id: message.id, seq: message.seq, reason: message.reason, scope: message.scope, hint: message.hint,
       mandatory: message.mandatory === true, jitterMs: message.jitter_ms, delayMs, receivedAt: Date.now(),
     };
-    const waiting = { seq: message.seq, timer: null };
+    const waiting = { seq: message.seq, timer: null, forgotten: false };
     this._waitingSyncs.set(message.id, waiting);
+    this._saveLastSync(); // a replay below last_sync (a first welcome, an epoch change) lowers it until handled
     waiting.timer = setTimeout(async () => {
       await Promise.all([...this._syncHandlers].map((handler) => this._call(handler, sync)));
-      if (this._state === "closed") return;
+      if (this._state === "closed" || this._waitingSyncs.get(message.id) !== waiting) return;
       this._waitingSyncs.delete(message.id);
+      if (waiting.forgotten) return; // of another user or hub state: this hub does not know its id
       this._saveLastSync();
       if (!this._send({ type: "ack", sync: message.id })) this._pendingAcks.add(message.id);
     }, delayMs);
   }
 
-  /** last_sync = every sync up to it was handed to the app: a reload during a jitter wait gets it again. */
-  _saveLastSync() {
+  /**
+   * last_sync = every sync up to it was handed to the app: a reload during a jitter wait gets it
+   * again. Kept with the epoch it counts in (`force`: write the record although the value is the same).
+   */
+  _saveLastSync(force = false) {
     let value = this._syncMax;
     for (const waiting of this._waitingSyncs.values()) {
       if (typeof waiting.seq === "number" && waiting.seq - 1 < value) value = waiting.seq - 1;
     }
-    if (value === undefined || value === this._savedLastSync) return;
+    if (value === this._savedLastSync && !force) return;
     this._savedLastSync = value;
-    this._write("last_sync", String(value));
+    if (this._epoch === undefined) return; // a hub without epochs: nothing to resume from later
+    const record = { epoch: this._epoch };
+    if (value !== undefined) record.last_sync = value;
+    this._write("epoch", JSON.stringify(record));
   }
 
-  // MARK: storage
+  // MARK: storage: keys inside the current user's scope
 
   async _read(key) {
     try {
-      return await this._storage.getItem(this._prefix + key);
+      return await this._storage.getItem(this._prefix + this._scope + ":" + key);
     } catch (error) {
       this._emit("error", { code: "storage", message: String(error), ref: null });
       return null;
@@ -1004,11 +1261,13 @@ export class PushHub {
   }
 
   _write(key, value) {
-    this._storageCall(() => this._storage.setItem(this._prefix + key, value));
+    const full = this._prefix + this._scope + ":" + key;
+    this._storageCall(() => this._storage.setItem(full, value));
   }
 
   _remove(key) {
-    this._storageCall(() => this._storage.removeItem(this._prefix + key));
+    const full = this._prefix + this._scope + ":" + key;
+    this._storageCall(() => this._storage.removeItem(full));
   }
 
   _storageCall(operation) {
