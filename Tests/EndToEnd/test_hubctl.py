@@ -490,3 +490,23 @@ def test_an_unknown_command_or_subcommand_is_named_with_the_nearest_one():
     ):
         result = hubctl(*args, env={"HUBCTL_URL": "http://127.0.0.1:9"})  # nothing may be sent
         assert result.returncode == 2 and result.stderr.splitlines()[0] == "Error: " + message, (args, result.stderr)
+
+
+def test_watch_waits_for_a_screen_that_is_not_published_yet(hub_factory):
+    """Issue 24 item 10: a subscription to a screen with no version stays; watch says it waits
+    (it used to exit with unknown_screen) and prints the snapshot of the first publish."""
+    hub = hub_factory("--dev")
+    env = {"HUBCTL_URL": "http://127.0.0.1:%d" % hub.admin_port, "HUBCTL_TOKEN": hub.token}
+    watch = subprocess.Popen([os.path.join(BIN, "hubctl"), "watch", "later", "--count", "1"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **env}, text=True)
+    try:
+        import select
+        ready, _, _ = select.select([watch.stderr], [], [], 5)
+        assert ready, "watch said nothing within 5 s"
+        assert "later is not published yet; waiting for its first version" in watch.stderr.readline()
+        assert call(hub, "PUT", "/v1/screens/later", {"type": "screen", "n": 1})[0] == 200
+        out, _ = watch.communicate(timeout=10)
+        assert watch.returncode == 0 and out.startswith("snapshot later v1"), out
+    finally:
+        if watch.poll() is None:
+            watch.kill()

@@ -74,7 +74,7 @@ enum Watch: Command {
             url: url, credentials: credentials, app: app, transport: SocketTransport(trust: client.trust), options: options)
         hub.on { watcher.event($0) }
         hub.onSync { watcher.sync($0) }
-        hub.subscribe(watcher.screen) { tree, meta in watcher.tree(tree, meta) }
+        hub.subscribe(watcher.screen, onTree: { tree, meta in watcher.tree(tree, meta) }, onPending: watcher.pending)
         let code = watcher.exitCode()
         hub.closeAndWait()  // what it sent last (the `rendered` of what it printed) reaches the hub
         return code
@@ -179,6 +179,12 @@ private final class Watcher: @unchecked Sendable {
         }
         updates += 1
         if let limit, updates >= limit { finish(ExitCode.success) }
+    }
+
+    /// The screen has no version yet: the watch waits for its first publish (and says so).
+    @Sendable func pending() {
+        guard done == nil else { return }
+        output.note("\(screen) is not published yet; waiting for its first version")
     }
 
     func sync(_ sync: SyncNotification) {
