@@ -6,7 +6,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug
 BIN_RELEASE := .build/release
 
-.PHONY: run test build release deps venv deploy-tools redis unit e2e conformance conformance-full bench bench-loadgen bench-scaleout tsan asan fuzz soak chaos clean
+.PHONY: run test build release deps venv deploy-tools redis unit e2e conformance conformance-full bench bench-loadgen bench-scaleout bench-restart tsan asan fuzz soak chaos clean
 
 # OpenSSL's headers and library (the hub links them) and its command line (the TLS tests make
 # their certificates with `openssl req`); zlib's headers (permessage-deflate).
@@ -101,6 +101,13 @@ bench-loadgen: release
 bench-scaleout: release venv redis
 	.venv/bin/python bench/scaleout/latency.py --subs 5
 	bash bench/scaleout/fanout.sh
+
+# Issue 24: a rolling restart — 19,000 clients resume with have/last_sync on a restarted hub:
+# time until all are current, snapshot bytes, hub CPU per resume vs a plain connect. Its own
+# release build (.build-resume) and hub on loopback. Figures: bench/README.md "Rolling restart".
+bench-restart: deps
+	$(SWIFT) build -c release --product pushhub --scratch-path .build-resume
+	bash bench/restart/run.sh
 
 clean:
 	rm -rf .build .build-tsan .build-asan .build-fuzz .venv .autobahn

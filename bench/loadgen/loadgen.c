@@ -23,6 +23,10 @@
  *   loadgen echo     --port P [--path /v1/echo] [--n 100] [--seconds 5] [--interval MS] [--size 32]
  *                    [--idle N]
  *   loadgen usersync --port P --admin-port A --data DIR [--n 10000] [--seconds 10] [--interval MS]
+ *   loadgen resume   --port P --admin-port A --data DIR --control CDIR --pid HUBPID [--clients 19000]
+ *                    [--screens 3] [--inflight N] [--settle 2]
+ *     A rolling restart (issue 24), in four phases with the hub restarted between them by
+ *     bench/restart/run.sh through CDIR: see "mode: resume" below.
  *
  * Each mode prints one line of figures on stdout (progress and errors go to stderr) and exits 0,
  * or 1 when a client failed, a delivery was missing or a request was refused.
@@ -399,11 +403,14 @@ static struct {
     const char *idle_path;
     double interval_ms, warmup_s;
     const char *label;
+    /* resume */
+    int screens;
+    const char *control;
 } O = {
-    .host = "127.0.0.1", .n = -1, .inflight = 100, .hello = -1, .src_first = 2, .src_last = 250,
+    .host = "127.0.0.1", .n = -1, .inflight = -1, .hello = -1, .src_first = 2, .src_last = 250,
     .settle_s = 2, .timeout_s = 120, .rounds = -1, .body_size = 0, .gap_s = 0.05, .round_timeout_s = 30,
     .conns = 64, .keys = 64, .seconds = -1, .rate = 0, .size = 32, .idle_path = "/v1/connect", .interval_ms = -1,
-    .warmup_s = 1, .member = -1,
+    .warmup_s = 1, .member = -1, .screens = 3,
 };
 
 static void usage(void) {
@@ -416,6 +423,8 @@ static void usage(void) {
           "  admin    --admin-port A --data DIR|--token-file F [--conns 64] [--seconds 5] [--rate R] [--keys 64]\n"
           "  echo     --port P [--path /v1/echo] [--n 100] [--size 32] [--seconds 5] [--interval MS] [--idle N]\n"
           "  usersync --port P --admin-port A --data DIR [--n 10000] [--seconds 10] [--interval MS]\n"
+          "  resume   --port P --admin-port A --data DIR --control CDIR --pid HUBPID [--clients 19000]\n"
+          "           [--screens 3] [--inflight N] [--settle S]   (driven by bench/restart/run.sh)\n"
           "common: --host 127.0.0.1  --src-first 2 --src-last 250 (source addresses 127.0.0.X)\n"
           "        --timeout S (bound on every connect phase)  --label TEXT (prefix of the figures line)\n"
           "        --jwt-secret-file F | --user-token-file F (sign clients in: user u<i>, or the i-th line)\n"
@@ -435,7 +444,7 @@ static void parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--admin-port")) O.admin_port = atoi(ARG());
         else if (!strcmp(a, "--pid")) O.pid = atoi(ARG());
         else if (!strcmp(a, "--path")) O.path = ARG();
-        else if (!strcmp(a, "--n")) O.n = atoi(ARG());
+        else if (!strcmp(a, "--n") || !strcmp(a, "--clients")) O.n = atoi(ARG());
         else if (!strcmp(a, "--inflight")) O.inflight = atoi(ARG());
         else if (!strcmp(a, "--hello")) O.hello = 1;
         else if (!strcmp(a, "--no-hello")) O.hello = 0;
@@ -468,13 +477,16 @@ static void parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--interval")) O.interval_ms = atof(ARG());
         else if (!strcmp(a, "--warmup")) O.warmup_s = atof(ARG());
         else if (!strcmp(a, "--label")) O.label = ARG();
+        else if (!strcmp(a, "--screens")) O.screens = atoi(ARG());
+        else if (!strcmp(a, "--control")) O.control = ARG();
         else if (!strcmp(a, "--exclude-pid")) exclude_pid = atoi(ARG());
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) usage();
         else die("unknown option %s (try --help)", a);
 #undef ARG
     }
     if (O.src_first < 1 || O.src_last > 254 || O.src_last < O.src_first) die("bad --src-first/--src-last");
-    if (O.inflight < 1) O.inflight = 1;
+    if (O.inflight < 0) O.inflight = strcmp(O.mode, "resume") == 0 ? 0 : 100; /* resume: 0 = every client at once */
+    else if (O.inflight < 1 && strcmp(O.mode, "resume") != 0) O.inflight = 1;
 }
 
 /* The admin token: --token-file, else DATA/admin.token. */
@@ -522,7 +534,7 @@ static long nofile_limit(void) {
 /* WebSocket clients                                                                             */
 
 enum { WS_FREE, WS_CONNECTING, WS_UPGRADING, WS_HELLO, WS_SUBSCRIBING, WS_READY, WS_CLOSED };
-#define PREFIX 96
+#define PREFIX 200 /* room for a snapshot's "screen", "version" and "hash" (resume mode) */
 
 typedef struct {
     int fd, id;
@@ -554,6 +566,24 @@ static int n_user_tokens;
 /* Mode hooks. */
 static void (*on_ready)(ws *c);
 static void (*on_message)(ws *c, int op, const uint8_t *prefix, size_t plen, uint64_t len);
+static void (*on_welcome)(ws *c, const uint8_t *prefix, size_t plen); /* before on_ready */
+static void (*hello_extra)(ws *c, char *buf, size_t cap);             /* more hello fields: ,"k":v */
+/* resume: the hub is being stopped; a ready client it closes (1001, or an EOF) is counted here
+ * and is no failure. */
+static int expect_going_away, closed_1001, closed_other;
+static long bytes_in; /* every byte read from WebSocket clients (101 responses included) */
+
+/* Closes a client without counting it as failed. */
+static void ws_drop(ws *c) {
+    if (c->state == WS_CLOSED || c->state == WS_FREE) return;
+    if (c->state != WS_READY) ws_inflight--;
+    if (c->state == WS_READY) ws_ready--;
+    close(c->fd);
+    c->fd = -1;
+    c->state = WS_CLOSED;
+    free(c->hbuf), c->hbuf = NULL;
+    free(c->out), c->out = NULL;
+}
 
 static void ws_fail(ws *c, const char *why) {
     if (c->state == WS_CLOSED || c->state == WS_FREE) return;
@@ -599,9 +629,8 @@ static void ws_write(ws *c, const void *p, size_t n) {
     ws_flush(c);
 }
 
-/* One masked client frame (FIN set). */
-static void ws_send(ws *c, int op, const void *payload, size_t n) {
-    uint8_t stack[4096], *f = n + 14 <= sizeof stack ? stack : xmalloc(n + 14);
+/* One masked client frame (FIN set) into f, which has room for n + 14 bytes; returns its size. */
+static size_t ws_frame(uint8_t *f, int op, const void *payload, size_t n) {
     size_t h = 0;
     f[h++] = (uint8_t)(0x80 | op);
     if (n < 126) f[h++] = (uint8_t)(0x80 | n);
@@ -616,7 +645,12 @@ static void ws_send(ws *c, int op, const void *payload, size_t n) {
     h += 4;
     const uint8_t *p = payload;
     for (size_t k = 0; k < n; k++) f[h + k] = p[k] ^ mask[k & 3];
-    ws_write(c, f, h + n);
+    return h + n;
+}
+
+static void ws_send(ws *c, int op, const void *payload, size_t n) {
+    uint8_t stack[4096], *f = n + 14 <= sizeof stack ? stack : xmalloc(n + 14);
+    ws_write(c, f, ws_frame(f, op, payload, n));
     if (f != stack) free(f);
 }
 
@@ -685,17 +719,19 @@ static void ws_become_ready(ws *c) {
 }
 
 static void ws_send_hello(ws *c) {
-    char msg[2048];
+    char msg[2048], extra[512] = "";
+    if (hello_extra) hello_extra(c, extra, sizeof extra);
     if (user_tokens) {
         if (c->id >= n_user_tokens) die("--user-token-file has %d lines, client %d needs one", n_user_tokens, c->id);
-        snprintf(msg, sizeof msg, "{\"type\":\"hello\",\"protocol\":1,\"token\":\"%s\",\"device\":\"d-%d\"}",
-                 user_tokens[c->id], c->id);
+        snprintf(msg, sizeof msg, "{\"type\":\"hello\",\"protocol\":1,\"token\":\"%s\",\"device\":\"d-%d\"%s}",
+                 user_tokens[c->id], c->id, extra);
     } else if (jwt_secret) {
         char sub[32], jwt[1024];
         snprintf(sub, sizeof sub, "u%d", c->id);
         mint_jwt(jwt_secret, sub, jwt, sizeof jwt);
-        snprintf(msg, sizeof msg, "{\"type\":\"hello\",\"protocol\":1,\"token\":\"%s\",\"device\":\"d-%d\"}", jwt, c->id);
-    } else snprintf(msg, sizeof msg, "{\"type\":\"hello\",\"protocol\":1,\"device\":\"d-%d\"}", c->id);
+        snprintf(msg, sizeof msg, "{\"type\":\"hello\",\"protocol\":1,\"token\":\"%s\",\"device\":\"d-%d\"%s}", jwt, c->id,
+                 extra);
+    } else snprintf(msg, sizeof msg, "{\"type\":\"hello\",\"protocol\":1,\"device\":\"d-%d\"%s}", c->id, extra);
     c->state = WS_HELLO;
     ws_send_text(c, msg);
 }
@@ -719,6 +755,7 @@ static void ws_message(ws *c, int op, const uint8_t *prefix, size_t plen, uint64
         return;
     }
     if (c->state == WS_HELLO && has_type(prefix, plen, "welcome")) {
+        if (on_welcome) on_welcome(c, prefix, plen);
         if (O.subscribe) {
             char msg[512];
             snprintf(msg, sizeof msg, "{\"type\":\"subscribe\",\"screen\":\"%s\"}", O.subscribe);
@@ -781,6 +818,12 @@ static void ws_frames(ws *c, const uint8_t *p, size_t n) {
             snprintf(why, sizeof why, "server closed %d %.*s", code, c->ctrl_len > 2 ? c->ctrl_len - 2 : 0,
                      (const char *)c->ctrl + 2);
             ws_send(c, 0x8, c->ctrl, c->ctrl_len >= 2 ? 2 : 0);
+            if (expect_going_away && c->state == WS_READY) {
+                if (code == 1001) closed_1001++;
+                else closed_other++;
+                ws_drop(c);
+                return;
+            }
             ws_fail(c, why);
             return;
         } else if (c->op < 8 && fin) ws_message(c, c->msg_op, c->prefix, c->prefix_len, c->msg_len);
@@ -824,13 +867,19 @@ static void ws_readable(ws *c) {
     for (;;) {
         ssize_t r = read(c->fd, rbuf, sizeof rbuf);
         if (r > 0) {
+            bytes_in += r;
             if (c->state == WS_UPGRADING) ws_upgrade_input(c, rbuf, (size_t)r);
             else ws_frames(c, rbuf, (size_t)r);
             if (c->state == WS_CLOSED || (size_t)r < sizeof rbuf) return;
             continue;
         }
+        if (r < 0 && (errno == EAGAIN || errno == EINTR)) return;
+        if (expect_going_away && c->state == WS_READY) { /* the stopping hub closed without a close frame */
+            closed_other++;
+            ws_drop(c);
+            return;
+        }
         if (r == 0) { ws_fail(c, c->state == WS_UPGRADING ? "EOF before the 101" : "EOF"); return; }
-        if (errno == EAGAIN || errno == EINTR) return;
         ws_fail(c, strerror(errno));
         return;
     }
@@ -1735,6 +1784,473 @@ static int mode_usersync(void) {
 }
 
 /* ------------------------------------------------------------------------------------------- */
+/* mode: resume (issue 24: a rolling restart)                                                    */
+/*
+ * bench/restart/run.sh starts a hub (--dev, a data dir) and this mode, then restarts the hub on
+ * the same port and data dir when told through the control directory (--control CDIR):
+ *
+ *   setup    S screens (2-10 KB trees, 3 versions each) are published and 2 syncs to all are
+ *            sent through the admin API, so that versions and sync_seq are not trivial.
+ *   phase 1  N clients connect (at most --inflight handshakes at once), say hello (anonymous
+ *            device d-<i>, "heartbeat":true as the SDKs do), and once welcomed subscribe to every
+ *            screen without `have`: snapshots. Each keeps version and hash per screen, and its
+ *            welcome's sync_seq and epoch. Then CDIR/phase1.done.
+ *            The script stops the hub (SIGTERM: close 1001 to every client; we answer and close),
+ *            starts it again and writes CDIR/go.2 = "PID START_NS" (CLOCK_REALTIME just before
+ *            it started the process).
+ *   phase 2  resume: all N reconnect with hello {last_sync, epoch} and subscribe with `have`.
+ *   phase 3  plain, same hub process: the clients close; --settle S later all N connect again
+ *            without `have` or `last_sync` (snapshots). Then CDIR/phase3.done; the script restarts
+ *            the hub again and writes CDIR/go.4.
+ *   phase 4  plain after a restart: phase 2's conditions without `have` and `last_sync`.
+ *
+ * Phases 2 and 4 begin when the new hub's port takes a TCP connection (a probe every 2 ms; the
+ * kernel completes it once the hub has called listen()): "current" times are counted from there,
+ * and also from the hub's start. A client is current when it has an answer (unchanged, patch or
+ * snapshot) to each of its subscribes. The hub's CPU (user + system, all threads) is read before
+ * and after each phase; per client it is what one resume, or one plain connect + subscribes,
+ * cost. Each phase prints one figures line; a last line compares them.
+ */
+
+#define RS_MAX_SCREENS 8
+
+static int rs_s;
+static char rs_screen[RS_MAX_SCREENS][32];
+static int32_t *rs_version; /* [client * S + screen]: the version the client holds */
+static char (*rs_hash)[65]; /* ... and its hash */
+static long *rs_last_sync;  /* per client: welcome.sync_seq, or the newest sync it got */
+static char rs_epoch[64];   /* the epoch phase 1's welcomes named */
+static uint8_t *rs_answered; /* per client: bit k = screen k answered in this phase */
+static int rs_recording, rs_resuming, rs_current;
+static uint64_t rs_last_current;
+static char rs_example[5][256];
+
+static struct {
+    long unchanged, patch, snapshot, pending, syncs, other, unparsed, stale, newer, epoch_mismatch, seq_behind;
+    long snapshot_bytes, patch_bytes, unchanged_bytes;
+    int examples;
+    samples lat;
+} RC;
+
+/* The string value of "key" in a message's first bytes (the first occurrence: top-level members
+ * come before any tree). Returns 0 when it is not there in full. */
+static int json_str(const uint8_t *p, size_t n, const char *key, char *out, size_t cap) {
+    char pat[64];
+    int k = snprintf(pat, sizeof pat, "\"%s\":\"", key);
+    const uint8_t *v = memmem(p, n, pat, (size_t)k);
+    if (!v) return 0;
+    v += k;
+    const uint8_t *end = memchr(v, '"', n - (size_t)(v - p));
+    if (!end || (size_t)(end - v) >= cap) return 0;
+    memcpy(out, v, (size_t)(end - v));
+    out[end - v] = 0;
+    return 1;
+}
+
+static int json_num(const uint8_t *p, size_t n, const char *key, long *out) {
+    char pat[64];
+    int k = snprintf(pat, sizeof pat, "\"%s\":", key);
+    const uint8_t *v = memmem(p, n, pat, (size_t)k);
+    if (!v) return 0;
+    v += k;
+    if (v >= p + n || !(isdigit(*v) || *v == '-')) return 0;
+    long x = 0;
+    int neg = *v == '-';
+    if (neg) v++;
+    const uint8_t *d = v;
+    while (v < p + n && isdigit(*v)) x = x * 10 + (*v++ - '0');
+    if (v == d || v == p + n) return 0; /* no digits, or cut off by the end of the prefix */
+    *out = neg ? -x : x;
+    return 1;
+}
+
+static uint64_t realtime_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A TcpExt counter of /proc/net/netstat (this network namespace), or -1. */
+static long tcpext(const char *name) {
+    FILE *f = fopen("/proc/net/netstat", "r");
+    if (!f) return -1;
+    static char names[8192], values[8192];
+    long v = -1;
+    while (fgets(names, sizeof names, f) && fgets(values, sizeof values, f)) {
+        if (strncmp(names, "TcpExt:", 7) != 0) continue;
+        char *sn, *sv, *a = strtok_r(names, " \n", &sn), *b = strtok_r(values, " \n", &sv);
+        while (a && b) {
+            if (!strcmp(a, name)) { v = atol(b); break; }
+            a = strtok_r(NULL, " \n", &sn), b = strtok_r(NULL, " \n", &sv);
+        }
+    }
+    fclose(f);
+    return v;
+}
+
+static size_t frame_size(uint64_t payload) { return (size_t)payload + (payload < 126 ? 2 : payload < 65536 ? 4 : 10); }
+
+/* Screen k's tree at a version: sections of keyed rows until about `target` bytes, one node with
+ * a capability filter; only the title changes between versions. */
+static int rs_tree(char *buf, size_t cap, int k, int version, size_t target) {
+    static const char *words[] = {"kick-off", "possession", "corner", "substitution", "offside", "penalty", "header", "tackle"};
+    int n = snprintf(buf, cap,
+                     "{\"type\":\"screen\",\"title\":\"Screen %d, edition %d\",\"children\":["
+                     "{\"id\":\"promo\",\"type\":\"banner\",\"text\":\"New: live tables\",\"min_app_version\":\"5.0.0\","
+                     "\"fallback\":{\"type\":\"text\",\"text\":\"Update the app for live tables\"}}",
+                     k, version);
+    for (int sec = 0; (size_t)n < target && (size_t)n + 1024 < cap; sec++) {
+        n += snprintf(buf + n, cap - (size_t)n, ",{\"id\":\"sec%d\",\"type\":\"section\",\"title\":\"Section %d\",\"children\":[", sec, sec);
+        for (int r = 0; r < 6; r++)
+            n += snprintf(buf + n, cap - (size_t)n,
+                          "%s{\"id\":\"r%d\",\"type\":\"row\",\"text\":\"%d' %s, row %d of section %d\",\"value\":%d,"
+                          "\"action\":{\"type\":\"open\",\"url\":\"app://match/%d/event/%d\"}}",
+                          r ? "," : "", r, 10 + r * 7 + sec, words[(r + sec) % 8], r, sec, (sec * 37 + r * 11) % 100, k, sec * 6 + r);
+        n += snprintf(buf + n, cap - (size_t)n, "]}");
+    }
+    n += snprintf(buf + n, cap - (size_t)n, "]}");
+    return n;
+}
+
+static void rs_setup(void) {
+    static const size_t sizes[] = {2048, 5120, 10240, 4096, 8192, 3072, 6144, 7168};
+    char *tree = xmalloc(65536), path[128];
+    bearer = admin_token();
+    for (int k = 0; k < rs_s; k++) {
+        snprintf(rs_screen[k], sizeof rs_screen[k], "restart/s%d", k);
+        snprintf(path, sizeof path, "/v1/screens/%s", rs_screen[k]);
+        int len = 0;
+        for (int v = 1; v <= 3; v++) {
+            len = rs_tree(tree, 65536, k, v, sizes[k]);
+            int st = http_blocking(O.admin_port, "PUT", path, tree, NULL);
+            if (st / 100 != 2) die("PUT %s: %d", path, st);
+        }
+        note("published %s: 3 versions, %d-byte tree", rs_screen[k], len);
+    }
+    for (int i = 0; i < 2; i++) {
+        int st = http_blocking(O.admin_port, "POST", "/v1/syncs", "{\"target\":{\"all\":true},\"reason\":\"bench\"}", NULL);
+        if (st / 100 != 2) die("POST /v1/syncs: %d", st);
+    }
+    free(tree);
+}
+
+static void rs_hello_extra(ws *c, char *buf, size_t cap) {
+    if (rs_resuming)
+        snprintf(buf, cap, ",\"heartbeat\":true,\"epoch\":\"%s\",\"last_sync\":%ld", rs_epoch, rs_last_sync[c->id]);
+    else snprintf(buf, cap, ",\"heartbeat\":true");
+}
+
+static void rs_welcome(ws *c, const uint8_t *p, size_t n) {
+    char epoch[64];
+    long seq = -1;
+    if (!json_str(p, n, "epoch", epoch, sizeof epoch) || !json_num(p, n, "sync_seq", &seq)) {
+        RC.unparsed++;
+        return;
+    }
+    if (rs_recording) {
+        if (!rs_epoch[0]) snprintf(rs_epoch, sizeof rs_epoch, "%s", epoch);
+        rs_last_sync[c->id] = seq;
+    } else if (seq < rs_last_sync[c->id]) RC.seq_behind++;
+    if (strcmp(epoch, rs_epoch) != 0) RC.epoch_mismatch++;
+}
+
+/* Welcomed: every subscribe in one write (with `have` when resuming). */
+static void rs_subscribe(ws *c) {
+    uint8_t out[RS_MAX_SCREENS * (256 + 14)];
+    size_t o = 0;
+    for (int k = 0; k < rs_s; k++) {
+        char msg[256];
+        int len;
+        size_t at = (size_t)c->id * (size_t)rs_s + (size_t)k;
+        if (rs_resuming && rs_version[at] > 0)
+            len = snprintf(msg, sizeof msg, "{\"type\":\"subscribe\",\"screen\":\"%s\",\"have\":{\"version\":%d,\"hash\":\"%s\"}}",
+                           rs_screen[k], rs_version[at], rs_hash[at]);
+        else len = snprintf(msg, sizeof msg, "{\"type\":\"subscribe\",\"screen\":\"%s\"}", rs_screen[k]);
+        o += ws_frame(out + o, 0x1, msg, (size_t)len);
+    }
+    ws_write(c, out, o);
+}
+
+static void rs_answer(ws *c, int k) {
+    uint8_t bit = (uint8_t)(1u << k), all = (uint8_t)((1u << rs_s) - 1);
+    if (rs_answered[c->id] & bit) return;
+    rs_answered[c->id] |= bit;
+    if (rs_answered[c->id] == all) {
+        uint64_t t = now_ns();
+        rs_current++, rs_last_current = t;
+        samples_add(&RC.lat, t - c->t0);
+    }
+}
+
+static void rs_message(ws *c, int op, const uint8_t *p, size_t n, uint64_t len) {
+    (void)op;
+    if (has_type(p, n, "heartbeat")) return;
+    if (has_type(p, n, "sync")) {
+        long seq;
+        RC.syncs++;
+        if (json_num(p, n, "seq", &seq) && seq > rs_last_sync[c->id]) rs_last_sync[c->id] = seq;
+        return;
+    }
+    int is_unchanged = has_type(p, n, "unchanged"), is_patch = has_type(p, n, "patch"), is_snapshot = has_type(p, n, "snapshot");
+    int is_pending = has_type(p, n, "pending");
+    if (!is_unchanged && !is_patch && !is_snapshot && !is_pending) {
+        if (has_type(p, n, "error")) {
+            char why[PREFIX + 32];
+            snprintf(why, sizeof why, "hub error: %.*s", (int)n, (const char *)p);
+            ws_fail(c, why);
+        } else RC.other++;
+        return;
+    }
+    char screen[64], hash[65];
+    long version = 0;
+    int k = -1;
+    if (json_str(p, n, "screen", screen, sizeof screen))
+        for (int i = 0; i < rs_s; i++)
+            if (!strcmp(screen, rs_screen[i])) k = i;
+    if (k < 0) { RC.other++; return; }
+    if (is_pending) {
+        RC.pending++;
+        rs_answer(c, k);
+        return;
+    }
+    if (!json_num(p, n, "version", &version) || !json_str(p, n, "hash", hash, sizeof hash)) {
+        RC.unparsed++;
+        ws_fail(c, "an answer whose version or hash is not in its first bytes");
+        return;
+    }
+    size_t at = (size_t)c->id * (size_t)rs_s + (size_t)k, bytes = frame_size(len);
+    int32_t had = rs_version[at];
+    if (is_unchanged) {
+        RC.unchanged++, RC.unchanged_bytes += (long)bytes;
+        if (version != had || strcmp(hash, rs_hash[at]) != 0) RC.stale++;
+    } else if (is_patch) RC.patch++, RC.patch_bytes += (long)bytes;
+    else {
+        RC.snapshot++, RC.snapshot_bytes += (long)bytes;
+        if (rs_resuming && RC.examples < 5)
+            snprintf(rs_example[RC.examples++], sizeof rs_example[0], "client %d %s: sent have v%d %.12s…, got a snapshot of v%ld %.12s…",
+                     c->id, screen, had, rs_hash[at], version, hash);
+    }
+    if (!rs_recording && had > 0 && version != had) RC.newer++;
+    rs_version[at] = (int32_t)version;
+    memcpy(rs_hash[at], hash, sizeof hash);
+    rs_answer(c, k);
+}
+
+static void rs_reset_phase(void) {
+    ws_ready = ws_failed = ws_inflight = 0;
+    first_error[0] = 0;
+    free(RC.lat.v);
+    memset(&RC, 0, sizeof RC);
+    memset(rs_answered, 0, (size_t)O.n);
+    memset(rs_example, 0, sizeof rs_example);
+    rs_current = 0, rs_last_current = 0;
+    bytes_in = 0;
+    connect_lat.n = 0;
+}
+
+/* Starts every client (at most --inflight handshakes at once) and pumps until each is current or
+ * failed, bounded by --timeout. Returns when the first connect was made. */
+static uint64_t rs_run(void) {
+    uint64_t t0 = now_ns(), deadline = t0 + (uint64_t)(O.timeout_s * 1e9);
+    int started = 0;
+    while (now_ns() < deadline) {
+        while (started < O.n && ws_inflight < O.inflight) ws_start(started++, "/v1/connect", 1);
+        if (rs_current + ws_failed >= O.n) break;
+        pump(ms_until(deadline, 50));
+    }
+    for (int i = 0; i < O.n; i++) {
+        ws *c = &conns[i];
+        if (i >= started) c->id = i, c->state = WS_CLOSED, c->fd = -1, ws_failed++;
+        else if (c->state != WS_CLOSED && rs_answered[i] != (1u << rs_s) - 1)
+            ws_fail(c, c->state == WS_READY ? "no answer to every subscribe in --timeout" : "handshake timeout");
+    }
+    return t0;
+}
+
+typedef struct {
+    const char *name;
+    double current_s, since_start_s, listening_s; /* from the first connect or probe; from the hub's start */
+    double hub_us, gen_us, others, startup_ms; /* startup_ms: the new hub's CPU until its port took connections */
+    long overflows;
+    int clients, failed;
+} rs_result;
+
+static void rs_print(rs_result *r, uint64_t cpu, uint64_t gen, long overflows, double others) {
+    samples_sort(&RC.lat);
+    char a[32], b[32];
+    int ok = rs_current;
+    r->hub_us = ok ? (double)cpu / 1e3 / ok : 0;
+    r->gen_us = ok ? (double)gen / 1e3 / ok : 0;
+    r->others = others, r->overflows = overflows, r->clients = ok, r->failed = ws_failed;
+    label("resume");
+    printf(" %s: %d of %d clients current (%d screens each), %d in flight: ", r->name, ok, O.n, rs_s, O.inflight);
+    if (r->since_start_s > 0)
+        printf("%.3f s after the hub's port took connections (%.3f s after its start; listening at %.3f s, hub CPU until then %.0f ms)",
+               r->current_s, r->since_start_s, r->listening_s, r->startup_ms);
+    else printf("%.3f s from the first connect", r->current_s);
+    printf("; each p50 %s, p99 %s", dur(pct(RC.lat.v, RC.lat.n, 0.5), a), dur(pct(RC.lat.v, RC.lat.n, 0.99), b));
+    printf("; answers %ld unchanged, %ld patch, %ld snapshot", RC.unchanged, RC.patch, RC.snapshot);
+    if (RC.pending) printf(", %ld PENDING", RC.pending);
+    printf("; snapshot frames %ld B (%.1f MB)", RC.snapshot_bytes, (double)RC.snapshot_bytes / 1e6);
+    if (RC.patch) printf(", patch frames %ld B", RC.patch_bytes);
+    if (RC.unchanged) printf(", unchanged frames %ld B", RC.unchanged_bytes);
+    printf("; read %.1f MB (%.0f B per client)", (double)bytes_in / 1e6, ok ? (double)bytes_in / ok : 0);
+    printf("; syncs replayed %ld", RC.syncs);
+    printf("; hub CPU %.0f ms = %.1f µs per client; generator CPU %.1f µs per client", (double)cpu / 1e6, r->hub_us, r->gen_us);
+    if (overflows >= 0) printf("; listen queue overflows %ld", overflows);
+    printf("; others %.0f%% CPU", others);
+    if (!rs_recording && !RC.epoch_mismatch && !RC.seq_behind && !RC.unparsed)
+        printf("; every welcome: phase 1's epoch, sync_seq at or above the client's last_sync");
+    if (RC.epoch_mismatch) printf("; %ld welcomes with ANOTHER EPOCH", RC.epoch_mismatch);
+    if (RC.seq_behind) printf("; %ld welcomes with sync_seq BELOW the client's", RC.seq_behind);
+    if (RC.stale) printf("; %ld unchanged answers NOT matching what the client held", RC.stale);
+    if (RC.newer) printf("; %ld answers at another version", RC.newer);
+    if (RC.other) printf("; %ld other messages", RC.other);
+    if (RC.unparsed) printf("; %ld UNPARSED", RC.unparsed);
+    if (ws_failed) printf("; %d FAILED (%s)", ws_failed, first_error);
+    printf("\n");
+    fflush(stdout);
+    for (int i = 0; i < RC.examples; i++) note("%s: %s", r->name, rs_example[i]);
+}
+
+/* One phase: counters reset, CPU read around rs_run. `hub_start_mono` (0: not after a restart)
+ * and `listen_mono` date the restart. */
+static void rs_phase(rs_result *r, uint64_t hub_start_mono, uint64_t listen_mono) {
+    rs_reset_phase();
+    long ov0 = tcpext("ListenOverflows");
+    watch_start(O.pid);
+    uint64_t cpu0 = cpu_ns(O.pid), gen0 = self_cpu_ns();
+    uint64_t t0 = rs_run();
+    uint64_t cpu1 = cpu_ns(O.pid), gen1 = self_cpu_ns();
+    double others = watch_others_pct(O.pid);
+    long ov1 = tcpext("ListenOverflows");
+    uint64_t from = listen_mono ? listen_mono : t0, end = rs_last_current ? rs_last_current : now_ns();
+    r->current_s = (double)(end - from) / 1e9;
+    if (hub_start_mono) {
+        r->startup_ms = (double)cpu0 / 1e6;
+        r->since_start_s = (double)(end - hub_start_mono) / 1e9;
+        r->listening_s = (double)(listen_mono - hub_start_mono) / 1e9;
+    }
+    rs_print(r, cpu1 - cpu0, gen1 - gen0, ov0 >= 0 && ov1 >= 0 ? ov1 - ov0 : -1, others);
+}
+
+static void rs_signal(const char *name) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", O.control, name);
+    write_file(path, "done\n");
+}
+
+/* After phase `done`: the script stops the hub; every client's close is expected. Then waits for
+ * CDIR/go.<next> ("PID START_NS"), and for the new hub's port to take a connection. */
+static void rs_restart(int done, int next, uint64_t *hub_start_mono, uint64_t *listen_mono) {
+    char name[64], path[4200];
+    snprintf(name, sizeof name, "phase%d.done", done);
+    expect_going_away = 1, closed_1001 = closed_other = 0;
+    int live = ws_ready;
+    rs_signal(name);
+    uint64_t deadline = now_ns() + (uint64_t)(O.timeout_s * 1e9), first = 0, last = 0;
+    while (ws_ready > 0 && now_ns() < deadline) {
+        int before = ws_ready;
+        pump(ms_until(deadline, 50));
+        if (ws_ready < before) {
+            if (!first) first = now_ns();
+            last = now_ns();
+        }
+    }
+    expect_going_away = 0;
+    if (ws_ready > 0) die("%d clients still open %.0f s after phase %d (was the hub stopped?)", ws_ready, O.timeout_s, done);
+    label("resume");
+    printf(" hub stop after phase %d: %d of %d clients closed with 1001, %d otherwise, within %.0f ms of the first close\n", done,
+           closed_1001, live, closed_other, (double)(last - first) / 1e6);
+    fflush(stdout);
+    snprintf(path, sizeof path, "%s/go.%d", O.control, next);
+    while (!file_exists(path)) {
+        if (now_ns() > deadline) die("no %s after %.0f s", path, O.timeout_s);
+        usleep(2000);
+    }
+    int pid = 0;
+    unsigned long long start_rt = 0;
+    FILE *f = fopen(path, "r");
+    if (!f || fscanf(f, "%d %llu", &pid, &start_rt) != 2) die("%s: expected \"PID START_NS\"", path);
+    fclose(f);
+    O.pid = pid;
+    uint64_t rt = realtime_ns(), mono = now_ns();
+    *hub_start_mono = mono - (rt > start_rt ? rt - start_rt : 0);
+    struct sockaddr_in dst = {.sin_family = AF_INET, .sin_port = htons((uint16_t)O.port)};
+    inet_pton(AF_INET, O.host, &dst.sin_addr);
+    for (;;) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) die("socket: %s", strerror(errno));
+        int rc = connect(fd, (struct sockaddr *)&dst, sizeof dst);
+        close(fd);
+        if (rc == 0) break;
+        if (errno != ECONNREFUSED) die("probe connect: %s", strerror(errno));
+        if (now_ns() > deadline) die("the restarted hub did not listen within %.0f s", O.timeout_s);
+        if (kill(pid, 0) != 0) die("the restarted hub (pid %d) exited", pid);
+        usleep(2000);
+    }
+    *listen_mono = now_ns();
+}
+
+static int mode_resume(void) {
+    if (!O.admin_port || !O.control || !O.pid) die("resume needs --admin-port, --control DIR and --pid HUBPID");
+    if (O.n < 0) O.n = 19000;
+    if (O.screens < 1 || O.screens > RS_MAX_SCREENS) die("--screens is 1..%d", RS_MAX_SCREENS);
+    if (O.inflight < 1) O.inflight = O.n; /* the default: every client at once, as after a restart */
+    rs_s = O.screens;
+    alloc_conns(O.n);
+    rs_version = xcalloc((size_t)O.n * (size_t)rs_s, sizeof *rs_version);
+    rs_hash = xcalloc((size_t)O.n * (size_t)rs_s, sizeof *rs_hash);
+    rs_last_sync = xcalloc((size_t)O.n, sizeof *rs_last_sync);
+    rs_answered = xcalloc((size_t)O.n, 1);
+    rs_setup();
+    pump_for(0.3);
+    hello_extra = rs_hello_extra, on_welcome = rs_welcome, on_ready = rs_subscribe, on_message = rs_message;
+    rs_result p1 = {.name = "phase 1, plain connect to a running hub (recorded)"};
+    rs_result p2 = {.name = "phase 2, RESUME after a restart (have + last_sync + epoch)"};
+    rs_result p3 = {.name = "phase 3, plain connect to the same hub process (warm)"};
+    rs_result p4 = {.name = "phase 4, plain connect after a restart (no have, no last_sync)"};
+    uint64_t start = 0, listen = 0;
+    int failed = 0;
+
+    rs_recording = 1;
+    rs_phase(&p1, 0, 0);
+    rs_recording = 0;
+    failed += p1.failed;
+    if (p1.failed) die("phase 1 failed: nothing to resume from");
+
+    rs_restart(1, 2, &start, &listen);
+    rs_resuming = 1;
+    rs_phase(&p2, start, listen);
+    rs_resuming = 0;
+    failed += p2.failed;
+    long resume_snapshots = RC.snapshot, resume_snapshot_bytes = RC.snapshot_bytes;
+
+    for (int i = 0; i < O.n; i++) ws_drop(&conns[i]);
+    uint64_t idle0 = cpu_ns(O.pid);
+    pump_for(O.settle_s);
+    note("the clients closed; the hub used %.0f ms of CPU in the %.1f s after", (double)(cpu_ns(O.pid) - idle0) / 1e6, O.settle_s);
+    rs_phase(&p3, 0, 0);
+    failed += p3.failed;
+
+    rs_restart(3, 4, &start, &listen);
+    rs_phase(&p4, start, listen);
+    failed += p4.failed;
+
+    label("resume");
+    printf(" summary, %d clients × %d screens: hub CPU per resume %.1f µs vs per plain connect after a restart %.1f µs = %.2f× "
+           "(goal ≤ 1.2×: %s); vs the warm hub's plain connect %.1f µs = %.2f×; snapshots in the resume %ld, %ld B (goal 0: %s); "
+           "every client current %.3f s after the port took connections (plain: %.3f s)",
+           O.n, rs_s, p2.hub_us, p4.hub_us, p4.hub_us > 0 ? p2.hub_us / p4.hub_us : 0,
+           p4.hub_us > 0 && p2.hub_us <= 1.2 * p4.hub_us ? "met" : "NOT MET", p3.hub_us, p3.hub_us > 0 ? p2.hub_us / p3.hub_us : 0,
+           resume_snapshots, resume_snapshot_bytes, resume_snapshots == 0 ? "met" : "NOT MET", p2.current_s, p4.current_s);
+    if (failed) printf("; %d client failures in all", failed);
+    printf("\n");
+    rs_signal("finished");
+    return failed ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv) {
     parse_args(argc, argv);
@@ -1750,6 +2266,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(O.mode, "admin")) rc = mode_admin();
     else if (!strcmp(O.mode, "echo")) rc = mode_echo();
     else if (!strcmp(O.mode, "usersync")) rc = mode_usersync();
+    else if (!strcmp(O.mode, "resume")) rc = mode_resume();
     else usage();
     fflush(stdout);
     _exit(rc); /* the kernel closes every socket */
