@@ -6,7 +6,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug
 BIN_RELEASE := .build/release
 
-.PHONY: run test build release deps venv deploy-tools redis unit e2e conformance conformance-full bench bench-loadgen bench-scaleout bench-restart tsan asan fuzz soak chaos clean
+.PHONY: run test build release deps venv deploy-tools redis unit e2e conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart tsan asan fuzz soak chaos clean
 
 # OpenSSL's headers and library (the hub links them) and its command line (the TLS tests make
 # their certificates with `openssl req`); zlib's headers (permessage-deflate).
@@ -108,6 +108,12 @@ bench-scaleout: release venv redis
 bench-restart: deps
 	$(SWIFT) build -c release --product pushhub --scratch-path .build-resume
 	bash bench/restart/run.sh
+
+# Issue 24 item 1: wss:// connects per second (TCP + TLS + upgrade + hello → welcome) with 1,000
+# connections held, websockets sync clients in parallel; its own release build. bench/README.md.
+bench-wss: deps venv
+	$(SWIFT) build -c release --product pushhub --scratch-path .build-wss
+	PUSHHUB=.build-wss/release/pushhub .venv/bin/python bench/wss/connects.py
 
 clean:
 	rm -rf .build .build-tsan .build-asan .build-fuzz .venv .autobahn
