@@ -327,7 +327,13 @@ public final class PushHubClient: @unchecked Sendable {
             case .send(let message):
                 connection?.send(text: JSONWriter.string(.object(message)))
             case .deliver(let screen, let tree, let meta):
-                published.withLock { $0.trees[screen] = (tree, meta) }
+                // Before the handlers run: a tree callback (or a thread it wakes) that asks
+                // `isPending` must see the screen is no longer pending (it saw `true` until the
+                // end of this perform, a race the test found 1 run in 5).
+                published.withLock {
+                    $0.trees[screen] = (tree, meta)
+                    if meta.source != .cache { $0.pending.remove(screen) }
+                }
                 for handler in (treeHandlers[screen] ?? [:]).sorted(by: { $0.key < $1.key }) { handler.value(tree, meta) }
                 if options.autoRendered, meta.source != .cache, treeHandlers[screen] != nil {
                     perform(session.rendered(screen, version: meta.version))
