@@ -662,3 +662,25 @@ def test_redis_up_is_exported_only_when_scaled_out_and_a_clean_stop_logs_no_erro
     assert a.stop() == 0
     errors = [line for line in open(a.log_path) if json.loads(line).get("level") == "error"]
     assert errors == [], errors
+
+
+def test_a_running_hub_that_meets_a_hub_with_other_secrets_stops_taking_changes(cluster, redis):
+    """Two hubs that load the shared state at the same moment each find no other hub to compare
+    secrets with (the start-up check of the test above cannot see them). The first heartbeat
+    that lists a hub with other fingerprints stops this one taking changes: 503 naming what
+    differs, /healthz degraded — no silent split. Such a hub is written into the registry here
+    (a real pair started at once loses the race to the start-up check nearly every time)."""
+    a, = cluster(1)
+    assert call(a, "PUT", "/v1/screens/split", tree(0))[0] == 200
+    other = json.dumps({"hub": "other:1:1", "keys": {"jwt": "0123456789abcdef", "admin": "fedcba9876543210"}})
+    expires = int(redis.command("TIME").split()[0]) * 1000 + 60_000
+    redis.command("HSET", "pushhub:hubs:info", "other:1:1", other)
+    redis.command("ZADD", "pushhub:hubs", str(expires), "other:1:1")
+    wait_until(lambda: call(a, "PUT", "/v1/screens/split", tree(1))[0] == 503, what="the split to be seen")
+    status, answer = call(a, "PUT", "/v1/screens/split", tree(1))
+    assert answer["error"]["code"] == "shared_state_unavailable", answer
+    assert "JWT secret" in answer["error"]["message"] and "admin token" in answer["error"]["message"], answer
+    status, health = call(a, "GET", "/healthz")
+    assert health["status"] == "degraded", health
+    hubs = call(a, "GET", "/v1/stats")[1]["cluster"]["hubs"]
+    assert len(hubs) == 2 and all("keys" not in hub for hub in hubs + health["cluster"]["hubs"]), hubs

@@ -76,6 +76,33 @@ def test_heartbeats_go_only_to_clients_that_ask_and_keep_an_asyncio_client_live(
     quiet.close()
 
 
+def test_a_reload_never_spaces_heartbeats_wider_than_a_client_was_told(hub_factory, tmp_path):
+    """ping_interval is reloadable; a client told heartbeat_s 1 would take a link whose
+    heartbeats came every 3 s for dead. A longer interval applies to pings only; a shorter one to
+    heartbeats too, and new welcomes say so."""
+    import signal
+    config = tmp_path / "hub.json"
+    config.write_text(json.dumps({"dev": True, "ping_interval": "1s", "idle_timeout": "30s"}))
+    hub = hub_factory("--config", str(config))
+    ws, welcome = signed_in(hub, "told-1s", heartbeat=True)
+    assert welcome["heartbeat_s"] == 1
+
+    def reload(interval):
+        config.write_text(json.dumps({"dev": True, "ping_interval": interval, "idle_timeout": "30s"}))
+        before = open(hub.log_path).read().count("configuration reloaded")
+        hub.process.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 5
+        while open(hub.log_path).read().count("configuration reloaded") == before:
+            assert time.monotonic() < deadline, "no reload logged"
+            time.sleep(0.05)
+
+    reload("3s")
+    beats = [m for m in messages_until(ws, 3.5) if m["type"] == "heartbeat"]
+    assert len(beats) >= 3, beats  # still every second
+    assert signed_in(hub, "after-3s", heartbeat=True)[1]["heartbeat_s"] == 1
+    ws.close()
+
+
 # Epochs (item 8): sequence numbers count within one hub state.
 
 def sync_to(hub, user_or_all):

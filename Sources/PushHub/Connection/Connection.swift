@@ -668,7 +668,7 @@ final class Connection: HasDeadline, HasToken {
         case .webSocket:
             // Only what `timerFired` acts on in this state: after our close frame, just its deadline.
             if case .closeSent(let deadline) = closeHandshake.state { return deadline }
-            var next = pingBase + loop.config.pingInterval.nanoseconds
+            var next = pingBase + pingInterval
             next = min(next, lastReadAt + loop.config.idleTimeout.nanoseconds)
             if let helloDeadline = session?.helloDeadline { next = min(next, helloDeadline) }
             return next
@@ -700,7 +700,7 @@ final class Connection: HasDeadline, HasToken {
             } else if let helloDeadline = session?.helloDeadline, now >= helloDeadline {
                 loop.metrics.timeoutCloses.add(1, ordering: .relaxed)
                 loop.shard?.sessionTimerFired(self, now: now)
-            } else if now >= pingBase + loop.config.pingInterval.nanoseconds {
+            } else if now >= pingBase + pingInterval {
                 lastPingAt = now
                 if sendsHeartbeats && outbound.isEmpty {
                     // Output already queued tells the client the hub is there once it arrives.
@@ -716,6 +716,10 @@ final class Connection: HasDeadline, HasToken {
     /// What the next ping is counted from: the last ping or read — or, for a client that wants
     /// heartbeats, the last ping alone, so that one arrives every interval even while it talks.
     private var pingBase: UInt64 { sendsHeartbeats ? lastPingAt : max(lastReadAt, lastPingAt) }
+
+    /// Pings go after this long (ns); for a client that wants heartbeats, at the loop's heartbeat
+    /// interval, which a reload never lengthens past what the client was told.
+    private var pingInterval: UInt64 { sendsHeartbeats ? loop.heartbeatInterval : loop.config.pingInterval.nanoseconds }
 
     private var parserIsIdle: Bool { http.map { $0.pendingRequest == nil && $0.parser.isEmpty } ?? true }
 }

@@ -167,6 +167,7 @@ final class ControlPlane {
             self.cluster?.reconnect(because: "Sentinel moved the master to \(address)", now: MonotonicClock.now())
         }
         cluster?.onMessage = { [unowned self] channel, payload in self.clusterMessage(channel: channel, payload: payload) }
+        registry?.onLive = { [unowned self] live in self.checkKeys(of: live) }
         cluster?.commands.onDown = { [unowned self, metrics] reason in
             metrics.redisUp.store(0, ordering: .relaxed)
             guard !self.isStopping else { return }  // our own close at a clean stop is no fault
@@ -736,6 +737,19 @@ extension ControlPlane {
         return max(startedAt, starts.max() ?? 0) / 1000
     }
 
+    /// Hubs that started at the same moment each found no other live hub to compare secrets
+    /// with; the first heartbeat that lists a hub with other secrets stops this one taking changes
+    /// (as when Redis is away: it serves its clients from memory, and `/healthz` says degraded).
+    private func checkKeys(of live: [JSONValue]) {
+        guard clusterFault == nil else { return }
+        for entry in live {
+            guard let hub = entry["hub"]?.stringValue, hub != hubID, let theirs = ClusterKeys(entry["keys"]),
+                let difference = keys.difference(from: theirs, hub: hub)
+            else { continue }
+            return stopFollowing(difference)
+        }
+    }
+
     /// What this hub says about itself in the registry (`/v1/stats` "cluster.hubs").
     fileprivate var hubInfo: JSONValue {
         .object([
@@ -797,7 +811,14 @@ extension ControlPlane {
             "redis": .string(located.description), "hub": .string(hubID), "connected": .bool(cluster.isReady),
             "sentinel": sentinel.map { .string("\($0.masterName) via \($0.sentinels.map(\.description).joined(separator: ","))") }
                 ?? .null,
-            "entry": .number(Double(cluster.applied)), "hubs": .array(registry?.live ?? []),
+            "entry": .number(Double(cluster.applied)),
+            // Without the secrets' fingerprints: /healthz answers anyone.
+            "hubs": .array(
+                (registry?.live ?? []).map { entry in
+                    guard case .object(var members) = entry else { return entry }
+                    members["keys"] = nil
+                    return .object(members)
+                }),
             "error": clusterFault.map(JSONValue.string) ?? (cluster.isReady ? .null : .string(cluster.lastError)),
         ])
     }

@@ -32,6 +32,11 @@ final class EventLoop {
     let index: Int
     /// Read by connections and the shard as they go, so a reload applies to the next use.
     private(set) var config: HubConfig
+    /// How often clients that asked for heartbeats get one (ns): the ping interval, or the
+    /// shortest it has been since start. A reload may shorten it at once, never lengthen it: a
+    /// client was told `heartbeat_s` in its welcome and takes the link for dead after two missed
+    /// heartbeats (docs/protocol.md "Heartbeats").
+    private(set) var heartbeatInterval: UInt64
     let metrics: Metrics
     /// This loop's own figures (nil when the hub's metrics have no per-loop entries).
     private let loopMetrics: LoopMetrics?
@@ -82,6 +87,7 @@ final class EventLoop {
     ) throws(SystemError) {
         self.index = index
         self.config = config
+        heartbeatInterval = config.pingInterval.nanoseconds
         self.metrics = metrics
         loopMetrics = metrics.loops.indices.contains(index) ? metrics.loops[index] : nil
         self.addresses = addresses
@@ -314,6 +320,7 @@ final class EventLoop {
             controlPlane?.received(event)
         case .reconfigure(let config):
             self.config = config
+            heartbeatInterval = min(heartbeatInterval, config.pingInterval.nanoseconds)
             shard?.reconfigure(config)
         }
     }

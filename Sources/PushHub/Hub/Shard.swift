@@ -46,7 +46,7 @@ final class Shard {
         keepVersions = config.keepVersions
         settings = Session.Settings(
             allowAnonymous: config.allowAnonymous,
-            heartbeatSeconds: Int(config.pingInterval.components.seconds), tokens: tokens, epoch: epoch,
+            heartbeatSeconds: Int(loop.heartbeatInterval / 1_000_000_000), tokens: tokens, epoch: epoch,
             maxSubscriptions: config.maxSubscriptions)
         actions.reserveCapacity(8)
     }
@@ -89,6 +89,7 @@ final class Shard {
     /// A reloaded config: the session settings that follow it.
     func reconfigure(_ config: HubConfig) {
         settings.maxSubscriptions = config.maxSubscriptions
+        settings.heartbeatSeconds = Int(loop.heartbeatInterval / 1_000_000_000)
     }
 
     func connectionClosed(_ connection: Connection) {

@@ -4,10 +4,13 @@ import COpenSSL
 /// JWT key clients' tokens are verified with, the root admin token). Hubs sharing a Redis must
 /// hold the same ones, or a client's token from one hub is refused by another after a failover
 /// (DESIGN §11: clients see the same behaviour on every hub). A hub publishes its fingerprints in
-/// its registry entry, and one whose fingerprints differ from a live hub's refuses to start.
+/// its registry entry in Redis (never in an HTTP answer); one whose fingerprints differ from a
+/// live hub's refuses to start, and a running hub that meets such a hub (two started at once)
+/// stops taking changes and says why.
 ///
-/// A fingerprint is the first 16 hex digits of SHA-256("pushhub/<what>/" + secret): enough to
-/// tell two secrets apart, useless for recovering one, and never the secret itself.
+/// A fingerprint is the first 16 hex digits of PBKDF2-HMAC-SHA256(secret, "pushhub/<what>",
+/// 100,000 rounds): enough to tell two secrets apart, and slow to test guesses against (a
+/// generated secret, 32 random bytes, cannot be guessed anyway; one an operator chose might).
 struct ClusterKeys: Equatable, Sendable {
     var jwt: String
     var admin: String
@@ -22,11 +25,20 @@ struct ClusterKeys: Equatable, Sendable {
         self.admin = admin
     }
 
+    /// Rounds of PBKDF2: about 40 ms once per start on this machine.
+    static let rounds: Int32 = 100_000
+
     static func fingerprint(_ label: String, _ secret: String) -> String {
-        let input = Array("pushhub/\(label)/\(secret)".utf8)
-        var digest = [UInt8](repeating: 0, count: 32)
-        _ = input.withUnsafeBufferPointer { SHA256($0.baseAddress, $0.count, &digest) }
-        return digest.prefix(8).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        let password = Array(secret.utf8)
+        let salt = Array("pushhub/\(label)".utf8)
+        var digest = [UInt8](repeating: 0, count: 8)
+        let made = password.withUnsafeBufferPointer { password in
+            password.baseAddress!.withMemoryRebound(to: CChar.self, capacity: max(password.count, 1)) {
+                PKCS5_PBKDF2_HMAC($0, Int32(password.count), salt, Int32(salt.count), rounds, EVP_sha256(), 8, &digest)
+            }
+        }
+        precondition(made == 1, "PBKDF2-HMAC-SHA256 with fixed arguments cannot fail")
+        return digest.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 
     /// As a registry entry carries them.

@@ -19,6 +19,8 @@ final class HubRegistry {
 
     let hubID: String
     private(set) var live: [JSONValue] = []
+    /// Called with `live` after each heartbeat that read it.
+    var onLive: (([JSONValue]) -> Void)?
     private(set) var nextHeartbeat: UInt64 = 0
 
     init(hubID: String) { self.hubID = hubID }
@@ -82,7 +84,9 @@ final class HubRegistry {
             switch result {
             case .success(let reply):
                 // An entry that is not JSON (another version's) is left out of the list.
-                self?.live = (reply.elements ?? []).compactMap { $0.string.flatMap { try? JSONReader.parse(Array($0.utf8)) } }
+                guard let self else { return }
+                self.live = (reply.elements ?? []).compactMap { $0.string.flatMap { try? JSONReader.parse(Array($0.utf8)) } }
+                self.onLive?(self.live)
             case .failure(let error):
                 Log.warning("the hub heartbeat failed", [("error", "\(error)")])
             }
