@@ -238,7 +238,8 @@ struct ClientSession {
             epoch: message["epoch"]?.stringValue)
         live = true
         stats.welcomes += 1
-        liveness.welcomed(heartbeatSeconds: welcome.heartbeatSeconds)
+        // A hub that names no epoch predates heartbeats (both came in protocol v1's issue 24).
+        liveness.welcomed(heartbeatSeconds: welcome.heartbeatSeconds, hubSendsHeartbeats: welcome.epoch != nil)
         var actions: [Action] = []
         let epochChanged = welcome.epoch != epoch
         if epochChanged, epoch != nil {
@@ -446,12 +447,15 @@ struct ClientSession {
     }
 
     /// Sync bookkeeping that belongs to one user in one hub state: ids to dedupe (another state
-    /// numbers its own from 1), acks owed, syncs waiting for their jitter (handed to the app, never acked).
+    /// numbers its own from 1), acks owed, syncs waiting for their jitter (handed to the app, never
+    /// acked), and `rendered` confirmations owed (a version drawn for another user or state
+    /// confirms nothing here).
     private mutating func forgetSyncs() {
         seenSyncs = []
         seenSyncSet = []
         waitingSyncs = [:]
         pendingAcks = []
+        pendingRendered = []
     }
 
     private static func renderedMessage(_ screen: String, _ version: Int) -> JSONObject {

@@ -5,8 +5,10 @@
 /// and the client stops using it and reconnects. Pure: the caller passes `now` and arms one
 /// timer for `deadline`.
 ///
-/// Invariant: `deadline` is nil exactly while there is no connection; it only moves later as
-/// messages arrive, so a timer armed for an earlier deadline re-checks and re-arms.
+/// Invariant: `deadline` is nil exactly while there is no connection, or the connection's hub
+/// sends no heartbeats (a hub from before them names no `epoch` in its welcome: its silence
+/// proves nothing); it only moves later as messages arrive, so a timer armed for an earlier
+/// deadline re-checks and re-arms.
 struct LinkLiveness: Sendable, Equatable {
     /// The protocol's default interval, until a welcome names the hub's.
     static let defaultHeartbeat: Duration = .seconds(25)
@@ -28,9 +30,11 @@ struct LinkLiveness: Sendable, Equatable {
         if heardAt != nil { heardAt = now }
     }
 
-    /// The welcome named the hub's interval (`heartbeat_s`; 0 or less keeps the current one).
-    mutating func welcomed(heartbeatSeconds: Int) {
+    /// The welcome named the hub's interval (`heartbeat_s`; 0 or less keeps the current one), and
+    /// whether that hub sends heartbeats at all (no: the link is not watched until the next one).
+    mutating func welcomed(heartbeatSeconds: Int, hubSendsHeartbeats: Bool = true) {
         if heartbeatSeconds > 0 { heartbeat = .seconds(heartbeatSeconds) }
+        if !hubSendsHeartbeats { heardAt = nil }
     }
 
     mutating func closed() { heardAt = nil }

@@ -212,6 +212,36 @@ import ScreenTree
         #expect(session.checkLink(now: start + .seconds(60)) == .closed)
     }
 
+    @Test("a hub that names no epoch (before heartbeats) leaves the link unwatched: its silence proves nothing")
+    func livenessWithAnOlderHub() {
+        var session = ClientSession(app: nil, scope: Self.device)
+        let start = ContinuousClock.now
+        session.connecting(now: start)
+        _ = session.opened(token: nil, device: "d-1")
+        _ = session.receive(Self.message(#"{"type":"welcome","session":"s","user":null,"heartbeat_s":1,"sync_seq":0}"#))
+        session.heard(now: start + .seconds(1))
+        #expect(session.checkLink(now: start + .seconds(600)) == .closed)
+        #expect(session.stats.deadLinks == 0)
+    }
+
+    @Test("a rendered owed to one hub state is not sent to another")
+    func renderedOwedIsForgottenWithTheEpoch() {
+        var session = Self.welcomed("home")
+        session.closed()
+        #expect(session.rendered("home", version: 3).isEmpty)  // owed until the next welcome
+        _ = session.opened(token: nil, device: "d-1")
+        let (actions, _) = session.receive(
+            Self.message(#"{"type":"welcome","session":"s-2","user":null,"heartbeat_s":25,"sync_seq":0,"epoch":"e-2"}"#))
+        #expect(!actions.contains { if case .send(let message) = $0 { message["type"] == .string("rendered") } else { false } })
+        var same = Self.welcomed("home")
+        same.closed()
+        _ = same.rendered("home", version: 3)
+        _ = same.opened(token: nil, device: "d-1")
+        let (again, _) = same.receive(
+            Self.message(#"{"type":"welcome","session":"s-2","user":null,"heartbeat_s":25,"sync_seq":7,"epoch":"e-1"}"#))
+        #expect(again.contains { if case .send(let message) = $0 { message["type"] == .string("rendered") } else { false } })
+    }
+
     @Test("reconnect delays double from 0.5 s to 30 s; a 1001 starts over and caps them at 4 s for a minute")
     func reconnectSchedule() {
         var schedule = ReconnectSchedule()

@@ -840,10 +840,11 @@ export class PushHub {
     this._enteredScope();
   }
 
-  /** Sync bookkeeping that belongs to one user in one hub state. */
+  /** Sync and rendered bookkeeping that belongs to one user in one hub state. */
   _forgetSyncs() {
     this._seenSyncs.clear();
     this._pendingAcks.clear();
+    this._pendingRendered.clear(); // a version drawn for another user or state confirms nothing here
     for (const waiting of this._waitingSyncs.values()) {
       waiting.forgotten = true; // handed to the app when its wait ends, never acked to this hub
       waiting.seq = undefined; // counted in another state: no bound on last_sync here
@@ -1045,7 +1046,11 @@ export class PushHub {
     this._goingAwayAt = null;
     this._fatal = null;
     this.stats.welcomes++;
-    if (Number.isFinite(message.heartbeat_s) && message.heartbeat_s > 0 && message.heartbeat_s !== this._heartbeatS) {
+    if (epoch === undefined) {
+      // A hub from before heartbeats (it names no epoch either) sends pings only, which a page
+      // cannot see: silence proves nothing there, so the link is not watched.
+      clearTimeout(this._livenessTimer);
+    } else if (Number.isFinite(message.heartbeat_s) && message.heartbeat_s > 0 && message.heartbeat_s !== this._heartbeatS) {
       this._heartbeatS = message.heartbeat_s;
       this._watchLink(generation); // the deadline of the hub's own heartbeat interval
     }
