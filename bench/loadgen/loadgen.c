@@ -585,17 +585,12 @@ static void ws_drop(ws *c) {
     free(c->out), c->out = NULL;
 }
 
+/* Closes a client and counts it as failed (the first failure's reason is kept). */
 static void ws_fail(ws *c, const char *why) {
     if (c->state == WS_CLOSED || c->state == WS_FREE) return;
     if (!first_error[0]) snprintf(first_error, sizeof first_error, "client %d: %s", c->id, why);
-    if (c->state != WS_READY) ws_inflight--;
     ws_failed++;
-    if (c->state == WS_READY) ws_ready--;
-    close(c->fd);
-    c->fd = -1;
-    c->state = WS_CLOSED;
-    free(c->hbuf), c->hbuf = NULL;
-    free(c->out), c->out = NULL;
+    ws_drop(c);
 }
 
 static void ws_flush(ws *c) {

@@ -59,27 +59,15 @@ make -s -C "$repo/bench/loadgen" loadgen >&2 || exit 2
 
 work=$(mktemp -d /tmp/restart-run.XXXXXX)
 HUB_PID="" LG_PID=""
+# shellcheck source=../lib/processes.sh
+. "$here/../lib/processes.sh"
 cleanup() {
-    for pid in $LG_PID $HUB_PID; do kill -TERM "$pid" 2>/dev/null; done
-    for pid in $LG_PID $HUB_PID; do
-        for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-        kill -KILL "$pid" 2>/dev/null
-    done
+    # shellcheck disable=SC2086 # empty ones vanish
+    stop_processes $LG_PID $HUB_PID
     rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-say() { printf '%s\n' "$*"; }
-
-# Percent of the machine's CPU in use over one second (nothing of ours runs when this is called).
-cpu_busy() {
-    local a b c d e f g h t1 i1 t2 i2
-    read -r _ a b c d e f g h _ </proc/stat; t1=$((a + b + c + d + e + f + g + h)) i1=$((d + e))
-    sleep 1
-    read -r _ a b c d e f g h _ </proc/stat; t2=$((a + b + c + d + e + f + g + h)) i2=$((d + e))
-    echo $((100 * ((t2 - t1) - (i2 - i1)) / (t2 - t1 > 0 ? t2 - t1 : 1)))
-}
 
 wait_quiet() {
     local start=$SECONDS busy
