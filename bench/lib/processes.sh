@@ -21,3 +21,21 @@ stop_processes() {
 }
 
 say() { printf '%s\n' "$*"; }
+
+# Waits until the machine is at most QUIET_PCT % busy, for at most QUIET_WAIT seconds (then
+# measures anyway and says so); prints how busy it was.
+wait_quiet() {
+    local start=$SECONDS busy
+    while :; do
+        busy=$(cpu_busy)
+        if [ "$busy" -le "$QUIET_PCT" ]; then
+            say "# machine ${busy}% busy before the run (waited $((SECONDS - start)) s for at most ${QUIET_PCT}%)"
+            return 0
+        fi
+        if [ $((SECONDS - start)) -ge "$QUIET_WAIT" ]; then
+            say "# NOTE: machine busy (${busy}% CPU used by other processes after ${QUIET_WAIT}s of waiting); measuring anyway"
+            return 0
+        fi
+        sleep 4
+    done
+}

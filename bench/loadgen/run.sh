@@ -54,19 +54,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-wait_quiet() {
-    local start=$SECONDS busy
-    while :; do
-        busy=$(cpu_busy)
-        [ "$busy" -le "$QUIET_PCT" ] && return 0
-        if [ $((SECONDS - start)) -ge "$QUIET_WAIT" ]; then
-            say "# NOTE: machine busy (${busy}% CPU used by other processes after ${QUIET_WAIT}s of waiting); measuring anyway"
-            return 0
-        fi
-        sleep 4
-    done
-}
-
 start_hub() {
     stop_hub
     HUB_DATA=$work/hub-data-$RANDOM

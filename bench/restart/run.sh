@@ -69,22 +69,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-wait_quiet() {
-    local start=$SECONDS busy
-    while :; do
-        busy=$(cpu_busy)
-        if [ "$busy" -le "$QUIET_PCT" ]; then
-            say "# machine ${busy}% busy before the run (waited $((SECONDS - start)) s for at most ${QUIET_PCT}%)"
-            return 0
-        fi
-        if [ $((SECONDS - start)) -ge "$QUIET_WAIT" ]; then
-            say "# NOTE: machine busy (${busy}% CPU used by other processes after ${QUIET_WAIT}s of waiting); measuring anyway"
-            return 0
-        fi
-        sleep 4
-    done
-}
-
 # Starts the hub on the run's data dir; START_NS is CLOCK_REALTIME in ns just before the process
 # starts (bash's EPOCHREALTIME, no fork in between). Log: $DATA.log.K for the K-th start.
 HUB_STARTS=0

@@ -143,8 +143,7 @@ final class ControlPlane {
             journal = nil
             Log.info("loaded the shared state from Redis", [("redis", "\(redis)"), ("hub", hubID), ("entry", applied)])
         } else if let dataDirectory {
-            epoch = try StateEpoch.ofDataDirectory(
-                dataDirectory, snapshotPath: dataDirectory + "/state.snapshot", journalPath: dataDirectory + "/state.journal")
+            epoch = try StateEpoch.ofDataDirectory(dataDirectory)
             let journal = try StateJournal(directory: dataDirectory)
             try journal.restore { restored.apply($0) }
             self.journal = journal
@@ -409,6 +408,7 @@ final class ControlPlane {
     private func expectLiveHubs(in ids: [GatherID], now: UInt64) {
         guard let cluster, !ids.isEmpty else { return }
         cluster.commands.send(HubRegistry.liveIDsCommand, now: now) { [unowned self] result in
+            // A failed or odd reply is not an error to report: the last heartbeat's list stands in.
             let live = (try? result.get()).flatMap(HubRegistry.ids(in:)) ?? Set(self.registry?.others ?? [])
             let others = live.subtracting([self.hubID])
             for id in ids {

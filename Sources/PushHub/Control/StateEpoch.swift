@@ -23,9 +23,11 @@ enum StateEpoch {
 
     /// The epoch of the state in `directory`, made (durably) when that state is new or predates epochs.
     /// Call before the journal is opened (opening creates its file).
-    static func ofDataDirectory(_ directory: String, snapshotPath: String, journalPath: String) throws -> String {
+    static func ofDataDirectory(_ directory: String) throws -> String {
         let path = directory + "/" + fileName
-        let isEmptyState = !Self.hasBytes(snapshotPath) && !Self.hasBytes(journalPath)
+        let isEmptyState =
+            !Self.hasBytes(directory + "/" + StateJournal.snapshotFile)
+            && !Self.hasBytes(directory + "/" + StateJournal.journalFile)
         if !isEmptyState, let bytes = try FileBytes.read(path) {
             let kept = String(decoding: bytes, as: UTF8.self).trimmed(of: " \n\r\t")
             if !kept.isEmpty { return kept }

@@ -30,9 +30,13 @@ final class StateJournal {
         var description: String
     }
 
+    /// The two files' names in the data dir.
+    static let snapshotFile = "state.snapshot"
+    static let journalFile = "state.journal"
+
     init(directory: String, snapshotEvery: Int = 1000) throws {
-        snapshotPath = directory + "/state.snapshot"
-        journalPath = directory + "/state.journal"
+        snapshotPath = directory + "/" + Self.snapshotFile
+        journalPath = directory + "/" + Self.journalFile
         self.snapshotEvery = snapshotEvery
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         if access(journalPath, F_OK) != 0 && access(snapshotPath, F_OK) != 0 {

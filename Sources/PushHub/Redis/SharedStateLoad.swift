@@ -35,6 +35,7 @@ enum SharedStateLoad {
             }
         }
         for entry in try call(HubRegistry.liveCommand).elements ?? [] {
+            // An entry that is not JSON (another version's) cannot be compared; it is let be.
             guard let info = entry.string.flatMap({ try? JSONReader.parse(Array($0.utf8)) }) else { continue }
             let theirs = ClusterKeys(info["keys"])
             let hub = info["hub"]?.stringValue ?? "?"
