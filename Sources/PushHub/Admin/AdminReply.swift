@@ -2,8 +2,14 @@
 /// complete. Invariant: at most one response is sent; later calls do nothing.
 final class AdminReply {
     private var send: ((Response) -> Void)?
+    /// How to make the request again from the start (scaled out, when its change lost the race for
+    /// the shared journal's next entry); nil: it cannot be.
+    let retry: (() -> Void)?
 
-    init(_ send: @escaping (Response) -> Void) { self.send = send }
+    init(_ send: @escaping (Response) -> Void, retry: (() -> Void)? = nil) {
+        self.send = send
+        self.retry = retry
+    }
 
     func callAsFunction(_ response: Response) {
         send?(response)

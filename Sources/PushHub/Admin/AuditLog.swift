@@ -10,7 +10,7 @@ enum AuditLog {
         for head: RequestHead, body: [UInt8], token: AdminToken?, plane: ControlPlane, sending reply: AdminReply
     ) -> AdminReply {
         let isRead = !mayChange(head, body: body)
-        return AdminReply { response in
+        let send = { (response: Response) in
             if !isRead || response.status == 401 || response.status == 403 {
                 var fields: [(String, any Sendable)] = [
                     ("token", token?.name ?? "-"), ("method", head.method), ("path", String(head.path)),
@@ -25,6 +25,7 @@ enum AuditLog {
             }
             reply(response)
         }
+        return AdminReply(send, retry: reply.retry)
     }
 
     /// Whether a request may change something: not a `GET` or `HEAD`, nor a dry run — a publish

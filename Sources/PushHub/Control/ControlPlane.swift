@@ -44,8 +44,6 @@ final class ControlPlane {
     private var nextJournalPoll: UInt64 = 0
     /// Why the shared journal cannot be followed (nil: it can); the hub then serves from memory.
     private(set) var clusterFault: String?
-    /// While an admin request runs: how to run it again (its batch lost a compare-and-append).
-    private var currentRetry: (() -> Void)?
     /// Scale-out: the live hubs, by heartbeat.
     let registry: HubRegistry?
     /// Scale-out with Redis Sentinel: where the master is.
@@ -211,8 +209,11 @@ final class ControlPlane {
     /// Applies `records` now and makes them durable at the end of the tick; then sends their
     /// changes to every loop and calls `done` — with the loops' answers to the last change when
     /// `gathering` (a publish's reach, a sync's targets).
+    /// - Parameter retry: how to make the change again against a newer state when its batch lost
+    ///   the race for the shared journal's next entry (nil: it cannot be; it is answered 409).
     func mutate(
-        _ records: [HubRecord], gathering: Bool = false, done: @escaping (Result<[LoopAnswer], AdminError>) -> Void
+        _ records: [HubRecord], gathering: Bool = false, retry: (() -> Void)?,
+        done: @escaping (Result<[LoopAnswer], AdminError>) -> Void
     ) {
         var changes: [HubChange] = []
         var lastChangeRecord: Int?
@@ -226,7 +227,7 @@ final class ControlPlane {
         uncommitted.append(
             Mutation(
                 records: records, changes: changes, gathers: gathering && !changes.isEmpty, done: done,
-                retry: currentRetry, lastChangeRecord: lastChangeRecord))
+                retry: retry, lastChangeRecord: lastChangeRecord))
     }
 
     /// Called by the loop at the end of every tick: one fsync for the tick's mutations, then
@@ -430,9 +431,8 @@ final class ControlPlane {
             guard state.view.experiments.all[experiment] != nil, state.view.sticky[experiment]?[unit] == nil else {
                 return
             }
-            currentRetry = { [unowned self] in self.received(event) }
-            defer { currentRetry = nil }
-            mutate([.stickyAssigned(experiment: experiment, unit: unit, variant: variant)]) { result in
+            let retry = { [unowned self] in self.received(event) }
+            mutate([.stickyAssigned(experiment: experiment, unit: unit, variant: variant)], retry: retry) { result in
                 if case .failure(let error) = result {
                     Log.error("a sticky assignment could not be made durable", [("error", error.message)])
                 }
@@ -457,17 +457,17 @@ extension ControlPlane {
         if uncommittedIsEmpty {
             body()
         } else {
-            mutate([]) { _ in body() }
+            mutate([], retry: nil) { _ in body() }
         }
     }
 
     /// Makes `records` durable, then answers 200 with `answer` of the loops' answers (when
-    /// `gathering`), or the failure.
+    /// `gathering`), or the failure. A lost race makes the request again (`reply.retry`).
     func commit(
         _ records: [HubRecord], gathering: Bool = false, reply: AdminReply,
         answer: @escaping ([LoopAnswer]) -> JSONValue
     ) {
-        mutate(records, gathering: gathering) { result in
+        mutate(records, gathering: gathering, retry: reply.retry) { result in
             switch result {
             case .failure(let error): reply.error(error)
             case .success(let answers): reply.json(200, answer(answers))
@@ -485,9 +485,9 @@ extension ControlPlane {
                     503, "contention",
                     "other hubs changed the shared state \(Self.maxAttempts) times while this request was made; retry"))
         }
-        currentRetry = { [unowned self] in self.handle(head, body: body, reply: reply, attempt: attempt + 1) }
-        defer { currentRetry = nil }
-        AdminAPI(plane: self).handle(head, body: body, reply: reply)
+        let again = { [unowned self] in self.handle(head, body: body, reply: reply, attempt: attempt + 1) }
+        let request = AdminReply(reply.callAsFunction, retry: again)
+        AdminAPI(plane: self).handle(head, body: body, reply: request)
     }
 
     /// A request loses a race only to another hub's batch that won it, so some hub makes progress
