@@ -55,7 +55,7 @@ import Testing
     func wire() throws {
         let receipts = try #require(
             ClusterWire.parseRequest(ClusterWire.request(from: "hub-a", id: 1, query: .receipts(seqs: [3, 5]))))
-        #expect(receipts.query.json == ClusterQuery.receipts(seqs: [3, 5]).json)
+        #expect(receipts.query.json == HubQuestion.receipts(seqs: [3, 5]).json)
         let queries: [LoopQuery] = [
             .reach(try Target(json: .object(["user": .string("u1")]))), .renderTargets(screen: "home"), .subscribers,
             .clients(user: nil), .clients(user: "u2"),

@@ -15,8 +15,8 @@ struct AdminAPI {
                 try allow(head, "GET", "HEAD")
                 // Degraded still answers 200: the hub serves its connected clients from memory, so a
                 // load balancer should keep it; only changes are refused until Redis is back.
-                var health: JSONObject = ["status": .string(plane.isDegraded ? "degraded" : "ok")]
-                if let cluster = plane.clusterStatus { health["cluster"] = cluster }
+                var health: JSONObject = ["status": .string(plane.log.isDegraded ? "degraded" : "ok")]
+                if let cluster = plane.log.status { health["cluster"] = cluster }
                 reply.json(200, .object(health))
             } catch {
                 reply.error(error)
@@ -127,7 +127,7 @@ struct AdminAPI {
             "client_tls": .bool(plane.config.tls != nil),
             "loops": .number(Double(plane.config.effectiveLoops)),
             "memory_bytes": ProcessMemory.residentBytes().map { .number(Double($0)) } ?? .null,
-            "cluster": plane.clusterStatus ?? .null,
+            "cluster": plane.log.status ?? .null,
         ])
     }
 

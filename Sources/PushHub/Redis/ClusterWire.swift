@@ -14,7 +14,7 @@ enum ClusterWire {
 
     static func answersChannel(of hub: String) -> String { "pushhub:answers:\(hub)" }
 
-    static func request(from hub: String, id: GatherID, query: ClusterQuery) -> [UInt8] {
+    static func request(from hub: String, id: GatherID, query: HubQuestion) -> [UInt8] {
         JSONWriter.write(.object(["from": .string(hub), "id": .number(Double(id)), "query": query.json]))
     }
 
@@ -25,9 +25,9 @@ enum ClusterWire {
 
     /// A request another hub published: who asks, its gather, the query. A message that does not
     /// parse (another PushHub version's) is nil, and dropped: the asking hub's gather times out.
-    static func parseRequest(_ bytes: [UInt8]) -> (from: String, id: GatherID, query: ClusterQuery)? {
+    static func parseRequest(_ bytes: [UInt8]) -> (from: String, id: GatherID, query: HubQuestion)? {
         guard let json = try? JSONReader.parse(bytes), let from = json["from"]?.stringValue,
-            let id = json["id"]?.intValue, id >= 0, let query = json["query"].flatMap(ClusterQuery.init(json:))
+            let id = json["id"]?.intValue, id >= 0, let query = json["query"].flatMap(HubQuestion.init(json:))
         else { return nil }
         return (from, GatherID(id), query)
     }
@@ -43,7 +43,7 @@ enum ClusterWire {
 
 /// What one hub asks the others: their loops' answers to a `LoopQuery`, or (their control
 /// plane's) receipts of some syncs.
-enum ClusterQuery {
+enum HubQuestion {
     case loops(LoopQuery)
     case receipts(seqs: [Int])
 
