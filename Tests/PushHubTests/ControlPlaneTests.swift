@@ -33,6 +33,15 @@ import Testing
             done(outcome)
         }
 
+        /// Plays a read of the log: `records` another writer appended are followed, then the read
+        /// settles (refusing what waits with `error`, when given).
+        func read(_ records: [HubRecord], refusing error: AdminError? = nil) {
+            isReading = true
+            if !records.isEmpty { follower?.follow(records.map { FollowedRecord(record: $0, asker: nil) }, now: 0) }
+            isReading = false
+            follower?.settled(refusing: error)
+        }
+
         func didCommit(_ state: HubState, now: UInt64) { onCommit(state) }
         func tick(now: UInt64) {}
         var nextDeadline: UInt64 { .max }
@@ -215,10 +224,7 @@ import Testing
         f.log.answer(.lostRace)
         #expect(f.plane.state.view.screens["a"] == nil, "taken back")
         #expect(mine.retries == 0, "not before the log brought in what came first")
-        f.log.isReading = true
-        f.log.follower?.follow([FollowedRecord(record: Self.record("a", version: 1), asker: nil)], now: 0)
-        f.log.isReading = false
-        f.log.follower?.settled(refusing: nil)
+        f.log.read([Self.record("a", version: 1)])
         #expect(mine.retries == 1)
         f.tick()
         f.log.answer(.durable)
@@ -232,7 +238,7 @@ import Testing
         let mine = Self.publish("a", on: f.plane, retry: false)
         f.tick()
         f.log.answer(.lostRace)
-        f.log.follower?.settled(refusing: nil)
+        f.log.read([])
         #expect(mine.result?.error?.status == 409)
     }
 
@@ -242,7 +248,7 @@ import Testing
         let mine = Self.publish("a", on: f.plane)
         f.tick()
         f.log.answer(.lostRace)
-        f.log.follower?.settled(refusing: AdminError(503, "redis_unavailable", "gone"))
+        f.log.read([], refusing: AdminError(503, "redis_unavailable", "gone"))
         #expect(mine.result?.error?.code == "redis_unavailable")
         #expect(mine.retries == 0)
     }
@@ -279,9 +285,7 @@ import Testing
         f.plane.received(.stickyAssigned(experiment: "e", unit: "u1", variant: "a"))
         f.tick()
         f.log.answer(.lostRace)
-        f.log.follower?.follow(
-            [FollowedRecord(record: .stickyAssigned(experiment: "e", unit: "u1", variant: "b"), asker: nil)], now: 0)
-        f.log.follower?.settled(refusing: nil)
+        f.log.read([.stickyAssigned(experiment: "e", unit: "u1", variant: "b")])
         f.tick()
         #expect(f.log.appended.count == 1, "the assignment made again although the unit has one")
         #expect(f.plane.state.view.sticky["e"]?["u1"] == "b")
