@@ -12,6 +12,9 @@
 #   RAWSERVER   the yardstick binary (default: built in ../shared/bench-reference)
 #   UWS_PYTHON  optional: a python with PyPI `socketify` (and Debian's libuv1); adds uWebSockets
 #               (uws_server.py) to the fan-out and connect blocks
+#   HUB_ONLY    1: measure the hub only, without the yardsticks (paired runs, bench/paired/run.sh)
+#   REDIS_URL   redis://...: hubs start scaled out over that Redis (their durable write is the
+#               shared journal's append instead of the data dir's fsync)
 #   BASE_PORT   18400: hub 18401, admin 18402, rawserver 18403, uWebSockets 18404
 #   QUIET_PCT   10: before each unit wait until the machine is at most this % busy without us ...
 #   QUIET_WAIT  300: ... for at most this many seconds (then measure anyway and say so)
@@ -31,6 +34,8 @@ QUIET_WAIT=${QUIET_WAIT:-300}
 OTHERS_MAX=${OTHERS_MAX:-15}
 RETRIES=${RETRIES:-2}
 UWS_PYTHON=${UWS_PYTHON:-}
+HUB_ONLY=${HUB_ONLY:-}
+REDIS_URL=${REDIS_URL:-}
 HUB_PORT=$((BASE_PORT + 1)) ADMIN_PORT=$((BASE_PORT + 2)) RAW_PORT=$((BASE_PORT + 3)) UWS_PORT=$((BASE_PORT + 4))
 reference=$(cd "$repo/.." && pwd)/shared/bench-reference
 LOADGEN=$here/loadgen
@@ -59,7 +64,8 @@ start_hub() {
     HUB_DATA=$work/hub-data-$RANDOM
     "$PUSHHUB" --dev --listen "127.0.0.1:$HUB_PORT" --admin "127.0.0.1:$ADMIN_PORT" --data "$HUB_DATA" \
         --loops "$LOOPS" --echo-path /v1/echo --log-level warning \
-        --ping-interval 10m --idle-timeout 10m --hello-timeout 10m "$@" 2>"$HUB_DATA.log" &
+        --ping-interval 10m --idle-timeout 10m --hello-timeout 10m ${REDIS_URL:+--redis "$REDIS_URL"} "$@" \
+        2>"$HUB_DATA.log" &
     HUB_PID=$!
     for _ in $(seq 1 100); do
         grep -q '"listening"' "$HUB_DATA.log" 2>/dev/null && { sleep 0.2; return 0; }
@@ -167,8 +173,8 @@ fanout_hub() {
 block_fanout() {
     say "## fan-out: one broadcast to N clients per round, each round timed to its last delivery"
     for n in $SIZES; do
-        unit fanout_raw "$n"
-        [ -n "$UWS_PYTHON" ] && unit fanout_uws "$n"
+        [ -z "$HUB_ONLY" ] && unit fanout_raw "$n"
+        [ -z "$HUB_ONLY" ] && [ -n "$UWS_PYTHON" ] && unit fanout_uws "$n"
         unit fanout_hub "$n"
     done
 }
@@ -203,8 +209,8 @@ connect_hub() { # K, then extra loadgen options
 block_connect() {
     say "## connects/s and server memory per connection (10,000 clients, fresh server each)"
     for k in 100 500; do
-        unit connect_raw "$k"
-        [ -n "$UWS_PYTHON" ] && unit connect_uws "$k" && unit connect_uws_hello "$k"
+        [ -z "$HUB_ONLY" ] && unit connect_raw "$k"
+        [ -z "$HUB_ONLY" ] && [ -n "$UWS_PYTHON" ] && unit connect_uws "$k" && unit connect_uws_hello "$k"
         unit connect_hub "$k"
     done
     unit connect_hub 100 --subscribe bench/mem --admin-port "$ADMIN_PORT" --data @DATA@
@@ -241,7 +247,7 @@ admin_unit() {
 }
 
 block_admin() {
-    say "## admin mutations (PUT /v1/screens/bench-K, each fsynced before its 2xx), keep-alive connections"
+    say "## admin mutations (PUT /v1/screens/bench-K, each durable before its 2xx: fsynced, or with REDIS_URL appended to the shared journal), keep-alive connections"
     unit admin_unit --conns 64 --seconds 5
     unit admin_unit --conns 1 --seconds 3
 }
@@ -271,7 +277,7 @@ block_probe() {
 }
 
 blocks=${*:-fanout connect admin probe}
-say "# loadgen comparison set, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, pushhub: $PUSHHUB (--loops $LOOPS), rawserver: $RAWSERVER${UWS_PYTHON:+, uWebSockets via $UWS_PYTHON}"
+say "# loadgen comparison set, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, pushhub: $PUSHHUB (--loops $LOOPS${REDIS_URL:+, --redis $REDIS_URL}), rawserver: $RAWSERVER${UWS_PYTHON:+, uWebSockets via $UWS_PYTHON}"
 for b in $blocks; do
     case $b in
         fanout | connect | admin | probe) "block_$b" ;;
