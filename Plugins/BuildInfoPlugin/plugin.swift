@@ -5,7 +5,8 @@ import PackagePlugin
 /// - `BuildCommit.swift`: the checkout's commit and whether tracked files were modified, for
 ///   `--version`; rerun whenever git's `HEAD` or index changes (a commit, a checkout, an add);
 /// - `EmbeddedClientAssets.swift`: the JavaScript client module and its type declarations from
-///   `clients/js/` (served at `/v1/client.js`, the screen renderer at `/v1/screen-render.js` and its styles at `/v1/screen-render.css`) and the demo page `clients/demo/index.html`
+///   `clients/js/` (the module is the committed one-file bundle of `clients/js/src/`, written by
+///   `clients/js/bundle.sh`: what users download is what the hub serves; served at `/v1/client.js`, the screen renderer at `/v1/screen-render.js` and its styles at `/v1/screen-render.css`) and the demo page `clients/demo/index.html`
 ///   (served at `/` in dev mode), and every file of `clients/console/` as `consoleAssetSources`
 ///   (served under `/console` on the admin listener); rerun when they change.
 /// Each file is replaced only when its content changes, so nothing recompiles needlessly.

@@ -245,7 +245,7 @@ def test_a_sync_arrives_after_its_jitter_is_acked_and_a_duplicate_is_dropped(bro
     # While the client waits out the jitter its connection drops: it reconnects with last_sync
     # before this sync (not yet handled), the hub replays it, the client drops the duplicate.
     browser.wait_for("H.hub.stats.syncs === 1")
-    browser.evaluate("H.hub._socket.close(), true")
+    browser.evaluate("H.hub._transport.socket.close(), true")
     browser.wait_for("H.hub.stats.welcomes === 2 && H.hub.stats.syncs === 2", what="the replayed sync")
     sync = browser.wait_for("H.syncs[0]", timeout=5, what="the sync after its jitter")
     assert sync["id"] == answer["id"] and sync["delayMs"] == 1000 and sync["jitterMs"] == 4000
@@ -444,7 +444,7 @@ def test_two_users_sharing_a_storage_never_see_each_others_tree(browser, hub_fac
         return true;
     })()""" % (json.dumps(alice), json.dumps(hub.url + "/v1/connect")))
     browser.wait_for("H.deliveries.some(d => d.source === 'unchanged')", what="alice's session")
-    browser.evaluate("H.deliveries = [], window.who = %s, H.hub._socket.close(), true" % json.dumps(bob))
+    browser.evaluate("H.deliveries = [], window.who = %s, H.hub._transport.socket.close(), true" % json.dumps(bob))
     browser.wait_for("H.hub.stats.welcomes === 2 && H.deliveries.some(d => d.source === 'unchanged')",
                      what="bob's tree after the switch")
     # Bob's own stored tree (from his session above), confirmed; never alice's again.
@@ -641,7 +641,7 @@ def test_fetch_screen_200_with_etag_then_304_from_the_cached_tree_which_a_client
     assert browser.evaluate("deliveries") == ["cache", "unchanged"]
     assert browser.evaluate("live.stats.snapshots") == 0
     # The live client's own fetchScreen sends the hash it holds: 304, its tree.
-    own = browser.evaluate("live.fetchScreen('home').then(r => ({status: r.status, hash: r.hash, same: r.tree === live._screens.get('home').tree}))")
+    own = browser.evaluate("live.fetchScreen('home').then(r => ({status: r.status, hash: r.hash, same: r.tree === live._session.screens.get('home').tree}))")
     assert own == {"status": 304, "hash": answer["hash"], "same": True}
     # Without a device the module uses (and keeps) the one in storage, as PushHub does.
     anonymous = fetched(browser, "home", url=hub.url + "/v1/connect", storageKey="anon")

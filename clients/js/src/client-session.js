@@ -1,0 +1,481 @@
+// The client side of protocol v1 as a state machine (DESIGN §3–§5, §12): hub messages and app
+// calls in, actions out. The JavaScript twin of Sources/PushHubClient/ClientSession.swift.
+
+import { applyPatch } from "./json-patch.js";
+import { canonicalize } from "./canonical-json.js";
+import { recordKey, scopeRecord, screenKey, storedScreen } from "./storage.js";
+import { SyncLedger } from "./sync-ledger.js";
+
+export const PROTOCOL = 1;
+
+/**
+ * The protocol rules of one client, with no socket, timer, clock, storage or hashing of its own:
+ * each input (a hub message, an app call, the result of an action) returns the actions its shell
+ * (`PushHub`) performs, in order:
+ *
+ * | action | the shell |
+ * |---|---|
+ * | `{ type: "send", message }` | sends it; if the socket cannot take it, calls `unsent(message)` |
+ * | `{ type: "store", key, value }` | writes `<storageKey>:key` (removes it when `value` is null) |
+ * | `{ type: "load", key, load }` | reads `<storageKey>:key`, then calls `loaded(load, text)` |
+ * | `{ type: "verify", tree, verification }` | hashes `tree` (SHA-256 of its RFC 8785 form), then calls `verified(verification, hash, canonical)` (`verifyFailed(verification)` if it cannot); the next hub message waits for it |
+ * | `{ type: "deliver", entry, screen, tree, meta }` | calls the screen's listeners (then, with autoRendered and a source other than "cache", `rendered`) |
+ * | `{ type: "schedule", sync, waiting }` | hands `sync` to the app after its random 0..jitterMs wait, then calls `syncHandled(waiting)` |
+ * | `{ type: "emit", event, detail }` | emits the event to the app's listeners |
+ * | `{ type: "goLive", welcome, heartbeatS, hubSendsHeartbeats }` | a session started: reconnect schedule reset, link watched at `heartbeatS`, state "live", `welcome` event |
+ * | `{ type: "stopReconnecting", error }` | reconnecting cannot help after this error (unless the token can be refreshed) |
+ *
+ * Each subscribed screen has an entry: `{ screen, tree, version, hash, delivered, savedVersion,
+ * resyncing, pending, load, verifying }`. The shell may read entries, never write them.
+ *
+ * Invariants:
+ * - Everything read or stored is in one user's `scope`, and a stored tree or last_sync is used
+ *   only in the hub state (`epoch`) it was counted in: another user's or another epoch's tree is
+ *   never delivered or sent as `have`. Nothing is stored while no scope is known.
+ * - An entry's `version`/`hash` describe its `tree` exactly (a tree checked against the hash, or
+ *   the hub's snapshot, whose hash the hub vouches for), or are undefined while a resubscribe
+ *   waits for its snapshot (`resyncing`: patches are ignored until it comes); a patch applies only
+ *   to the version it says it is `from`.
+ * - A screen is subscribed only once its stored tree was read (`load` is null): `have` is never
+ *   missed because storage was slow, and never sent before a welcome named the epoch.
+ * - A `verify` or `load` answered after what it was about changed (another user, the entry gone
+ *   or reset) changes nothing.
+ * - `lastSync` never passes a sync that was received but not yet handed to the app (SyncLedger).
+ */
+export class ClientSession {
+  /**
+   * `app`: `{ platform, version }` for the hello. `canonical(tree)`: the RFC 8785 form of a tree
+   * the shell hashed before (its TreeHasher's, which reuses unchanged subtrees' forms).
+   */
+  constructor({ app, canonical = canonicalize } = {}) {
+    this._app = app;
+    this._canonical = canonical;
+    /** The storage scope ("user:…" or "device:…") of the current user; undefined until entered. */
+    this.scope = undefined;
+    /** The hub state the scope's stored screens and last_sync belong to. */
+    this.epoch = undefined;
+    /** Screen name → entry. */
+    this.screens = new Map();
+    /** Whether the current connection was welcomed. */
+    this.live = false;
+    /** The current session's welcome `{ session, user, heartbeat_s, sync_seq, epoch }`, null while not live. */
+    this.welcome = null;
+    /** Counters for the app's diagnostics (the transport counts `connects` and `deadLinks`). */
+    this.stats = {
+      connects: 0, welcomes: 0, snapshots: 0, patches: 0, unchanged: 0, resubscribes: 0, syncs: 0, duplicateSyncs: 0,
+      pending: 0, deadLinks: 0, epochChanges: 0,
+    };
+    this._syncs = new SyncLedger();
+    this._pendingSubscribes = []; // screens whose subscribe awaits its first answer, in order
+    this._pendingRendered = new Map(); // screen → version, sent once live
+    this._pendingAcks = new Set();
+  }
+
+  /** The last sync seq every sync up to which was handed to the app (hello.last_sync). */
+  get lastSync() {
+    return this._syncs.lastSync;
+  }
+
+  /** Whether a stored screen may be shown and sent as `have`: it was stored in this scope's epoch. */
+  isCurrent(saved) {
+    return typeof saved.epoch === "string" && saved.epoch === this.epoch;
+  }
+
+  // MARK: - App calls
+
+  /** Starts following `screen` (nothing when it is followed already): its stored tree is loaded first. */
+  subscribe(screen) {
+    if (this.screens.has(screen)) return [];
+    const entry = {
+      screen, tree: undefined, version: undefined, hash: undefined, delivered: undefined, savedVersion: undefined,
+      resyncing: false, pending: false, load: null, verifying: null,
+    };
+    this.screens.set(screen, entry);
+    return this._startLoad(entry);
+  }
+
+  /** Stops following `screen` (its stored tree stays for the next subscribe). */
+  unsubscribe(screen) {
+    if (!this.screens.delete(screen) || !this.live) return [];
+    return [send({ type: "unsubscribe", screen })];
+  }
+
+  /** The app drew `version` of `screen` (confirms experiment exposures, DESIGN §6). */
+  rendered(screen, version) {
+    if (this.live) return [send({ type: "rendered", screen, version })];
+    this._pendingRendered.set(screen, version);
+    return [];
+  }
+
+  /**
+   * Makes `scope` the user whose storage is used, with its stored `record` ({ epoch, lastSync }):
+   * each subscribed screen is loaded again from it. What was held for the previous user is
+   * forgotten, never delivered or sent as `have` for this one.
+   */
+  enter(scope, record) {
+    if (scope === this.scope) return [];
+    this.scope = scope;
+    this.epoch = record.epoch;
+    this._forgetOwed();
+    this._syncs.reset(record.lastSync);
+    const actions = [];
+    for (const entry of this.screens.values()) {
+      forget(entry);
+      actions.push(...this._startLoad(entry));
+    }
+    return actions;
+  }
+
+  // MARK: - Connection
+
+  /** The socket opened: the hello (asking for heartbeats; with the epoch last_sync was counted in). */
+  opened({ token, device }) {
+    const hello = { type: "hello", protocol: PROTOCOL, heartbeat: true };
+    if (token) hello.token = token;
+    if (device) hello.device = device;
+    if (this._app) hello.app = this._app;
+    if (this.epoch !== undefined) hello.epoch = this.epoch;
+    if (this.lastSync !== undefined) hello.last_sync = this.lastSync;
+    return [send(hello)];
+  }
+
+  /** The socket closed (or was given up): what was in flight on it is void. */
+  closed() {
+    this.live = false;
+    this.welcome = null;
+    this._pendingSubscribes = [];
+  }
+
+  /** The socket could not take `message` (it is closing): an ack is owed until the next welcome. */
+  unsent(message) {
+    if (message.type === "ack") this._pendingAcks.add(message.sync);
+  }
+
+  // MARK: - Results of actions
+
+  /** The stored screen a `load` asked for was read: `text`, or null when there is none. */
+  loaded(load, text) {
+    const { entry } = load;
+    if (entry.load !== load || this.screens.get(entry.screen) !== entry) return [];
+    if (!text) return this._finishLoad(entry);
+    let saved = null;
+    try {
+      saved = JSON.parse(text);
+    } catch {}
+    // Unreadable, or saved in another hub state (or in none known): neither shown nor sent as `have`.
+    if (saved === null || typeof saved !== "object" || saved.tree === undefined || !this.isCurrent(saved)) {
+      return this._dropStored(entry);
+    }
+    return [{ type: "verify", tree: saved.tree, verification: { source: "cache", entry, load, saved } }];
+  }
+
+  /** The tree of a `verify` hashes to `hash` (its RFC 8785 form is `canonical`). */
+  verified(verification, hash, canonical) {
+    const { entry, source } = verification;
+    if (this.screens.get(entry.screen) !== entry) return []; // unsubscribed meanwhile
+    if (source === "cache") return this._cacheVerified(verification, hash);
+    if (entry.verifying !== verification) return [];
+    entry.verifying = null;
+    const { message, tree } = verification;
+    const mismatch = { screen: entry.screen, version: message.version, expected: message.hash, actual: hash, source };
+    if (source === "snapshot") {
+      // The hub is the authority for the tree; a differing hash means the two canonical forms
+      // disagree, and resubscribing would loop. Keep the hub's hash so `have` still resumes.
+      const actions = hash === message.hash ? [] : [emit("mismatch", mismatch)];
+      entry.resyncing = entry.pending = false;
+      return [...actions, ...this._accept(entry, tree, message.version, message.hash, "snapshot", canonical)];
+    }
+    if (hash !== message.hash) return [emit("mismatch", mismatch), ...this._resubscribe(entry, "hash_mismatch", message)];
+    return this._accept(entry, tree, message.version, message.hash, "patch", canonical);
+  }
+
+  /**
+   * The tree of a `verify` could not be hashed (the shell reports why): a stored tree is dropped
+   * (the screen is then subscribed without it); a hub message is void.
+   */
+  verifyFailed(verification) {
+    const { entry, source } = verification;
+    if (this.screens.get(entry.screen) !== entry) return [];
+    if (source === "cache") return entry.load === verification.load ? this._dropStored(entry) : [];
+    if (entry.verifying === verification) entry.verifying = null;
+    return [];
+  }
+
+  /** The app's sync handlers returned for a scheduled sync: ack it and advance last_sync. */
+  syncHandled(waiting) {
+    if (!this._syncs.handled(waiting)) return []; // of another user or hub state: this hub does not know its id
+    const actions = this._saveLastSync();
+    if (this.live) actions.push(send({ type: "ack", sync: waiting.id }));
+    else this._pendingAcks.add(waiting.id);
+    return actions;
+  }
+
+  // MARK: - Hub messages
+
+  /** One message from the hub (parsed JSON). */
+  receive(message) {
+    switch (message.type) {
+      case "welcome":
+        return this._welcome(message);
+      case "heartbeat":
+        return []; // it only proves the link is alive
+      case "snapshot":
+      case "patch":
+      case "unchanged":
+        return this._screenMessage(message);
+      case "gone": {
+        const entry = this.screens.get(message.screen);
+        this._answered(message.screen);
+        if (!entry) return [];
+        this.screens.delete(message.screen);
+        return [...this._storeScreen(message.screen, null), emit("gone", { screen: message.screen })];
+      }
+      case "pending":
+        return this._pending(message);
+      case "sync":
+        return this._sync(message);
+      case "error":
+        return this._error(message);
+      default:
+        return []; // a newer hub's message: ignored (forward compatibility)
+    }
+  }
+
+  _welcome(message) {
+    const epoch = typeof message.epoch === "string" ? message.epoch : undefined;
+    this.welcome = {
+      session: message.session, user: message.user, heartbeat_s: message.heartbeat_s, sync_seq: message.sync_seq, epoch,
+    };
+    this.live = true;
+    this.stats.welcomes++;
+    const actions = [];
+    const epochChanged = epoch !== this.epoch;
+    if (epochChanged && this.epoch !== undefined) {
+      // Another hub state (a reset data dir, another cluster): versions and sync seqs counted in
+      // the old one mean nothing here. Nothing stored is sent as `have` or shown again.
+      this.stats.epochChanges++;
+      for (const entry of this.screens.values()) {
+        forget(entry);
+        actions.push(...this._storeScreen(entry.screen, null));
+      }
+      this._forgetOwed();
+      this._syncs.reset(undefined);
+    }
+    this.epoch = epoch;
+    this._syncs.welcomed(message.sync_seq);
+    actions.push(...this._saveLastSync(epochChanged));
+    // A hub that names no epoch predates heartbeats (both came in protocol v1's issue 24).
+    actions.push({ type: "goLive", welcome: this.welcome, heartbeatS: message.heartbeat_s, hubSendsHeartbeats: epoch !== undefined });
+    for (const entry of this.screens.values()) {
+      if (entry.load === null) actions.push(this._subscribeMessage(entry)); // else once loaded
+    }
+    for (const [screen, version] of this._pendingRendered) actions.push(send({ type: "rendered", screen, version }));
+    this._pendingRendered.clear();
+    for (const id of this._pendingAcks) actions.push(send({ type: "ack", sync: id }));
+    this._pendingAcks.clear();
+    return actions;
+  }
+
+  /** The hub has no version of the screen yet: the subscription stays, its first publish brings a snapshot. */
+  _pending(message) {
+    const entry = this.screens.get(message.screen);
+    this._answered(message.screen);
+    if (!entry) return [];
+    this.stats.pending++;
+    const actions = [];
+    if (entry.tree !== undefined || entry.savedVersion !== undefined) {
+      // What this client held is of a screen the hub no longer has (deleted while it was away).
+      forget(entry);
+      actions.push(...this._storeScreen(entry.screen, null));
+    }
+    entry.pending = true;
+    entry.resyncing = true; // only the snapshot can follow
+    actions.push(emit("pending", { screen: entry.screen }));
+    return actions;
+  }
+
+  _screenMessage(message) {
+    const entry = this.screens.get(message.screen);
+    this._answered(message.screen);
+    if (!entry) return []; // unsubscribed meanwhile
+    if (message.type === "snapshot") {
+      this.stats.snapshots++;
+      if (message.tree === undefined) return []; // not a snapshot: the hub always sends a tree
+      return this._verify(entry, message, message.tree, "snapshot");
+    }
+    if (message.type === "unchanged") {
+      this.stats.unchanged++;
+      if (entry.tree === undefined) return this._resubscribe(entry, "no_tree", message);
+      entry.resyncing = false;
+      return this._accept(entry, entry.tree, message.version, message.hash, "unchanged", null);
+    }
+    this.stats.patches++;
+    if (entry.resyncing) return []; // a patch sent before our resubscribe: the snapshot follows
+    if (entry.tree === undefined || entry.version !== message.from) return this._resubscribe(entry, "unexpected_from", message);
+    let tree;
+    try {
+      tree = applyPatch(entry.tree, message.ops);
+    } catch (error) {
+      return this._resubscribe(entry, "patch_failed", message, error.message);
+    }
+    return this._verify(entry, message, tree, "patch");
+  }
+
+  _verify(entry, message, tree, source) {
+    const verification = { source, entry, message, tree };
+    entry.verifying = verification;
+    return [{ type: "verify", tree, verification }];
+  }
+
+  _cacheVerified({ entry, load, saved }, hash) {
+    if (entry.load !== load) return [];
+    if (hash !== saved.hash) return this._dropStored(entry);
+    const actions = [];
+    if (entry.tree === undefined && this.isCurrent(saved)) {
+      entry.tree = saved.tree;
+      entry.version = entry.savedVersion = saved.version;
+      entry.hash = saved.hash;
+      const meta = { version: saved.version, hash: saved.hash, source: "cache" };
+      actions.push({ type: "deliver", entry, screen: entry.screen, tree: entry.tree, meta });
+    }
+    return [...actions, ...this._finishLoad(entry)];
+  }
+
+  _resubscribe(entry, reason, message, detail) {
+    this.stats.resubscribes++;
+    const event = { screen: entry.screen, reason, held: entry.version, from: message.from, version: message.version };
+    if (detail) event.detail = detail;
+    entry.version = entry.hash = undefined; // keep `tree` for the app until the snapshot replaces it
+    const actions = [emit("resubscribe", event)];
+    if (this.live && entry.load === null) actions.push(this._subscribeMessage(entry));
+    return actions;
+  }
+
+  /**
+   * Holds `tree` as `version`, stores it when that version is not stored yet (from `canonical`
+   * when the caller has it), and delivers it when it is new to the app.
+   */
+  _accept(entry, tree, version, hash, source, canonical) {
+    const actions = [];
+    const changed = entry.delivered !== version || entry.tree !== tree;
+    entry.tree = tree;
+    entry.version = version;
+    entry.hash = hash;
+    if (canonical !== null || entry.savedVersion !== version) {
+      entry.savedVersion = version;
+      const stored = storedScreen(this.epoch, hash, canonical ?? this._canonical(tree), version);
+      actions.push(...this._storeScreen(entry.screen, stored));
+    }
+    if (!changed) return actions;
+    entry.delivered = version;
+    actions.push({ type: "deliver", entry, screen: entry.screen, tree, meta: { version, hash, source } });
+    return actions;
+  }
+
+  _sync(message) {
+    this.stats.syncs++;
+    const waiting = this._syncs.received(message.id, message.seq);
+    if (!waiting) {
+      this.stats.duplicateSyncs++;
+      return [];
+    }
+    const sync = {
+      id: message.id, seq: message.seq, reason: message.reason, scope: message.scope, hint: message.hint,
+      mandatory: message.mandatory === true, jitterMs: message.jitter_ms,
+    };
+    // A replay below last_sync (a first welcome, an epoch change) lowers it until handled.
+    return [...this._saveLastSync(), { type: "schedule", sync, waiting }];
+  }
+
+  _error(message) {
+    const event = { code: message.code, message: message.message, ref: message.ref ?? null };
+    const actions = [];
+    if (message.ref === "subscribe" && this._pendingSubscribes.length) {
+      // A refused subscribe (unknown_screen, invalid_screen_name) did not subscribe: the entry
+      // and its stored tree go, so calling subscribe() again (e.g. once the screen is published)
+      // asks again.
+      event.screen = this._pendingSubscribes.shift();
+      if (this.screens.delete(event.screen)) actions.push(...this._storeScreen(event.screen, null));
+    }
+    if (message.code === "unsupported_protocol" || message.code === "unauthorized") {
+      actions.push({ type: "stopReconnecting", error: event });
+    }
+    actions.push(emit("error", event));
+    return actions;
+  }
+
+  // MARK: - Helpers
+
+  /** Asks the shell for `entry`'s stored tree (once a scope is known: `enter` asks then). */
+  _startLoad(entry) {
+    entry.load = { entry };
+    if (this.scope === undefined) return [];
+    return [{ type: "load", key: screenKey(this.scope, entry.screen), load: entry.load }];
+  }
+
+  /** `entry`'s stored tree is unusable (unreadable, of another epoch, or hashing wrong): it goes, and the screen is subscribed without it. */
+  _dropStored(entry) {
+    return [...this._storeScreen(entry.screen, null), ...this._finishLoad(entry)];
+  }
+
+  /** `entry`'s stored tree was read (or found unusable): it can be subscribed now. */
+  _finishLoad(entry) {
+    entry.load = null;
+    return this.live ? [this._subscribeMessage(entry)] : [];
+  }
+
+  _subscribeMessage(entry) {
+    const message = { type: "subscribe", screen: entry.screen };
+    if (entry.version !== undefined && entry.hash !== undefined) message.have = { version: entry.version, hash: entry.hash };
+    else entry.resyncing = true; // until a snapshot arrives, patches cannot apply
+    this._pendingSubscribes.push(entry.screen);
+    return send(message);
+  }
+
+  /** The first answer to a subscribe of `screen` arrived. */
+  _answered(screen) {
+    const index = this._pendingSubscribes.indexOf(screen);
+    if (index >= 0) this._pendingSubscribes.splice(index, 1);
+  }
+
+  /** Writes the stored tree of `screen` (removes it when `value` is null). */
+  _storeScreen(screen, value) {
+    return this.scope === undefined ? [] : this._store(screenKey(this.scope, screen), value);
+  }
+
+  /** Writes `key` (removes it when `value` is null), while a scope is known: its actions. */
+  _store(key, value) {
+    return this.scope === undefined ? [] : [{ type: "store", key, value }];
+  }
+
+  /**
+   * last_sync = every sync up to it was handed to the app: a reload during a jitter wait gets it
+   * again. Kept with the epoch it counts in (`force`: write the record although the value is the same).
+   */
+  _saveLastSync(force = false) {
+    if (!this._syncs.settle() && !force) return [];
+    if (this.epoch === undefined) return []; // a hub without epochs: nothing to resume from later
+    return this._store(recordKey(this.scope), scopeRecord(this.epoch, this.lastSync));
+  }
+
+  /** What is owed to one user in one hub state: acks, and rendered confirmations (a version drawn for another user or state confirms nothing here). */
+  _forgetOwed() {
+    this._pendingAcks.clear();
+    this._pendingRendered.clear();
+  }
+}
+
+/** Forgets what a screen entry held (another user's or another hub state's tree): nothing of it is shown or sent as `have` again. */
+function forget(entry) {
+  entry.tree = entry.version = entry.hash = entry.delivered = entry.savedVersion = undefined;
+  entry.resyncing = entry.pending = false;
+  entry.verifying = null;
+}
+
+function send(message) {
+  return { type: "send", message };
+}
+
+function emit(event, detail) {
+  return { type: "emit", event, detail };
+}

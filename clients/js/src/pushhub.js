@@ -1,0 +1,359 @@
+// PushHub: the client apps use (DESIGN §12, docs/clients.md). It performs what ClientSession
+// decides, over a Transport, with the app's storage, timers and listeners.
+
+import { TreeHasher } from "./screen-hash.js";
+import {
+  defaultStorage, LEGACY_LAST_SYNC_KEY, readScopeRecord, recordKey, storageScope, storedDevice,
+} from "./storage.js";
+import { fetchScreenAs } from "./fetch-screen.js";
+import { DEFAULT_BACKOFF } from "./reconnect-schedule.js";
+import { Transport } from "./transport.js";
+import { ClientSession } from "./client-session.js";
+
+/** Milliseconds from a clock that does not jump with the wall clock (performance.now where present). */
+function monotonicNow() {
+  const p = globalThis.performance;
+  return p && typeof p.now === "function" ? p.now() : Date.now();
+}
+
+/**
+ * One connection to a hub, kept up until `close()`. See pushhub-client.d.ts for the options,
+ * events and the meaning of each field.
+ *
+ * Invariants: every rule of the protocol is `ClientSession`'s, every socket and timer of the link
+ * the `Transport`'s; this class only performs their actions. Hub messages are handled strictly in
+ * arrival order although hashing is asynchronous: each is a task on one promise chain that waits
+ * for the message's `verify` (a task of an older socket is skipped).
+ */
+export class PushHub {
+  constructor(options) {
+    if (!options || typeof options.url !== "string") throw new TypeError("PushHub needs { url: 'wss://host/v1/connect' }");
+    this.url = options.url;
+    this._options = options;
+    const WebSocket = options.WebSocket || globalThis.WebSocket;
+    if (typeof WebSocket !== "function") throw new TypeError("no WebSocket here: pass options.WebSocket");
+    this._storage = options.storage || defaultStorage();
+    this._prefix = (options.storageKey || "pushhub") + ":";
+    this._random = options.random || Math.random;
+    this._autoRendered = options.autoRendered !== false;
+    this._hasher = new TreeHasher({ builtIn: options.hash === "built-in" });
+    this._session = new ClientSession({ app: options.app, canonical: (tree) => this._hasher.canonical(tree) });
+    this._transport = new Transport({
+      url: options.url, WebSocket, now: options.now || monotonicNow, random: this._random,
+      backoff: { ...DEFAULT_BACKOFF, ...(options.backoff || {}) }, stats: this._session.stats,
+    }, {
+      reconnect: () => this._open(),
+      opened: () => this._perform(this._session.opened({ token: this._token, device: this._device })),
+      received: (data, generation) => this._received(data, generation),
+      dropped: (code, reason) => this._dropped(code, reason),
+      connectFailed: (error) => this._emit("error", { code: "connect", message: String(error), ref: null }),
+    });
+    this._state = "connecting";
+    this._listeners = new Map(); // event type → Set of listeners
+    this._treeListeners = new WeakMap(); // screen entry → Set of onTree callbacks
+    this._syncHandlers = new Set();
+    this._syncTimers = new Set(); // syncs waiting out their jitter
+    this._queue = Promise.resolve(); // the in-order task chain of hub messages
+    this._token = undefined; // the token of the current connection
+    this._fatal = null; // an error after which reconnecting cannot help
+    this._scoped = new Promise((resolve) => (this._enteredScope = resolve)); // resolved once a scope is known
+    this._ready = this._prepare();
+    this._open();
+  }
+
+  /** "connecting" (first connection), "live" (welcomed), "reconnecting" (waiting or retrying), "closed". */
+  get state() {
+    return this._state;
+  }
+
+  /** The last `sync` seq this client has fully handled (sent as hello.last_sync). */
+  get lastSync() {
+    return this._session.lastSync;
+  }
+
+  /** `welcome` of the current session: { session, user, heartbeat_s, sync_seq, epoch }; null while not live. */
+  get session() {
+    return this._session.welcome;
+  }
+
+  /** Counters for the app's diagnostics (and the tests). */
+  get stats() {
+    return this._session.stats;
+  }
+
+  /** Listens to an event ("state", "welcome", "close", "error", "pending", "resubscribe", "mismatch", "gone"); returns an unsubscribe function. */
+  on(type, listener) {
+    if (!this._listeners.has(type)) this._listeners.set(type, new Set());
+    this._listeners.get(type).add(listener);
+    return () => this._listeners.get(type).delete(listener);
+  }
+
+  /** Registers a sync handler, called after the random 0..jitter_ms wait; the sync is acked once every handler returned (or its promise settled). */
+  onSync(handler) {
+    this._syncHandlers.add(handler);
+    return () => this._syncHandlers.delete(handler);
+  }
+
+  /**
+   * Subscribes to a screen. `onTree(tree, { version, hash, source })` is called with each new
+   * tree: `source` is "cache" (from storage, before the hub confirmed it), "snapshot", "patch" or
+   * "unchanged" (the cached tree is current). Trees are frozen (the client reuses the canonical
+   * form of unchanged subtrees); a patch copies only the containers on its paths, so unchanged
+   * subtrees keep their identity from one version to the next.
+   */
+  subscribe(screen, onTree) {
+    let entry = this._session.screens.get(screen);
+    if (!entry) {
+      const actions = this._session.subscribe(screen);
+      entry = this._session.screens.get(screen);
+      this._treeListeners.set(entry, new Set());
+      this._perform(actions);
+    } else if (entry.tree !== undefined && onTree) {
+      const meta = { version: entry.version, hash: entry.hash, source: entry.delivered === undefined ? "cache" : "snapshot" };
+      const listeners = this._treeListeners.get(entry);
+      Promise.resolve().then(() => listeners.has(onTree) && this._call(onTree, entry.tree, meta));
+    }
+    const listeners = this._treeListeners.get(entry);
+    if (onTree) listeners.add(onTree);
+    const hub = this;
+    return {
+      screen,
+      get tree() { return entry.tree; },
+      get version() { return entry.version; },
+      get hash() { return entry.hash; },
+      get pending() { return entry.pending; },
+      close() {
+        listeners.delete(onTree);
+        if (listeners.size > 0 || hub._session.screens.get(screen) !== entry) return;
+        hub._perform(hub._session.unsubscribe(screen));
+      },
+    };
+  }
+
+  /**
+   * `fetchScreen(name)` as this client (its token, device, app and storage): an HTTP GET of the
+   * screen with `If-None-Match` the hash this client holds. Needs no live connection; a
+   * subscription keeps following the socket (the fetched tree goes to storage only).
+   */
+  async fetchScreen(screen, { signal } = {}) {
+    await this._ready;
+    let token = this._options.token;
+    if (typeof token === "function") token = await token();
+    const entry = this._session.screens.get(screen);
+    const held = entry && entry.tree !== undefined && entry.hash !== undefined
+      ? { tree: entry.tree, version: entry.version, hash: entry.hash } : undefined;
+    await this._scoped;
+    return fetchScreenAs(screen, {
+      url: this.url, token, device: this._device, app: this._options.app, storage: this._storage, prefix: this._prefix,
+      scope: this._session.scope, epoch: this._session.epoch, held, fetch: this._options.fetch, signal,
+    });
+  }
+
+  /** Tells the hub the app drew `version` of `screen` (confirms experiment exposures, DESIGN §6). */
+  rendered(screen, version) {
+    this._perform(this._session.rendered(screen, version));
+  }
+
+  /** Closes the connection for good; state becomes "closed". */
+  close() {
+    if (this._state === "closed") return;
+    this._transport.stop();
+    for (const timer of this._syncTimers) clearTimeout(timer);
+    this._syncTimers.clear();
+    this._session.closed();
+    this._setState("closed");
+    this._emit("close", { code: 1000, reason: "closed by the app", reconnect: false });
+  }
+
+  // MARK: connection
+
+  /** The device id, the legacy key removed, and (with a fixed token or none) the user's scope entered. */
+  async _prepare() {
+    this._device = this._options.device;
+    if (!this._device && !this._options.token) this._device = await storedDevice(this._storage, this._prefix);
+    this._storageCall(() => this._storage.removeItem(this._prefix + LEGACY_LAST_SYNC_KEY));
+    if (typeof this._options.token !== "function") await this._enterScope(storageScope(this._options.token, this._device));
+  }
+
+  /** Makes `scope` the one whose storage the client uses: its record read, each subscribed screen loaded from it. */
+  async _enterScope(scope) {
+    const record = await readScopeRecord(this._storage, this._prefix + recordKey(scope));
+    this._perform(this._session.enter(scope, record));
+    this._enteredScope();
+  }
+
+  /** A connection attempt: the token (a function is asked each time, naming the user), then the socket. */
+  async _open() {
+    const generation = this._transport.begin();
+    await this._ready;
+    let token = this._options.token;
+    if (typeof token === "function") {
+      try {
+        token = await token();
+      } catch (error) {
+        if (this._transport.isCurrent(generation)) this._emit("error", { code: "token", message: String(error), ref: null });
+        token = undefined;
+      }
+      // The user the token names (a failed call keeps the current one).
+      const scope = token ? storageScope(token, this._device) : this._session.scope;
+      if (scope !== this._session.scope && this._transport.isCurrent(generation)) await this._enterScope(scope);
+    }
+    if (!this._transport.isCurrent(generation)) return;
+    this._token = token;
+    this._transport.connect(generation);
+  }
+
+  _received(data, generation) {
+    let message;
+    try {
+      message = JSON.parse(data);
+    } catch {
+      return this._emit("error", { code: "client_bad_json", message: "the hub sent text that is not JSON", ref: null });
+    }
+    if (message.type === "heartbeat") return; // it only proves the link is alive
+    this._queue = this._queue
+      .then(() => (this._transport.isCurrent(generation) ? this._perform(this._session.receive(message)) : undefined))
+      .catch((error) => this._report(error));
+  }
+
+  _dropped(code, reason) {
+    this._session.closed();
+    if (this._fatal) {
+      this._transport.stop();
+      this._setState("closed");
+      return this._emit("close", { code, reason, reconnect: false, error: this._fatal });
+    }
+    const { delayMs, attempt } = this._transport.reconnectLater(code);
+    this._setState("reconnecting");
+    this._emit("close", { code, reason, reconnect: true, delayMs, attempt });
+  }
+
+  // MARK: actions (ClientSession's table)
+
+  /** Performs `actions` in order; returns the verification in flight, if one was asked for. */
+  _perform(actions) {
+    let verifying;
+    for (const action of actions) {
+      switch (action.type) {
+        case "send":
+          if (!this._transport.send(action.message)) this._session.unsent(action.message);
+          break;
+        case "store":
+          this._store(action.key, action.value);
+          break;
+        case "load":
+          this._load(action).catch((error) => this._report(error));
+          break;
+        case "verify":
+          verifying = this._verify(action);
+          break;
+        case "deliver":
+          this._deliver(action);
+          break;
+        case "schedule":
+          this._schedule(action);
+          break;
+        case "emit":
+          this._emit(action.event, action.detail);
+          break;
+        case "goLive":
+          this._transport.welcomed(action.heartbeatS, action.hubSendsHeartbeats);
+          this._fatal = null;
+          this._setState("live");
+          this._emit("welcome", action.welcome);
+          break;
+        case "stopReconnecting":
+          // A token function is asked for a fresh token on the next attempt.
+          if (!(action.error.code === "unauthorized" && typeof this._options.token === "function")) this._fatal = action.error;
+          break;
+        default:
+          throw new Error(`ClientSession asked for an unknown action ${JSON.stringify(action.type)}`);
+      }
+    }
+    return verifying;
+  }
+
+  async _load({ key, load }) {
+    const text = await this._read(key);
+    await this._perform(this._session.loaded(load, text));
+  }
+
+  async _verify({ tree, verification }) {
+    let result;
+    try {
+      result = await this._hasher.hash(tree);
+    } catch (error) {
+      this._report(error);
+      return this._perform(this._session.verifyFailed(verification));
+    }
+    return this._perform(this._session.verified(verification, result.hash, result.canonical));
+  }
+
+  _deliver({ entry, tree, meta }) {
+    const results = [...this._treeListeners.get(entry)].map((listener) => this._call(listener, tree, meta));
+    if (meta.source === "cache" || !this._autoRendered) return;
+    Promise.all(results).then(() => {
+      if (entry.version === meta.version && this._session.screens.get(entry.screen) === entry) this.rendered(entry.screen, meta.version);
+    });
+  }
+
+  _schedule({ sync: received, waiting }) {
+    const delayMs = Math.floor(this._random() * (received.jitterMs || 0));
+    const sync = { ...received, delayMs, receivedAt: Date.now() };
+    const timer = setTimeout(async () => {
+      this._syncTimers.delete(timer);
+      await Promise.all([...this._syncHandlers].map((handler) => this._call(handler, sync)));
+      if (this._state !== "closed") this._perform(this._session.syncHandled(waiting));
+    }, delayMs);
+    this._syncTimers.add(timer);
+  }
+
+  _setState(state) {
+    if (this._state === state) return;
+    this._state = state;
+    this._emit("state", { state });
+  }
+
+  _emit(type, event) {
+    for (const listener of this._listeners.get(type) || []) this._call(listener, event);
+  }
+
+  _call(fn, ...args) {
+    try {
+      const result = fn(...args);
+      return result && typeof result.then === "function" ? result.catch((error) => this._report(error)) : result;
+    } catch (error) {
+      this._report(error);
+    }
+  }
+
+  _report(error) {
+    setTimeout(() => { throw error; }); // surfaces in the console without breaking the client
+  }
+
+  // MARK: storage (keys relative to the storageKey prefix)
+
+  async _read(key) {
+    try {
+      return await this._storage.getItem(this._prefix + key);
+    } catch (error) {
+      this._emit("error", { code: "storage", message: String(error), ref: null });
+      return null;
+    }
+  }
+
+  _store(key, value) {
+    const full = this._prefix + key;
+    this._storageCall(() => (value === null ? this._storage.removeItem(full) : this._storage.setItem(full, value)));
+  }
+
+  _storageCall(operation) {
+    const fail = (error) => this._emit("error", { code: "storage", message: String(error), ref: null });
+    try {
+      const result = operation();
+      if (result && typeof result.then === "function") result.catch(fail);
+    } catch (error) {
+      fail(error);
+    }
+  }
+}

@@ -1,0 +1,113 @@
+// SHA-256 (FIPS 180-4): SubtleCrypto where the platform has it, else a built-in implementation
+// (React Native's Hermes has no crypto.subtle), and the UTF-8 encoding hashes are taken over.
+
+const encoder = typeof TextEncoder === "function" ? new TextEncoder() : null;
+
+/** UTF-8 bytes of a string (TextEncoder where present; a lone surrogate becomes U+FFFD either way). */
+export function utf8(text) {
+  if (encoder) return encoder.encode(text);
+  const bytes = new Uint8Array(text.length * 3);
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    let c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+        i++;
+      }
+    }
+    if (c >= 0xd800 && c <= 0xdfff) c = 0xfffd;
+    if (c < 0x80) bytes[n++] = c;
+    else if (c < 0x800) (bytes[n++] = 0xc0 | (c >> 6)), (bytes[n++] = 0x80 | (c & 63));
+    else if (c < 0x10000) (bytes[n++] = 0xe0 | (c >> 12)), (bytes[n++] = 0x80 | ((c >> 6) & 63)), (bytes[n++] = 0x80 | (c & 63));
+    else {
+      bytes[n++] = 0xf0 | (c >> 18);
+      bytes[n++] = 0x80 | ((c >> 12) & 63);
+      bytes[n++] = 0x80 | ((c >> 6) & 63);
+      bytes[n++] = 0x80 | (c & 63);
+    }
+  }
+  return bytes.subarray(0, n);
+}
+
+const K = new Int32Array([
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
+  0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
+  0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
+  0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+  0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819,
+  0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
+  0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+  0xc67178f2,
+]);
+
+/** SHA-256 (FIPS 180-4) in plain JavaScript, for platforms without SubtleCrypto (React Native). */
+export function sha256(bytes) {
+  const length = bytes.length;
+  const blocks = ((length + 8) >>> 6) + 1;
+  const padded = new Uint8Array(blocks * 64);
+  padded.set(bytes);
+  padded[length] = 0x80;
+  const view = new DataView(padded.buffer);
+  view.setUint32(padded.length - 8, Math.floor(length / 0x20000000));
+  view.setUint32(padded.length - 4, (length << 3) >>> 0);
+  const w = new Int32Array(64);
+  let h0 = 0x6a09e667, h1 = 0xbb67ae85 | 0, h2 = 0x3c6ef372, h3 = 0xa54ff53a | 0;
+  let h4 = 0x510e527f, h5 = 0x9b05688c | 0, h6 = 0x1f83d9ab, h7 = 0x5be0cd19;
+  for (let offset = 0; offset < padded.length; offset += 64) {
+    for (let i = 0, j = offset; i < 16; i++, j += 4) {
+      w[i] = (padded[j] << 24) | (padded[j + 1] << 16) | (padded[j + 2] << 8) | padded[j + 3];
+    }
+    for (let i = 16; i < 64; i++) {
+      const a = w[i - 15], b = w[i - 2];
+      const s0 = ((a >>> 7) | (a << 25)) ^ ((a >>> 18) | (a << 14)) ^ (a >>> 3);
+      const s1 = ((b >>> 17) | (b << 15)) ^ ((b >>> 19) | (b << 13)) ^ (b >>> 10);
+      w[i] = (w[i - 16] + s0 + w[i - 7] + s1) | 0;
+    }
+    let a = h0, b = h1, c = h2, d = h3, e = h4, f = h5, g = h6, h = h7;
+    for (let i = 0; i < 64; i++) {
+      const S1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
+      const t1 = (h + S1 + ((e & f) ^ (~e & g)) + K[i] + w[i]) | 0;
+      const S0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
+      const t2 = (S0 + ((a & b) ^ (a & c) ^ (b & c))) | 0;
+      h = g; g = f; f = e; e = (d + t1) | 0; d = c; c = b; b = a; a = (t1 + t2) | 0;
+    }
+    h0 = (h0 + a) | 0; h1 = (h1 + b) | 0; h2 = (h2 + c) | 0; h3 = (h3 + d) | 0;
+    h4 = (h4 + e) | 0; h5 = (h5 + f) | 0; h6 = (h6 + g) | 0; h7 = (h7 + h) | 0;
+  }
+  const out = new Uint8Array(32);
+  const outView = new DataView(out.buffer);
+  [h0, h1, h2, h3, h4, h5, h6, h7].forEach((v, i) => outView.setInt32(i * 4, v));
+  return out;
+}
+
+function hex(bytes) {
+  let text = "";
+  for (let i = 0; i < bytes.length; i++) text += (bytes[i] < 16 ? "0" : "") + bytes[i].toString(16);
+  return text;
+}
+
+function subtleCrypto() {
+  const c = globalThis.crypto;
+  return c && c.subtle && typeof c.subtle.digest === "function" ? c.subtle : null;
+}
+
+/** Lowercase hex SHA-256 of a string's UTF-8 bytes: SubtleCrypto where present, else the built-in `sha256`. */
+export async function sha256Hex(text, { builtIn = false } = {}) {
+  const bytes = digestInput(text);
+  const subtle = builtIn ? null : subtleCrypto();
+  // digest() copies its input before it returns a promise, so the scratch buffer is free again.
+  return hex(subtle ? new Uint8Array(await subtle.digest("SHA-256", bytes)) : sha256(bytes));
+}
+
+let scratch = new Uint8Array(0);
+
+/** UTF-8 bytes of `text` in a buffer reused from call to call (valid until the next call): a
+ *  fresh 600 KB array per patch costs more than the encoding itself. */
+function digestInput(text) {
+  if (!encoder || typeof encoder.encodeInto !== "function") return utf8(text);
+  if (scratch.length < text.length * 3) scratch = new Uint8Array(text.length * 3);
+  const { written } = encoder.encodeInto(text, scratch);
+  return scratch.subarray(0, written);
+}

@@ -1,0 +1,85 @@
+// PushHub, the shell, over a fake WebSocket with a MemoryStorage: that it performs what the
+// session decides, in order (hashing is asynchronous: SubtleCrypto).
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { PushHub } from "../src/pushhub.js";
+import { MemoryStorage } from "../src/storage.js";
+import { hashOf, stored } from "./helpers.js";
+
+class FakeSocket {
+  constructor() {
+    FakeSocket.made.push(this);
+    Object.assign(this, { readyState: 0, sent: [] });
+  }
+  send(text) { this.sent.push(JSON.parse(text)); }
+  close() {}
+  fromHub(message) { this.onmessage({ data: JSON.stringify(message) }); }
+}
+
+/** Waits until `condition()` holds (10 s at most: a loaded machine), polling every 2 ms. */
+async function until(condition, what) {
+  const deadline = Date.now() + 10000;
+  while (!condition()) {
+    if (Date.now() > deadline) assert.fail("timed out waiting for " + what);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+/** A PushHub of device d-1 on a fake socket, opened and welcomed (epoch e-1); closed when test `t` ends. */
+async function live(t, storage, options = {}) {
+  FakeSocket.made = [];
+  const hub = new PushHub({ url: "ws://hub/v1/connect", device: "d-1", WebSocket: FakeSocket, storage, storageKey: "t", ...options });
+  t.after(() => hub.close()); // its timers would keep node running
+  await until(() => FakeSocket.made.length === 1, "the socket");
+  const [socket] = FakeSocket.made;
+  socket.readyState = 1;
+  socket.onopen();
+  socket.fromHub({ type: "welcome", session: "s", user: null, heartbeat_s: 25, sync_seq: 0, epoch: "e-1" });
+  await until(() => hub.state === "live", "the welcome");
+  return { hub, socket };
+}
+
+test("a reload resumes from storage: the cached tree at once, then subscribe with have, confirmed unchanged and rendered", async (t) => {
+  const tree = { title: "Hi" };
+  const storage = new MemoryStorage();
+  storage.setItem("t:device:d-1:epoch", '{"epoch":"e-1","last_sync":3}');
+  storage.setItem("t:device:d-1:screen:home", stored(tree, 4, "e-1"));
+  const { hub, socket } = await live(t, storage);
+  const seen = [];
+  hub.subscribe("home", (got, meta) => seen.push([got.title, meta.source]));
+  await until(() => socket.sent.some((m) => m.type === "subscribe"), "the subscribe");
+  assert.deepEqual(socket.sent[0], { type: "hello", protocol: 1, heartbeat: true, device: "d-1", epoch: "e-1", last_sync: 3 });
+  assert.deepEqual(socket.sent[1], { type: "subscribe", screen: "home", have: { version: 4, hash: hashOf(tree) } });
+  socket.fromHub({ type: "unchanged", screen: "home", version: 4, hash: hashOf(tree) });
+  await until(() => socket.sent.some((m) => m.type === "rendered"), "rendered");
+  assert.deepEqual(seen, [["Hi", "cache"], ["Hi", "unchanged"]]);
+  assert.deepEqual(socket.sent.at(-1), { type: "rendered", screen: "home", version: 4 });
+  hub.close();
+  assert.deepEqual([hub.state, hub.session], ["closed", null]);
+});
+
+test("hub messages are handled in arrival order although hashing is asynchronous", async (t) => {
+  const { hub, socket } = await live(t, new MemoryStorage(), { autoRendered: false });
+  const versions = [];
+  hub.subscribe("home", (tree, meta) => versions.push(meta.version));
+  await until(() => socket.sent.some((m) => m.type === "subscribe"), "the subscribe");
+  const v1 = { n: 1, big: "x".repeat(200000) }; // the patch arrives while this is still being hashed
+  const v2 = { ...v1, n: 2 };
+  socket.fromHub({ type: "snapshot", screen: "home", version: 1, hash: hashOf(v1), tree: v1 });
+  socket.fromHub({ type: "patch", screen: "home", from: 1, version: 2, hash: hashOf(v2), ops: [{ op: "replace", path: "/n", value: 2 }] });
+  await until(() => versions.length === 2, "both versions");
+  assert.deepEqual([versions, hub.stats.resubscribes], [[1, 2], 0]);
+});
+
+test("a sync is handed over after its jitter, then acked; its duplicate is dropped", async (t) => {
+  const { hub, socket } = await live(t, new MemoryStorage(), { random: () => 0.5 });
+  const syncs = [];
+  hub.onSync((sync) => syncs.push(sync));
+  const sync = { type: "sync", id: "s-1", seq: 1, reason: "hotfix", scope: "bundle", jitter_ms: 40 };
+  socket.fromHub(sync);
+  socket.fromHub(sync);
+  await until(() => socket.sent.some((m) => m.type === "ack"), "the ack");
+  assert.deepEqual(syncs.map((s) => [s.id, s.delayMs, s.jitterMs]), [["s-1", 20, 40]]);
+  assert.deepEqual([hub.stats.duplicateSyncs, hub.lastSync], [1, 1]);
+});
