@@ -14,8 +14,8 @@ extension SyncRoutes {
             limit = value
         }
         let now = WallClock.nowMilliseconds()
-        let live = Array(call.plane.state.view.syncs.syncs.reversed().lazy.filter { $0.expiresAt > now }.prefix(limit))
-        call.gatherReceipts(seqs: live.map(\.seq)) { [plane = call.plane, reply = call.reply] receipts in
+        let live = Array(plane.state.view.syncs.syncs.reversed().lazy.filter { $0.expiresAt > now }.prefix(limit))
+        call.gatherReceipts(seqs: live.map(\.seq)) { [plane, reply] receipts in
             let since = plane.receiptsCountedSince
             reply.json(
                 200,

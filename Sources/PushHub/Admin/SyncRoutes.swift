@@ -8,8 +8,8 @@ struct SyncRoutes: AdminHandlers {
 
     init(_ call: AdminCall) { self.call = call }
 
-    private var plane: ControlPlane { call.plane }
-    private var reply: AdminReply { call.reply }
+    var plane: ControlPlane { call.plane }
+    var reply: AdminReply { call.reply }
 
     static let maxHintBytes = 1024
     static let fields = ["target", "reason", "scope", "hint", "ttl", "spread", "collapse", "mandatory", "dry_run"]
