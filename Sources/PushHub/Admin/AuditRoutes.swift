@@ -1,15 +1,17 @@
 /// `GET /v1/audit[?limit=N]`: the audit log's recent entries, newest first (the console's Hub
 /// view). Needs only `read`; what it shows is what the log lines show (never a secret).
-struct AuditRoutes {
-    let plane: ControlPlane
-    let reply: AdminReply
+struct AuditRoutes: AdminHandlers {
+    let call: AdminCall
+
+    init(_ call: AdminCall) { self.call = call }
 
     /// 100 entries unless asked for more: a page's worth.
     static let defaultLimit = 100
 
-    func recent(_ head: RequestHead) throws(AdminError) {
+    func recent() throws(AdminError) {
+        let plane = call.plane
         var limit = Self.defaultLimit
-        if let text = head.query.first(where: { $0.name == "limit" })?.value {
+        if let text = call.query("limit") {
             guard let value = Int(text), (1...plane.audit.capacity).contains(value) else {
                 throw AdminError(
                     400, "bad_limit", "limit must be a whole number from 1 to \(plane.audit.capacity) (got \"\(text)\")"
@@ -18,7 +20,7 @@ struct AuditRoutes {
             limit = value
         }
         let entries = plane.audit.recent(limit)
-        reply.json(
+        call.reply.json(
             200,
             .object([
                 "entries": .array(entries.map(\.json)), "capacity": .number(Double(plane.audit.capacity)),

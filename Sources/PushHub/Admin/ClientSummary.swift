@@ -4,7 +4,7 @@ extension SyncRoutes {
     /// 100,000 clients answers a few hundred bytes, not megabytes, to a page that asks every few
     /// seconds. Gathered from every loop like `GET /v1/clients`.
     func clientSummary() {
-        plane.gather(.clients(user: nil), now: MonotonicClock.now()) { [reply] answers, _ in
+        call.gather(.clients(user: nil)) { [reply] answers in
             var count = 0
             var platforms: [String: Int] = [:]
             var versions: [String: [String: Int]] = [:]

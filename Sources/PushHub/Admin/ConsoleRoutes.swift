@@ -8,7 +8,14 @@ import WSProtocol
 /// Invariants: only the embedded files are served (the name is a key, never a path on disk); an
 /// asset's ETag is the SHA-256 of its bytes; the page may load nothing from another origin
 /// (`Content-Security-Policy`) and may not be framed.
-enum ConsoleRoutes {
+struct ConsoleRoutes: AdminHandlers {
+    let call: AdminCall
+
+    init(_ call: AdminCall) { self.call = call }
+
+    /// `GET /console` and `GET /console/{file}`.
+    func file() { call.reply(Self.answer(call.head)) }
+
     /// The embedded files by request path; `/console` is `index.html`. The JavaScript client
     /// (`clients/js/`) is served beside them as `pushhub-client.js`: the console applies patches
     /// and computes screen hashes and buckets with the same code the apps use; and the screen
@@ -36,12 +43,8 @@ enum ConsoleRoutes {
         "default-src 'self'; img-src 'self' data: http: https:; connect-src 'self'; "
         + "frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
-    /// Whether `path` belongs to the console (answered by `answer(_:)`, without a token).
-    static func isConsole(_ path: Substring) -> Bool { path == "/console" || path.hasPrefix("/console/") }
-
-    /// The answer to a request for a console path.
+    /// The answer to a `GET` of a console path.
     static func answer(_ head: RequestHead) -> Response {
-        guard head.method == "GET" else { return AdminError.methodNotAllowed(head, accepts: ["GET"]).response }
         let path = String(head.path)
         guard let asset = assets[path] else {
             if assets.isEmpty {

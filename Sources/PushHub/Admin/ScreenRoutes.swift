@@ -5,57 +5,41 @@ import Glibc
 ///
 /// Invariant: a mutation answers 2xx only after its journal record is fsynced and every loop has
 /// brought its subscribers to it (its answer counts what they sent).
-struct ScreenRoutes {
-    let plane: ControlPlane
-    let reply: AdminReply
+struct ScreenRoutes: AdminHandlers {
+    let call: AdminCall
 
-    func handle(_ head: RequestHead, name fullName: String, body: [UInt8]) throws(AdminError) {
-        var name = fullName
-        var action = ""
-        for suffix in ["/history", "/rollback", "/diff"] where name.hasSuffix(suffix) {
-            action = String(suffix.dropFirst())
-            name = String(name.dropLast(suffix.count))
+    init(_ call: AdminCall) { self.call = call }
+
+    private var plane: ControlPlane { call.plane }
+    private var reply: AdminReply { call.reply }
+    /// The screen the path names (`/v1/screens/{name}…`, percent-decoded).
+    private var name: String { call.variable }
+
+    /// `PUT /v1/screens/{name}`: publishes the body as the next version, or with `?dry_run=true`
+    /// only tells what that would do.
+    func put() throws(AdminError) {
+        let tree = try parse(call.body)
+        if let path = Rendition.invalidThreshold(in: tree) {
+            throw AdminError(
+                422, "invalid_min_app_version",
+                "\(path) must be a semantic version such as \"5.3.0\" (each number at most \(Int.max))")
         }
-        if let problem = ScreenName.validationError(name) { throw AdminError(422, "invalid_screen_name", problem) }
-        switch (head.method, action) {
-        case ("PUT", ""):
-            let tree = try parse(body)
-            if let path = Rendition.invalidThreshold(in: tree) {
-                throw AdminError(
-                    422, "invalid_min_app_version",
-                    "\(path) must be a semantic version such as \"5.3.0\" (each number at most \(Int.max))")
-            }
-            isDryRun(head) ? dryRun(name, tree) : publish(name, tree)
-        case ("GET", ""):
-            let client = try clientAttributes(head)
-            plane.afterCommit { get(name, as: client) }
-        case ("DELETE", ""): try delete(name)
-        case ("GET", "history"): plane.afterCommit { history(name) }
-        case ("GET", "diff"):
-            let (from, to) = try versionPair(head)
-            plane.afterCommit { diff(name, from: from, to: to) }
-        case ("POST", "rollback"): try rollback(name, try parse(body))
-        case (_, ""): throw AdminError.methodNotAllowed(head, accepts: ["GET", "PUT", "DELETE"])
-        case (_, "history"), (_, "diff"): throw AdminError.methodNotAllowed(head, accepts: ["GET"])
-        default: throw AdminError.methodNotAllowed(head, accepts: ["POST"])
-        }
+        call.changes ? publish(tree) : dryRun(tree)
     }
 
     func list() {
-        plane.gather(.subscribers, now: MonotonicClock.now()) { answers, _ in
+        call.gather(.subscribers) { [plane, reply] answers in
             var subscribers: [String: Int] = [:]
             for case .subscribers(let counts) in answers { subscribers.merge(counts, uniquingKeysWith: +) }
-            plane.afterCommit {
-                let screens = plane.state.view.screens.values.compactMap(\.last).sorted { $0.name < $1.name }.map {
-                    version -> JSONValue in
-                    .object([
-                        "name": .string(version.name), "version": .number(Double(version.version)),
-                        "hash": .string(plane.latestHash(version)), "published_at": .number(Double(version.publishedAt)),
-                        "subscribers": .number(Double(subscribers[version.name] ?? 0)),
-                    ])
-                }
-                reply.json(200, .object(["screens": .array(screens)]))
+            let screens = plane.state.view.screens.values.compactMap(\.last).sorted { $0.name < $1.name }.map {
+                version -> JSONValue in
+                .object([
+                    "name": .string(version.name), "version": .number(Double(version.version)),
+                    "hash": .string(plane.latestHash(version)), "published_at": .number(Double(version.publishedAt)),
+                    "subscribers": .number(Double(subscribers[version.name] ?? 0)),
+                ])
             }
+            reply.json(200, .object(["screens": .array(screens)]))
         }
     }
 
@@ -64,15 +48,11 @@ struct ScreenRoutes {
         return try AdminBody.json(body)
     }
 
-    private func isDryRun(_ head: RequestHead) -> Bool {
-        head.query.contains { $0.name == "dry_run" && ($0.value == "true" || $0.value == "1") }
-    }
-
-    private func publish(_ name: String, _ tree: JSONValue) {
+    private func publish(_ tree: JSONValue) {
         let version = ScreenVersion(
             name: name, version: plane.state.nextVersion(of: name), tree: tree,
             publishedAt: WallClock.nowMilliseconds())
-        plane.commit([.screenPublished(version)], gathering: true, reply: reply) { [plane] answers in
+        call.commit([.screenPublished(version)], gathering: true) { [plane, name] answers in
             var sent = 0
             var renditions = Set<RenditionKey>()
             for case .published(let count, let keys) in answers {
@@ -88,8 +68,8 @@ struct ScreenRoutes {
     }
 
     /// What a publish would do: the patch (for an up-to-date client) and who would get it.
-    private func dryRun(_ name: String, _ tree: JSONValue) {
-        plane.gather(.renderTargets(screen: name), now: MonotonicClock.now()) { [plane, reply] answers, _ in
+    private func dryRun(_ tree: JSONValue) {
+        call.gather(.renderTargets(screen: name)) { [plane, reply, name] answers in
             var targets: [RenderTarget: Int] = [:]
             for case .renderTargets(let counts) in answers { targets.merge(counts, uniquingKeysWith: +) }
             let current = plane.state.view.current(name)
@@ -118,9 +98,8 @@ struct ScreenRoutes {
     /// the latest app version). Without a user or device there is no unit, so no variants: the
     /// base tree as that app version sees it. Its cohorts are those its user is listed in or its
     /// attributes match; token-claim cohorts are not known here.
-    private func clientAttributes(_ head: RequestHead) throws(AdminError) -> ClientAttributes? {
-        let query = head.query
-        func value(_ name: String) -> String? { query.first { $0.name == name }?.value }
+    private func clientAttributes() throws(AdminError) -> ClientAttributes? {
+        let value = call.query
         var appVersion: SemanticVersion?
         if let text = value("app_version") {
             guard let version = SemanticVersion(text) else {
@@ -136,19 +115,20 @@ struct ScreenRoutes {
             appVersion: appVersion, claimCohorts: [], claims: [:], connectedAt: 0)
     }
 
-    /// The tree `client` receives (DESIGN §7–8): its variants of the running experiments, then
-    /// its app version's capability filter — what a session of that client is sent.
-    private func get(_ name: String, as client: ClientAttributes?) {
+    /// `GET /v1/screens/{name}`: the tree the client the query describes receives (DESIGN §7–8):
+    /// its variants of the running experiments, then its app version's capability filter — what a
+    /// session of that client is sent.
+    func get() throws(AdminError) {
+        let client = try clientAttributes()
         let view = plane.state.view
-        guard let current = view.current(name) else {
-            return reply.error(.notFound("no screen named \(name)"))
-        }
+        guard let current = view.current(name) else { throw AdminError.notFound("no screen named \(name)") }
         var target = RenderTarget(appVersion: client?.appVersion)
         if let client, !(client.user ?? client.device).isEmpty, let experiments = view.experiments.touching[name] {
             let unit = client.user ?? client.device
-            target.variantPatches = view.variants(on: name, experiments: experiments) { experiment, _ in
-                view.assignment(experiment, unit: unit, client: client).variant
-            }.patches
+            target.variantPatches =
+                view.variants(on: name, experiments: experiments) { experiment, _ in
+                    view.assignment(experiment, unit: unit, client: client).variant
+                }.patches
         }
         let rendered = plane.renditions.rendered(current, for: target)
         var body = Array(#"{"name":"#.utf8)
@@ -161,9 +141,9 @@ struct ScreenRoutes {
     }
 
     /// `?from=V1[&to=V2]` (`to` defaults to the current version).
-    private func versionPair(_ head: RequestHead) throws(AdminError) -> (Int, Int?) {
+    private func versionPair() throws(AdminError) -> (Int, Int?) {
         func number(_ field: String) throws(AdminError) -> Int? {
-            guard let text = head.query.first(where: { $0.name == field })?.value else { return nil }
+            guard let text = call.query(field) else { return nil }
             guard let value = Int(text), value > 0 else {
                 throw AdminError(400, "bad_version", "\(field) must be a version number, not \"\(text)\"")
             }
@@ -175,17 +155,18 @@ struct ScreenRoutes {
         return (from, try number("to"))
     }
 
-    /// The RFC 6902 ops from kept version `from` to kept version `to`, as a client at the latest
-    /// app version without variants would receive them.
-    private func diff(_ name: String, from: Int, to: Int?) {
+    /// `GET /v1/screens/{name}/diff?from=V1[&to=V2]`: the RFC 6902 ops from kept version `from`
+    /// to kept version `to`, as a client at the latest app version without variants would receive them.
+    func diff() throws(AdminError) {
+        let (from, to) = try versionPair()
         guard let versions = plane.state.view.screens[name], let current = versions.last else {
-            return reply.error(.notFound("no screen named \(name)"))
+            throw AdminError.notFound("no screen named \(name)")
         }
         let kept = versions.map(\.version).map(String.init).joined(separator: ", ")
         guard let old = versions.first(where: { $0.version == from }),
             let new = versions.first(where: { $0.version == (to ?? current.version) })
         else {
-            return reply.error(.notFound("\(name) keeps versions \(kept); ask for two of those"))
+            throw AdminError.notFound("\(name) keeps versions \(kept); ask for two of those")
         }
         let before = plane.renditions.rendered(old, for: .latest), after = plane.renditions.rendered(new, for: .latest)
         reply.json(
@@ -197,9 +178,9 @@ struct ScreenRoutes {
             ]))
     }
 
-    private func history(_ name: String) {
+    func history() throws(AdminError) {
         guard let versions = plane.state.view.screens[name] else {
-            return reply.error(.notFound("no screen named \(name)"))
+            throw AdminError.notFound("no screen named \(name)")
         }
         let entries = versions.reversed().map { version -> JSONValue in
             .object([
@@ -210,7 +191,10 @@ struct ScreenRoutes {
         reply.json(200, .object(["name": .string(name), "versions": .array(entries)]))
     }
 
-    private func rollback(_ name: String, _ request: JSONValue) throws(AdminError) {
+    /// `POST /v1/screens/{name}/rollback {"to": V}` (or `{}`: the previous version): publishes
+    /// version V's tree as a new version.
+    func rollback() throws(AdminError) {
+        let request = try parse(call.body)
         guard let versions = plane.state.view.screens[name], let current = versions.last else {
             throw AdminError.notFound("no screen named \(name)")
         }
@@ -234,12 +218,12 @@ struct ScreenRoutes {
         guard earlier.version != current.version else {
             throw AdminError(409, "already_current", "version \(target) is the current version of \(name)")
         }
-        publish(name, earlier.tree)
+        publish(earlier.tree)
     }
 
-    private func delete(_ name: String) throws(AdminError) {
+    func delete() throws(AdminError) {
         guard let last = plane.state.view.current(name) else { throw AdminError.notFound("no screen named \(name)") }
-        plane.commit([.screenDeleted(name)], gathering: true, reply: reply) { answers in
+        call.commit([.screenDeleted(name)], gathering: true) { [name] answers in
             .object([
                 "name": .string(name), "deleted": .bool(true), "last_version": .number(Double(last.version)),
                 "sent": .number(Double(answers.totalCount)),

@@ -5,25 +5,23 @@ extension SyncRoutes {
     /// `GET /v1/syncs[?limit=N]`: the live syncs (those within their TTL), newest first, each as
     /// `GET /v1/syncs/{id}` answers it — so the console can follow the receipts of a sync that
     /// hubctl or the backend sent.
-    func list(_ head: RequestHead) throws(AdminError) {
+    func list() throws(AdminError) {
         var limit = Self.defaultListLimit
-        if let text = head.query.first(where: { $0.name == "limit" })?.value {
+        if let text = call.query("limit") {
             guard let value = Int(text), value >= 1 else {
                 throw AdminError(400, "bad_limit", "limit must be a whole number of 1 or more (got \"\(text)\")")
             }
             limit = value
         }
-        plane.afterCommit { [plane, reply] in
-            let now = WallClock.nowMilliseconds()
-            let live = Array(plane.state.view.syncs.syncs.reversed().lazy.filter { $0.expiresAt > now }.prefix(limit))
-            plane.gatherReceipts(seqs: live.map(\.seq), now: MonotonicClock.now()) { receipts in
-                let since = plane.receiptsCountedSince
-                reply.json(
-                    200,
-                    .object([
-                        "syncs": .array(live.map { Self.status($0, receipts[$0.seq] ?? ReceiptCounts(), since: since) })
-                    ]))
-            }
+        let now = WallClock.nowMilliseconds()
+        let live = Array(plane.state.view.syncs.syncs.reversed().lazy.filter { $0.expiresAt > now }.prefix(limit))
+        call.gatherReceipts(seqs: live.map(\.seq)) { [plane, reply] receipts in
+            let since = plane.receiptsCountedSince
+            reply.json(
+                200,
+                .object([
+                    "syncs": .array(live.map { Self.status($0, receipts[$0.seq] ?? ReceiptCounts(), since: since) })
+                ]))
         }
     }
 

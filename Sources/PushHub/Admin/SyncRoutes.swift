@@ -3,15 +3,20 @@
 ///
 /// Invariant: a sync is journaled (fsynced) before any client gets it and before the 2xx; its
 /// `targeted_online` is what the loops targeted when it reached them.
-struct SyncRoutes {
-    let plane: ControlPlane
-    let reply: AdminReply
+struct SyncRoutes: AdminHandlers {
+    let call: AdminCall
+
+    init(_ call: AdminCall) { self.call = call }
+
+    var plane: ControlPlane { call.plane }
+    var reply: AdminReply { call.reply }
 
     static let maxHintBytes = 1024
     static let fields = ["target", "reason", "scope", "hint", "ttl", "spread", "collapse", "mandatory", "dry_run"]
 
-    func send(_ body: [UInt8]) throws(AdminError) {
-        let request = try AdminBody.object(body, known: Self.fields)
+    /// `POST /v1/syncs`: sends a sync, or with `"dry_run": true` counts whom it would reach.
+    func send() throws(AdminError) {
+        let request = try AdminBody.object(call.body, known: Self.fields)
         guard let targetJSON = request["target"] else { throw AdminError(400, "bad_target", "\"target\" is missing") }
         let target = try AdminError.mapping { () throws(InputError) in try Target(json: targetJSON) }
         if case .cohort(let name) = target.scope, plane.state.view.cohorts[name] == nil {
@@ -40,7 +45,7 @@ struct SyncRoutes {
         let collapse = try optionalString(request, "collapse")
         let mandatory = try bool(request, "mandatory")
         if try bool(request, "dry_run") {
-            plane.gather(.reach(target), now: MonotonicClock.now()) { [reply] answers, _ in
+            call.gather(.reach(target)) { [reply] answers in
                 var connections = 0
                 var users = Set<String>()
                 for case .reach(let count, let names) in answers {
@@ -62,7 +67,7 @@ struct SyncRoutes {
             collapse: collapse, mandatory: mandatory, createdAt: now,
             expiresAt: now + Int(ttl.nanoseconds / 1_000_000), spreadMilliseconds: Int(spread.nanoseconds / 1_000_000),
             jitterMilliseconds: plane.config.syncJitterMilliseconds)
-        plane.commit([.syncAppended(sync)], gathering: true, reply: reply) { answers in
+        call.commit([.syncAppended(sync)], gathering: true) { answers in
             .object([
                 "id": .string(sync.id), "seq": .number(Double(sync.seq)),
                 "targeted_online": .number(Double(answers.totalCount)),
@@ -70,20 +75,20 @@ struct SyncRoutes {
         }
     }
 
-    func status(_ id: String) {
-        plane.afterCommit { [plane, reply] in
-            guard let sync = plane.state.view.syncs.find(id) else {
-                return reply.error(.notFound("no live sync \(id) (unknown or expired)"))
-            }
-            plane.gatherReceipts(seqs: [sync.seq], now: MonotonicClock.now()) { receipts in
-                reply.json(200, Self.status(sync, receipts[sync.seq] ?? ReceiptCounts(), since: plane.receiptsCountedSince))
-            }
+    /// `GET /v1/syncs/{id}`: the sync with its receipts.
+    func status() throws(AdminError) {
+        let id = call.variable
+        guard let sync = plane.state.view.syncs.find(id) else {
+            throw AdminError.notFound("no live sync \(id) (unknown or expired)")
+        }
+        call.gatherReceipts(seqs: [sync.seq]) { [plane, reply] receipts in
+            reply.json(200, Self.status(sync, receipts[sync.seq] ?? ReceiptCounts(), since: plane.receiptsCountedSince))
         }
     }
 
-    func clients(_ head: RequestHead) {
-        let user = head.query.first { $0.name == "user" }?.value
-        plane.gather(.clients(user: user), now: MonotonicClock.now()) { [reply] answers, _ in
+    /// `GET /v1/clients[?user=U]`: the signed-in clients, gathered from every loop.
+    func clients() {
+        call.gather(.clients(user: call.query("user"))) { [reply] answers in
             var clients: [ClientAttributes] = []
             for case .clients(let some) in answers { clients += some }
             clients.sort { $0.connectedAt < $1.connectedAt }

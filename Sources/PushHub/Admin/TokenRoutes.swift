@@ -3,36 +3,27 @@
 ///
 /// Invariant: names are unique (`409` for a taken one); the root token (`admin.token`) is not
 /// one of these and cannot be revoked here.
-struct TokenRoutes {
-    let plane: ControlPlane
-    let reply: AdminReply
+struct TokenRoutes: AdminHandlers {
+    let call: AdminCall
 
-    func handle(_ head: RequestHead, path: String, body: [UInt8]) throws(AdminError) {
-        let name = path == "/v1/tokens" ? "" : String(path.dropFirst("/v1/tokens/".count))
-        switch (head.method, name.isEmpty) {
-        case ("GET", true): list()
-        case ("POST", true): try create(body)
-        case ("DELETE", false): try revoke(name)
-        case (_, true): throw AdminError.methodNotAllowed(head, accepts: ["GET", "POST"])
-        default: throw AdminError.methodNotAllowed(head, accepts: ["DELETE"])
+    init(_ call: AdminCall) { self.call = call }
+
+    private var plane: ControlPlane { call.plane }
+
+    func list() {
+        let tokens = plane.state.adminTokens.values.sorted { $0.name < $1.name }.map { token -> JSONValue in
+            .object([
+                "name": .string(token.name), "scopes": .array(token.scopes.sorted().map { .string($0.rawValue) }),
+                "created_at": .number(Double(token.createdAt)),
+            ])
         }
+        call.reply.json(200, .object(["tokens": .array(tokens)]))
     }
 
-    private func list() {
-        plane.afterCommit { [plane, reply] in
-            let tokens = plane.state.adminTokens.values.sorted { $0.name < $1.name }.map { token -> JSONValue in
-                .object([
-                    "name": .string(token.name), "scopes": .array(token.scopes.sorted().map { .string($0.rawValue) }),
-                    "created_at": .number(Double(token.createdAt)),
-                ])
-            }
-            reply.json(200, .object(["tokens": .array(tokens)]))
-        }
-    }
-
-    private func create(_ body: [UInt8]) throws(AdminError) {
+    /// `POST /v1/tokens {"name": …, "scopes": […]}`: the new token with its secret, shown this once.
+    func create() throws(AdminError) {
         let request = try AdminBody.object(
-            body, known: ["name", "scopes"], shape: "{\"name\": …, \"scopes\": [\"publish\", …]}")
+            call.body, known: ["name", "scopes"], shape: "{\"name\": …, \"scopes\": [\"publish\", …]}")
         let name = request["name"]?.stringValue ?? ""
         if let problem = Identifier.validationError(name, kind: "a token name") {
             throw AdminError(422, "invalid_token_name", problem)
@@ -40,7 +31,8 @@ struct TokenRoutes {
         guard name != "root" else { throw AdminError(422, "invalid_token_name", "\"root\" is the data dir's token") }
         let known = AdminScope.allCases.map(\.rawValue)
         guard let list = request["scopes"]?.arrayValue, !list.isEmpty else {
-            throw AdminError(422, "invalid_scopes", "\"scopes\" must list one or more of \(known.joined(separator: ", "))")
+            throw AdminError(
+                422, "invalid_scopes", "\"scopes\" must list one or more of \(known.joined(separator: ", "))")
         }
         var scopes = Set<AdminScope>()
         for entry in list {
@@ -48,7 +40,8 @@ struct TokenRoutes {
                 let typed = entry.stringValue ?? JSONWriter.string(entry)
                 let hint = NearestName.suggest(typed, among: known).map { " (did you mean \"\($0)\"?)" } ?? ""
                 throw AdminError(
-                    422, "invalid_scopes", "unknown scope \"\(typed)\"\(hint); scopes: \(known.joined(separator: ", "))")
+                    422, "invalid_scopes", "unknown scope \"\(typed)\"\(hint); scopes: \(known.joined(separator: ", "))"
+                )
             }
             scopes.insert(scope)
         }
@@ -58,7 +51,7 @@ struct TokenRoutes {
         let secret = Self.newSecret()
         let token = AdminToken(
             name: name, scopes: scopes, digest: AdminToken.digest(of: secret), createdAt: WallClock.nowMilliseconds())
-        plane.commit([.adminTokenCreated(token)], reply: reply) { _ in
+        call.commit([.adminTokenCreated(token)]) { _ in
             .object([
                 "name": .string(name), "scopes": .array(scopes.sorted().map { .string($0.rawValue) }),
                 "token": .string(secret),
@@ -66,9 +59,11 @@ struct TokenRoutes {
         }
     }
 
-    private func revoke(_ name: String) throws(AdminError) {
+    /// `DELETE /v1/tokens/{name}`: refused (401) from then on.
+    func revoke() throws(AdminError) {
+        let name = call.variable
         guard plane.state.adminTokens[name] != nil else { throw AdminError.notFound("no admin token named \(name)") }
-        plane.commit([.adminTokenRevoked(name)], reply: reply) { _ in
+        call.commit([.adminTokenRevoked(name)]) { _ in
             .object(["name": .string(name), "revoked": .bool(true)])
         }
     }

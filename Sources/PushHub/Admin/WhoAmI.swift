@@ -9,3 +9,11 @@ extension AdminToken {
         ])
     }
 }
+
+extension TokenRoutes {
+    /// `GET /v1/whoami`: the presenting token (`AdminToken.whoAmI`).
+    func whoAmI() {
+        guard let token = call.token else { preconditionFailure("/v1/whoami is not an open route: it has a token") }
+        call.reply.json(200, token.whoAmI)
+    }
+}

@@ -1,25 +1,12 @@
 /// What an admin token may do (DESIGN §14). Every scope may read; `admin` may do everything,
-/// including managing tokens.
+/// including managing tokens. The scope each route needs is in its declaration
+/// (`AdminRouteTable`): reads need `read`; a change the scope of what it changes — screens
+/// `publish`, syncs and cohorts `sync`, experiments `experiment`, tokens `admin`.
 public enum AdminScope: String, Sendable, CaseIterable, Comparable {
     case admin, publish, sync, experiment, read
 
     public static func < (a: AdminScope, b: AdminScope) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
-    }
-
-    /// The scope a request needs: reads need `read`; a change needs the scope of what it
-    /// changes — screens `publish`, syncs and cohorts `sync`, experiments `experiment`, tokens
-    /// `admin`.
-    public static func required(method: String, path: Substring) -> AdminScope {
-        if path.hasPrefix("/v1/tokens") { return .admin }
-        if method == "GET" || method == "HEAD" { return .read }
-        if path.hasPrefix("/v1/screens") { return .publish }
-        if path.hasPrefix("/v1/syncs") || path.hasPrefix("/v1/cohorts") { return .sync }
-        if path.hasPrefix("/v1/experiments") {
-            // A lookup by POST would still be a read; today every experiment POST changes one.
-            return .experiment
-        }
-        return .admin
     }
 }
 

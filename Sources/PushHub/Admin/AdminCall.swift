@@ -1,0 +1,39 @@
+/// One admin request as its route's handler gets it: what was asked, by whom, and how to answer.
+///
+/// Invariants (`AdminAPI`): the route's access, query parameters and path variable were checked;
+/// a call that only reads runs once everything mutated before it is durable, so `plane.state` is
+/// the committed state (single hub; see `ControlPlane.afterCommit`); `reply` is audited and
+/// carries the request's `retry`.
+struct AdminCall {
+    let plane: ControlPlane
+    let head: RequestHead
+    let body: [UInt8]
+    /// The token that passed the route's scope check; nil exactly on an open route.
+    let token: AdminToken?
+    /// The value of the path's variable (`name` in `/v1/screens/{name}`); "" without one.
+    let variable: String
+    /// Whether the call may change something (the route's `Effect`): false for a read or a dry run.
+    let changes: Bool
+    let reply: AdminReply
+
+    /// The first value of query parameter `name`.
+    func query(_ name: String) -> String? { head.query.first { $0.name == name }?.value }
+
+    /// Makes `records` durable, then answers 200 with `answer` (of the loops' answers when
+    /// `gathering`); a change that lost the race for the shared journal's next entry is made
+    /// again from the start (`reply.retry`).
+    func commit(_ records: [HubRecord], gathering: Bool = false, answer: @escaping ([LoopAnswer]) -> JSONValue) {
+        plane.commit(records, gathering: gathering, reply: reply, answer: answer)
+    }
+
+    /// Asks every loop `query`, then calls `finish` with the answers once everything mutated
+    /// meanwhile is durable, so that what it reads of `plane.state` is committed too.
+    func gather(_ query: LoopQuery, finish: @escaping ([LoopAnswer]) -> Void) {
+        plane.gather(query, now: MonotonicClock.now()) { [plane] answers, _ in plane.afterCommit { finish(answers) } }
+    }
+
+    /// The receipts of the syncs numbered `seqs` (every live hub's, scaled out).
+    func gatherReceipts(seqs: [Int], finish: @escaping ([Int: ReceiptCounts]) -> Void) {
+        plane.gatherReceipts(seqs: seqs, now: MonotonicClock.now(), finish: finish)
+    }
+}

@@ -1,0 +1,121 @@
+/// Every admin route (DESIGN §7, §13, §14; docs/admin-api.md "Routes", which a test checks
+/// against this table). A route's declaration is the only place its method, path, scope, query
+/// parameters, audit rule and handler are written.
+///
+/// Invariants (checked by `AdminRouteTableTests`): no two routes share a method and a path; the
+/// routes of one path are all open or all need a token; a route that reads needs `read` (or
+/// `admin`, for tokens), one that changes the scope of what it changes.
+enum AdminRouteTable {
+    static let all: [AdminRoute] = [
+        // Open: they hold no hub data.
+        AdminRoute("GET", "/healthz", .open, .read, HubRoutes.health),
+        AdminRoute("HEAD", "/healthz", .open, .read, HubRoutes.health),
+        AdminRoute("GET", "/console", .open, .read, ConsoleRoutes.file),
+        AdminRoute("GET", "/console/{file:console}", .open, .read, ConsoleRoutes.file),
+
+        // The hub and the caller.
+        AdminRoute("GET", "/v1/stats", .scope(.read), .read, HubRoutes.stats),
+        AdminRoute("GET", "/metrics", .scope(.read), .read, HubRoutes.metrics),
+        AdminRoute("GET", "/v1/whoami", .scope(.read), .read, TokenRoutes.whoAmI),
+        AdminRoute("GET", "/v1/audit", .scope(.read), .read, query: ["limit"], AuditRoutes.recent),
+        AdminRoute("GET", "/v1/clients", .scope(.read), .read, query: ["user"], SyncRoutes.clients),
+        AdminRoute("GET", "/v1/clients/summary", .scope(.read), .read, SyncRoutes.clientSummary),
+
+        // Screens.
+        AdminRoute("GET", "/v1/screens", .scope(.read), .read, ScreenRoutes.list),
+        AdminRoute(
+            "GET", "/v1/screens/{name:screen}", .scope(.read), .read,
+            query: ["user", "device", "platform", "app_version"], ScreenRoutes.get),
+        AdminRoute(
+            "PUT", "/v1/screens/{name:screen}", .scope(.publish), .changeUnlessDryRun(.query), query: ["dry_run"],
+            ScreenRoutes.put),
+        AdminRoute("DELETE", "/v1/screens/{name:screen}", .scope(.publish), .change, ScreenRoutes.delete),
+        AdminRoute("GET", "/v1/screens/{name:screen}/history", .scope(.read), .read, ScreenRoutes.history),
+        AdminRoute(
+            "GET", "/v1/screens/{name:screen}/diff", .scope(.read), .read, query: ["from", "to"], ScreenRoutes.diff),
+        AdminRoute("POST", "/v1/screens/{name:screen}/rollback", .scope(.publish), .change, ScreenRoutes.rollback),
+
+        // Syncs.
+        AdminRoute("GET", "/v1/syncs", .scope(.read), .read, query: ["limit"], SyncRoutes.list),
+        AdminRoute("POST", "/v1/syncs", .scope(.sync), .changeUnlessDryRun(.body), SyncRoutes.send),
+        AdminRoute("GET", "/v1/syncs/{id:sync}", .scope(.read), .read, SyncRoutes.status),
+
+        // Cohorts.
+        AdminRoute("GET", "/v1/cohorts", .scope(.read), .read, CohortRoutes.list),
+        AdminRoute("GET", "/v1/cohorts/{name:cohort}", .scope(.read), .read, CohortRoutes.get),
+        AdminRoute("PUT", "/v1/cohorts/{name:cohort}", .scope(.sync), .change, CohortRoutes.put),
+        AdminRoute("DELETE", "/v1/cohorts/{name:cohort}", .scope(.sync), .change, CohortRoutes.delete),
+        AdminRoute("POST", "/v1/cohorts/{name:cohort}/users", .scope(.sync), .change, CohortRoutes.editUsers),
+        AdminRoute("PUT", "/v1/cohorts/{name:cohort}/rule", .scope(.sync), .change, CohortRoutes.setRule),
+
+        // Experiments.
+        AdminRoute("GET", "/v1/experiments", .scope(.read), .read, ExperimentRoutes.list),
+        AdminRoute("GET", "/v1/experiments/{key:experiment}", .scope(.read), .read, ExperimentRoutes.get),
+        AdminRoute("PUT", "/v1/experiments/{key:experiment}", .scope(.experiment), .change, ExperimentRoutes.put),
+        AdminRoute("DELETE", "/v1/experiments/{key:experiment}", .scope(.experiment), .change, ExperimentRoutes.delete),
+        AdminRoute(
+            "POST", "/v1/experiments/{key:experiment}/status", .scope(.experiment), .change, ExperimentRoutes.setStatus),
+        AdminRoute(
+            "POST", "/v1/experiments/{key:experiment}/traffic", .scope(.experiment), .change,
+            ExperimentRoutes.setTraffic),
+        AdminRoute(
+            "GET", "/v1/experiments/{key:experiment}/assignment", .scope(.read), .read,
+            query: ["unit", "platform", "app_version"], ExperimentRoutes.assignment),
+        AdminRoute("GET", "/v1/experiments/{key:experiment}/results", .scope(.read), .read, ExperimentRoutes.results),
+
+        // Admin tokens: every call needs `admin`, a list too (names and scopes are for admins).
+        AdminRoute("GET", "/v1/tokens", .scope(.admin), .read, TokenRoutes.list),
+        AdminRoute("POST", "/v1/tokens", .scope(.admin), .change, TokenRoutes.create),
+        AdminRoute("DELETE", "/v1/tokens/{name:token}", .scope(.admin), .change, TokenRoutes.revoke),
+    ]
+
+    /// The routes of each path, in the table's order: a path's methods in the order `Allow` lists them.
+    static let paths: [(pattern: PathPattern, routes: [AdminRoute])] = all.reduce(into: []) { paths, route in
+        if let index = paths.firstIndex(where: { $0.pattern == route.path }) {
+            paths[index].routes.append(route)
+        } else {
+            paths.append((route.path, [route]))
+        }
+    }
+
+    /// The path `path` is: the routes of the pattern that matches it and fixes the most of it,
+    /// with its variable's value; nil when no pattern matches (404).
+    static func resolve(_ path: Substring) -> ResolvedPath? {
+        var best: ResolvedPath?
+        for (pattern, routes) in paths {
+            guard let value = pattern.match(path) else { continue }
+            if let best, best.pattern.literalLength >= pattern.literalLength { continue }
+            best = ResolvedPath(pattern: pattern, routes: routes, variable: value)
+        }
+        return best
+    }
+
+    /// The effect of `head`: its route's, or one by its method when no route takes it.
+    static func effect(of head: RequestHead) -> AdminRoute.Effect {
+        resolve(head.path)?.effect(of: head.method) ?? .withoutRoute(method: head.method)
+    }
+}
+
+/// A request's path resolved to the routes of one pattern.
+struct ResolvedPath {
+    let pattern: PathPattern
+    /// Not empty; all open or all needing a token.
+    let routes: [AdminRoute]
+    /// The value of the pattern's variable ("" without one).
+    let variable: String
+
+    var access: AdminRoute.Access { routes[0].access }
+
+    /// The route for `method`; nil: 405.
+    func route(for method: String) -> AdminRoute? { routes.first { $0.method == method } }
+
+    /// The effect of a call with `method`: its route's, or by the method for a 405.
+    func effect(of method: String) -> AdminRoute.Effect {
+        route(for: method)?.effect ?? .withoutRoute(method: method)
+    }
+
+    /// 405 with `Allow`: every method the path has.
+    func methodNotAllowed(_ head: RequestHead) -> AdminError {
+        AdminError.methodNotAllowed(head, accepts: routes.map(\.method))
+    }
+}
