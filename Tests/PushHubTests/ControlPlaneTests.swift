@@ -1,4 +1,5 @@
 import Testing
+import WSProtocol
 
 @testable import PushHub
 
@@ -314,6 +315,49 @@ import Testing
         f.tick()
         f.log.answer(.failed(AdminError(503, "storage_failed", "disk full")))
         #expect(seen == .some(nil))
+    }
+
+    @Test("a read answered when its batch is durable does not see a change made after the batch went out")
+    func readSeesOnlyCommittedState() {
+        let f = Fixture()
+        Self.publish("a", on: f.plane)
+        var answer: Response?
+        let head = RequestHead(
+            method: "GET", target: "/v1/screens/b", version: "HTTP/1.1",
+            headers: HeaderFields([("Host", "admin"), ("Authorization", "Bearer t")]))
+        f.plane.handle(head, body: [], reply: AdminReply { answer = $0 })
+        f.tick()  // the batch: a's publish and the read
+        Self.publish("b", on: f.plane)  // made while the batch is appended: not durable yet
+        f.log.answer(.durable)
+        #expect(answer?.status == 404, "the read showed b, which is not durable and may still fail")
+    }
+
+    @Test("a read that waited through a lost race waits again for the changes made again before it")
+    func readWaitsForChangesMadeAgain() {
+        let f = Fixture()
+        Self.publish("a", on: f.plane)
+        var seen: Int??
+        f.plane.afterCommit { seen = .some(f.plane.committed.view.screens["a"]?.last?.version) }
+        f.tick()
+        f.log.answer(.lostRace)
+        f.log.read([])
+        #expect(seen == nil, "the read answered before the change it came after was made again")
+        f.tick()
+        f.log.answer(.durable)
+        #expect(seen == .some(1))
+    }
+
+    @Test("a change made while the tick ends (made again after a failed batch) does not wait for the next wake-up")
+    func changeMadeAtTickEndWakesTheLoop() {
+        let f = Fixture()
+        Self.publish("a", on: f.plane)
+        f.tick()
+        #expect(f.plane.nextDeadline != 0, "nothing is waiting: the loop may sleep")
+        let second = Self.publish("a", on: f.plane)
+        #expect(f.plane.nextDeadline != 0, "the log is busy: the change waits for its answer")
+        f.log.answer(.failed(AdminError(503, "storage_failed", "disk full")))
+        #expect(second.retries == 1)
+        #expect(f.plane.nextDeadline == 0, "the change made again would wait for whatever wakes the loop next")
     }
 
     // MARK: - Snapshot reload

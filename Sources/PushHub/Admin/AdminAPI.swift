@@ -10,8 +10,8 @@ import WSProtocol
 ///
 /// Invariants: a call that only reads (its route's `Effect`, a dry run included) is
 /// authenticated, checked and handled once everything mutated before it is durable
-/// (`ControlPlane.afterCommit`), so neither its answer nor its token can be one a failed commit
-/// takes back (single hub; scaled out, see `afterCommit`). A change is authenticated against the state it is made on (`plane.state`): a
+/// (`ControlPlane.afterCommit`), against the committed state, so neither its answer nor its token
+/// can be one a failed or lost batch takes back. A change is authenticated against the state it is made on (`plane.state`): a
 /// token created in the same tick commits or fails with the change (one batch), and a batch that
 /// lost the race for the shared journal runs again from the start, authentication included. The
 /// root token is compared in constant time. Handlers run on the control plane's loop; a change
@@ -41,7 +41,7 @@ struct AdminAPI {
     private func serveWithToken(
         _ head: RequestHead, body: [UInt8], resolved: ResolvedPath?, changes: Bool, reply: AdminReply
     ) {
-        let token = authenticate(head)
+        let token = authenticate(head, in: changes ? plane.state : plane.committed)
         let audited = AuditLog.reply(for: head, changes: changes, token: token, plane: plane, sending: reply)
         guard let token else { return audited(Self.unauthorized) }
         do throws(AdminError) {
@@ -98,11 +98,11 @@ struct AdminAPI {
     }
 
     /// The token a request presents: the root token (compared in constant time) or a named one
-    /// (found by the SHA-256 of what was presented, in `plane.state`); nil when neither.
-    private func authenticate(_ head: RequestHead) -> AdminToken? {
+    /// (found by the SHA-256 of what was presented, in `state`); nil when neither.
+    private func authenticate(_ head: RequestHead, in state: HubState) -> AdminToken? {
         guard let value = head.headers["Authorization"], value.hasPrefix("Bearer ") else { return nil }
         let presented = String(value.dropFirst(7))
         if JWTVerifier.constantTimeEquals(Array(presented.utf8), Array(plane.adminToken.utf8)) { return .root() }
-        return plane.state.adminToken(presented: presented)
+        return state.adminToken(presented: presented)
     }
 }

@@ -1,9 +1,8 @@
 /// One admin request as its route's handler gets it: what was asked, by whom, and how to answer.
 ///
 /// Invariants (`AdminAPI`): the route's access, query parameters and path variable were checked;
-/// a call that only reads runs once everything mutated before it is durable, so `plane.state` is
-/// the committed state (single hub; see `ControlPlane.afterCommit`); `reply` is audited and
-/// carries the request's `retry`.
+/// a call that only reads runs once everything mutated before it is durable, and reads `state`,
+/// the committed state; `reply` is audited and carries the request's `retry`.
 struct AdminCall {
     let plane: ControlPlane
     let head: RequestHead
@@ -16,6 +15,11 @@ struct AdminCall {
     let changes: Bool
     let reply: AdminReply
 
+    /// The state the call works on: for a change, the state it is made on (`ControlPlane.state`,
+    /// with what earlier changes not yet durable did); for a read or a dry run, the committed state,
+    /// so that it never shows what a failed or lost batch would take back.
+    var state: HubState { changes ? plane.state : plane.committed }
+
     /// The first value of query parameter `name`.
     func query(_ name: String) -> String? { head.query.first { $0.name == name }?.value }
 
@@ -27,7 +31,7 @@ struct AdminCall {
     }
 
     /// Asks every loop `query`, then calls `finish` with the answers once everything mutated
-    /// meanwhile is durable, so that what it reads of `plane.state` is committed too.
+    /// meanwhile is durable.
     func gather(_ query: LoopQuery, finish: @escaping ([LoopAnswer]) -> Void) {
         plane.gather(query, now: MonotonicClock.now()) { [plane] answers, _ in plane.afterCommit { finish(answers) } }
     }

@@ -2,10 +2,9 @@
 /// state, and a change that lost the race for the shared journal's next entry runs again.
 extension ControlPlane {
     /// Runs `body` once everything mutated so far is durable (at once when nothing is pending), so
-    /// that a read never shows what a failed commit would take back. On a single hub `state` is
-    /// then the committed state. Scaled out, it may already hold changes made after this call
-    /// while the batch before them was being appended (they wait for the next entry); the control
-    /// plane does not offer its committed state apart.
+    /// that a read of `committed` then shows every change made before it, and never what a failed
+    /// or lost batch takes back. (`state` may by then hold changes made after this call, which wait
+    /// for the next batch: reads use `committed`, `AdminCall.state`.)
     func afterCommit(_ body: @escaping () -> Void) {
         if uncommittedIsEmpty {
             body()

@@ -13,7 +13,7 @@ struct CohortRoutes: AdminHandlers {
     static func validationError(_ name: String) -> String? { Identifier.validationError(name, kind: "a cohort name") }
 
     func list() {
-        let cohorts = plane.state.view.cohorts.sorted { $0.key < $1.key }.map { name, cohort -> JSONValue in
+        let cohorts = call.state.view.cohorts.sorted { $0.key < $1.key }.map { name, cohort -> JSONValue in
             .object([
                 "name": .string(name), "users": .number(Double(cohort.users.count)), "rule": .bool(cohort.rule != nil),
             ])
@@ -23,7 +23,7 @@ struct CohortRoutes: AdminHandlers {
 
     /// `GET /v1/cohorts/{name}`: its user count, the first 100 users, and its rule.
     func get() throws(AdminError) {
-        guard let cohort = plane.state.view.cohorts[name] else { throw AdminError.notFound("no cohort named \(name)") }
+        guard let cohort = call.state.view.cohorts[name] else { throw AdminError.notFound("no cohort named \(name)") }
         reply.json(
             200,
             .object([
@@ -56,12 +56,12 @@ struct CohortRoutes: AdminHandlers {
         guard let value = request["rule"] else { throw AdminError(400, "bad_request", "send {\"rule\": {…} | null}") }
         let rule =
             value == .null ? nil : try AdminError.mapping { () throws(InputError) in try CohortRule(json: value) }
-        guard plane.state.view.cohorts[name] != nil || rule != nil else {
+        guard call.state.view.cohorts[name] != nil || rule != nil else {
             throw AdminError.notFound("no cohort named \(name)")
         }
         call.commit([.cohortRuleSet(name, rule)]) { [plane, name] _ in
             .object([
-                "name": .string(name), "users": .number(Double(plane.state.view.cohorts[name]?.users.count ?? 0)),
+                "name": .string(name), "users": .number(Double(plane.committed.view.cohorts[name]?.users.count ?? 0)),
                 "rule": rule?.json ?? .null,
             ])
         }
@@ -72,12 +72,12 @@ struct CohortRoutes: AdminHandlers {
         let request = try AdminBody.object(call.body, known: ["add", "remove"])
         let add = try ids(request, "add"), remove = try ids(request, "remove")
         call.commit([.cohortUsersEdited(name, add: add, remove: remove)]) { [plane, name] _ in
-            .object(["name": .string(name), "users": .number(Double(plane.state.view.cohorts[name]?.users.count ?? 0))])
+            .object(["name": .string(name), "users": .number(Double(plane.committed.view.cohorts[name]?.users.count ?? 0))])
         }
     }
 
     func delete() throws(AdminError) {
-        guard plane.state.view.cohorts[name] != nil else { throw AdminError.notFound("no cohort named \(name)") }
+        guard call.state.view.cohorts[name] != nil else { throw AdminError.notFound("no cohort named \(name)") }
         call.commit([.cohortDeleted(name)]) { [name] _ in .object(["name": .string(name), "deleted": .bool(true)]) }
     }
 

@@ -14,7 +14,7 @@ struct ExperimentRoutes: AdminHandlers {
     static func validationError(_ key: String) -> String? { Identifier.validationError(key, kind: "an experiment key") }
 
     func list() {
-        let entries = plane.state.view.experiments.all.values.sorted { $0.key < $1.key }.map {
+        let entries = call.state.view.experiments.all.values.sorted { $0.key < $1.key }.map {
             experiment -> JSONValue in
             .object([
                 "key": .string(experiment.key), "status": .string(experiment.status.rawValue),
@@ -27,7 +27,7 @@ struct ExperimentRoutes: AdminHandlers {
 
     /// The experiment the path names, or a 404.
     private func experiment() throws(AdminError) -> Experiment {
-        guard let experiment = plane.state.view.experiments.all[key] else {
+        guard let experiment = call.state.view.experiments.all[key] else {
             throw AdminError.notFound("no experiment \(key)")
         }
         return experiment
@@ -39,7 +39,7 @@ struct ExperimentRoutes: AdminHandlers {
     func put() throws(AdminError) { try store(try AdminBody.json(call.body)) }
 
     func delete() throws(AdminError) {
-        guard plane.state.view.experiments.all[key] != nil else { throw AdminError.notFound("no experiment \(key)") }
+        guard call.state.view.experiments.all[key] != nil else { throw AdminError.notFound("no experiment \(key)") }
         call.commit([.experimentDeleted(key)]) { [key] _ in .object(["key": .string(key), "deleted": .bool(true)]) }
     }
 
@@ -60,7 +60,7 @@ struct ExperimentRoutes: AdminHandlers {
     private func amend(field: String, shape: String, accepts: (JSONValue) -> Bool) throws(AdminError) {
         let request = try AdminBody.object(call.body, known: [field], shape: shape)
         guard let value = request[field], accepts(value) else { throw AdminError(400, "bad_request", "send \(shape)") }
-        guard case .object(var definition)? = plane.state.view.experiments.all[key]?.json else {
+        guard case .object(var definition)? = call.state.view.experiments.all[key]?.json else {
             throw AdminError.notFound("no experiment \(key)")
         }
         definition[field] = value
@@ -72,7 +72,7 @@ struct ExperimentRoutes: AdminHandlers {
     /// overlapping ranges can never both be accepted.
     private func store(_ json: JSONValue) throws(AdminError) {
         let experiment = try Experiment(key: key, json: json)
-        let set = plane.state.view.experiments
+        let set = call.state.view.experiments
         if let layer = experiment.layer, let range = experiment.layerRange {
             for other in set.all.values where other.key != key && other.layer == layer && other.status != .stopped {
                 if let theirs = other.layerRange, theirs.overlaps(range) {
@@ -109,7 +109,7 @@ struct ExperimentRoutes: AdminHandlers {
             appVersion = parsed
         }
         let experiment = try experiment()
-        let view = plane.state.view
+        let view = call.state.view
         let answers = units.map { unit -> JSONValue in
             let client = ClientAttributes(
                 session: "", user: unit, device: unit, platform: platform, appVersion: appVersion,

@@ -19,7 +19,7 @@ struct HubRoutes: AdminHandlers {
 
     func stats() {
         let metrics = plane.metrics
-        let view = plane.state.view
+        let view = call.state.view
         call.reply.json(
             200,
             .object([

@@ -31,7 +31,7 @@ struct ScreenRoutes: AdminHandlers {
         call.gather(.subscribers) { [plane, reply] answers in
             var subscribers: [String: Int] = [:]
             for case .subscribers(let counts) in answers { subscribers.merge(counts, uniquingKeysWith: +) }
-            let screens = plane.state.view.screens.values.compactMap(\.last).sorted { $0.name < $1.name }.map {
+            let screens = call.state.view.screens.values.compactMap(\.last).sorted { $0.name < $1.name }.map {
                 version -> JSONValue in
                 .object([
                     "name": .string(version.name), "version": .number(Double(version.version)),
@@ -50,7 +50,7 @@ struct ScreenRoutes: AdminHandlers {
 
     private func publish(_ tree: JSONValue) {
         let version = ScreenVersion(
-            name: name, version: plane.state.nextVersion(of: name), tree: tree,
+            name: name, version: call.state.nextVersion(of: name), tree: tree,
             publishedAt: WallClock.nowMilliseconds())
         call.commit([.screenPublished(version)], gathering: true) { [plane, name] answers in
             var sent = 0
@@ -69,12 +69,12 @@ struct ScreenRoutes: AdminHandlers {
 
     /// What a publish would do: the patch (for an up-to-date client) and who would get it.
     private func dryRun(_ tree: JSONValue) {
-        call.gather(.renderTargets(screen: name)) { [plane, reply, name] answers in
+        call.gather(.renderTargets(screen: name)) { [call, reply, name] answers in
             var targets: [RenderTarget: Int] = [:]
             for case .renderTargets(let counts) in answers { targets.merge(counts, uniquingKeysWith: +) }
-            let current = plane.state.view.current(name)
+            let current = call.state.view.current(name)
             let candidate = ScreenVersion(
-                name: name, version: plane.state.nextVersion(of: name), tree: tree,
+                name: name, version: call.state.nextVersion(of: name), tree: tree,
                 publishedAt: WallClock.nowMilliseconds())
             // A scratch cache: the candidate is never published, so nothing of it is kept.
             var scratch = RenditionCache()
@@ -120,7 +120,7 @@ struct ScreenRoutes: AdminHandlers {
     /// session of that client is sent.
     func get() throws(AdminError) {
         let client = try clientAttributes()
-        let view = plane.state.view
+        let view = call.state.view
         guard let current = view.current(name) else { throw AdminError.notFound("no screen named \(name)") }
         var target = RenderTarget(appVersion: client?.appVersion)
         if let client, !(client.user ?? client.device).isEmpty, let experiments = view.experiments.touching[name] {
@@ -159,7 +159,7 @@ struct ScreenRoutes: AdminHandlers {
     /// to kept version `to`, as a client at the latest app version without variants would receive them.
     func diff() throws(AdminError) {
         let (from, to) = try versionPair()
-        guard let versions = plane.state.view.screens[name], let current = versions.last else {
+        guard let versions = call.state.view.screens[name], let current = versions.last else {
             throw AdminError.notFound("no screen named \(name)")
         }
         let kept = versions.map(\.version).map(String.init).joined(separator: ", ")
@@ -179,7 +179,7 @@ struct ScreenRoutes: AdminHandlers {
     }
 
     func history() throws(AdminError) {
-        guard let versions = plane.state.view.screens[name] else {
+        guard let versions = call.state.view.screens[name] else {
             throw AdminError.notFound("no screen named \(name)")
         }
         let entries = versions.reversed().map { version -> JSONValue in
@@ -195,7 +195,7 @@ struct ScreenRoutes: AdminHandlers {
     /// version V's tree as a new version.
     func rollback() throws(AdminError) {
         let request = try parse(call.body)
-        guard let versions = plane.state.view.screens[name], let current = versions.last else {
+        guard let versions = call.state.view.screens[name], let current = versions.last else {
             throw AdminError.notFound("no screen named \(name)")
         }
         let target: Int
@@ -222,7 +222,7 @@ struct ScreenRoutes: AdminHandlers {
     }
 
     func delete() throws(AdminError) {
-        guard let last = plane.state.view.current(name) else { throw AdminError.notFound("no screen named \(name)") }
+        guard let last = call.state.view.current(name) else { throw AdminError.notFound("no screen named \(name)") }
         call.commit([.screenDeleted(name)], gathering: true) { [name] answers in
             .object([
                 "name": .string(name), "deleted": .bool(true), "last_version": .number(Double(last.version)),

@@ -14,7 +14,7 @@ extension SyncRoutes {
             limit = value
         }
         let now = WallClock.nowMilliseconds()
-        let live = Array(plane.state.view.syncs.syncs.reversed().lazy.filter { $0.expiresAt > now }.prefix(limit))
+        let live = Array(call.state.view.syncs.syncs.reversed().lazy.filter { $0.expiresAt > now }.prefix(limit))
         call.gatherReceipts(seqs: live.map(\.seq)) { [plane, reply] receipts in
             let since = plane.receiptsCountedSince
             reply.json(

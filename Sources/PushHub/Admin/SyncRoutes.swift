@@ -19,10 +19,10 @@ struct SyncRoutes: AdminHandlers {
         let request = try AdminBody.object(call.body, known: Self.fields)
         guard let targetJSON = request["target"] else { throw AdminError(400, "bad_target", "\"target\" is missing") }
         let target = try AdminError.mapping { () throws(InputError) in try Target(json: targetJSON) }
-        if case .cohort(let name) = target.scope, plane.state.view.cohorts[name] == nil {
+        if case .cohort(let name) = target.scope, call.state.view.cohorts[name] == nil {
             // A misspelt cohort reached nobody, silently. Cohorts that only come from the tokens'
             // `cohorts` claim are declared once with an empty user list.
-            let known = Array(plane.state.view.cohorts.keys)
+            let known = Array(call.state.view.cohorts.keys)
             let hint = NearestName.suggest(name, among: known).map { " (did you mean \"\($0)\"?)" } ?? ""
             throw AdminError(
                 404, "unknown_cohort",
@@ -63,7 +63,7 @@ struct SyncRoutes: AdminHandlers {
         }
         let now = WallClock.nowMilliseconds()
         let sync = Sync(
-            seq: plane.state.view.syncs.lastSeq + 1, target: target, reason: reason, scope: scope, hint: hint,
+            seq: call.state.view.syncs.lastSeq + 1, target: target, reason: reason, scope: scope, hint: hint,
             collapse: collapse, mandatory: mandatory, createdAt: now,
             expiresAt: now + Int(ttl.nanoseconds / 1_000_000), spreadMilliseconds: Int(spread.nanoseconds / 1_000_000),
             jitterMilliseconds: plane.config.syncJitterMilliseconds)
@@ -78,7 +78,7 @@ struct SyncRoutes: AdminHandlers {
     /// `GET /v1/syncs/{id}`: the sync with its receipts.
     func status() throws(AdminError) {
         let id = call.variable
-        guard let sync = plane.state.view.syncs.find(id) else {
+        guard let sync = call.state.view.syncs.find(id) else {
             throw AdminError.notFound("no live sync \(id) (unknown or expired)")
         }
         call.gatherReceipts(seqs: [sync.seq]) { [plane, reply] receipts in

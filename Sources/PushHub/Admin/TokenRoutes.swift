@@ -11,7 +11,7 @@ struct TokenRoutes: AdminHandlers {
     private var plane: ControlPlane { call.plane }
 
     func list() {
-        let tokens = plane.state.adminTokens.values.sorted { $0.name < $1.name }.map { token -> JSONValue in
+        let tokens = call.state.adminTokens.values.sorted { $0.name < $1.name }.map { token -> JSONValue in
             .object([
                 "name": .string(token.name), "scopes": .array(token.scopes.sorted().map { .string($0.rawValue) }),
                 "created_at": .number(Double(token.createdAt)),
@@ -45,7 +45,7 @@ struct TokenRoutes: AdminHandlers {
             }
             scopes.insert(scope)
         }
-        guard plane.state.adminTokens[name] == nil else {
+        guard call.state.adminTokens[name] == nil else {
             throw AdminError(409, "token_exists", "a token named \(name) exists; revoke it first")
         }
         let secret = Self.newSecret()
@@ -62,7 +62,7 @@ struct TokenRoutes: AdminHandlers {
     /// `DELETE /v1/tokens/{name}`: refused (401) from then on.
     func revoke() throws(AdminError) {
         let name = call.variable
-        guard plane.state.adminTokens[name] != nil else { throw AdminError.notFound("no admin token named \(name)") }
+        guard call.state.adminTokens[name] != nil else { throw AdminError.notFound("no admin token named \(name)") }
         call.commit([.adminTokenRevoked(name)]) { _ in
             .object(["name": .string(name), "revoked": .bool(true)])
         }

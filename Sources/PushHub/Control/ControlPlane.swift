@@ -29,8 +29,10 @@ final class ControlPlane {
     let log: any StateLog
     /// The client loops and the other hubs serving the same state.
     private let scatter: Scatter
+    /// What changes are validated against and made on: `committed` plus what is not durable yet.
     private(set) var state: HubState
-    private var committed: HubState
+    /// What reads answer from: the state as of the last entry the log made durable or handed over.
+    private(set) var committed: HubState
     /// Mutations applied to `state` and not yet sent to the log.
     private var uncommitted: [Mutation] = []
     /// The batch the log is appending, with the state it leads to.
@@ -154,9 +156,12 @@ final class ControlPlane {
     /// Nothing waits to be made durable, and the log is not bringing in entries made elsewhere.
     var uncommittedIsEmpty: Bool { uncommitted.isEmpty && !log.isBusy }
 
-    /// The earliest deadline of a gather, the log, the other hubs or housekeeping, for the loop's wait.
+    /// The earliest deadline of a gather, the log, the other hubs or housekeeping, for the loop's
+    /// wait; 0 (do not wait) while a change made during the tick's end (a change made again after
+    /// a failed batch, one made by a callback) waits for a log that is free to take it.
     var nextDeadline: UInt64? {
-        min(scatter.nextDeadline, log.nextDeadline, scatter.peers?.nextDeadline ?? .max, housekeeping.nextDeadline)
+        if !uncommitted.isEmpty && !log.isBusy { return 0 }
+        return min(scatter.nextDeadline, log.nextDeadline, scatter.peers?.nextDeadline ?? .max, housekeeping.nextDeadline)
     }
 
     /// Appends the tick's mutations as one batch; reads that only waited for earlier changes are
@@ -237,12 +242,13 @@ final class ControlPlane {
         }
     }
 
-    /// Makes `mutations` again against the current state: requests run again, reads that waited
-    /// for earlier changes answer.
+    /// Makes `mutations` again against the current state, in order: requests run again; a read
+    /// that waited for earlier changes answers, or, when some of them are being made again, waits
+    /// for those once more.
     private func rerun(_ mutations: [Mutation]) {
         for mutation in mutations {
             if mutation.records.isEmpty {
-                mutation.done(.success([]))
+                if uncommitted.isEmpty { mutation.done(.success([])) } else { uncommitted.append(mutation) }
             } else if let retry = mutation.retry {
                 retry()
             } else {
