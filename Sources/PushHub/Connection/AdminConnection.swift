@@ -137,9 +137,11 @@ final class AdminConnection: LoopConnection {
         phase = .awaitingAnswer
         pauseReading()
         let keepAlive = head.isKeepAlive
-        controlPlane.handle(head, body: request, reply: AdminReply { [weak self] response in
-            self?.answered(response, keepAlive: keepAlive)
-        })
+        controlPlane.handle(
+            head, body: request,
+            reply: AdminReply { [weak self] response in
+                self?.answered(response, keepAlive: keepAlive)
+            })
     }
 
     /// The control plane answered the request this connection sent (now or after its commit).

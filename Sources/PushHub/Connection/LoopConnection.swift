@@ -1,17 +1,18 @@
 /// One accepted socket as its `EventLoop` holds it, whatever the connection speaks. The loop
-/// reads, flushes, times and reaps every connection through this protocol's extension (the
-/// byte-stream machinery, written once: `LoopConnection+Stream.swift`); a conforming type adds
-/// only its protocol, through the requirements below.
+/// reads, flushes and times every connection through the byte-stream machinery this protocol's
+/// extension writes once (`LoopConnection+Stream.swift`); a conforming type adds only its
+/// protocol, through the requirements below, and says how it is reaped.
 ///
 /// Two types conform, one per listener: `WebSocketConnection` (the client listener: the
 /// upgrade, then WebSocket frames) and `AdminConnection` (the admin listener: HTTP/1.1 requests
-/// for the control plane). Each is one final class, so a connection is one heap object.
+/// for the control plane). Each is a final class holding its `ByteStream` inline, so protocol
+/// and stream share one object (memory per connection, DESIGN §9).
 ///
 /// Lifecycle: open (the conforming type's own states) → closing (`stream.closeDeadline` set by
 /// `closeAfterFlush`: write what is queued, half-close, wait for the peer's end of stream) →
 /// reaped by the loop at the end of a tick (`requestClose`), never in the middle of one.
-/// Invariants: the socket is open until `reap()`; only the owning loop's thread touches a
-/// connection; the loop calls the requirements below only on a connection it holds.
+/// Invariants: the socket is open until `reap()`; `received` is not called once the stream is
+/// closing; only the owning loop's thread touches a connection.
 protocol LoopConnection: HasToken, HasDeadline {
     /// The listener that accepts this kind (which TLS context it gets, whether the descriptor
     /// ceiling for clients applies).

@@ -19,8 +19,9 @@ final class WebSocketConnection: LoopConnection {
     enum Input {
         /// The upgrade request being read, with its deadline (boxed: dropped at the 101).
         case request(UpgradeRequest)
-        /// WebSocket frames, after the 101. The reader is boxed: a client between messages
-        /// carries 8 bytes for it, not 200 (and none on `/v1/connect`).
+        /// WebSocket frames, after the 101. The reader is boxed, so that a connection carries a
+        /// reference for it rather than its 200 bytes; on `/v1/connect` it is dropped (nil)
+        /// between messages.
         case frames(ReaderBox?)
     }
 
@@ -38,9 +39,9 @@ final class WebSocketConnection: LoopConnection {
 
     static let listenerKind = ListenerKind.client
 
-    // Stored properties are declared widest first and the small ones together, so that the
-    // object stays small (memory per connection, DESIGN §9): each 9-byte field (a struct or enum
-    // with a tag byte) is followed by one- to four-byte fields that fill its padding.
+    // Stored properties are ordered so that the object stays within a 176-byte malloc chunk
+    // (memory per connection, DESIGN §9; `MemoryBudgetTests`): the small fields sit in the
+    // padding after the 9-byte ones (a struct or enum with a tag byte).
     /// The owning loop, which holds this connection until it reaps it, so it always outlives it:
     /// `unowned(unsafe)` spares the reference-count check on every use (several per delivery).
     unowned(unsafe) let loop: ClientLoop

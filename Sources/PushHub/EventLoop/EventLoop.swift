@@ -6,7 +6,8 @@ import Glibc
 /// holds `WebSocketConnection`s and serves their sessions through its `Shard`; the control
 /// plane's loop (`ControlLoop`) holds `AdminConnection`s and serves the admin API through the
 /// `ControlPlane` (DESIGN §9 "Who owns what"). The loop drives every connection through
-/// `LoopConnection`; being generic over the kind, it holds each as its own class, one word.
+/// `LoopConnection`; generic over the kind, it holds each as a plain reference to its class (no
+/// existential: a slot in its tables stays one word, and calls are direct once specialized).
 ///
 /// A tick: wait → dispatch readiness → drain the mailbox → fire timers → (control plane: commit
 /// the tick's mutations with one fsync) → flush pending output → reap closed connections. Output

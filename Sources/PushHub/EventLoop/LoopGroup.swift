@@ -43,7 +43,8 @@ public final class LoopGroup: Sendable {
                     Self.run(wakeFD: wakeFD) { () throws(SystemError) in
                         try ClientLoop(
                             index: index, view: view, tokens: tokens, epoch: epoch, control: control, config: config,
-                            metrics: metrics, addresses: addresses, mailbox: mailbox, wakeFD: wakeFD, listener: listener)
+                            metrics: metrics, addresses: addresses, mailbox: mailbox, wakeFD: wakeFD, listener: listener
+                        )
                     }
                 }))
         }

@@ -210,7 +210,9 @@ final class Shard {
             guard let slot = connection.session else { continue }
             sessions[slot].awaitedScreenPublished(
                 version.name, view: view, nowMilliseconds: now, cache: &cache, out: &actions)
-            for case .subscribed(_, let target) in actions { renditions.insert(cache.renditionKey(version, for: target)) }
+            for case .subscribed(_, let target) in actions {
+                renditions.insert(cache.renditionKey(version, for: target))
+            }
             perform(on: connection, sending: .writeNow)
         }
         return (connections.count, renditions)

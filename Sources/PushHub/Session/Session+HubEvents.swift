@@ -20,7 +20,8 @@ extension Session {
         }
         let (target, variants) = renderTarget(
             ready, version.name, experiments: memo.experiments(touching: version.name, in: view), view: view, out: &out)
-        noteExposures(ready, variants, screen: version.name, version: version.version,
+        noteExposures(
+            ready, variants, screen: version.name, version: version.version,
             nowMilliseconds: nowMilliseconds, out: &out)
         // A version that does not change what this client sees sends nothing, and the
         // subscription stays where the client is: the next patch starts from the version it holds.

@@ -9,7 +9,8 @@ extension Session {
         let (target, variants) = renderTarget(ready, current.name, view: view, out: &out)
         // Before the early return: a unit that joins a variant whose tree equals what it holds
         // (control, on a traffic ramp) gets no patch, yet is served that variant from now on.
-        noteExposures(ready, variants, screen: current.name, version: current.version,
+        noteExposures(
+            ready, variants, screen: current.name, version: current.version,
             nowMilliseconds: nowMilliseconds, out: &out)
         guard current !== had.version || target != had.target else { return }
         // As in `versionPublished`: the subscription moves only with a message the client gets.

@@ -34,7 +34,8 @@ extension Session {
         } else {
             out.append(.send(cache.snapshot(current, for: target)))
         }
-        noteExposures(ready, variants, screen: screen, version: current.version, nowMilliseconds: nowMilliseconds,
+        noteExposures(
+            ready, variants, screen: screen, version: current.version, nowMilliseconds: nowMilliseconds,
             out: &out)
         let subscription = ReadySession.Subscription(version: current, target: target)
         if let index = ready.index(of: screen) {

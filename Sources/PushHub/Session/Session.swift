@@ -151,7 +151,8 @@ struct Session {
         nowMilliseconds: Int, out: inout [Action]
     ) {
         guard hello.protocolVersion == 1 else {
-            refuse("unsupported_protocol", "this hub speaks protocol 1, not \(hello.protocolVersion)",
+            refuse(
+                "unsupported_protocol", "this hub speaks protocol 1, not \(hello.protocolVersion)",
                 reason: "unsupported protocol", out: &out)
             return
         }
@@ -159,7 +160,8 @@ struct Session {
         let identity: ClientIdentity
         do {
             identity = try ClientIdentity.resolve(
-                token: hello.token ?? upgradeToken, device: device, settings: settings, nowSeconds: nowMilliseconds / 1000)
+                token: hello.token ?? upgradeToken, device: device, settings: settings,
+                nowSeconds: nowMilliseconds / 1000)
         } catch .missingDevice {
             out.append(error("bad_message", "an anonymous hello needs \"device\" (the unit id)", ref: "hello"))
             return
