@@ -49,7 +49,10 @@ struct ByteStream {
     var isClosing: Bool { closeDeadline != nil }
 
     /// Writes `bytes` at once, through TLS when there is one (a fan-out's direct write).
-    func write(_ bytes: UnsafeRawBufferPointer) throws(SystemError) -> IOResult<Int> {
+    /// `mutating` only so that the call works in place: a non-mutating call on a stream stored in
+    /// a connection copies the stream first (retaining what it holds), once per delivery.
+    /// - Returns: how many bytes the socket took; `.wouldBlock` if none.
+    mutating func write(_ bytes: UnsafeRawBufferPointer) throws(SystemError) -> IOResult<Int> {
         guard let tls else { return try socket.write(bytes) }
         return try tls.write(bytes)
     }
