@@ -5,9 +5,10 @@
 ///
 /// Lifecycle: `readingHead` → `readingBody` → `awaitingAnswer` → `readingHead` again with
 /// keep-alive, or closing after the answer (`Connection: close`, a refusal, a timeout).
-/// Invariants: `pendingRequest` is set exactly in `readingBody`; reading is paused while an
-/// answer is awaited, and bytes of the next request that arrive anyway wait in `leftover`
-/// (bounded); at most one request is with the control plane at a time.
+/// Invariants: `pendingRequest` is set exactly in `readingBody`; at most one request is with the
+/// control plane at a time, and bytes of the next one that arrive before its answer wait in
+/// `leftover` (bounded: past it the connection closes). Reading pauses when a request is handed
+/// over, until the next flush finds the queue below the low watermark (as on every connection).
 final class AdminConnection: LoopConnection {
     enum Phase: Equatable {
         /// Reading a request head; answered 408 after the deadline (or closed, between requests).

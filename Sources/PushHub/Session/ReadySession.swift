@@ -1,18 +1,5 @@
-/// A subscription now seen as another render target (an experiment or app-version change).
-final class Retarget {
-    let screen: String
-    let from: RenderTarget
-    let to: RenderTarget
-
-    init(screen: String, from: RenderTarget, to: RenderTarget) {
-        self.screen = screen
-        self.from = from
-        self.to = to
-    }
-}
-
 /// A session after its hello: identity, subscriptions, and what it acknowledged and was exposed
-/// to. Boxed, so that connections that never say hello do not carry it; what most sessions
+/// to. Boxed, so that sessions that never say hello do not carry it; what most sessions
 /// never need (acks, experiments, collapsed syncs) is boxed again, on first use.
 ///
 /// Invariant: owned by one session on one loop (never shared); `subscriptions` names each screen

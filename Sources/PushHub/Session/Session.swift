@@ -249,6 +249,19 @@ struct Session {
     }
 }
 
+/// A subscription now seen as another render target (an experiment or app-version change).
+final class Retarget {
+    let screen: String
+    let from: RenderTarget
+    let to: RenderTarget
+
+    init(screen: String, from: RenderTarget, to: RenderTarget) {
+        self.screen = screen
+        self.from = from
+        self.to = to
+    }
+}
+
 extension ClientMessage {
     var typeName: String {
         switch self {
