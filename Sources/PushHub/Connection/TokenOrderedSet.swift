@@ -3,13 +3,13 @@ protocol HasToken: AnyObject {
     var token: UInt64 { get }
 }
 
-/// A loop's connections (or a screen's subscribers there) by token.
-typealias ConnectionSet = TokenOrderedSet<Connection>
+/// A screen's subscribers on a loop (or the clients waiting for its first version), by token.
+typealias ConnectionSet = TokenOrderedSet<WebSocketConnection>
 
 /// Members by token, walked in token order; for connections, the order the loop accepted them.
 ///
 /// A fan-out walks thousands of connections and makes a system call for each. In accept order,
-/// consecutive sends touch objects that were allocated one after another (the `Connection`, the
+/// consecutive sends touch objects that were allocated one after another (the connection, the
 /// kernel's socket, and on loopback the receiver's socket too), so caches and prefetching help; in
 /// a dictionary's hash order, which changes with each process's hash seed, every send lands
 /// somewhere else in tens of megabytes. Measured on a sync to 19,000 clients: 81–101k deliveries/s

@@ -2,9 +2,12 @@ import CLinux
 import Glibc
 
 /// One epoll loop on its own thread (STYLE §7). It owns its epoll fd, eventfd, timers, read
-/// buffer, listeners and connections, and touches nothing else. A client loop serves WebSocket
-/// clients through its `Shard`; the control plane's loop serves the admin API through the
-/// `ControlPlane` (DESIGN §9 "Who owns what").
+/// buffer, listeners and connections, and touches nothing else. A client loop (`ClientLoop`)
+/// holds `WebSocketConnection`s and serves their sessions through its `Shard`; the control
+/// plane's loop (`ControlLoop`) holds `AdminConnection`s and serves the admin API through the
+/// `ControlPlane` (DESIGN §9 "Who owns what"). The loop drives every connection through
+/// `LoopConnection`; generic over the kind, it holds each as a plain reference to its class (no
+/// existential: a slot in its tables stays one word, and calls are direct once specialized).
 ///
 /// A tick: wait → dispatch readiness → drain the mailbox → fire timers → (control plane: commit
 /// the tick's mutations with one fsync) → flush pending output → reap closed connections. Output
@@ -12,22 +15,15 @@ import Glibc
 /// EPOLLOUT is armed only for what the socket did not take.
 /// Invariants: every connection in `connections` has an open socket registered under its
 /// token; a reaped connection is gone from `connections` (and from its shard's indexes) before
-/// the next tick; exactly one of `shard` and `controlPlane` is set.
-final class EventLoop {
-    static let wakeToken: UInt64 = 0
+/// the next tick; a client loop has a `shard` and no `controlPlane`, the control plane's loop the
+/// reverse.
+final class EventLoop<Connection: LoopConnection> {
+    static var wakeToken: UInt64 { 0 }
     /// Listeners take tokens 1..<8, sources (`LoopSource`) 8..<16, connections the rest.
-    static let firstSourceToken: UInt64 = 8
-    static let firstConnectionToken: UInt64 = 16
+    static var firstSourceToken: UInt64 { 8 }
+    static var firstConnectionToken: UInt64 { 16 }
     /// Connections beyond `maxConnections` accepted to be answered (a 503, an admin request).
-    static let handshakeHeadroom = 1024
-
-    /// What a loop is for.
-    enum Role {
-        /// Clients: a shard starting from `view`, reporting to the control plane's mailbox.
-        case client(view: HubView, tokens: JWTVerifier, epoch: String, control: Mailbox)
-        /// The control plane, with the admin listener.
-        case control(ControlPlane)
-    }
+    static var handshakeHeadroom: Int { 1024 }
 
     let index: Int
     /// Read by connections and the shard as they go, so a reload applies to the next use.
@@ -47,12 +43,12 @@ final class EventLoop {
     private let epoll: Epoll
     private let wakeFD: Int32
     private let mailbox: Mailbox
-    private var listeners: [(listener: Listener, kind: ListenerKind)]
+    private var listeners: [Listener]
     /// Descriptors besides connections this loop drives (the control plane's Redis links), with
     /// what each is registered for now.
     private let sources: [LoopSource]
     private var sourceWatches: [LoopWatch?]
-    private var connections = ConnectionSet()
+    private var connections = TokenOrderedSet<Connection>()
     private var nextToken = EventLoop.firstConnectionToken
     private var timers = DeadlineHeap<Connection>()
     private var pendingFlush: [Connection] = []
@@ -80,10 +76,10 @@ final class EventLoop {
     /// The address each admitted connection of this loop is counted under, to release at reap.
     private var countedAddresses: [UInt64: UInt32] = [:]
 
+    /// A loop accepting `Connection`s on `listeners`; the control plane's when `controlPlane` is set.
     init(
-        index: Int, role: Role, config: HubConfig, metrics: Metrics, addresses: AddressLedger, mailbox: Mailbox,
-        wakeFD: Int32,
-        listeners: [(Listener, ListenerKind)]
+        index: Int, controlPlane: ControlPlane?, config: HubConfig, metrics: Metrics, addresses: AddressLedger,
+        mailbox: Mailbox, wakeFD: Int32, listeners: [Listener]
     ) throws(SystemError) {
         self.index = index
         self.config = config
@@ -93,8 +89,8 @@ final class EventLoop {
         self.addresses = addresses
         self.mailbox = mailbox
         self.wakeFD = wakeFD
-        self.listeners = listeners.map { (listener: $0.0, kind: $0.1) }
-        if case .control(let plane) = role { controlPlane = plane } else { controlPlane = nil }
+        self.listeners = listeners
+        self.controlPlane = controlPlane
         sources = controlPlane?.loopSources ?? []
         precondition(sources.count <= Int(Self.firstConnectionToken - Self.firstSourceToken), "source tokens run out")
         sourceWatches = Array(repeating: nil, count: sources.count)
@@ -102,13 +98,9 @@ final class EventLoop {
         now = MonotonicClock.now()
         readBuffer = .allocate(byteCount: 256 << 10, alignment: 16)
         compression = FrameCompression(metrics: metrics)
-        if case .client(let view, let tokens, let epoch, let control) = role {
-            shard = Shard(
-                loop: self, view: view, config: config, tokens: tokens, epoch: epoch, control: control, metrics: metrics)
-        }
         try epoll.add(fd: wakeFD, token: Self.wakeToken)
-        for (i, entry) in self.listeners.enumerated() {
-            try epoll.add(fd: entry.listener.socket.fd, token: UInt64(i + 1))
+        for (i, listener) in self.listeners.enumerated() {
+            try epoll.add(fd: listener.socket.fd, token: UInt64(i + 1))
         }
         for index in sources.indices { updateWatch(ofSource: index) }
     }
@@ -198,7 +190,8 @@ final class EventLoop {
 
     private func acceptAll(listenerIndex: Int) {
         guard listenerIndex < listeners.count, shutdownDeadline == nil else { return }
-        let (listener, kind) = listeners[listenerIndex]
+        let listener = listeners[listenerIndex]
+        let kind = Connection.listenerKind
         for _ in 0..<64 {
             let socket: Socket
             do {
@@ -245,7 +238,7 @@ final class EventLoop {
                 owned.close()
                 continue
             }
-            let connection = Connection(token: token, socket: owned, kind: kind, loop: self, tls: tls)
+            let connection = Connection(token: token, socket: owned, loop: self, tls: tls)
             connections.insert(connection)
             metrics.openConnections.add(1, ordering: .relaxed)
             loopMetrics?.connections.add(1, ordering: .relaxed)
@@ -283,15 +276,15 @@ final class EventLoop {
     private func pauseAccepting() {
         guard acceptPausedUntil == nil else { return }
         acceptPausedUntil = now + 100_000_000
-        for entry in listeners { epoll.remove(fd: entry.listener.socket.fd) }
+        for listener in listeners { epoll.remove(fd: listener.socket.fd) }
     }
 
     private func resumeAcceptingIfDue() {
         guard let until = acceptPausedUntil, now >= until else { return }
         acceptPausedUntil = nil
-        for (i, entry) in listeners.enumerated() {
+        for (i, listener) in listeners.enumerated() {
             do {
-                try epoll.add(fd: entry.listener.socket.fd, token: UInt64(i + 1))
+                try epoll.add(fd: listener.socket.fd, token: UInt64(i + 1))
             } catch {
                 Log.error("cannot resume accepting", [("error", "\(error)")])
             }
@@ -304,12 +297,12 @@ final class EventLoop {
             shutdownDeadline = deadline
             acceptPausedUntil = nil
             for index in listeners.indices {
-                epoll.remove(fd: listeners[index].listener.socket.fd)
-                listeners[index].listener.close()
+                epoll.remove(fd: listeners[index].socket.fd)
+                listeners[index].close()
             }
             listeners.removeAll()
             for connection in connections.inOrder() {
-                connection.close(.goingAway, reason: "hub shutting down")
+                connection.shutDown()
                 schedule(connection)
             }
         case .change(let change, let reply):
@@ -341,7 +334,7 @@ final class EventLoop {
     /// Counts `connection` against its address's limit; false when the address is at it.
     func admitAddress(of connection: Connection) -> Bool {
         let limit = config.maxConnectionsPerAddress
-        guard limit > 0, let address = connection.socket.peerIPv4 else { return true }
+        guard limit > 0, let address = connection.stream.socket.peerIPv4 else { return true }
         guard addresses.admit(address, limit: limit) else { return false }
         countedAddresses[connection.token] = address
         return true
@@ -349,8 +342,8 @@ final class EventLoop {
 
     /// Queues `connection` for a write at the end of this tick.
     func flushSoon(_ connection: Connection) {
-        guard !connection.isFlushPending else { return }
-        connection.isFlushPending = true
+        guard !connection.stream.isFlushPending else { return }
+        connection.stream.isFlushPending = true
         pendingFlush.append(connection)
     }
 
@@ -363,13 +356,13 @@ final class EventLoop {
     /// when asked. Skips the system call when nothing changed (the common case per flush).
     func updateInterest(_ connection: Connection, writable: Bool) {
         guard !connection.isCloseRequested else { return }
-        let interest = Connection.Interest(readable: !connection.isReadPaused, writable: writable)
-        guard interest != connection.registeredInterest else { return }
+        let interest = ByteStream.Interest(readable: !connection.stream.isReadPaused, writable: writable)
+        guard interest != connection.stream.registeredInterest else { return }
         do {
             try epoll.modify(
-                fd: connection.socket.fd, token: connection.token, readable: interest.readable,
+                fd: connection.stream.socket.fd, token: connection.token, readable: interest.readable,
                 writable: interest.writable)
-            connection.registeredInterest = interest
+            connection.stream.registeredInterest = interest
         } catch {
             connection.requestClose()
         }
@@ -395,7 +388,7 @@ final class EventLoop {
         // A flush may queue more work (e.g. resume reading); iterate by index over a growing list.
         while index < pendingFlush.count {
             let connection = pendingFlush[index]
-            connection.isFlushPending = false
+            connection.stream.isFlushPending = false
             connection.flush()
             schedule(connection)
             index += 1
@@ -406,11 +399,10 @@ final class EventLoop {
     private func reapPending() {
         for connection in pendingReap {
             guard connections.remove(token: connection.token) != nil else { continue }
-            epoll.remove(fd: connection.socket.fd)
-            shard?.connectionClosed(connection)
+            epoll.remove(fd: connection.stream.socket.fd)
             if let address = countedAddresses.removeValue(forKey: connection.token) { addresses.release(address) }
             timers.remove(connection)
-            connection.reap()
+            connection.reap()  // a client connection's session ends with it (`Shard.sessionEnded`)
             metrics.openConnections.subtract(1, ordering: .relaxed)
             loopMetrics?.connections.subtract(1, ordering: .relaxed)
         }
@@ -418,8 +410,24 @@ final class EventLoop {
     }
 }
 
-@available(*, unavailable)
-extension EventLoop: Sendable {}
+/// A client loop: `WebSocketConnection`s and the `Shard` that drives their sessions.
+typealias ClientLoop = EventLoop<WebSocketConnection>
+/// The control plane's loop: `AdminConnection`s and the `ControlPlane`.
+typealias ControlLoop = EventLoop<AdminConnection>
+
+extension EventLoop where Connection == WebSocketConnection {
+    /// A client loop: its shard starts from `view` and reports to the control plane's mailbox.
+    convenience init(
+        index: Int, view: HubView, tokens: JWTVerifier, epoch: String, control: Mailbox, config: HubConfig,
+        metrics: Metrics, addresses: AddressLedger, mailbox: Mailbox, wakeFD: Int32, listener: Listener
+    ) throws(SystemError) {
+        try self.init(
+            index: index, controlPlane: nil, config: config, metrics: metrics, addresses: addresses, mailbox: mailbox,
+            wakeFD: wakeFD, listeners: [listener])
+        shard = Shard(
+            loop: self, view: view, config: config, tokens: tokens, epoch: epoch, control: control, metrics: metrics)
+    }
+}
 
 @available(*, unavailable)
-extension Connection: Sendable {}
+extension EventLoop: Sendable {}

@@ -41,10 +41,10 @@ public final class LoopGroup: Sendable {
             starts.append(
                 LoopStart(body: {
                     Self.run(wakeFD: wakeFD) { () throws(SystemError) in
-                        try EventLoop(
-                            index: index, role: .client(view: view, tokens: tokens, epoch: epoch, control: control), config: config,
-                            metrics: metrics, addresses: addresses, mailbox: mailbox, wakeFD: wakeFD,
-                            listeners: [(listener, .client)])
+                        try ClientLoop(
+                            index: index, view: view, tokens: tokens, epoch: epoch, control: control, config: config,
+                            metrics: metrics, addresses: addresses, mailbox: mailbox, wakeFD: wakeFD, listener: listener
+                        )
                     }
                 }))
         }
@@ -53,10 +53,9 @@ public final class LoopGroup: Sendable {
         starts.append(
             LoopStart(body: {
                 Self.run(wakeFD: controlWakeFD) { () throws(SystemError) in
-                    try EventLoop(
-                        index: clientListeners.count, role: .control(plane.value), config: config, metrics: metrics,
-                        addresses: addresses, mailbox: control, wakeFD: controlWakeFD,
-                        listeners: [(adminListener, .admin)])
+                    try ControlLoop(
+                        index: clientListeners.count, controlPlane: plane.value, config: config, metrics: metrics,
+                        addresses: addresses, mailbox: control, wakeFD: controlWakeFD, listeners: [adminListener])
                 }
             }))
         var threads: [pthread_t] = []
@@ -78,7 +77,7 @@ public final class LoopGroup: Sendable {
         self.threads = threads
     }
 
-    private static func run(wakeFD: Int32, _ make: () throws(SystemError) -> EventLoop) {
+    private static func run<Connection>(wakeFD: Int32, _ make: () throws(SystemError) -> EventLoop<Connection>) {
         do {
             try make().run()
         } catch {

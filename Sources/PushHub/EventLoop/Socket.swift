@@ -1,8 +1,8 @@
 import CLinux
 import Glibc
 
-/// A non-blocking stream socket. The `Connection` or `Listener` that holds it is its only
-/// owner and the only one to close it.
+/// A non-blocking stream socket. The connection (in its `ByteStream`) or `Listener` that holds it
+/// is its only owner and the only one to close it.
 ///
 /// Invariant: `fd` is -1 once closed; every call on a closed socket is a bug (precondition).
 public struct Socket: Sendable {

@@ -1,23 +1,31 @@
-/// One client loop's share of the hub (DESIGN §9 "Who owns what"): its view of hub state, its
-/// signed-in clients indexed by user, its subscribers indexed by screen, and its spread syncs.
-/// It applies the control plane's changes in the order they were posted and performs what the
-/// sessions decide. Confined to its loop: nothing here is locked or shared.
+/// One client loop's share of the hub (DESIGN §9 "Who owns what"): its view of hub state, the
+/// sessions of its `/v1/connect` clients, its signed-in clients indexed by user, its subscribers
+/// indexed by screen, and its spread syncs. It applies the control plane's changes in the order
+/// they were posted, drives the sessions and performs what they decide on their connections.
+/// Confined to its loop: nothing here is locked or shared.
+///
+/// A connection knows its session only by its slot here (`WebSocketConnection.session`); the
+/// indexes hold connections, which give both the session (an array index: no hash lookup per
+/// delivery) and the transport to write to.
 ///
 /// Invariants (STYLE §5): a connection is in `subscribers[s]` iff its session subscribes to `s`,
 /// and in `awaiting[s]` iff its session waits for the first version of `s`;
 /// a signed-in connection of user `u` is in `byUser[u]` (its token); no key maps to an empty
-/// collection; a connection leaves every index (`connectionClosed`) before it is reaped.
+/// collection; every session in `sessions` belongs to an unreaped connection, and a connection
+/// leaves every index and gives its slot back (`sessionEnded`) before it is reaped.
 final class Shard {
     /// Read per connection through a local copy (`let view = self.view`): passing the stored
     /// property itself copies the struct (a retain and release of each of its fields) per call.
     private(set) var view: HubView
     /// The owning loop, which outlives its shard (it holds it): no reference-count check per use.
-    unowned(unsafe) let loop: EventLoop
+    unowned(unsafe) let loop: ClientLoop
     private(set) var settings: Session.Settings
     private let keepVersions: Int
     /// The control plane's mailbox: answers, sticky assignments and exposures go there.
     private let control: Mailbox
     private let metrics: Metrics
+    /// The session of every `/v1/connect` connection of this loop, by the slot it carries.
+    private var sessions = SessionTable()
     private var subscribers: [String: ConnectionSet] = [:]
     /// Connections subscribed to a screen that has no version yet, by screen name.
     private var awaiting: [String: ConnectionSet] = [:]
@@ -36,7 +44,7 @@ final class Shard {
     private var targetCounts: [String: [RenderTarget: Int]] = [:]
 
     init(
-        loop: EventLoop, view: HubView, config: HubConfig, tokens: JWTVerifier, epoch: String, control: Mailbox,
+        loop: ClientLoop, view: HubView, config: HubConfig, tokens: JWTVerifier, epoch: String, control: Mailbox,
         metrics: Metrics
     ) {
         self.loop = loop
@@ -51,34 +59,69 @@ final class Shard {
         actions.reserveCapacity(8)
     }
 
-    // MARK: - Client input
+    // MARK: - Sessions, as their connections report
+
+    /// A `/v1/connect` connection was upgraded: its session waits for hello until `helloDeadline`.
+    /// - Returns: the slot the connection keeps to name its session.
+    func openSession(helloDeadline: UInt64, upgradeToken: String?) -> SessionSlot {
+        sessions.open(Session(helloDeadline: helloDeadline, upgradeToken: upgradeToken))
+    }
 
     /// A message arrived on a connection's `/v1/connect` session.
-    func received(_ message: ClientMessage, on connection: Connection) {
-        connection.session?.received(
+    func received(_ message: ClientMessage, on connection: WebSocketConnection) {
+        guard let slot = connection.session else { return }
+        sessions[slot].received(
             message, view: view, settings: settings, nowMilliseconds: WallClock.nowMilliseconds(), cache: &cache,
             out: &actions)
         perform(on: connection)
     }
 
-    func receivedInvalid(_ error: WireError, on connection: Connection) {
-        connection.session?.receivedInvalid(error, out: &actions)
+    func receivedInvalid(_ error: WireError, on connection: WebSocketConnection) {
+        guard let slot = connection.session else { return }
+        sessions[slot].receivedInvalid(error, out: &actions)
         perform(on: connection)
     }
 
-    func sessionTimerFired(_ connection: Connection, now: UInt64) {
-        connection.session?.timerFired(now: now, out: &actions)
+    /// The deadline the connection's session acts on (its hello deadline), if any.
+    func sessionDeadline(of connection: WebSocketConnection) -> UInt64? {
+        guard let slot = connection.session else { return nil }
+        return sessions[slot].helloDeadline
+    }
+
+    func sessionTimerFired(_ connection: WebSocketConnection, now: UInt64) {
+        guard let slot = connection.session else { return }
+        sessions[slot].timerFired(now: now, out: &actions)
         perform(on: connection)
     }
 
-    /// The connection's queue drained below the low watermark after updates were held back.
-    func drained(_ connection: Connection) {
-        connection.session?.drained(
-            view: view, nowMilliseconds: WallClock.nowMilliseconds(), cache: &cache, out: &actions)
+    /// The connection's queue is below the low watermark: if updates were held back while it
+    /// was congested, its session catches up now.
+    func outboundDrained(_ connection: WebSocketConnection) {
+        guard let slot = connection.session, sessions[slot].needsCatchUp else { return }
+        sessions[slot].drained(view: view, nowMilliseconds: WallClock.nowMilliseconds(), cache: &cache, out: &actions)
         perform(on: connection)
     }
 
-    /// The connection is going away: it leaves every index.
+    /// The connection is being reaped: it leaves every index, and its session ends.
+    func sessionEnded(_ connection: WebSocketConnection) {
+        guard let slot = connection.session else { return }
+        if let ready = sessions[slot].ready {
+            for subscription in ready.subscriptions {
+                unsubscribe(connection, from: subscription.version.name, subscription.target)
+            }
+            for screen in ready.memoryIfAny?.awaitedScreens ?? [] { stopAwaiting(connection, screen) }
+            signOut(connection.token, ready.attributes)
+        }
+        sessions[slot].closed()
+        sessions.release(slot)
+    }
+
+    /// The signed-in session of `connection`, if it has one.
+    private func ready(_ connection: WebSocketConnection) -> ReadySession? {
+        guard let slot = connection.session else { return nil }
+        return sessions[slot].ready
+    }
+
     /// A first assignment in a sticky experiment: kept here at once so this loop's other clients
     /// agree; the control plane makes it durable and tells every loop (first writer wins there).
     func recordSticky(experiment: String, unit: String, variant: String) {
@@ -90,18 +133,6 @@ final class Shard {
     func reconfigure(_ config: HubConfig) {
         settings.maxSubscriptions = config.maxSubscriptions
         settings.heartbeatSeconds = Int(loop.heartbeatInterval / 1_000_000_000)
-    }
-
-    func connectionClosed(_ connection: Connection) {
-        guard let session = connection.session else { return }
-        if let ready = session.ready {
-            for subscription in ready.subscriptions {
-                unsubscribe(connection, from: subscription.version.name, subscription.target)
-            }
-            for screen in ready.memoryIfAny?.awaitedScreens ?? [] { stopAwaiting(connection, screen) }
-            signOut(connection.token, ready.attributes)
-        }
-        connection.session?.closed()
     }
 
     // MARK: - Changes from the control plane
@@ -118,7 +149,8 @@ final class Shard {
             cache.forget(screen: name, keeping: [])
             let told = subscribers[name]?.inOrder() ?? []
             for connection in told {
-                connection.session?.screenDeleted(name, out: &actions)
+                guard let slot = connection.session else { continue }
+                sessions[slot].screenDeleted(name, out: &actions)
                 perform(on: connection)
             }
             answer = .count(told.count)
@@ -127,7 +159,8 @@ final class Shard {
             let view = self.view
             for screen in screens {
                 for connection in subscribers[screen]?.inOrder() ?? [] {
-                    connection.session?.experimentsChanged(
+                    guard let slot = connection.session else { continue }
+                    sessions[slot].experimentsChanged(
                         screen: screen, view: view, isCongested: connection.isCongested, nowMilliseconds: now,
                         cache: &cache, out: &actions)
                     perform(on: connection)
@@ -153,7 +186,8 @@ final class Shard {
         let view = self.view
         var memo = FanoutMemo()
         for connection in connections {
-            connection.session?.versionPublished(
+            guard let slot = connection.session else { continue }
+            sessions[slot].versionPublished(
                 version, view: view, isCongested: connection.isCongested, nowMilliseconds: now, memo: &memo,
                 cache: &cache, out: &actions)
             if actions.contains(where: \.isSendOrHold) { sent += 1 }
@@ -173,9 +207,12 @@ final class Shard {
         let view = self.view
         var renditions = Set<RenditionKey>()
         for connection in connections {
-            connection.session?.awaitedScreenPublished(
+            guard let slot = connection.session else { continue }
+            sessions[slot].awaitedScreenPublished(
                 version.name, view: view, nowMilliseconds: now, cache: &cache, out: &actions)
-            for case .subscribed(_, let target) in actions { renditions.insert(cache.renditionKey(version, for: target)) }
+            for case .subscribed(_, let target) in actions {
+                renditions.insert(cache.renditionKey(version, for: target))
+            }
             perform(on: connection, sending: .writeNow)
         }
         return (connections.count, renditions)
@@ -193,7 +230,7 @@ final class Shard {
             }
         } else {
             // Spread: the i-th of n targets here is due at start + spread × i / n.
-            var targets: [Connection] = []
+            var targets: [WebSocketConnection] = []
             forEachTarget(of: sync.target) { targets.append($0) }
             count = targets.count
             let spread = UInt64(sync.spreadMilliseconds) * 1_000_000
@@ -210,16 +247,17 @@ final class Shard {
         return count
     }
 
-    private func deliverNow(_ sync: Sync, to connection: Connection) {
-        connection.session?.syncArrived(sync, isCongested: connection.isCongested, out: &actions)
+    private func deliverNow(_ sync: Sync, to connection: WebSocketConnection) {
+        guard let slot = connection.session else { return }
+        sessions[slot].syncArrived(sync, isCongested: connection.isCongested, out: &actions)
         perform(on: connection, sending: .writeNow)
     }
 
     /// Calls `body` with each signed-in connection here that `target` reaches.
-    private func forEachTarget(of target: Target, _ body: (Connection) -> Void) {
+    private func forEachTarget(of target: Target, _ body: (WebSocketConnection) -> Void) {
         let view = self.view
-        func consider(_ connection: Connection) {
-            if let ready = connection.session?.ready, view.matches(target, ready.attributes) { body(connection) }
+        func consider(_ connection: WebSocketConnection) {
+            if let ready = ready(connection), view.matches(target, ready.attributes) { body(connection) }
         }
         switch target.scope {
         case .user(let user):
@@ -258,13 +296,13 @@ final class Shard {
             var users = Set<String>()
             forEachTarget(of: target) { connection in
                 connections += 1
-                if let user = connection.session?.ready?.attributes.user { users.insert(user) }
+                if let user = ready(connection)?.attributes.user { users.insert(user) }
             }
             answer = .reach(connections: connections, users: users)
         case .renderTargets(let screen):
             var counts: [RenderTarget: Int] = [:]
             for connection in subscribers[screen]?.inOrder() ?? [] {
-                guard let ready = connection.session?.ready, let index = ready.index(of: screen) else { continue }
+                guard let ready = ready(connection), let index = ready.index(of: screen) else { continue }
                 counts[ready.subscriptions[index].target, default: 0] += 1
             }
             answer = .renderTargets(counts)
@@ -274,10 +312,10 @@ final class Shard {
             var found: [ClientAttributes] = []
             if let user {
                 for token in byUser[user] ?? [] {
-                    if let ready = loop.connection(token)?.session?.ready { found.append(ready.attributes) }
+                    if let ready = loop.connection(token).flatMap(ready) { found.append(ready.attributes) }
                 }
             } else {
-                loop.forEachConnection { if let ready = $0.session?.ready { found.append(ready.attributes) } }
+                loop.forEachConnection { if let ready = ready($0) { found.append(ready.attributes) } }
             }
             answer = .clients(found)
         }
@@ -291,7 +329,7 @@ final class Shard {
     private enum Sending { case queue, writeNow }
 
     /// Performs the actions the session decided.
-    private func perform(on connection: Connection, sending: Sending = .queue) {
+    private func perform(on connection: WebSocketConnection, sending: Sending = .queue) {
         for action in actions {
             switch action {
             case .send(let frame):
@@ -339,12 +377,12 @@ final class Shard {
         actions.removeAll(keepingCapacity: true)
     }
 
-    private func stopAwaiting(_ connection: Connection, _ screen: String) {
+    private func stopAwaiting(_ connection: WebSocketConnection, _ screen: String) {
         guard awaiting[screen]?.remove(token: connection.token) != nil else { return }
         if awaiting[screen]?.isEmpty == true { awaiting[screen] = nil }
     }
 
-    private func unsubscribe(_ connection: Connection, from screen: String, _ target: RenderTarget) {
+    private func unsubscribe(_ connection: WebSocketConnection, from screen: String, _ target: RenderTarget) {
         guard subscribers[screen]?.remove(token: connection.token) != nil else { return }
         if subscribers[screen]?.isEmpty == true { subscribers[screen] = nil }
         metrics.subscriptions.subtract(1, ordering: .relaxed)

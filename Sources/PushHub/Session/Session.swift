@@ -3,9 +3,14 @@ import WSProtocol
 
 /// The v1 client session on `/v1/connect` (DESIGN §3) as a state machine (STYLE §3): one
 /// mutating method per input, each appending the actions it decides to `out`; no socket, loop or
-/// clock inside (`now` is a parameter). `Connection` and the loop's `Shard` perform the actions.
-/// (Inputs that change only the boxed ready state are mutating too: the call then works in
-/// place on the connection's session instead of on a copy.)
+/// clock inside (`now` is a parameter). The loop's `Shard` owns every session (in its
+/// `SessionTable`), feeds it what the client and the hub do, and performs the actions on the
+/// client's `WebSocketConnection`. (Inputs that change only the boxed ready state are mutating
+/// too: the call then works in place in the shard's table instead of on a copy.)
+///
+/// This file holds the states, the actions and the client's messages; the other inputs and the
+/// rendering they share are in `Session+Subscribe.swift`, `Session+HubEvents.swift`,
+/// `Session+Continuity.swift` (what a reconnecting client missed) and `Session+Rendering.swift`.
 ///
 /// Invariants: nothing but `hello` is served before `.ready` (`hello_first`); in `.ready`, each
 /// subscription holds the version and rendition the client was last brought to, and a newer
@@ -16,8 +21,8 @@ import WSProtocol
 struct Session {
     enum State {
         /// Until hello: its deadline (monotonic ns) and the token of the upgrade request, if any.
-        /// `indirect`: boxed until the hello, so that a signed-in session carries 8 bytes of state
-        /// in its connection, not 25 (memory per connection, DESIGN §9).
+        /// `indirect`: boxed until the hello, so that a session is one word in its shard's table,
+        /// not 25 bytes (memory per connection, DESIGN §9).
         indirect case awaitingHello(deadline: UInt64, upgradeToken: String?)
         case ready(ReadySession)
         case closed
@@ -146,7 +151,8 @@ struct Session {
         nowMilliseconds: Int, out: inout [Action]
     ) {
         guard hello.protocolVersion == 1 else {
-            refuse("unsupported_protocol", "this hub speaks protocol 1, not \(hello.protocolVersion)",
+            refuse(
+                "unsupported_protocol", "this hub speaks protocol 1, not \(hello.protocolVersion)",
                 reason: "unsupported protocol", out: &out)
             return
         }
@@ -154,7 +160,8 @@ struct Session {
         let identity: ClientIdentity
         do {
             identity = try ClientIdentity.resolve(
-                token: hello.token ?? upgradeToken, device: device, settings: settings, nowSeconds: nowMilliseconds / 1000)
+                token: hello.token ?? upgradeToken, device: device, settings: settings,
+                nowSeconds: nowMilliseconds / 1000)
         } catch .missingDevice {
             out.append(error("bad_message", "an anonymous hello needs \"device\" (the unit id)", ref: "hello"))
             return
@@ -185,186 +192,10 @@ struct Session {
                     session: attributes.session, user: user, heartbeatSeconds: settings.heartbeatSeconds,
                     syncSeq: view.syncs.lastSeq, epoch: settings.epoch)))
         // Continuity (DESIGN §5): what was missed since last_sync; without it, what names this user.
-        // The view holds every sync this loop has applied; any later one arrives as `syncArrived`
-        // now that the client is signed in, so none falls between the two.
-        let missed: [(sync: Sync, mandatory: Bool)]
-        if let lastSync = Self.trustedLastSync(hello, epoch: settings.epoch, lastSeq: view.syncs.lastSeq) {
-            missed = view.syncs.missed(after: lastSync, now: nowMilliseconds) { view.matches($0.target, attributes) }
-        } else if let user {
-            missed = view.syncs.missed(after: 0, now: nowMilliseconds) {
-                $0.target.namesUser(user) && view.matches($0.target, attributes)
-            }
-        } else {
-            missed = []
-        }
+        let missed = Self.missedSyncs(hello, attributes, view: view, settings: settings, now: nowMilliseconds)
         for (sync, mandatory) in missed {
             out.append(.send(sync.frame(mandatory: mandatory)))
             out.append(.delivered(sync))
-        }
-    }
-
-    /// The `last_sync` a hello may be served from, or 0 — "replay every kept sync that targets
-    /// you" — when it cannot be from this hub state: counted in another epoch (another data dir
-    /// or cluster, a reset state), or above the last seq this state gave out. Trusting it there
-    /// would skip the hotfixes the client missed. Older clients send no epoch: only the bound holds.
-    static func trustedLastSync(_ hello: ClientMessage.Hello, epoch: String, lastSeq: Int) -> Int? {
-        guard let lastSync = hello.lastSync else { return nil }
-        if let theirs = hello.epoch, theirs != epoch { return 0 }
-        return lastSync > lastSeq ? 0 : lastSync
-    }
-
-    private func subscribe(
-        _ ready: ReadySession, _ screen: String, have: ClientMessage.Have?, view: HubView, nowMilliseconds: Int,
-        cache: inout RenditionCache, out: inout [Action]
-    ) {
-        if let problem = ScreenName.validationError(screen) {
-            out.append(error("invalid_screen_name", problem, ref: "subscribe"))
-            return
-        }
-        guard let current = view.current(screen) else {
-            // Not published yet: the subscription waits for the first version (it counts
-            // against the subscription limit meanwhile).
-            if ready.index(of: screen) == nil, !ready.isAwaiting(screen) {
-                ready.memory.awaitedScreens.append(screen)
-                out.append(.awaitsScreen(screen))
-            }
-            out.append(.send(ServerMessage.pending(screen: screen)))
-            return
-        }
-        let (target, variants) = renderTarget(ready, screen, view: view, out: &out)
-        let rendered = cache.rendered(current, for: target)
-        if let hash = have?.hash, hash == rendered.hash {
-            out.append(.send(ServerMessage.unchanged(screen: screen, version: current.version, hash: hash)))
-        } else if let version = have?.version, let old = view.version(screen, version),
-            have?.hash == nil || cache.rendered(old, for: target).hash == have?.hash
-        {
-            out.append(
-                .send(
-                    cache.update(from: old, to: current, for: target)
-                        ?? ServerMessage.unchanged(screen: screen, version: current.version, hash: rendered.hash)))
-        } else {
-            out.append(.send(cache.snapshot(current, for: target)))
-        }
-        noteExposures(ready, variants, screen: screen, version: current.version, nowMilliseconds: nowMilliseconds,
-            out: &out)
-        let subscription = ReadySession.Subscription(version: current, target: target)
-        if let index = ready.index(of: screen) {
-            let old = ready.subscriptions[index].target
-            ready.subscriptions[index] = subscription
-            if old != target { out.append(.retargeted(Retarget(screen: screen, from: old, to: target))) }
-        } else {
-            ready.subscriptions.append(subscription)
-            out.append(.subscribed(screen, target))
-        }
-    }
-
-    // MARK: - Hub events
-
-    /// A newer version of a screen was published; `memo` carries the frame of the previous
-    /// subscriber across one fan-out (same starting point and rendition: same bytes).
-    mutating func versionPublished(
-        _ version: ScreenVersion, view: HubView, isCongested: Bool, nowMilliseconds: Int, memo: inout FanoutMemo,
-        cache: inout RenditionCache, out: inout [Action]
-    ) {
-        guard case .ready(let ready) = state, let index = ready.index(of: version.name) else { return }
-        let had = ready.subscriptions[index]
-        guard had.version.version < version.version else { return }
-        if isCongested {
-            // DESIGN §9: above the high watermark the latest state supersedes; one catch-up goes
-            // out from what the client has once its buffer drains.
-            ready.needsCatchUp = true
-            out.append(.coalesced)
-            return
-        }
-        let (target, variants) = renderTarget(
-            ready, version.name, experiments: memo.experiments(touching: version.name, in: view), view: view, out: &out)
-        noteExposures(ready, variants, screen: version.name, version: version.version,
-            nowMilliseconds: nowMilliseconds, out: &out)
-        // A version that does not change what this client sees sends nothing, and the
-        // subscription stays where the client is: the next patch starts from the version it holds.
-        guard let frame = memo.frame(from: had.version, had.target, to: version, target, cache: &cache) else { return }
-        ready.subscriptions[index] = ReadySession.Subscription(version: version, target: target)
-        if had.target != target {
-            out.append(.retargeted(Retarget(screen: version.name, from: had.target, to: target)))
-        }
-        out.append(.send(frame))
-    }
-
-    /// Experiments touching `screen` changed: send a patch if what this client sees changed.
-    mutating func experimentsChanged(
-        screen: String, view: HubView, isCongested: Bool, nowMilliseconds: Int, cache: inout RenditionCache,
-        out: inout [Action]
-    ) {
-        guard case .ready(let ready) = state, let index = ready.index(of: screen), let current = view.current(screen)
-        else { return }
-        if isCongested {
-            ready.needsCatchUp = true
-            out.append(.coalesced)
-            return
-        }
-        bringUpToDate(ready, at: index, current, view: view, nowMilliseconds: nowMilliseconds, cache: &cache, out: &out)
-    }
-
-    /// The first version of a screen this client waits for was published: its snapshot.
-    mutating func awaitedScreenPublished(
-        _ screen: String, view: HubView, nowMilliseconds: Int, cache: inout RenditionCache, out: inout [Action]
-    ) {
-        guard case .ready(let ready) = state, ready.stopAwaiting(screen) else { return }
-        out.append(.stoppedAwaiting(screen))
-        subscribe(ready, screen, have: nil, view: view, nowMilliseconds: nowMilliseconds, cache: &cache, out: &out)
-    }
-
-    /// The screen was deleted: the client is told it is `gone` and unsubscribed.
-    mutating func screenDeleted(_ screen: String, out: inout [Action]) {
-        guard case .ready(let ready) = state, let index = ready.index(of: screen) else { return }
-        let removed = ready.subscriptions.remove(at: index)
-        out.append(.unsubscribed(screen, removed.target))
-        out.append(.send(ServerMessage.gone(screen: screen)))
-    }
-
-    /// A sync targeting this client arrived (live, or after its spread delay).
-    mutating func syncArrived(_ sync: Sync, isCongested: Bool, out: inout [Action]) {
-        guard case .ready(let ready) = state else { return }
-        guard let key = sync.collapse else {
-            out.append(.send(sync.frame(mandatory: sync.mandatory)))
-            out.append(.delivered(sync))
-            return
-        }
-        // DESIGN §5, §9: syncs with one collapse key stand for each other; of a held one and this
-        // one the newer (by seq: a spread sync may arrive after a newer one) survives, mandatory
-        // if either was.
-        var survivor = (sync: sync, mandatory: sync.mandatory)
-        if let held = ready.memoryIfAny?.collapsedSyncs.removeValue(forKey: key) {
-            survivor = (held.sync.seq > sync.seq ? held.sync : sync, held.mandatory || sync.mandatory)
-        }
-        if isCongested {
-            // Held while congested; the survivor is sent at catch-up.
-            ready.memory.collapsedSyncs[key] = survivor
-            ready.needsCatchUp = true
-            out.append(.coalesced)
-            return
-        }
-        out.append(.send(survivor.sync.frame(mandatory: survivor.mandatory)))
-        out.append(.delivered(survivor.sync))
-    }
-
-    /// Whether `drained` has catching up to do.
-    var needsCatchUp: Bool { ready?.needsCatchUp ?? false }
-
-    /// The outbound queue drained after updates were held back: the newest collapsed syncs, then
-    /// every subscription brought from the version the client has to the current one.
-    mutating func drained(view: HubView, nowMilliseconds: Int, cache: inout RenditionCache, out: inout [Action]) {
-        guard case .ready(let ready) = state, ready.needsCatchUp else { return }
-        ready.needsCatchUp = false
-        for (sync, mandatory) in (ready.memoryIfAny?.collapsedSyncs.values.sorted { $0.sync.seq < $1.sync.seq } ?? []) {
-            out.append(.send(sync.frame(mandatory: mandatory)))
-            out.append(.delivered(sync))
-        }
-        ready.memoryIfAny?.collapsedSyncs.removeAll()
-        for index in ready.subscriptions.indices {
-            guard let current = view.current(ready.subscriptions[index].version.name) else { continue }
-            bringUpToDate(
-                ready, at: index, current, view: view, nowMilliseconds: nowMilliseconds, cache: &cache, out: &out)
         }
     }
 
@@ -383,96 +214,9 @@ struct Session {
         return false
     }
 
-    // MARK: - Rendering and exposures
-
-    private func bringUpToDate(
-        _ ready: ReadySession, at index: Int, _ current: ScreenVersion, view: HubView, nowMilliseconds: Int,
-        cache: inout RenditionCache, out: inout [Action]
-    ) {
-        let had = ready.subscriptions[index]
-        let (target, variants) = renderTarget(ready, current.name, view: view, out: &out)
-        // Before the early return: a unit that joins a variant whose tree equals what it holds
-        // (control, on a traffic ramp) gets no patch, yet is served that variant from now on.
-        noteExposures(ready, variants, screen: current.name, version: current.version,
-            nowMilliseconds: nowMilliseconds, out: &out)
-        guard current !== had.version || target != had.target else { return }
-        // As in `versionPublished`: the subscription moves only with a message the client gets.
-        guard let frame = cache.update(from: had.version, oldTarget: had.target, to: current, newTarget: target)
-        else { return }
-        ready.subscriptions[index] = ReadySession.Subscription(version: current, target: target)
-        if had.target != target {
-            out.append(.retargeted(Retarget(screen: current.name, from: had.target, to: target)))
-        }
-        out.append(.send(frame))
-    }
-
-    /// What this client is rendered as on `screen`, and the variants it is exposed to there.
-    /// Assignments are cached per experiment change (DESIGN §6 is pure, so this is a cache).
-    private func renderTarget(_ ready: ReadySession, _ screen: String, view: HubView, out: inout [Action])
-        -> (RenderTarget, VariantView)
-    {
-        renderTarget(ready, screen, experiments: view.experiments.touching[screen], view: view, out: &out)
-    }
-
-    /// The same, given the running experiments that touch `screen` (looked up once per fan-out).
-    private func renderTarget(
-        _ ready: ReadySession, _ screen: String, experiments: [Experiment]?, view: HubView, out: inout [Action]
-    ) -> (RenderTarget, VariantView) {
-        guard let experiments else { return (ready.target, VariantView()) }
-        let client = ready.attributes
-        let unit = client.user ?? client.device
-        let variants = view.variants(on: screen, experiments: experiments) { experiment, label in
-            if let cached = ready.memory.assignments[label] { return cached }
-            let outcome = view.assignment(experiment, unit: unit, client: client)
-            if experiment.sticky, let variant = outcome.variant, outcome.reason != "sticky",
-                experiment.overrides[unit] == nil
-            {
-                out.append(.stickyAssigned(experiment: experiment.key, unit: unit, variant: variant))
-            }
-            ready.memory.assignments[label] = .some(outcome.variant)
-            return outcome.variant
-        }
-        var target = ready.target
-        target.variantPatches = variants.patches
-        return (target, variants)
-    }
-
-    /// The first exposure of this session to each experiment on `screen` (DESIGN §6).
-    private func noteExposures(
-        _ ready: ReadySession, _ variants: VariantView, screen: String, version: Int, nowMilliseconds: Int,
-        out: inout [Action]
-    ) {
-        for (experiment, variant) in variants.exposures {
-            let key = experiment + "|" + screen
-            if let known = ready.memory.exposed[key], known.variant == variant { continue }
-            ready.memory.exposed[key] = (variant, version, false)
-            out.append(
-                .exposure(
-                    Exposure(
-                        event: .served, experiment: experiment, variant: variant, unit: ready.unit, screen: screen,
-                        version: version, at: nowMilliseconds)))
-        }
-    }
-
-    /// The client rendered `version` of `screen`: its exposures there are confirmed.
-    private func confirmExposures(
-        _ ready: ReadySession, screen: String, version: Int, nowMilliseconds: Int, out: inout [Action]
-    ) {
-        for (key, exposure) in ready.memory.exposed
-        where !exposure.confirmed && key.hasSuffix("|" + screen) && version >= exposure.version {
-            ready.memory.exposed[key]?.confirmed = true
-            out.append(
-                .exposure(
-                    Exposure(
-                        event: .confirmed, experiment: String(key.dropLast(screen.count + 1)),
-                        variant: exposure.variant, unit: ready.unit, screen: screen, version: version,
-                        at: nowMilliseconds)))
-        }
-    }
-
     // MARK: - Helpers
 
-    private func error(_ code: String, _ message: String, ref: String?) -> Action {
+    func error(_ code: String, _ message: String, ref: String?) -> Action {
         .send(ServerMessage.error(WireError(code: code, message: message, ref: ref)))
     }
 
@@ -515,148 +259,6 @@ final class Retarget {
         self.screen = screen
         self.from = from
         self.to = to
-    }
-}
-
-/// A session after its hello: identity, subscriptions, and what it acknowledged and was exposed
-/// to. Boxed, so that connections that never say hello do not carry it; what most sessions
-/// never need (acks, experiments, collapsed syncs) is boxed again, on first use.
-///
-/// Invariant: owned by one session on one loop (never shared); `subscriptions` names each screen
-/// at most once.
-final class ReadySession {
-    /// One subscribed screen: the version and rendition the client was last brought to.
-    struct Subscription {
-        var version: ScreenVersion
-        var target: RenderTarget
-    }
-
-    /// What a session remembers beyond its identity and subscriptions.
-    final class Memory {
-        /// Syncs this connection acknowledged (each counts once).
-        var acked: Set<String> = []
-        /// Variant assignments, per experiment as of its last change ("key@changedAt"); nil: not in it.
-        var assignments: [String: String?] = [:]
-        /// Exposures logged, per "experiment|screen": the variant and the version served, and
-        /// whether a `rendered` confirmed it.
-        var exposed: [String: (variant: String, version: Int, confirmed: Bool)] = [:]
-        /// Syncs held back while the connection was congested, newest per collapse key.
-        var collapsedSyncs: [String: (sync: Sync, mandatory: Bool)] = [:]
-        /// Updates were held back while congested; `Session.drained` catches up.
-        var needsCatchUp = false
-        /// Screens subscribed to before their first version (each once, none also subscribed).
-        var awaitedScreens: [String] = []
-    }
-
-    let attributes: ClientAttributes
-    var subscriptions = SubscriptionList()
-    /// Made on first use (`memory`); `memoryIfAny` reads without making it.
-    private(set) var memoryIfAny: Memory?
-
-    var memory: Memory {
-        if let memoryIfAny { return memoryIfAny }
-        let made = Memory()
-        memoryIfAny = made
-        return made
-    }
-    /// Updates were held back while congested (kept in `memory`: this object's 200 bytes fill
-    /// a 208-byte malloc chunk, and one byte more would take the next, 16 bytes larger).
-    var needsCatchUp: Bool {
-        get { memoryIfAny?.needsCatchUp ?? false }
-        set {
-            if newValue { memory.needsCatchUp = true } else { memoryIfAny?.needsCatchUp = false }
-        }
-    }
-
-    init(attributes: ClientAttributes) { self.attributes = attributes }
-
-    /// What the client is rendered as before experiments (its app version).
-    var target: RenderTarget { RenderTarget(appVersion: attributes.appVersion) }
-
-    /// The unit experiments assign (DESIGN §6): the user, or the device of an anonymous client.
-    var unit: String { attributes.user ?? attributes.device }
-
-    func index(of screen: String) -> Int? { subscriptions.index(of: screen) }
-
-    /// How many subscriptions wait for a screen's first version.
-    var awaitedCount: Int { memoryIfAny?.awaitedScreens.count ?? 0 }
-
-    func isAwaiting(_ screen: String) -> Bool { memoryIfAny?.awaitedScreens.contains(screen) ?? false }
-
-    /// Stops waiting for `screen`; whether it was awaited.
-    func stopAwaiting(_ screen: String) -> Bool {
-        guard let index = memoryIfAny?.awaitedScreens.firstIndex(of: screen) else { return false }
-        memoryIfAny?.awaitedScreens.remove(at: index)
-        return true
-    }
-}
-
-/// A session's subscriptions: the first inline (most clients hold one), the rest in an array.
-struct SubscriptionList: RandomAccessCollection, MutableCollection {
-    private var first: ReadySession.Subscription?
-    private var rest: [ReadySession.Subscription] = []
-
-    var startIndex: Int { 0 }
-    var endIndex: Int { first == nil ? 0 : 1 + rest.count }
-
-    subscript(position: Int) -> ReadySession.Subscription {
-        get { position == 0 ? first! : rest[position - 1] }
-        set {
-            if position == 0 { first = newValue } else { rest[position - 1] = newValue }
-        }
-    }
-
-    /// Where `screen` is, looked up without copying subscriptions (fan-out asks once per subscriber).
-    func index(of screen: String) -> Int? {
-        guard first?.version.name == screen else {
-            return rest.firstIndex { $0.version.name == screen }.map { $0 + 1 }
-        }
-        return 0
-    }
-
-    mutating func append(_ subscription: ReadySession.Subscription) {
-        if first == nil { first = subscription } else { rest.append(subscription) }
-    }
-
-    @discardableResult
-    mutating func remove(at position: Int) -> ReadySession.Subscription {
-        let removed = self[position]
-        if position > 0 {
-            rest.remove(at: position - 1)
-        } else if rest.isEmpty {
-            first = nil
-        } else {
-            first = rest.removeFirst()
-        }
-        return removed
-    }
-}
-
-/// The frame of the last subscriber in one fan-out, reused while the next one starts from the
-/// same version and rendition and goes to the same rendition (DESIGN §4: encode once).
-struct FanoutMemo {
-    private var last: (from: ScreenVersion, fromTarget: RenderTarget, target: RenderTarget, frame: [UInt8]?)?
-    /// The render targets met in this fan-out (each inserted once per computed frame, not per subscriber).
-    private(set) var targets = Set<RenderTarget>()
-    /// The running experiments touching the fanned-out screen, once looked up.
-    private var touching: [Experiment]??
-
-    mutating func experiments(touching screen: String, in view: HubView) -> [Experiment]? {
-        if let touching { return touching }
-        let found = view.experiments.touching[screen]
-        touching = .some(found)
-        return found
-    }
-
-    mutating func frame(
-        from old: ScreenVersion, _ oldTarget: RenderTarget, to new: ScreenVersion, _ target: RenderTarget,
-        cache: inout RenditionCache
-    ) -> [UInt8]? {
-        if let last, last.from === old, last.fromTarget == oldTarget, last.target == target { return last.frame }
-        let frame = cache.update(from: old, oldTarget: oldTarget, to: new, newTarget: target)
-        last = (old, oldTarget, target, frame)
-        targets.insert(target)
-        return frame
     }
 }
 
