@@ -9,8 +9,12 @@ import TestSupport
 final class HubFixture: @unchecked Sendable {
     /// Replaced by `restart(freshState: true)`: a wiped state (a new epoch).
     private(set) var dataDirectory = NSTemporaryDirectory() + "pushhub-client-tests-\(UUID().uuidString)"
-    /// nil between a restart's stop and start: the old hub's data-dir lock goes with it.
-    private(set) var hub: Hub!
+    /// nil between a restart's stop and start: the old hub's data-dir lock goes with it. Read by
+    /// the clients' threads too (a token provider while they reconnect), hence the lock.
+    private let current = Mutex<Hub?>(nil)
+    var hub: Hub! { current.withLock { $0 } }
+    /// The JWT secret of the hub started last (tokens are still made while it is down).
+    private let jwtSecret = Mutex<String>("")
     let port: UInt16
     let jitterMilliseconds: Int
     let pingInterval: Duration
@@ -31,10 +35,16 @@ final class HubFixture: @unchecked Sendable {
             certificate = nil
             self.tls = nil
         }
-        hub = try Self.start(
+        let started = try Self.start(
             port: 0, data: dataDirectory, jitter: jitterMilliseconds, anonymous: anonymous, tls: self.tls,
             pingInterval: pingInterval)
-        port = hub.clientAddress.port
+        port = started.clientAddress.port
+        running(started)
+    }
+
+    private func running(_ started: Hub?) {
+        current.withLock { $0 = started }
+        if let started { jwtSecret.withLock { $0 = started.secrets.jwtSecret } }
     }
 
     private static func start(
@@ -65,12 +75,13 @@ final class HubFixture: @unchecked Sendable {
     /// state: another epoch, other secrets).
     func restart(downtime: Duration, freshState: Bool = false) throws {
         stop()
-        hub = nil
+        running(nil)
         Thread.sleep(forTimeInterval: downtime.seconds)
         if freshState { dataDirectory = NSTemporaryDirectory() + "pushhub-client-tests-\(UUID().uuidString)" }
-        hub = try Self.start(
-            port: port, data: dataDirectory, jitter: jitterMilliseconds, anonymous: true, tls: tls,
-            pingInterval: pingInterval)
+        running(
+            try Self.start(
+                port: port, data: dataDirectory, jitter: jitterMilliseconds, anonymous: true, tls: tls,
+                pingInterval: pingInterval))
     }
 
     @discardableResult
@@ -115,7 +126,7 @@ final class HubFixture: @unchecked Sendable {
     }
 
     func token(user: String) -> String {
-        JWTVerifier.sign(["sub": .string(user)], secret: Array(hub.secrets.jwtSecret.utf8))
+        JWTVerifier.sign(["sub": .string(user)], secret: Array(jwtSecret.withLock { $0 }.utf8))
     }
 
     struct Failure: Error, CustomStringConvertible {
