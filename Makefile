@@ -54,8 +54,8 @@ deploy-tools:
 e2e: build venv deploy-tools redis
 	.venv/bin/python -m pytest -q Tests/EndToEnd
 
-# The one-file JavaScript client (clients/js/pushhub-client.js, embedded by the hub) from its
-# modules in clients/js/src/; test_js_client_units.py fails while the committed file differs.
+# The one-file JavaScript client as a file, clients/js/pushhub-client.js (not tracked), from its
+# modules in clients/js/src/: the same bundle the hub's build embeds and serves at /v1/client.js.
 js-client:
 	sh clients/js/bundle.sh --write
 

@@ -17,6 +17,12 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLIENT_DIR = os.path.join(ROOT, "clients", "js")
 
 
+def client_bundle():
+    """The JavaScript client as one module: what clients/js/bundle.sh makes of clients/js/src/
+    (what the hub's build embeds and serves at /v1/client.js)."""
+    return subprocess.run(["sh", os.path.join(CLIENT_DIR, "bundle.sh")], capture_output=True, check=True).stdout
+
+
 def find_chromium():
     """The Chromium binary, or None (the callers skip with the reason)."""
     for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
@@ -27,11 +33,12 @@ def find_chromium():
 
 
 class PageServer:
-    """Serves `clients/js/*` at `/` (with CORS, for pages on a hub's origin) and the given extra pages (path → (content type, text)) on 127.0.0.1.
+    """Serves `clients/js/*` at `/` (`/pushhub-client.js`: the bundle of the modules) (with CORS, for pages on a hub's origin) and the given extra pages (path → (content type, text)) on 127.0.0.1.
     127.0.0.1 is a secure context, so SubtleCrypto is available to the pages."""
 
     def __init__(self, pages):
         pages = dict(pages)
+        bundle = client_bundle()
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
@@ -39,6 +46,8 @@ class PageServer:
                 if path in pages:
                     content_type, body = pages[path]
                     body = body.encode()
+                elif path == "/pushhub-client.js":
+                    content_type, body = "text/javascript", bundle
                 elif path.startswith("/") and os.path.isfile(os.path.join(CLIENT_DIR, os.path.basename(path))):
                     content_type = "text/javascript" if path.endswith(".js") else "text/plain"
                     body = open(os.path.join(CLIENT_DIR, os.path.basename(path)), "rb").read()

@@ -10,6 +10,7 @@ import urllib.request
 import jwt
 
 from admin import call
+from chromium import CLIENT_DIR, client_bundle
 
 
 def fetch(hub, path, headers=None):
@@ -64,26 +65,21 @@ def test_the_client_module_is_served_with_an_etag_and_cors(hub_factory):
     """Issue 13 item 1 (hub side): /v1/client.js and its .d.ts from the build, with an ETag of
     the content (304 on If-None-Match), no-cache, and CORS: * without allowed origins, the
     page's origin when it is allowed."""
-    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-    module = os.path.join(root, "clients", "js", "pushhub-client.js")
     hub = hub_factory()
     status, headers, body = fetch(hub, "/v1/client.js")
-    if not os.path.exists(module):
-        assert status == 404
-        return
-    assert status == 200 and body == open(module, "rb").read(), "the hub serves another module than clients/js"
+    assert status == 200 and body == client_bundle(), "the hub serves another module than clients/js/src bundled"
     assert headers["Content-Type"].startswith("text/javascript") and headers["Access-Control-Allow-Origin"] == "*"
     assert headers["Cache-Control"] == "no-cache"
     status, _, body = fetch(hub, "/v1/client.js", {"If-None-Match": headers["ETag"]})
     assert status == 304 and body == b""
     types = fetch(hub, "/v1/client.d.ts")
-    assert types[0] == 200 and types[2] == open(module[:-3] + ".d.ts", "rb").read()
+    assert types[0] == 200 and types[2] == open(os.path.join(CLIENT_DIR, "pushhub-client.d.ts"), "rb").read()
     # The screen renderer the demo page and the console draw with, for apps' web views too.
     status, headers, body = fetch(hub, "/v1/screen-render.js")
-    assert status == 200 and body == open(os.path.join(root, "clients", "js", "screen-render.js"), "rb").read()
+    assert status == 200 and body == open(os.path.join(CLIENT_DIR, "screen-render.js"), "rb").read()
     assert headers["Content-Type"].startswith("text/javascript") and headers["ETag"]
     status, headers, body = fetch(hub, "/v1/screen-render.css")
-    assert status == 200 and body == open(os.path.join(root, "clients", "js", "screen-render.css"), "rb").read()
+    assert status == 200 and body == open(os.path.join(CLIENT_DIR, "screen-render.css"), "rb").read()
     assert headers["Content-Type"].startswith("text/css")
     strict = hub_factory("--allowed-origins", "https://app.example.com")
     _, headers, _ = fetch(strict, "/v1/client.js", {"Origin": "https://app.example.com"})

@@ -1,8 +1,8 @@
 """The JavaScript client's modules (clients/js/src/, issue 25 item 5) without a hub: their unit
 tests in node (clients/js/test/: the protocol state machine fed message by message, as
 ClientSessionTests feeds the Swift one; the link with a fake WebSocket; the shell over it), and
-the one-file bundle the hub serves (clients/js/pushhub-client.js): that it is exactly what
-clients/js/bundle.sh makes of the modules, that it imports nothing, and that it exports what
+the one-file bundle clients/js/bundle.sh makes of them (what the hub's build embeds and serves
+at /v1/client.js, test_fetch.py): that it imports nothing, and that it exports what
 pushhub-client.d.ts declares."""
 import glob
 import os
@@ -12,6 +12,8 @@ import subprocess
 import tempfile
 
 import pytest
+
+from chromium import client_bundle
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLIENT = os.path.join(ROOT, "clients", "js")
@@ -37,22 +39,17 @@ def test_the_unit_tests_of_the_modules_pass():
     assert int(summary["pass"]) >= 30 and summary.get("skipped") == "0", summary
 
 
-def test_the_served_module_is_the_bundle_of_the_modules():
-    """clients/js/pushhub-client.js is generated: edit clients/js/src/ and run `make js-client`."""
-    made = subprocess.run(["sh", os.path.join(CLIENT, "bundle.sh")], capture_output=True, check=True).stdout
-    committed = open(os.path.join(CLIENT, "pushhub-client.js"), "rb").read()
-    assert made == committed, "clients/js/pushhub-client.js is not the bundle of clients/js/src/: run `make js-client`"
-
-
 def test_the_bundle_stands_alone_and_exports_what_the_declarations_declare():
     node = node_or_skip()
-    module = open(os.path.join(CLIENT, "pushhub-client.js")).read()
+    bundle = client_bundle()
+    module = bundle.decode()
     assert not re.search(r"^\s*import\b|\bimport\(", module, re.M), "the bundle imports something"
     declared = set(re.findall(r"^export declare (?:const|class|function) (\w+)",
                               open(os.path.join(CLIENT, "pushhub-client.d.ts")).read(), re.M))
     with tempfile.TemporaryDirectory() as alone:  # no package.json, no sibling modules
         path = os.path.join(alone, "client.mjs")
-        shutil.copy(os.path.join(CLIENT, "pushhub-client.js"), path)
+        with open(path, "wb") as file:
+            file.write(bundle)
         names = subprocess.run([node, "--input-type=module", "-e",
                                 "const m = await import(%r); console.log(Object.keys(m).join(' '))" % path],
                                capture_output=True, text=True, check=True).stdout.split()

@@ -11,19 +11,22 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "Tests", "EndToEnd"))
-from chromium import Browser, PageServer, find_chromium  # noqa: E402
+from chromium import Browser, PageServer, client_bundle, find_chromium  # noqa: E402
 
 BENCH = open(os.path.join(HERE, "bench.js")).read()
 PAGE = '<!doctype html><meta charset="utf-8"><script type="module" src="/bench.js"></script>'
 
 
 def sizes():
-    path = os.path.join(ROOT, "clients", "js", "pushhub-client.js")
-    raw = open(path, "rb").read()
+    raw = client_bundle()
+    path = os.path.join(tempfile.mkdtemp(), "pushhub-client.js")
+    with open(path, "wb") as file:
+        file.write(raw)
     out = {"raw": len(raw), "gzip": len(gzip.compress(raw, 9))}
     if shutil.which("esbuild"):
         minified = subprocess.run(["esbuild", "--minify", "--format=esm", path], capture_output=True, check=True).stdout

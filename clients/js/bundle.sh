@@ -1,8 +1,8 @@
 #!/bin/sh
-# Concatenates the modules of clients/js/src/ into one ES module without imports: the
-# clients/js/pushhub-client.js that the hub embeds and serves at /v1/client.js, and users copy
-# (docs/clients.md "One file"). Prints it; with --write, replaces clients/js/pushhub-client.js
-# (`make js-client`). test_js_units.py fails while the committed file differs from this output.
+# Concatenates the modules of clients/js/src/ into one ES module without imports: what the hub's
+# build embeds (Plugins/BuildInfoPlugin) and serves at /v1/client.js, and what users copy
+# (docs/clients.md "One file"). Prints it; with --write, writes it to clients/js/pushhub-client.js
+# (`make js-client`; not tracked: the modules are the source).
 #
 # The modules share one scope in the bundle, so their top-level names must differ (a clash is a
 # SyntaxError, which the tests catch). Each module imports only from "./<module>.js" and exports
