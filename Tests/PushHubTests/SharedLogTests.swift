@@ -18,7 +18,10 @@ import Testing
             events.append("follow \(records.count)")
         }
 
-        func reload(_ records: [HubRecord], now: UInt64) { events.append("reload \(records.count)") }
+        func reload(_ records: [HubRecord], now: UInt64) -> Int {
+            events.append("reload \(records.count)")
+            return records.count
+        }
 
         func settled(refusing error: AdminError?) {
             if let error { refusals.append(error) }
@@ -129,6 +132,31 @@ import Testing
             return
         }
         #expect(error.code == "shared_state_unavailable")
+    }
+
+    @Test("after a fault, a later fault still settles, refusing what waits for the log: nothing hangs")
+    func faultAlwaysSettles() throws {
+        let server = try RedisServer()
+        let a = try Hub("hub-a", on: server)
+        #expect(Self.run([a]) { a.follower.events.last == "settled" })
+        a.follower.refusals.removeAll()
+        a.log.stopFollowing("hub-b holds other secrets")
+        a.log.stopFollowing("journal entry 7 cannot be applied")
+        #expect(a.follower.refusals.count == 2, "a second fault left what waited for the log unanswered")
+        #expect(a.follower.refusals.allSatisfy { $0.code == "shared_state_unavailable" && $0.message.contains("hub-b") })
+    }
+
+    @Test("a shared log and its links are freed when dropped (no reference cycle through a link's callbacks)")
+    func freedWhenDropped() throws {
+        let server = try RedisServer()
+        weak var journal: ClusterJournal?
+        weak var commands: RedisConnection?
+        do {
+            let a = try Hub("hub-a", on: server)
+            journal = a.log.journal
+            commands = a.log.journal.commands
+        }
+        #expect(journal == nil && commands == nil)
     }
 
     @Test("with Redis away an append is refused at once, saying so, and the log reports degraded")

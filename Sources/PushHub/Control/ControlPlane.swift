@@ -189,7 +189,8 @@ final class ControlPlane {
         log.append(LogBatch(records: records, gathers: gathered), now: now) { [unowned self] outcome in
             self.appended(outcome)
         }
-        scatter.expectLiveHubs(in: gathered.map(\.id), now: now)
+        // Unless the log refused at once (its gathers are dropped already).
+        if appending != nil { scatter.expectLiveHubs(in: gathered.map(\.id), now: now) }
     }
 
     private func appended(_ outcome: LogAppendOutcome) {
@@ -360,7 +361,7 @@ extension ControlPlane: LogFollower {
 
     /// Brings the loops from `committed` to the state `records` rebuild, with the changes between
     /// (`HubState.changes(toReach:)`).
-    func reload(_ records: [HubRecord], now: UInt64) {
+    func reload(_ records: [HubRecord], now: UInt64) -> Int {
         var fresh = HubState(keepVersions: committed.keepVersions)
         for record in records { fresh.apply(record) }
         let (changes, target) = committed.changes(toReach: fresh)
@@ -368,6 +369,7 @@ extension ControlPlane: LogFollower {
         committed = target
         state = committed
         for change in changes { scatter.broadcast(prepared(change), reply: nil) }
+        return changes.count
     }
 
     func settled(refusing error: AdminError?) {

@@ -72,7 +72,9 @@ protocol LogFollower: AnyObject {
     func follow(_ records: [FollowedRecord], now: UInt64)
     /// The log starts again from a snapshot (the follower fell behind what it keeps): `records`
     /// rebuild the whole state; entries after it follow.
-    func reload(_ records: [HubRecord], now: UInt64)
+    /// - Returns: how many changes it took to bring the loops there (for the log's own log line).
+    @discardableResult
+    func reload(_ records: [HubRecord], now: UInt64) -> Int
     /// A read of the log ended: everything there was is followed (`error` nil), or the log could
     /// not be read (the changes waiting for it are refused with `error`).
     func settled(refusing error: AdminError?)

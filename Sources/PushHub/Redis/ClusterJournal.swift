@@ -100,7 +100,11 @@ final class ClusterJournal {
         }
     }
 
-    deinit { close() }
+    deinit {
+        // The pending replies' handlers may refer to this journal's owner, which is going away too.
+        commands.abandon()
+        notices.abandon()
+    }
 
     var isReady: Bool { commands.isReady }
 

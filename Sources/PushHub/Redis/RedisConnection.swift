@@ -131,6 +131,15 @@ final class RedisConnection: LoopSource {
         state = .closed
     }
 
+    /// Closes the link without calling anything back — not the replies still pending, not
+    /// `onDown`: its owner is going away, and those handlers may refer to it.
+    func abandon() {
+        pending.removeAll()
+        pendingHead = 0
+        onDown = nil
+        close()
+    }
+
     // MARK: - LoopSource
 
     var watch: LoopWatch? {

@@ -8,9 +8,10 @@
 /// reloads the shared snapshot. Every `snapshotEvery` entries, the hub that appended one writes it.
 ///
 /// Invariants: one request is outstanding at a time (`phase`); entries reach the follower in
-/// stream order, each once, none skipped (a gap reloads the snapshot); once `fault` is set (an
-/// entry or snapshot this hub cannot apply, or hubs with other secrets) nothing is appended or
-/// followed until a restart.
+/// stream order, each once, none skipped (a gap reloads the snapshot); every read ends with
+/// `settled`; once `fault` is set (an entry or snapshot this hub cannot apply, or hubs with other
+/// secrets) no read or append starts until a restart — a read already in flight ends, and what
+/// waits for it is refused.
 final class SharedLog: StateLog {
     let journal: ClusterJournal
     let sentinel: SentinelLocator?
@@ -49,16 +50,17 @@ final class SharedLog: StateLog {
         sentinel?.onMove = { [unowned self] address in
             self.journal.reconnect(because: "Sentinel moved the master to \(address)", now: MonotonicClock.now())
         }
-        journal.commands.onDown = { [unowned self, metrics] reason in
+        // Weak: closing the links (at a clean stop, or when the log is dropped) calls this too.
+        journal.commands.onDown = { [weak self, metrics] reason in
             metrics.redisUp.store(0, ordering: .relaxed)
-            guard !self.isClosing else { return }  // our own close at a clean stop is no fault
+            guard let self, !self.isClosing else { return }  // our own close is no fault
             // The notice link has no replies to wait for, so nothing else tells that it is dead.
             self.journal.notices.reconnect(because: "the command link went down", now: MonotonicClock.now())
             Log.error("lost the connection to Redis; serving clients from memory, refusing changes", [("reason", reason)])
         }
-        journal.commands.onReady = { [unowned self, metrics] in
+        journal.commands.onReady = { [unowned self, metrics, hubID = journal.hubID] in
             metrics.redisUp.store(1, ordering: .relaxed)
-            Log.info("connected to Redis", [("hub", journal.hubID)])
+            Log.info("connected to Redis", [("hub", hubID)])
             self.entriesAnnounced = true
         }
     }
@@ -134,6 +136,7 @@ final class SharedLog: StateLog {
     private func read(now: UInt64) {
         entriesAnnounced = false
         nextPoll = now + Self.pollInterval
+        if let fault { return settled(refusing: AdminError(503, "shared_state_unavailable", fault)) }
         guard case .idle = phase, journal.isReady else {
             // Once connected again (`onReady` announces) the read happens; meanwhile changes that
             // lost a race cannot be made again.
@@ -201,8 +204,8 @@ final class SharedLog: StateLog {
             case .success(let snapshot):
                 journal.advance(to: snapshot.lsn)
                 metrics.redisSnapshotReloads.add(1, ordering: .relaxed)
-                Log.info("reloaded the shared snapshot", [("entry", snapshot.lsn), ("records", snapshot.records.count)])
-                follower?.reload(snapshot.records, now: now)
+                let changes = follower?.reload(snapshot.records, now: now) ?? 0
+                Log.info("reloaded the shared snapshot", [("entry", snapshot.lsn), ("changes", changes)])
                 read(now: now)
             }
         }
@@ -211,12 +214,14 @@ final class SharedLog: StateLog {
     private func settled(refusing error: AdminError?) { follower?.settled(refusing: error) }
 
     /// Stops appending and following for good (until a restart): the hub serves its clients from
-    /// memory and refuses changes with `fault`.
+    /// memory and refuses changes with the first fault; what waits for the log is refused now.
     func stopFollowing(_ fault: String) {
-        guard self.fault == nil else { return }
-        Log.error("cannot follow the shared journal; serving clients from memory, refusing changes", [("reason", fault)])
-        self.fault = fault
-        settled(refusing: AdminError(503, "shared_state_unavailable", fault))
+        if self.fault == nil {
+            Log.error(
+                "cannot follow the shared journal; serving clients from memory, refusing changes", [("reason", fault)])
+            self.fault = fault
+        }
+        settled(refusing: AdminError(503, "shared_state_unavailable", self.fault ?? fault))
     }
 
     /// 503 `redis_unavailable`: `what` went wrong with Redis, and the change was not made.
