@@ -58,3 +58,10 @@ extension AdminRequests {
         plane.mutate([.adminTokenCreated(token)], retry: nil) { _ in }
     }
 }
+
+extension AdminRequests {
+    /// Whether the admin API counts `head` as a change (audited, run at once), as its route declares.
+    static func changes(_ head: RequestHead, body: [UInt8]) -> Bool {
+        AdminRouteTable.effect(of: head).changes(head, body: body)
+    }
+}

@@ -180,8 +180,7 @@ import WSProtocol
                     plane.audit.count == (changes ? 1 : 0), "\(route.method) \(route.path)\(query) → \(response.status)"
                 )
                 #expect(
-                    AuditLog.mayChange(
-                        request(route.method, Self.samplePath(route.path) + query), body: Array((body ?? "{}").utf8))
+                    Self.changes(request(route.method, Self.samplePath(route.path) + query), body: Array((body ?? "{}").utf8))
                         == changes)
             }
         }

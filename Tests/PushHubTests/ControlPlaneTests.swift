@@ -117,6 +117,16 @@ import WSProtocol
         }
 
         func tick(at now: UInt64 = 0) { plane.tickEnded(now: now) }
+
+        /// A read of `name`'s version once everything before it is durable, as the admin API
+        /// makes one: `seen` is nil until it answers, then what the committed state holds.
+        final class Read { var seen: Int?? }
+
+        func read(_ name: String) -> Read {
+            let read = Read()
+            plane.afterCommit { [plane] in read.seen = .some(plane.committed.view.screens[name]?.last?.version) }
+            return read
+        }
     }
 
     /// A publish of `name` at the next version, as the admin API makes it.
@@ -298,23 +308,21 @@ import WSProtocol
     func readAfterWrite() {
         let f = Fixture()
         Self.publish("a", on: f.plane)
-        var seen: Int??
-        f.plane.afterCommit { seen = .some(f.plane.state.view.screens["a"]?.last?.version) }
-        #expect(seen == nil, "a read answered before the change before it was durable")
+        let read = f.read("a")
+        #expect(read.seen == nil, "a read answered before the change before it was durable")
         f.tick()
         f.log.answer(.durable)
-        #expect(seen == .some(1))
+        #expect(read.seen == .some(1))
     }
 
     @Test("a read after a change that failed does not see it")
     func readAfterFailedWrite() {
         let f = Fixture()
         Self.publish("a", on: f.plane)
-        var seen: Int??
-        f.plane.afterCommit { seen = .some(f.plane.state.view.screens["a"]?.last?.version) }
+        let read = f.read("a")
         f.tick()
         f.log.answer(.failed(AdminError(503, "storage_failed", "disk full")))
-        #expect(seen == .some(nil))
+        #expect(read.seen == .some(nil))
     }
 
     @Test("a read answered when its batch is durable does not see a change made after the batch went out")
@@ -336,15 +344,14 @@ import WSProtocol
     func readWaitsForChangesMadeAgain() {
         let f = Fixture()
         Self.publish("a", on: f.plane)
-        var seen: Int??
-        f.plane.afterCommit { seen = .some(f.plane.committed.view.screens["a"]?.last?.version) }
+        let read = f.read("a")
         f.tick()
         f.log.answer(.lostRace)
         f.log.read([])
-        #expect(seen == nil, "the read answered before the change it came after was made again")
+        #expect(read.seen == nil, "the read answered before the change it came after was made again")
         f.tick()
         f.log.answer(.durable)
-        #expect(seen == .some(1))
+        #expect(read.seen == .some(1))
     }
 
     @Test("a change made while the tick ends (made again after a failed batch) does not wait for the next wake-up")

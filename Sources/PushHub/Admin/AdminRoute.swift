@@ -94,4 +94,10 @@ struct AdminRoute: Sendable {
 /// route table names its methods (the table is shared by every thread, so it holds the type).
 protocol AdminHandlers: SendableMetatype {
     init(_ call: AdminCall)
+    var call: AdminCall { get }
+}
+
+extension AdminHandlers {
+    var plane: ControlPlane { call.plane }
+    var reply: AdminReply { call.reply }
 }

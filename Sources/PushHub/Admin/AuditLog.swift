@@ -27,12 +27,4 @@ enum AuditLog {
         }
         return AdminReply(send, retry: reply.retry)
     }
-
-    /// Whether a request may change something, as its route declares it (`AdminRoute.Effect`):
-    /// not a read, nor a dry run — a publish with `?dry_run=true` (or `1`) or a sync whose body
-    /// says `"dry_run": true` — which only counts. A request no route takes is a change unless
-    /// its method is `GET` or `HEAD`.
-    static func mayChange(_ head: RequestHead, body: [UInt8]) -> Bool {
-        AdminRouteTable.effect(of: head).changes(head, body: body)
-    }
 }

@@ -4,8 +4,6 @@ struct CohortRoutes: AdminHandlers {
 
     init(_ call: AdminCall) { self.call = call }
 
-    private var plane: ControlPlane { call.plane }
-    private var reply: AdminReply { call.reply }
     /// The cohort the path names (`/v1/cohorts/{name}…`).
     private var name: String { call.variable }
 

@@ -5,8 +5,6 @@ struct ExperimentRoutes: AdminHandlers {
 
     init(_ call: AdminCall) { self.call = call }
 
-    private var plane: ControlPlane { call.plane }
-    private var reply: AdminReply { call.reply }
     /// The experiment the path names (`/v1/experiments/{key}…`).
     private var key: String { call.variable }
 

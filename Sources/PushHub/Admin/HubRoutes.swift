@@ -7,7 +7,6 @@ struct HubRoutes: AdminHandlers {
 
     init(_ call: AdminCall) { self.call = call }
 
-    private var plane: ControlPlane { call.plane }
 
     /// `GET`/`HEAD /healthz`. Degraded still answers 200: the hub serves its connected clients
     /// from memory, so a load balancer should keep it; only changes are refused until Redis is back.

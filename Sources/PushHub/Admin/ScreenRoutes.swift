@@ -10,8 +10,6 @@ struct ScreenRoutes: AdminHandlers {
 
     init(_ call: AdminCall) { self.call = call }
 
-    private var plane: ControlPlane { call.plane }
-    private var reply: AdminReply { call.reply }
     /// The screen the path names (`/v1/screens/{name}…`, percent-decoded).
     private var name: String { call.variable }
 

@@ -8,7 +8,6 @@ struct TokenRoutes: AdminHandlers {
 
     init(_ call: AdminCall) { self.call = call }
 
-    private var plane: ControlPlane { call.plane }
 
     func list() {
         let tokens = call.state.adminTokens.values.sorted { $0.name < $1.name }.map { token -> JSONValue in
