@@ -77,6 +77,13 @@ export interface TreeMeta {
   hash: string;
   /** "cache": from storage, not yet confirmed by the hub; "unchanged": the hub confirmed the cached tree. */
   source: "cache" | "snapshot" | "patch" | "unchanged";
+  /**
+   * The running experiments that shaped this tree for this client, experiment key → variant key
+   * (a control variant without a patch counts); `{}` when none. For the app's own analytics.
+   * Frozen; a change of variants alone (same tree) calls onTree again with the new map. With
+   * source "cache", the map stored with the tree (`{}` for a tree stored by fetchScreen).
+   */
+  variants: Readonly<Record<string, string>>;
 }
 
 export interface Subscription {
@@ -85,6 +92,8 @@ export interface Subscription {
   /** Undefined while the client waits for a snapshot (after a resubscribe). */
   readonly version: number | undefined;
   readonly hash: string | undefined;
+  /** The variants of the tree held (see TreeMeta.variants); `{}` when none or no tree yet. */
+  readonly variants: Readonly<Record<string, string>>;
   /** True while the hub says the screen has no version yet (not published, or deleted): the first publish brings its tree. */
   readonly pending: boolean;
   /** Removes this callback; the last one unsubscribes (the cached tree stays in storage). */
@@ -143,11 +152,22 @@ export declare class PushHub {
     resubscribes: number; syncs: number; duplicateSyncs: number;
     /** `pending` answers; sockets given up as dead (no message for 2 × heartbeat_s + 2 s); welcomes naming another hub state than storage held. */
     pending: number; deadLinks: number; epochChanges: number;
+    /** `track` calls accepted; queued ones dropped because more than 100 waited for a connection. */
+    tracks: number; tracksDropped: number;
   };
   subscribe(screen: string, onTree?: (tree: JSONValue, meta: TreeMeta) => void | Promise<void>): Subscription;
   onSync(handler: (sync: Sync) => void | Promise<void>): () => void;
   on<K extends keyof PushHubEvents>(type: K, listener: (event: PushHubEvents[K]) => void): () => void;
   rendered(screen: string, version: number): void;
+  /**
+   * Reports a goal event for experiment results (DESIGN §6), e.g. `track("purchase", 12.5)`.
+   * `event`: 1–64 characters of A–Z a–z 0–9 _ . : -; `value`: a finite number, or omitted. Throws
+   * a TypeError otherwise (nothing is sent). While not live, up to 100 wait and are sent after
+   * the next welcome (the oldest dropped beyond; stats.tracksDropped); a user switch (a token
+   * naming another `sub`) drops those of the previous user. The hub counts an event only for
+   * units already served a variant, and answers a bad one with an `error` event (code "bad_track").
+   */
+  track(event: string, value?: number): void;
   /** `fetchScreen(screen)` as this client (its token, device, app, storage); `If-None-Match` is the hash it holds. Needs no live connection. */
   fetchScreen(screen: string, options?: { signal?: AbortSignal }): Promise<FetchedScreen>;
   close(): void;

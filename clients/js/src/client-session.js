@@ -8,6 +8,15 @@ import { SyncLedger } from "./sync-ledger.js";
 
 export const PROTOCOL = 1;
 
+/** How many `track` messages wait while the client is not live; beyond, the oldest is dropped. */
+export const TRACK_QUEUE_LIMIT = 100;
+
+/** The variants of a screen no experiment shaped. */
+const NO_VARIANTS = Object.freeze({});
+
+/** A track's event name (docs/protocol.md "track"): 1–64 of A–Z a–z 0–9 _ . : - */
+const TRACK_EVENT = /^[A-Za-z0-9_.:-]{1,64}$/;
+
 /**
  * The protocol rules of one client, with no socket, timer, clock, storage or hashing of its own:
  * each input (a hub message, an app call, the result of an action) returns the actions its shell
@@ -25,8 +34,9 @@ export const PROTOCOL = 1;
  * | `{ type: "goLive", welcome, heartbeatS, hubSendsHeartbeats }` | a session started: reconnect schedule reset, link watched at `heartbeatS`, state "live", `welcome` event |
  * | `{ type: "stopReconnecting", error }` | reconnecting cannot help after this error (unless the token can be refreshed) |
  *
- * Each subscribed screen has an entry: `{ screen, tree, version, hash, delivered, savedVersion,
- * resyncing, pending, load, verifying }`. The shell may read entries, never write them.
+ * Each subscribed screen has an entry: `{ screen, tree, version, hash, variants, delivered,
+ * savedVersion, savedVariants, resyncing, pending, load, verifying }`. The shell may read entries,
+ * never write them.
  *
  * Invariants:
  * - Everything read or stored is in one user's `scope`, and a stored tree or last_sync is used
@@ -41,6 +51,12 @@ export const PROTOCOL = 1;
  * - A `verify` or `load` answered after what it was about changed (another user, the entry gone
  *   or reset) changes nothing.
  * - `lastSync` never passes a sync that was received but not yet handed to the app (SyncLedger).
+ * - An entry's `variants` is a frozen `{experiment: variant}` map, `{}` when none: a snapshot's or
+ *   an unchanged's (absent: `{}`), replaced by a patch's when the patch has one, kept otherwise
+ *   (docs/protocol.md). The same object is kept while the map is the same, so a new object means
+ *   a change (delivered, even with the same tree).
+ * - At most `TRACK_QUEUE_LIMIT` tracks wait for a welcome (the oldest go first); they are sent
+ *   as the user who tracked them, never as another.
  */
 export class ClientSession {
   /**
@@ -63,12 +79,13 @@ export class ClientSession {
     /** Counters for the app's diagnostics (the transport counts `connects` and `deadLinks`). */
     this.stats = {
       connects: 0, welcomes: 0, snapshots: 0, patches: 0, unchanged: 0, resubscribes: 0, syncs: 0, duplicateSyncs: 0,
-      pending: 0, deadLinks: 0, epochChanges: 0,
+      pending: 0, deadLinks: 0, epochChanges: 0, tracks: 0, tracksDropped: 0,
     };
     this._syncs = new SyncLedger();
     this._pendingSubscribes = []; // screens whose subscribe awaits its first answer, in order
     this._pendingRendered = new Map(); // screen → version, sent once live
     this._pendingAcks = new Set();
+    this._pendingTracks = []; // track messages waiting for a welcome, oldest first
   }
 
   /** The last sync seq every sync up to which was handed to the app (hello.last_sync). */
@@ -87,8 +104,8 @@ export class ClientSession {
   subscribe(screen) {
     if (this.screens.has(screen)) return [];
     const entry = {
-      screen, tree: undefined, version: undefined, hash: undefined, delivered: undefined, savedVersion: undefined,
-      resyncing: false, pending: false, load: null, verifying: null,
+      screen, tree: undefined, version: undefined, hash: undefined, variants: NO_VARIANTS, delivered: undefined,
+      savedVersion: undefined, savedVariants: undefined, resyncing: false, pending: false, load: null, verifying: null,
     };
     this.screens.set(screen, entry);
     return this._startLoad(entry);
@@ -108,12 +125,35 @@ export class ClientSession {
   }
 
   /**
+   * The app reports a goal event (DESIGN §6 "Goals and results"): `event` 1–64 characters of
+   * `A–Z a–z 0–9 _ . : -`, `value` absent or a finite number (else a TypeError, nothing sent).
+   * Sent at once while live; otherwise queued (at most TRACK_QUEUE_LIMIT, the oldest dropped)
+   * and sent after the next welcome.
+   */
+  track(event, value) {
+    if (typeof event !== "string" || !TRACK_EVENT.test(event)) {
+      throw new TypeError(`track: event must be 1–64 characters of A–Z a–z 0–9 _ . : - (got ${describe(event)})`);
+    }
+    if (value !== undefined && !(typeof value === "number" && Number.isFinite(value))) {
+      throw new TypeError(`track: value must be a finite number or absent (got ${describe(value)})`);
+    }
+    const message = { type: "track", event };
+    if (value !== undefined) message.value = value;
+    this.stats.tracks++;
+    if (this.live) return [send(message)];
+    this._queueTrack(message);
+    return [];
+  }
+
+  /**
    * Makes `scope` the user whose storage is used, with its stored `record` ({ epoch, lastSync }):
    * each subscribed screen is loaded again from it. What was held for the previous user is
    * forgotten, never delivered or sent as `have` for this one.
    */
   enter(scope, record) {
     if (scope === this.scope) return [];
+    // Tracks queued for another user are that user's events (those queued before any user was known are this one's).
+    if (this.scope !== undefined) this._pendingTracks = [];
     this.scope = scope;
     this.epoch = record.epoch;
     this._forgetOwed();
@@ -149,6 +189,7 @@ export class ClientSession {
   /** The socket could not take `message` (it is closing): an ack is owed until the next welcome. */
   unsent(message) {
     if (message.type === "ack") this._pendingAcks.add(message.sync);
+    else if (message.type === "track") this._queueTrack(message);
   }
 
   // MARK: - Results of actions
@@ -183,10 +224,10 @@ export class ClientSession {
       // disagree, and resubscribing would loop. Keep the hub's hash so `have` still resumes.
       const actions = hash === message.hash ? [] : [emit("mismatch", mismatch)];
       entry.resyncing = entry.pending = false;
-      return [...actions, ...this._accept(entry, tree, message.version, message.hash, "snapshot", canonical)];
+      return [...actions, ...this._accept(entry, tree, message.version, message.hash, "snapshot", canonical, variantsOf(entry, message))];
     }
     if (hash !== message.hash) return [emit("mismatch", mismatch), ...this._resubscribe(entry, "hash_mismatch", message)];
-    return this._accept(entry, tree, message.version, message.hash, "patch", canonical);
+    return this._accept(entry, tree, message.version, message.hash, "patch", canonical, variantsOf(entry, message));
   }
 
   /**
@@ -273,6 +314,8 @@ export class ClientSession {
     this._pendingRendered.clear();
     for (const id of this._pendingAcks) actions.push(send({ type: "ack", sync: id }));
     this._pendingAcks.clear();
+    for (const track of this._pendingTracks) actions.push(send(track));
+    this._pendingTracks = [];
     return actions;
   }
 
@@ -307,7 +350,7 @@ export class ClientSession {
       this.stats.unchanged++;
       if (entry.tree === undefined) return this._resubscribe(entry, "no_tree", message);
       entry.resyncing = false;
-      return this._accept(entry, entry.tree, message.version, message.hash, "unchanged", null);
+      return this._accept(entry, entry.tree, message.version, message.hash, "unchanged", null, variantsOf(entry, message));
     }
     this.stats.patches++;
     if (entry.resyncing) return []; // a patch sent before our resubscribe: the snapshot follows
@@ -335,7 +378,8 @@ export class ClientSession {
       entry.tree = saved.tree;
       entry.version = entry.savedVersion = saved.version;
       entry.hash = saved.hash;
-      const meta = { version: saved.version, hash: saved.hash, source: "cache" };
+      entry.variants = entry.savedVariants = storedVariants(saved.variants);
+      const meta = { version: saved.version, hash: saved.hash, source: "cache", variants: entry.variants };
       actions.push({ type: "deliver", entry, screen: entry.screen, tree: entry.tree, meta });
     }
     return [...actions, ...this._finishLoad(entry)];
@@ -352,24 +396,36 @@ export class ClientSession {
   }
 
   /**
-   * Holds `tree` as `version`, stores it when that version is not stored yet (from `canonical`
-   * when the caller has it), and delivers it when it is new to the app.
+   * Holds `tree` as `version` shaped by `variants`, stores it when that version (or those
+   * variants) is not stored yet (from `canonical` when the caller has it), and delivers it when
+   * it (or its variants) is new to the app.
    */
-  _accept(entry, tree, version, hash, source, canonical) {
+  _accept(entry, tree, version, hash, source, canonical, variants) {
     const actions = [];
-    const changed = entry.delivered !== version || entry.tree !== tree;
+    const changed = entry.delivered !== version || entry.tree !== tree || entry.variants !== variants;
     entry.tree = tree;
     entry.version = version;
     entry.hash = hash;
-    if (canonical !== null || entry.savedVersion !== version) {
+    entry.variants = variants;
+    if (canonical !== null || entry.savedVersion !== version || entry.savedVariants !== variants) {
       entry.savedVersion = version;
-      const stored = storedScreen(this.epoch, hash, canonical ?? this._canonical(tree), version);
+      entry.savedVariants = variants;
+      const stored = storedScreen(this.epoch, hash, canonical ?? this._canonical(tree), version, variants);
       actions.push(...this._storeScreen(entry.screen, stored));
     }
     if (!changed) return actions;
     entry.delivered = version;
-    actions.push({ type: "deliver", entry, screen: entry.screen, tree, meta: { version, hash, source } });
+    actions.push({ type: "deliver", entry, screen: entry.screen, tree, meta: { version, hash, source, variants } });
     return actions;
+  }
+
+  /** Queues a track until the next welcome; beyond TRACK_QUEUE_LIMIT the oldest is dropped. */
+  _queueTrack(message) {
+    this._pendingTracks.push(message);
+    while (this._pendingTracks.length > TRACK_QUEUE_LIMIT) {
+      this._pendingTracks.shift();
+      this.stats.tracksDropped++;
+    }
   }
 
   _sync(message) {
@@ -467,9 +523,40 @@ export class ClientSession {
 
 /** Forgets what a screen entry held (another user's or another hub state's tree): nothing of it is shown or sent as `have` again. */
 function forget(entry) {
-  entry.tree = entry.version = entry.hash = entry.delivered = entry.savedVersion = undefined;
+  entry.tree = entry.version = entry.hash = entry.delivered = entry.savedVersion = entry.savedVariants = undefined;
+  entry.variants = NO_VARIANTS;
   entry.resyncing = entry.pending = false;
   entry.verifying = null;
+}
+
+/**
+ * The variants a screen message leaves `entry` with (docs/protocol.md): a patch without
+ * `variants` keeps the entry's; otherwise the message's map (absent: `{}`). The entry's object is
+ * kept when the map is the same, so a new object always means a change.
+ */
+function variantsOf(entry, message) {
+  if (message.variants === undefined && message.type === "patch") return entry.variants;
+  const next = storedVariants(message.variants);
+  return sameVariants(entry.variants, next) ? entry.variants : next;
+}
+
+/** A frozen `{experiment: variant}` map of the string members of `value` (`{}` for anything else). */
+function storedVariants(value) {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return NO_VARIANTS;
+  const entries = Object.entries(value).filter(([, variant]) => typeof variant === "string");
+  return entries.length === 0 ? NO_VARIANTS : Object.freeze(Object.fromEntries(entries));
+}
+
+function sameVariants(a, b) {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => b[key] === a[key]);
+}
+
+/** A value as an error message quotes it. */
+function describe(value) {
+  if (typeof value === "string") return JSON.stringify(value.length > 80 ? value.slice(0, 80) + "…" : value);
+  if (typeof value === "number") return String(value);
+  return value === null ? "null" : typeof value;
 }
 
 function send(message) {

@@ -95,9 +95,11 @@ export class PushHub {
   }
 
   /**
-   * Subscribes to a screen. `onTree(tree, { version, hash, source })` is called with each new
-   * tree: `source` is "cache" (from storage, before the hub confirmed it), "snapshot", "patch" or
-   * "unchanged" (the cached tree is current). Trees are frozen (the client reuses the canonical
+   * Subscribes to a screen. `onTree(tree, { version, hash, source, variants })` is called with
+   * each new tree: `source` is "cache" (from storage, before the hub confirmed it), "snapshot",
+   * "patch" or "unchanged" (the cached tree is current); `variants` is `{experiment: variant}` for
+   * the running experiments that shaped this tree for this client (`{}` when none); a change of
+   * variants alone calls `onTree` again with the same tree. Trees are frozen (the client reuses the canonical
    * form of unchanged subtrees); a patch copies only the containers on its paths, so unchanged
    * subtrees keep their identity from one version to the next.
    */
@@ -109,7 +111,9 @@ export class PushHub {
       this._treeListeners.set(entry, new Set());
       this._perform(actions);
     } else if (entry.tree !== undefined && onTree) {
-      const meta = { version: entry.version, hash: entry.hash, source: entry.delivered === undefined ? "cache" : "snapshot" };
+      const meta = {
+        version: entry.version, hash: entry.hash, source: entry.delivered === undefined ? "cache" : "snapshot", variants: entry.variants,
+      };
       const listeners = this._treeListeners.get(entry);
       Promise.resolve().then(() => listeners.has(onTree) && this._call(onTree, entry.tree, meta));
     }
@@ -121,6 +125,7 @@ export class PushHub {
       get tree() { return entry.tree; },
       get version() { return entry.version; },
       get hash() { return entry.hash; },
+      get variants() { return entry.variants; },
       get pending() { return entry.pending; },
       close() {
         listeners.delete(onTree);
@@ -152,6 +157,16 @@ export class PushHub {
   /** Tells the hub the app drew `version` of `screen` (confirms experiment exposures, DESIGN §6). */
   rendered(screen, version) {
     this._perform(this._session.rendered(screen, version));
+  }
+
+  /**
+   * Reports a goal event for experiment results (DESIGN §6): `event` is 1–64 characters of
+   * `A–Z a–z 0–9 _ . : -`, `value` (optional) a finite number, e.g. `track("purchase", 12.5)`;
+   * anything else throws a TypeError. While not live, up to 100 wait and go after the next
+   * welcome (the oldest are dropped beyond; `stats.tracksDropped`).
+   */
+  track(event, value) {
+    this._perform(this._session.track(event, value));
   }
 
   /** Closes the connection for good; state becomes "closed". */

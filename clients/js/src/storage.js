@@ -3,10 +3,12 @@
 //
 //   <storageKey>:device                       the generated device id (anonymous clients)
 //   <storageKey>:<scope>:epoch                {"epoch","last_sync"}
-//   <storageKey>:<scope>:screen:<name>        {"epoch","hash","tree","version"}
+//   <storageKey>:<scope>:screen:<name>        {"epoch","hash","tree","variants"?,"version"}
 //
 // <scope> is `user:<sub>` or `device:<id>` (URI-encoded). Keys below are relative to
 // `<storageKey>:`; the client adds that prefix when it reads and writes.
+
+import { canonicalize } from "./canonical-json.js";
 
 /** A localStorage-like store kept in memory (the default outside browsers). */
 export class MemoryStorage {
@@ -107,10 +109,15 @@ export function scopeRecord(epoch, lastSync) {
   return JSON.stringify(record);
 }
 
-/** A screen as stored: `{"epoch","hash","tree","version"}` in canonical member order around the tree's canonical form. */
-export function storedScreen(epoch, hash, canonicalTree, version) {
+/**
+ * A screen as stored: `{"epoch","hash","tree","variants","version"}` in canonical member order
+ * around the tree's canonical form; `variants` (the experiments that shaped the tree) only when
+ * there are some.
+ */
+export function storedScreen(epoch, hash, canonicalTree, version, variants) {
+  const shaped = variants && Object.keys(variants).length > 0 ? `"variants":${canonicalize(variants)},` : "";
   return (epoch === undefined ? "{" : `{"epoch":${JSON.stringify(epoch)},`) +
-    `"hash":${JSON.stringify(hash)},"tree":${canonicalTree},"version":${version}}`;
+    `"hash":${JSON.stringify(hash)},"tree":${canonicalTree},${shaped}"version":${version}}`;
 }
 
 /** The device id kept in `storage` (generated once): the unit anonymous clients are bucketed by. */

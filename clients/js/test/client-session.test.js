@@ -326,3 +326,110 @@ test("a tree that could not be hashed: a stored one is dropped (the screen subsc
   assert.deepEqual(session.verifyFailed(snapshotVerify.verification), []);
   assert.deepEqual(session.verified(snapshotVerify.verification, hashOf({ a: 2 }), "{}"), []); // it stays void
 });
+
+/** The `[version, variants]` of each deliver action. */
+function variantsDelivered(actions) {
+  return actions.filter((a) => a.type === "deliver").map((a) => [a.meta.version, a.meta.variants]);
+}
+
+test("meta.variants: a snapshot's map (absent: {}), kept by a patch without one, replaced by a patch's, stored with the tree", () => {
+  const session = welcomed(["home"]);
+  const v1 = { title: "A" };
+  const first = settle(session, session.receive({ ...snapshot(v1, 1), variants: { hero: "b" } }));
+  assert.deepEqual(variantsDelivered(first), [[1, { hero: "b" }]]);
+  assert.deepEqual(stores(first), [[DEVICE + ":screen:home", stored(v1, 1, "e-1").replace('"version"', '"variants":{"hero":"b"},"version"')]]);
+  assert.ok(Object.isFrozen(session.screens.get("home").variants));
+  const v2 = { title: "B" };
+  const kept = settle(session, session.receive(patch(1, 2, hashOf(v2), [{ op: "replace", path: "/title", value: "B" }])));
+  assert.deepEqual(variantsDelivered(kept), [[2, { hero: "b" }]]);
+  const v3 = { title: "C" };
+  const replaced = settle(session, session.receive({ ...patch(2, 3, hashOf(v3), [{ op: "replace", path: "/title", value: "C" }]), variants: {} }));
+  assert.deepEqual(variantsDelivered(replaced), [[3, {}]]);
+  assert.deepEqual(stores(replaced), [[DEVICE + ":screen:home", stored(v3, 3, "e-1")]]); // no variants member when none
+  const none = settle(session, session.receive({ ...snapshot(v1, 4) }));
+  assert.deepEqual(variantsDelivered(none), [[4, {}]]);
+});
+
+test("a change of variants alone (a patch with no ops) delivers the same tree again with the new map and stores it", () => {
+  const session = welcomed(["home"]);
+  const tree = { title: "A" };
+  settle(session, session.receive({ ...snapshot(tree, 5), variants: { hero: "a" } }));
+  const held = session.screens.get("home").tree;
+  const actions = settle(session, session.receive({ ...patch(5, 5, hashOf(tree), []), variants: { hero: "a", cta: "red" } }));
+  assert.deepEqual(variantsDelivered(actions), [[5, { hero: "a", cta: "red" }]]);
+  assert.deepEqual(actions.find((a) => a.type === "deliver").tree, held);
+  assert.equal(stores(actions).length, 1);
+  assert.match(stores(actions)[0][1], /"variants":\{"cta":"red","hero":"a"\}/);
+  // The same map again is no change: nothing delivered.
+  const same = settle(session, session.receive({ ...patch(5, 5, hashOf(tree), []), variants: { cta: "red", hero: "a" } }));
+  assert.deepEqual(variantsDelivered(same), []);
+});
+
+test("unchanged carries variants like a snapshot: a new map is delivered and stored, absent means {}; the cache delivers the stored map", () => {
+  const tree = { title: "Hi" };
+  const storage = new Map([[DEVICE + ":screen:home", storedWith(tree, 3, { hero: "b" })]]);
+  const session = new ClientSession();
+  settle(session, session.enter(DEVICE, { epoch: "e-1", lastSync: undefined }), storage);
+  const cached = settle(session, session.subscribe("home"), storage);
+  assert.deepEqual(variantsDelivered(cached), [[3, { hero: "b" }]]);
+  settle(session, session.receive(WELCOME), storage);
+  const same = session.receive({ type: "unchanged", screen: "home", version: 3, hash: hashOf(tree), variants: { hero: "b" } });
+  assert.deepEqual([variantsDelivered(same), stores(same)], [[[3, { hero: "b" }]], []]); // delivered as confirmed; storage is current
+  const moved = session.receive({ type: "unchanged", screen: "home", version: 3, hash: hashOf(tree), variants: { hero: "a" } });
+  assert.deepEqual(variantsDelivered(moved), [[3, { hero: "a" }]]);
+  assert.deepEqual(stores(moved), [[DEVICE + ":screen:home", storedWith(tree, 3, { hero: "a" })]]);
+  const ended = session.receive({ type: "unchanged", screen: "home", version: 3, hash: hashOf(tree) });
+  assert.deepEqual(variantsDelivered(ended), [[3, {}]]);
+  assert.deepEqual(session.screens.get("home").variants, {});
+});
+
+/** A stored screen of epoch e-1 shaped by `variants`. */
+function storedWith(tree, version, variants) {
+  return stored(tree, version, "e-1").replace('"version"', `"variants":${JSON.stringify(variants)},"version"`);
+}
+
+test("track: sent at once while live; a bad event or value throws and sends nothing", () => {
+  const session = welcomed();
+  assert.deepEqual(sent(session.track("purchase", 12.5)), ['{"type":"track","event":"purchase","value":12.5}']);
+  assert.deepEqual(sent(session.track("signup:done-1.x_y")), ['{"type":"track","event":"signup:done-1.x_y"}']);
+  assert.deepEqual(sent(session.track("e".repeat(64), 0)), [`{"type":"track","event":"${"e".repeat(64)}","value":0}`]);
+  for (const [event, value] of [["", 1], ["e".repeat(65), 1], ["has space", 1], ["é", 1], [7, 1], [undefined, 1],
+    ["ok", NaN], ["ok", Infinity], ["ok", "12"], ["ok", null]]) {
+    assert.throws(() => session.track(event, value), TypeError, JSON.stringify([event, value]));
+  }
+  assert.equal(session.stats.tracks, 3);
+});
+
+test("track while not live: queued, the oldest dropped beyond 100, sent after the next welcome (after rendered)", () => {
+  const session = welcomed(["home"]);
+  session.closed();
+  session.rendered("home", 2);
+  for (let i = 0; i < 103; i++) assert.deepEqual(session.track("e" + i, i), []);
+  assert.equal(session.stats.tracksDropped, 3);
+  const messages = sent(session.receive({ ...WELCOME, session: "s-2" }));
+  const tracks = messages.filter((m) => m.includes('"track"'));
+  assert.equal(tracks.length, 100);
+  assert.deepEqual([tracks[0], tracks[99]], ['{"type":"track","event":"e3","value":3}', '{"type":"track","event":"e102","value":102}']);
+  assert.ok(messages.indexOf('{"type":"rendered","screen":"home","version":2}') < messages.indexOf(tracks[0]));
+  session.closed();
+  assert.deepEqual(sent(session.receive({ ...WELCOME, session: "s-3" })).filter((m) => m.includes('"track"')), []); // sent once
+});
+
+test("a track the closing socket could not take goes after the next welcome; tracks queued for one user are not sent as another", () => {
+  const session = welcomed();
+  const [send] = session.track("purchase", 1);
+  session.unsent(send.message);
+  session.closed();
+  assert.deepEqual(sent(session.receive(WELCOME)), ['{"type":"track","event":"purchase","value":1}']);
+  const alice = storageScope(jwt("alice"));
+  const signedIn = new ClientSession();
+  signedIn.track("before-any-user"); // a user is not known yet: the first one's
+  settle(signedIn, signedIn.enter(alice, { epoch: undefined, lastSync: undefined }));
+  signedIn.track("alice-did");
+  settle(signedIn, signedIn.enter(storageScope(jwt("bob")), { epoch: undefined, lastSync: undefined }));
+  assert.deepEqual(sent(signedIn.receive(WELCOME)).filter((m) => m.includes('"track"')), []);
+  const first = new ClientSession();
+  first.track("before-any-user");
+  settle(first, first.enter(alice, { epoch: undefined, lastSync: undefined }));
+  assert.deepEqual(sent(first.receive(WELCOME)), ['{"type":"track","event":"before-any-user"}']);
+});

@@ -83,3 +83,39 @@ test("a sync is handed over after its jitter, then acked; its duplicate is dropp
   assert.deepEqual(syncs.map((s) => [s.id, s.delayMs, s.jitterMs]), [["s-1", 20, 40]]);
   assert.deepEqual([hub.stats.duplicateSyncs, hub.lastSync], [1, 1]);
 });
+
+test("onTree gets meta.variants (and the subscription has them); a change of variants alone calls onTree again", async (t) => {
+  const { hub, socket } = await live(t, new MemoryStorage(), { autoRendered: false });
+  const seen = [];
+  const sub = hub.subscribe("home", (tree, meta) => seen.push([tree.title, meta.version, meta.variants]));
+  await until(() => socket.sent.some((m) => m.type === "subscribe"), "the subscribe");
+  const tree = { title: "Hi" };
+  socket.fromHub({ type: "snapshot", screen: "home", version: 1, hash: hashOf(tree), tree, variants: { hero: "b" } });
+  socket.fromHub({ type: "patch", screen: "home", from: 1, version: 1, hash: hashOf(tree), ops: [], variants: {} });
+  await until(() => seen.length === 2, "two deliveries");
+  assert.deepEqual(seen, [["Hi", 1, { hero: "b" }], ["Hi", 1, {}]]);
+  assert.deepEqual(sub.variants, {});
+  const late = [];
+  hub.subscribe("home", (got, meta) => late.push(meta.variants)); // a second listener gets what is held
+  await until(() => late.length === 1, "the held tree");
+  assert.deepEqual(late, [{}]);
+});
+
+test("track sends while live and queues while reconnecting; the queue goes after the welcome", async (t) => {
+  const { hub, socket } = await live(t, new MemoryStorage(), { random: () => 0 });
+  hub.track("purchase", 9.5);
+  assert.deepEqual(socket.sent.at(-1), { type: "track", event: "purchase", value: 9.5 });
+  assert.throws(() => hub.track("no spaces"), TypeError);
+  socket.readyState = 3;
+  socket.onclose({ code: 1006, reason: "" });
+  assert.equal(hub.state, "reconnecting");
+  hub.track("signup");
+  await until(() => FakeSocket.made.length === 2, "the reconnect");
+  const again = FakeSocket.made[1];
+  again.readyState = 1;
+  again.onopen();
+  assert.equal(again.sent.some((m) => m.type === "track"), false);
+  again.fromHub({ type: "welcome", session: "s2", user: null, heartbeat_s: 25, sync_seq: 0, epoch: "e-1" });
+  await until(() => again.sent.some((m) => m.type === "track"), "the queued track");
+  assert.deepEqual(again.sent.filter((m) => m.type === "track"), [{ type: "track", event: "signup" }]);
+});
