@@ -4,12 +4,17 @@
 
 const TOKEN_KEY = "pushhub-console:token";
 
-/** An error answer of the admin API: `{"error":{"code","message"}}` with its status. */
+/**
+ * An error answer of the admin API: `{"error":{"code","message"}}` (or `{"error":code,
+ * "message"}`) with its status, and `problems` (`[{path, message}]`) when the answer lists them
+ * (422 invalid_variant_patch).
+ */
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, problems = []) {
     super(message);
     this.status = status;
     this.code = code;
+    this.problems = problems;
   }
 }
 
@@ -25,10 +30,21 @@ export const session = {
   },
 };
 
-/** Calls the admin API; answers the parsed JSON (or text), throws `ApiError`. */
-export async function call(method, path, body, { token = session.token, signal } = {}) {
+/** Calls the admin API; answers the parsed JSON (or text), throws `ApiError`. `ifMatch`: an ETag the change is based on (412 when stale). */
+export async function call(method, path, body, options = {}) {
+  return (await exchange(method, path, body, options)).value;
+}
+
+/** GET `path`: `{ value, etag }`, the ETag header as sent (`"…"`, quotes included), null without one. */
+export async function getWithETag(path, options = {}) {
+  const { value, response } = await exchange("GET", path, undefined, options);
+  return { value, etag: response.headers.get("ETag") };
+}
+
+async function exchange(method, path, body, { token = session.token, signal, ifMatch } = {}) {
   const headers = { Authorization: "Bearer " + (token ?? "") };
   if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (ifMatch) headers["If-Match"] = ifMatch;
   let response;
   try {
     response = await fetch(path, {
@@ -45,12 +61,16 @@ export async function call(method, path, body, { token = session.token, signal }
     try { value = JSON.parse(text); } catch {}
   }
   if (!response.ok) {
-    const error = value && value.error;
+    const error = value && typeof value === "object" ? value.error : undefined;
     // A token revoked (or a hub restarted with another root token) while the page is open.
     if (response.status === 401) window.dispatchEvent(new CustomEvent("pushhub:unauthorized"));
-    throw new ApiError(response.status, error?.code ?? "http_" + response.status, error?.message ?? String(text).trim());
+    const flat = typeof error === "string"; // {"error":"stale_definition","message":…}
+    const code = flat ? error : error?.code;
+    const message = flat ? value.message : error?.message;
+    const problems = (flat ? value.problems : error?.problems ?? value?.problems) ?? [];
+    throw new ApiError(response.status, code ?? "http_" + response.status, message ?? String(text).trim(), Array.isArray(problems) ? problems : []);
   }
-  return value;
+  return { value, response };
 }
 
 export const get = (path, options) => call("GET", path, undefined, options);

@@ -17,20 +17,6 @@ const text = (x, y, content, attributes = {}) => {
   return node;
 };
 
-/**
- * The 95 % Wilson score interval of a proportion `successes / trials` (z = 1.96): unlike the
- * normal approximation it stays inside [0, 1] and is sensible for small counts. [0, 0] for no
- * trials.
- */
-export function wilson(successes, trials, z = 1.959963984540054) {
-  if (!trials) return [0, 0];
-  const p = successes / trials;
-  const z2 = z * z;
-  const centre = (p + z2 / (2 * trials)) / (1 + z2 / trials);
-  const half = (z / (1 + z2 / trials)) * Math.sqrt((p * (1 - p)) / trials + z2 / (4 * trials * trials));
-  return [Math.max(0, centre - half), Math.min(1, centre + half)];
-}
-
 /** A line chart of the last samples (`values`: numbers or null), with its latest value. */
 export function sparkline(values, { label, format = String, width = 260, height = 64, fromZero = true }) {
   const numbers = values.filter((v) => typeof v === "number" && Number.isFinite(v));
@@ -52,26 +38,20 @@ export function sparkline(values, { label, format = String, width = 260, height 
 }
 
 /**
- * Per variant: bars for units served and confirmed, and the confirmation rate with its 95 %
- * Wilson interval as a whisker on a 0–100 % scale.
+ * Per variant: bars for the units served (the hub sent the variant's tree) and confirmed (the app
+ * reported it drew it). Counts of exposure, not an outcome: goals have their own charts.
  */
-export function resultsChart(variants) {
-  const rowHeight = 58, left = 110, barWidth = 280, rateLeft = left + barWidth + 120, rateWidth = 240;
-  const height = variants.length * rowHeight + 34;
+export function exposureChart(variants) {
+  const rowHeight = 50, left = 110, barWidth = 420;
+  const height = variants.length * rowHeight + 24;
   const maxServed = Math.max(1, ...variants.map((v) => v.served));
   const chart = svg("svg", {
-    viewBox: `0 0 ${rateLeft + rateWidth + 20} ${height}`, width: rateLeft + rateWidth + 20, height, role: "img", class: "results-chart",
+    viewBox: `0 0 ${left + barWidth + 140} ${height}`, width: left + barWidth + 140, height, role: "img", class: "exposure-chart",
     "aria-label": "Exposures per variant: " + variants.map((v) => `${v.variant} served ${v.served}, confirmed ${v.confirmed}`).join("; "),
   });
   chart.append(text(left, 14, "units served / confirmed", { class: "chart-note" }));
-  chart.append(text(rateLeft, 14, "confirmation rate, 95 % CI", { class: "chart-note" }));
-  for (const tick of [0, 0.5, 1]) {
-    const x = rateLeft + tick * rateWidth;
-    chart.append(svg("line", { x1: x, y1: 20, x2: x, y2: height - 14, class: "grid" }));
-    chart.append(text(x, height - 2, `${tick * 100}%`, { class: "chart-note", "text-anchor": "middle" }));
-  }
   variants.forEach((variant, i) => {
-    const y = 24 + i * rowHeight;
+    const y = 22 + i * rowHeight;
     const served = (variant.served / maxServed) * barWidth, confirmed = (variant.confirmed / maxServed) * barWidth;
     const group = svg("g", { class: "variant", "data-variant": variant.variant });
     group.append(text(0, y + 22, variant.variant, { class: "chart-label" }));
@@ -79,15 +59,57 @@ export function resultsChart(variants) {
     group.append(text(left + served + 6, y + 13, `${variant.served} served`, { class: "chart-value" }));
     group.append(svg("rect", { x: left, y: y + 20, width: Math.max(confirmed, 1), height: 16, class: "bar confirmed" }));
     group.append(text(left + confirmed + 6, y + 33, `${variant.confirmed} confirmed`, { class: "chart-value" }));
-    if (variant.served) {
-      const [low, high] = wilson(variant.confirmed, variant.served);
-      const rate = variant.confirmed / variant.served;
-      const cy = y + 18;
-      group.append(svg("line", { x1: rateLeft + low * rateWidth, x2: rateLeft + high * rateWidth, y1: cy, y2: cy, class: "whisker" }));
-      for (const end of [low, high]) group.append(svg("line", { x1: rateLeft + end * rateWidth, x2: rateLeft + end * rateWidth, y1: cy - 6, y2: cy + 6, class: "whisker" }));
-      group.append(svg("circle", { cx: rateLeft + rate * rateWidth, cy, r: 4.5, class: "rate" }));
+    chart.append(group);
+  });
+  return chart;
+}
+
+const isNumber = (x) => typeof x === "number" && Number.isFinite(x);
+
+/**
+ * Estimates with their 95 % intervals on one horizontal axis, a row each: a dot at the estimate,
+ * a whisker from low to high. `rows`: `[{ label, value, low, high, note }]`; a row whose value
+ * is null shows its `note` instead (no units yet), one whose interval is null shows the dot only.
+ * `zero`: a difference chart: the axis includes 0 and draws it as a line — an interval that
+ * crosses it cannot tell the variant from control. `fromZero`: a rate or mean, drawn from 0.
+ */
+export function intervalChart(rows, { label, format = String, zero = false, fromZero = false }) {
+  const rowHeight = 30, left = 110, width = 380, top = 20;
+  const height = rows.length * rowHeight + top + 22;
+  const ends = rows.flatMap((r) => [r.value, r.low, r.high]).filter(isNumber);
+  if (zero || fromZero) ends.push(0);
+  let low = ends.length ? Math.min(...ends) : 0, high = ends.length ? Math.max(...ends) : 1;
+  if (high - low < 1e-12) { low -= 0.5 * (Math.abs(low) || 1); high += 0.5 * (Math.abs(high) || 1); }
+  const pad = (high - low) * 0.06;
+  if (!(fromZero && low >= 0)) low -= pad;
+  high += pad;
+  const x = (v) => left + ((v - low) / (high - low)) * width;
+  const described = rows.map((r) => isNumber(r.value)
+    ? `${r.label} ${format(r.value)}` + (isNumber(r.low) && isNumber(r.high) ? ` (95 % CI ${format(r.low)} to ${format(r.high)})` : " (no interval)")
+    : `${r.label} ${r.note ?? "no data"}`);
+  const chart = svg("svg", {
+    viewBox: `0 0 ${left + width + 30} ${height}`, width: left + width + 30, height, role: "img",
+    class: "interval-chart" + (zero ? " difference" : ""), "aria-label": `${label}: ${described.join("; ")}`,
+  });
+  chart.append(text(left, 12, label, { class: "chart-note" }));
+  const ticks = zero && low < 0 && high > 0 ? [low + pad, 0, high - pad] : [fromZero && low >= 0 ? low : low + pad, high - pad];
+  for (const tick of ticks) {
+    const at = x(tick);
+    chart.append(svg("line", { x1: at, y1: top, x2: at, y2: height - 18, class: tick === 0 && zero ? "zero" : "grid" }));
+    chart.append(text(at, height - 4, format(tick), { class: "chart-note", "text-anchor": "middle" }));
+  }
+  rows.forEach((row, i) => {
+    const cy = top + i * rowHeight + rowHeight / 2;
+    const group = svg("g", { class: "estimate", "data-variant": row.label });
+    group.append(text(0, cy + 4, row.label, { class: "chart-label" }));
+    if (!isNumber(row.value)) {
+      group.append(text(left, cy + 4, row.note ?? "no data", { class: "chart-note" }));
     } else {
-      group.append(text(rateLeft, y + 22, "no exposures yet", { class: "chart-note" }));
+      if (isNumber(row.low) && isNumber(row.high)) {
+        group.append(svg("line", { x1: x(row.low), x2: x(row.high), y1: cy, y2: cy, class: "whisker" }));
+        for (const end of [row.low, row.high]) group.append(svg("line", { x1: x(end), x2: x(end), y1: cy - 6, y2: cy + 6, class: "whisker" }));
+      }
+      group.append(svg("circle", { cx: x(row.value), cy, r: 4.5, class: "rate" }));
     }
     chart.append(group);
   });
