@@ -2,7 +2,10 @@
 connected. Signs in; publishes with hubctl and sees the new version and its diff; composes a sync
 to a cohort, compares the count shown with the admin API's dry run and follows the funnel to the
 acks of real clients; runs an experiment with real clients and checks the chart against
-/v1/experiments/{key}/results; imports a users file in batches; a `read` token cannot roll back;
+/v1/experiments/{key}/results; ramps to 30 %, adds an override and saves the definition form and the
+traffic is still 30 % (issue 26), while a stale form is refused (412) and says so; previews each
+variant's tree; shows goals with the hub's intervals and the sample-ratio warning on a skewed
+override set; imports a users file in batches; a `read` token cannot roll back;
 keyboard navigation; an accessibility check (labels, contrast) run in the page — and shown to fail
 on a broken page. Screenshots of every view go to the test's tmp dir and /tmp/console-*.png."""
 import json
@@ -11,6 +14,7 @@ import shutil
 import subprocess
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import jwt
@@ -322,7 +326,7 @@ def test_an_experiment_with_real_clients_matches_the_results_api(hub, browser, s
     publish(hub, "match/breakdown", base)
     definition = {"key": "layout", "status": "draft", "traffic": 0.5,
                   "variants": [{"key": "control", "weight": 1}, {"key": "compact", "weight": 1}],
-                  "screens": {"match/breakdown": {"compact": {"layout": "compact"}}}}
+                  "screens": {"match/breakdown": {"compact": {"+layout": "compact"}}}}
     sign_in(browser, hub, hub.token)
     # Defined in the console's editor: what it sends is the definition above.
     go(browser, "#experiments/+new", "!!document.getElementById('save-experiment')")
@@ -373,12 +377,13 @@ def test_an_experiment_with_real_clients_matches_the_results_api(hub, browser, s
             "(() => { const rows = [...document.querySelectorAll('.results-table tbody tr')].map(r => [...r.children].map(c => c.textContent));"
             " return JSON.stringify(rows.map(r => r.slice(0, 3))) === %s && rows; })()" % js(json.dumps(wanted, separators=(",", ":"))),
             what="the results table")
+        total = sum(v["served"] for v in results["variants"])
         for row, variant in zip(shown, results["variants"]):
             served, confirmed = variant["served"], variant["confirmed"]
             if served:
-                low, high = wilson(confirmed, served)
-                assert row[3] == "%.1f %%" % (100 * confirmed / served) and row[4] == "%.1f %% – %.1f %%" % (100 * low, 100 * high), row
-        chart = browser.evaluate("document.querySelector('.results-chart').getAttribute('aria-label')")
+                assert row[3] == "%.1f %%" % (100 * confirmed / served), row
+            assert row[4:] == [str(variant["weight"]), "50.0 %", "%.1f %%" % (100 * served / total)], row
+        chart = browser.evaluate("document.querySelector('.exposure-chart').getAttribute('aria-label')")
         assert chart == "Exposures per variant: " + "; ".join(
             "%s served %d, confirmed %d" % (v["variant"], v["served"], v["confirmed"]) for v in results["variants"])
 
@@ -418,7 +423,7 @@ def test_an_experiment_with_real_clients_matches_the_results_api(hub, browser, s
             assert time.time() < deadline, (results, compact)
             time.sleep(0.05)
             results = call(hub, "GET", "/v1/experiments/layout/results")[1]
-        browser.wait_for("document.querySelector('.results-chart').getAttribute('aria-label').includes(%s)"
+        browser.wait_for("document.querySelector('.exposure-chart').getAttribute('aria-label').includes(%s)"
                          % js("compact served %d" % compact), what="the chart after the ramp")
         # Stop: every client sees the base screen again; the results stay.
         click(browser, "#stop-experiment")
@@ -431,11 +436,208 @@ def test_an_experiment_with_real_clients_matches_the_results_api(hub, browser, s
             c.close()
 
 
-def wilson(successes, trials, z=1.959963984540054):
-    p = successes / trials
-    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
-    half = z / (1 + z * z / trials) * (p * (1 - p) / trials + z * z / (4 * trials * trials)) ** 0.5
-    return max(0, centre - half), min(1, centre + half)
+def experiment_and_etag(hub, key):
+    """The stored definition of experiment `key` and its ETag header (admin.call gives no headers)."""
+    request = urllib.request.Request("http://127.0.0.1:%d/v1/experiments/%s" % (hub.admin_port, key),
+                                     headers={"Authorization": "Bearer " + hub.token})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read()), response.headers["ETag"]
+
+
+def put_if_match(hub, key, definition, etag):
+    """PUT a definition with If-Match: (status, answer)."""
+    request = urllib.request.Request("http://127.0.0.1:%d/v1/experiments/%s" % (hub.admin_port, key), method="PUT",
+                                     data=json.dumps(definition).encode(),
+                                     headers={"Authorization": "Bearer " + hub.token, "If-Match": etag})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def type_into(browser, name, value):
+    """Sets the control named `name` as typing would: its value, then an input event."""
+    browser.evaluate("(() => { const c = document.querySelector(%s); c.value = %s;"
+                     " c.dispatchEvent(new Event('input', { bubbles: true })); c.dispatchEvent(new Event('change', { bubbles: true })); return true; })()"
+                     % (js('[name="%s"]' % name), js(value)))
+
+
+def editor_says(browser, kind):
+    """Waits for the definition form's status line to be of `kind` ("ok", "error"); its text."""
+    return browser.wait_for("document.getElementById('editor-status')?.dataset.kind === %s && document.getElementById('editor-status').textContent"
+                            % js(kind), what="the form's %s message" % kind)
+
+
+def test_a_ramp_and_an_override_survive_saving_the_definition_and_a_stale_form_is_refused(hub, browser, shots):
+    """Issue 26's console bug: after ramping to 30 %, Save definition (to add an override) put
+    traffic back to 100 % while the ramp panel said 30 %. Now the ramp and each override are
+    changes of their own, and the form saves with If-Match: a form older than the stored
+    definition's own members is refused (412), says so, and shows what was not saved."""
+    publish(hub, "ramp-home", {"type": "screen", "title": "Home", "children": [{"id": "cta", "type": "button", "label": "Buy"}]})
+    sign_in(browser, hub, hub.token)
+    go(browser, "#experiments/+new", "!!document.getElementById('save-experiment')")
+    type_into(browser, "key", "ramped")
+    type_into(browser, "traffic", "1")
+    type_into(browser, "variants", "a 1\nb 1")
+    type_into(browser, "screens", json.dumps({"ramp-home": {"b": {"title": "B"}}}))
+    click(browser, "#save-experiment")
+    browser.wait_for("location.hash === '#experiments/ramped' && document.getElementById('ramp-current')?.dataset.traffic === '100'",
+                     what="the stored experiment's page")
+    # Ramp to 30 %: the traffic alone changes on the hub, and every panel says so.
+    browser.evaluate("(() => { const s = document.getElementById('ramp'); s.value = '30'; s.dispatchEvent(new Event('input')); return true; })()")
+    click(browser, "#apply-ramp")
+    confirm(browser, "Ramp ramped to 30 %?")
+    browser.wait_for("document.getElementById('ramp-status')?.textContent === 'Traffic is 30 %.'", what="ramped")
+    assert call(hub, "GET", "/v1/experiments/ramped")[1]["traffic"] == 0.3
+    browser.wait_for("document.getElementById('ramp-current').dataset.traffic === '30'"
+                     " && document.getElementById('definition-traffic').textContent.startsWith('Traffic: 30 %')", what="30 % everywhere")
+    # An override: one unit, one call; the form is not involved.
+    type_into(browser, "override-unit", "u1")
+    type_into(browser, "override-variant", "b")
+    click(browser, "#add-override")
+    browser.wait_for("[...document.querySelectorAll('table.overrides td')].map(c => c.textContent).slice(0, 2).join() === 'u1,b'", what="the override")
+    assert call(hub, "GET", "/v1/experiments/ramped")[1]["overrides"] == {"u1": "b"}
+    assert browser.evaluate("document.getElementById('definition-traffic').textContent").endswith(
+        "Overrides: 1 (change them under Overrides). Saving keeps both as they are on the hub.")
+    # Save the definition form with an edit: the ramp and the override stay.
+    type_into(browser, "variants", "a 1\nb 2")
+    click(browser, "#save-experiment")
+    editor_says(browser, "ok")
+    stored = call(hub, "GET", "/v1/experiments/ramped")[1]
+    assert (stored["traffic"], stored["overrides"], stored["variants"][1]["weight"]) == (0.3, {"u1": "b"}, 2), stored
+    assert browser.evaluate("[document.getElementById('ramp-current').dataset.traffic, document.getElementById('ramp-value').textContent]") == ["30", "30 %"]
+    # A ramp made elsewhere (hubctl, the API) while the form has unsaved edits: both are kept.
+    type_into(browser, "salt", "salt-2")
+    assert call(hub, "POST", "/v1/experiments/ramped/traffic", {"traffic": 0.6})[0] == 200
+    click(browser, "#save-experiment")
+    editor_says(browser, "ok")
+    stored = call(hub, "GET", "/v1/experiments/ramped")[1]
+    assert (stored["traffic"], stored["salt"], stored["overrides"]) == (0.6, "salt-2", {"u1": "b"}), stored
+    browser.wait_for("document.getElementById('ramp-current').dataset.traffic === '60'", what="the ramp panel at 60 %")
+    # Removing the override is one call too.
+    click(browser, '[data-remove-override="u1"]')
+    browser.wait_for("document.getElementById('overrides').textContent === 'No overrides.'", what="no overrides")
+    assert call(hub, "GET", "/v1/experiments/ramped")[1].get("overrides", {}) == {}
+    # A stale form: its own members changed elsewhere after it was loaded. Refused, said, shown.
+    type_into(browser, "variants", "a 1\nb 5")
+    theirs, etag = experiment_and_etag(hub, "ramped")
+    theirs["salt"] = "theirs"
+    assert put_if_match(hub, "ramped", theirs, etag)[0] == 200
+    click(browser, "#save-experiment")
+    message = editor_says(browser, "error")
+    assert message.startswith("Not saved (412): ramped changed since you read it"), message
+    stored = call(hub, "GET", "/v1/experiments/ramped")[1]
+    assert (stored["salt"], stored["variants"][1]["weight"], stored["traffic"]) == ("theirs", 2, 0.6), stored
+    assert browser.evaluate("[document.querySelector('[name=salt]').value, document.querySelector('[name=variants]').value]") == ["theirs", "a 1\nb 2"]
+    unsaved = json.loads(browser.evaluate("document.querySelector('#stale-definition pre.edits').textContent"))
+    assert unsaved["variants"] == [{"key": "a", "weight": 1}, {"key": "b", "weight": 5}] and unsaved["salt"] == "salt-2", unsaved
+    assert browser.evaluate("a11yProblems()") == []
+    screenshot(browser, shots, "experiment-stale", height=2600)
+    # The same through the API: a stale If-Match is 412 stale_definition, and changes nothing.
+    status, refusal = put_if_match(hub, "ramped", dict(theirs, salt="late"), etag)
+    assert status == 412, refusal
+    assert call(hub, "GET", "/v1/experiments/ramped")[1]["salt"] == "theirs"
+
+
+def test_the_preview_shows_each_variants_tree_and_a_bad_patch_is_refused_at_its_field(hub, browser):
+    base = {"type": "screen", "title": "Shop", "children": [{"id": "head", "type": "text", "text": "Welcome"},
+                                                           {"id": "cta", "type": "button", "label": "Buy"}]}
+    publish(hub, "preview-shop", base)
+    screens = {"preview-shop": {"b": {"children": {"#cta": {"label": "Buy now"}}}}}
+    assert call(hub, "PUT", "/v1/experiments/previewed", {"variants": [{"key": "a"}, {"key": "b"}], "screens": screens})[0] == 200
+    sign_in(browser, hub, hub.token)
+    go(browser, "#experiments/previewed", "!!document.getElementById('preview-stored') && !!document.querySelector('[name=screens]')")
+    click(browser, "#preview-stored")
+    browser.wait_for("document.querySelectorAll('#variant-preview figure.variant-tree').length === 2", what="two variants")
+    status, answer = call(hub, "GET", "/v1/experiments/previewed/preview")
+    assert status == 200, answer
+    shown = browser.evaluate("[...document.querySelectorAll('#variant-preview figure.variant-tree')]"
+                             ".map(f => [f.dataset.variant, f.dataset.hash, f.querySelector('.preview').innerText])")
+    [screen] = answer["screens"]
+    assert [[v, h] for v, h, _ in shown] == [[v["variant"], v["hash"]] for v in screen["variants"]]
+    (_, _, a_text), (_, _, b_text) = shown
+    assert "Buy now" in b_text and "Welcome" in b_text, b_text  # one keyed child changed, the other kept
+    assert "Buy now" not in a_text and "Buy" in a_text, a_text
+    # The form's patches, unsaved: a child the base does not have is refused with its path.
+    type_into(browser, "screens", json.dumps({"preview-shop": {"b": {"children": {"#nope": {"label": "x"}}}}}))
+    click(browser, "#preview-form")
+    status_text = browser.wait_for("document.getElementById('preview-status').dataset.kind === 'error' && document.getElementById('preview-status').textContent",
+                                   what="the refusal")
+    assert status_text.startswith("422 invalid_variant_patch"), status_text
+    at_field = text(browser, "textarea[name=screens] ~ .field-message")
+    assert "#nope" in at_field, at_field
+    click(browser, "#save-experiment")
+    assert "422 invalid_variant_patch" in editor_says(browser, "error")
+    assert call(hub, "GET", "/v1/experiments/previewed")[1]["screens"] == screens
+    assert browser.evaluate("a11yProblems()") == []
+
+
+def test_results_show_goals_and_the_srm_warning_as_the_hub_computes_them(hub, browser, shots):
+    publish(hub, "goal-home", {"type": "screen", "title": "Home", "children": []})
+    definition = {"key": "goals", "status": "running", "variants": [{"key": "a"}, {"key": "b"}],
+                  "screens": {"goal-home": {"b": {"title": "B"}}}}
+    assert call(hub, "PUT", "/v1/experiments/goals", {k: v for k, v in definition.items() if k != "key"})[0] == 200
+    clients = []
+    try:
+        # Every unit of b buys (value 10), every third of a's buys (value 4).
+        for n in range(24):
+            device = "goal-%d" % n
+            clients.append(Client(hub, device, screen="goal-home"))
+            variant = assign(definition, device)
+            if variant == "b" or n % 3 == 0:
+                clients[-1].send({"type": "track", "event": "purchase", "value": 10 if variant == "b" else 4})
+        deadline = time.time() + 10
+        while True:
+            results = call(hub, "GET", "/v1/experiments/goals/results")[1]
+            buyers = {v["variant"]: v["units"] for goal in results.get("goals", []) for v in goal["variants"]}
+            expected = {"a": sum(1 for n in range(24) if assign(definition, "goal-%d" % n) == "a" and n % 3 == 0),
+                        "b": sum(1 for n in range(24) if assign(definition, "goal-%d" % n) == "b")}
+            if buyers == expected:
+                break
+            assert time.time() < deadline, (results, expected)
+            time.sleep(0.1)
+        sign_in(browser, hub, hub.token)
+        go(browser, "#experiments/goals", "!!document.querySelector('.goal[data-goal=purchase] .goal-table')")
+        # The table says what the hub computed, formatted.
+        [goal] = results["goals"]
+        rows = browser.evaluate("[...document.querySelectorAll('.goal[data-goal=purchase] .goal-table tbody tr')].map(r => [...r.children].map(c => c.textContent))")
+        percent = lambda x: "%.1f %%" % (100 * x)
+        for row, v in zip(rows, goal["variants"]):
+            assert row[:2] == [v["variant"], str(v["units"])], row
+            assert row[2] == "%s (%s to %s)" % (percent(v["rate"]), percent(v["rate_ci"][0]), percent(v["rate_ci"][1])), row
+            if v["variant"] == results["control"]:
+                assert row[3] == row[5] == "control", row
+            else:
+                low, high = v["diff_rate_ci"]
+                assert row[3].startswith("+%.1f pp (" % (100 * v["diff_rate"])), row
+                assert row[3].endswith(" · excludes 0" if low > 0 or high < 0 else " · includes 0"), row
+        labels = browser.evaluate("[...document.querySelectorAll('.goal[data-goal=purchase] .interval-chart')].map(c => c.getAttribute('aria-label'))")
+        assert len(labels) == 4 and labels[0].startswith("Conversion rate, 95 % CI: a "), labels
+        assert browser.evaluate("document.querySelectorAll('.goal[data-goal=purchase] .interval-chart.difference line.zero').length") == 2
+        assert text(browser, "#results-kept") and browser.evaluate("document.getElementById('results-kept').dataset.kept") == results["kept"]
+        assert text(browser, "#results-since") != "nothing counted yet"
+        assert "Looking again and again inflates false positives" in text(browser, "#results-limits")
+        assert results["srm"] is not None and not results["srm"]["mismatch"], results["srm"]
+        assert browser.evaluate("document.getElementById('srm-warning')") is None
+        assert text(browser, "#srm-line").startswith("Sample-ratio check: the served counts fit the weights")
+        # A skewed set of overrides (30 more units, all into b): the sample-ratio check fires.
+        for n in range(30):
+            assert call(hub, "POST", "/v1/experiments/goals/overrides", {"unit": "skew-%d" % n, "variant": "b"})[0] == 200
+        for n in range(30):
+            clients.append(Client(hub, "skew-%d" % n, screen="goal-home"))
+        deadline = time.time() + 10
+        while not (call(hub, "GET", "/v1/experiments/goals/results")[1]["srm"] or {}).get("mismatch"):
+            assert time.time() < deadline, "the SRM check did not fire"
+            time.sleep(0.1)
+        warning = browser.wait_for("document.getElementById('srm-warning')?.innerText", what="the SRM warning")
+        assert warning.startswith("Sample ratio mismatch — do not trust these results yet."), warning
+        assert browser.evaluate("document.getElementById('srm-warning').getAttribute('role')") == "alert"
+        assert browser.evaluate("a11yProblems()") == []
+        screenshot(browser, shots, "experiment-results", height=2400)
+    finally:
+        for c in clients:
+            c.close()
 
 
 #: The demo page's test tree (test_demo_page.py): every kind of node its renderer knows, and one it does not.
@@ -624,7 +826,7 @@ def test_every_view_passes_the_accessibility_check_which_can_fail(hub, browser):
     ensure_state(hub)
     sign_in(browser, hub, hub.token)
     for view, ready in [("#screens", "table.screens"), ("#syncs", "#dry-run"), ("#cohorts/beta", "#users-file"),
-                        ("#experiments/layout", ".results-chart"), ("#hub", ".spark")]:
+                        ("#experiments/layout", ".exposure-chart"), ("#hub", ".spark")]:
         go(browser, view, "!!document.querySelector(%s)" % js(ready))
         assert browser.evaluate("a11yProblems()") == [], view
     # The check finds what it is for: an unlabelled input and pale text.

@@ -668,7 +668,7 @@ def test_fetch_screen_answers_the_variant_tree_of_an_assigned_user_and_401_witho
     secret = open(os.path.join(hub.data, "data", "jwt.secret")).read().strip()
     publish(hub, "home", screen([item("title", "base")], theme="base"))
     experiment = {"key": "look", "status": "running", "variants": [{"key": "A"}, {"key": "B"}],
-                  "screens": {"home": {"A": {"theme": "A"}, "B": {"theme": "B", "banner": {"type": "text", "text": "B!"}}}}}
+                  "screens": {"home": {"A": {"theme": "A"}, "B": {"theme": "B", "+banner": {"type": "text", "text": "B!"}}}}}
     assert call(hub, "PUT", "/v1/experiments/look", experiment)[0] == 200
     open_on_hub(browser, hub)
     seen = set()
@@ -692,3 +692,70 @@ def test_fetch_screen_answers_the_variant_tree_of_an_assigned_user_and_401_witho
     assert fetched(browser, "home", url=hub.url + "/v1/connect", token=bad, storageKey="x")["error"]["status"] == 401
     missing = fetched(browser, "nope", url=hub.url + "/v1/connect", token=token, storageKey="x")
     assert missing["error"]["code"] == "unknown_screen" and missing["error"]["status"] == 404
+
+
+def meta_variants(browser, screen="home"):
+    return browser.evaluate("H.metas[%s] && H.metas[%s].variants" % (json.dumps(screen), json.dumps(screen)))
+
+
+def test_meta_variants_follow_the_experiments_and_track_counts_once_served_even_when_queued(browser, hub_factory):
+    """Issue 26 item 3: the app learns its variants (`meta.variants`, from the snapshot's and
+    patches' `variants`) and reports goals with `track`, sent at once while live and queued while
+    the hub is down. A control variant without a patch counts; a change of variants alone (the
+    same tree) is delivered again."""
+    hub = hub_factory("--dev")
+    publish(hub, "home", screen([item("a", "one")]))
+    start_client(browser, hub, "variants", device="dv-1")
+    browser.evaluate("H.subscribe('home')")
+    wait_version(browser, "home", 1)
+    assert meta_variants(browser) == {}
+    hero = {"status": "running", "variants": [{"key": "a"}, {"key": "b"}], "overrides": {"dv-1": "b"},
+            "screens": {"home": {"b": {"+title": "B"}}}}
+    assert call(hub, "PUT", "/v1/experiments/hero", hero)[0] == 200
+    browser.wait_for("H.metas.home.variants.hero === 'b' && H.trees.home.title === 'B'", what="variant b")
+    state = browser.evaluate("H.state('home')")
+    assert state["hash"] == call(hub, "GET", "/v1/screens/home?device=dv-1")[1]["hash"] == state["meta"]["hash"]
+    # Into the control, which has no patch: the base tree, and the map still names the experiment.
+    assert call(hub, "POST", "/v1/experiments/hero/overrides", {"unit": "dv-1", "variant": "a"})[0] == 200
+    browser.wait_for("H.metas.home.variants.hero === 'a' && H.trees.home.title === undefined", what="variant a")
+    # A second experiment whose control this unit is in: the same tree, a new map, delivered again.
+    deliveries = browser.evaluate("H.deliveries.length")
+    version = browser.evaluate("H.metas.home.version")
+    quiet = {"status": "running", "variants": [{"key": "c"}, {"key": "d"}], "overrides": {"dv-1": "c"},
+             "screens": {"home": {"d": {"+title": "D"}}}}
+    assert call(hub, "PUT", "/v1/experiments/quiet", quiet)[0] == 200
+    browser.wait_for("JSON.stringify(H.metas.home.variants) === %s" % json.dumps(json.dumps({"hero": "a", "quiet": "c"}, separators=(",", ":"))),
+                     what="both experiments")
+    assert browser.evaluate("H.deliveries.length") == deliveries + 1
+    assert browser.evaluate("[H.metas.home.version, H.deliveries.at(-1).source, H.hub.stats.resubscribes]") == [version, "patch", 0]
+    # Stopping one removes it from the map.
+    assert call(hub, "POST", "/v1/experiments/hero/status", {"status": "stopped"})[0] == 200
+    browser.wait_for("JSON.stringify(H.metas.home.variants) === '{\"quiet\":\"c\"}'", what="hero gone from the map")
+    # track: sent at once while live, counted for the experiment this unit was served.
+    browser.evaluate("H.hub.track('purchase', 12.5), true")
+    assert browser.evaluate("(() => { try { H.hub.track('no spaces'); return 'sent'; } catch (e) { return e.name; } })()") == "TypeError"
+
+    def goal_units(event):
+        results = call(hub, "GET", "/v1/experiments/quiet/results")[1]
+        return {v["variant"]: v["units"] for g in results.get("goals", []) if g["event"] == event for v in g["variants"]}
+
+    deadline = time.time() + 5
+    while goal_units("purchase").get("c") != 1:
+        assert time.time() < deadline, call(hub, "GET", "/v1/experiments/quiet/results")[1]
+        time.sleep(0.05)
+    # While the hub is down, tracks wait; they go after the next welcome.
+    assert hub.stop() == 0
+    browser.wait_for("H.hub.state === 'reconnecting'", what="reconnecting")
+    browser.evaluate("H.hub.track('signup'), true")
+    again = Hub("--dev", "--listen", "127.0.0.1:%d" % hub.port, "--admin", "127.0.0.1:%d" % hub.admin_port, data=hub.data)
+    try:
+        browser.wait_for("H.hub.stats.welcomes === 2", timeout=15, what="live again")
+        deadline = time.time() + 5
+        while goal_units("signup").get("c") != 1:
+            assert time.time() < deadline, call(again, "GET", "/v1/experiments/quiet/results")[1]
+            time.sleep(0.05)
+        assert browser.evaluate("[H.hub.stats.tracks, H.hub.stats.tracksDropped]") == [2, 0]
+        assert browser.evaluate("H.events.filter(e => e.type === 'error').length") == 0
+    finally:
+        again.process.kill()
+        again.process.wait()

@@ -411,6 +411,7 @@ function rampPanel({ container, key, can, afterAction }) {
   let units = null; // connected units with their current assignment
 
   function update(definition) {
+    const saltBefore = salt;
     salt = definition.salt ?? key;
     if (definition.layer) {
       if (layer !== definition.layer) container.replaceChildren(el("p", {}, `${key} takes a share of layer ${definition.layer} (${(definition.layer_range ?? []).join("–")}): change its layer range in the definition; traffic does not apply.`));
@@ -424,6 +425,7 @@ function rampPanel({ container, key, can, afterAction }) {
       container.replaceChildren(...controls);
       refresh();
     }
+    if (!first && next === now && salt === saltBefore) return; // a poll that found the same traffic: the preview (a live region) stays quiet
     // The slider follows the hub unless the operator has moved it away from what it showed.
     if (first || Number(slider.value) === now) slider.value = String(next);
     now = next;
