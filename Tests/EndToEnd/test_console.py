@@ -739,7 +739,8 @@ def test_a_read_token_sees_everything_and_cannot_roll_back(hub, browser, shots):
     assert browser.evaluate("document.getElementById('send-sync').disabled") is True
     assert text(browser, "#dry-run") == "a dry run needs the sync scope"
     go(browser, "#experiments/layout", "!!document.getElementById('apply-ramp')")
-    assert browser.evaluate("['save-experiment', 'start-experiment', 'stop-experiment', 'apply-ramp', 'delete-experiment'].map(id => document.getElementById(id).disabled)") == [True] * 5
+    assert browser.evaluate("['save-experiment', 'start-experiment', 'stop-experiment', 'apply-ramp', 'delete-experiment', 'add-override']"
+                            ".map(id => document.getElementById(id).disabled)") == [True] * 6
     # What the page shows is not the only guard: the hub refuses (403) and audits the refusal.
     assert call(hub, "POST", "/v1/experiments/layout/status", {"status": "stopped"}, token=created["token"])[0] == 403
     entries = call(hub, "GET", "/v1/audit?limit=1", token=created["token"])[1]["entries"]
