@@ -568,7 +568,8 @@ function overridesPanel({ container, key, can, afterAction }) {
 
 /**
  * Each variant's screens as an up-to-date client in that variant sees them now: of the stored
- * definition (GET …/preview) or of the form before it is saved (POST …/preview).
+ * definition (GET …/preview) or of the form before it is saved (PUT …?dry_run=true: checked as
+ * a save would be, answered with the same preview, nothing stored).
  */
 function variantPreview({ container, key, editor }) {
   const out = el("div", { className: "variant-preview", id: "variant-preview", "aria-live": "polite" });
@@ -588,7 +589,7 @@ function variantPreview({ container, key, editor }) {
       if (!name) throw new Error("Type the experiment's key first.");
       answer = method === "GET"
         ? await get(`${experimentPath(name)}/preview`)
-        : await call("POST", `${experimentPath(name)}/preview`, editor.definition());
+        : await call("PUT", withQuery(experimentPath(name), { dry_run: "true" }), editor.definition());
     } catch (error) {
       out.replaceChildren();
       if (error.status || error.at) editor.refusal(error);
@@ -655,6 +656,8 @@ function results(answer) {
   const totalWeight = variants.reduce((sum, v) => sum + (v.weight ?? 0), 0);
   const goals = answer.goals ?? [];
   return [
+    // The hub could not bring its tally up to date (e.g. Redis unreachable): these numbers may be behind.
+    answer.warning ? el("p", { className: "srm-warning", role: "alert", id: "results-warning" }, answer.warning) : null,
     srmBanner(answer.srm),
     el("dl", { className: "facts", id: "results-facts" },
       el("dt", {}, "Status"), el("dd", {}, answer.status ?? "–"),

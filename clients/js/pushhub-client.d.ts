@@ -152,7 +152,7 @@ export declare class PushHub {
     resubscribes: number; syncs: number; duplicateSyncs: number;
     /** `pending` answers; sockets given up as dead (no message for 2 × heartbeat_s + 2 s); welcomes naming another hub state than storage held. */
     pending: number; deadLinks: number; epochChanges: number;
-    /** `track` calls accepted; queued ones dropped because more than 100 waited for a connection. */
+    /** `track` calls accepted; those dropped unsent (beyond 100 waiting for a connection, or after the client closed for good). */
     tracks: number; tracksDropped: number;
   };
   subscribe(screen: string, onTree?: (tree: JSONValue, meta: TreeMeta) => void | Promise<void>): Subscription;
@@ -164,7 +164,8 @@ export declare class PushHub {
    * `event`: 1–64 characters of A–Z a–z 0–9 _ . : -; `value`: a finite number, or omitted. Throws
    * a TypeError otherwise (nothing is sent). While not live, up to 100 wait and are sent after
    * the next welcome (the oldest dropped beyond; stats.tracksDropped); a user switch (a token
-   * naming another `sub`) drops those of the previous user. The hub counts an event only for
+   * naming another `sub`) drops those of the previous user; after close() (or an error that
+   * stops reconnecting) they are dropped and counted. The hub counts an event only for
    * units already served a variant, and answers a bad one with an `error` event (code "bad_track").
    */
   track(event: string, value?: number): void;

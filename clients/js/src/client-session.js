@@ -56,7 +56,7 @@ const TRACK_EVENT = /^[A-Za-z0-9_.:-]{1,64}$/;
  *   (docs/protocol.md). The same object is kept while the map is the same, so a new object means
  *   a change (delivered, even with the same tree).
  * - At most `TRACK_QUEUE_LIMIT` tracks wait for a welcome (the oldest go first); they are sent
- *   as the user who tracked them, never as another.
+ *   as the user who tracked them, never as another; none waits once the client has `ended`.
  */
 export class ClientSession {
   /**
@@ -86,6 +86,8 @@ export class ClientSession {
     this._pendingRendered = new Map(); // screen → version, sent once live
     this._pendingAcks = new Set();
     this._pendingTracks = []; // track messages waiting for a welcome, oldest first
+    /** Whether the client was closed for good: it will not connect again. */
+    this.ended = false;
   }
 
   /** The last sync seq every sync up to which was handed to the app (hello.last_sync). */
@@ -128,7 +130,7 @@ export class ClientSession {
    * The app reports a goal event (DESIGN §6 "Goals and results"): `event` 1–64 characters of
    * `A–Z a–z 0–9 _ . : -`, `value` absent or a finite number (else a TypeError, nothing sent).
    * Sent at once while live; otherwise queued (at most TRACK_QUEUE_LIMIT, the oldest dropped)
-   * and sent after the next welcome.
+   * and sent after the next welcome; dropped once the client has ended.
    */
   track(event, value) {
     if (typeof event !== "string" || !TRACK_EVENT.test(event)) {
@@ -140,6 +142,10 @@ export class ClientSession {
     const message = { type: "track", event };
     if (value !== undefined) message.value = value;
     this.stats.tracks++;
+    if (this.ended) {
+      this.stats.tracksDropped++; // nothing will send it
+      return [];
+    }
     if (this.live) return [send(message)];
     this._queueTrack(message);
     return [];
@@ -184,6 +190,17 @@ export class ClientSession {
     this.live = false;
     this.welcome = null;
     this._pendingSubscribes = [];
+  }
+
+  /**
+   * The client was closed for good (`close()`, or an error reconnecting cannot fix): tracks
+   * waiting are dropped (counted), and so are those made later.
+   */
+  end() {
+    this.closed();
+    this.ended = true;
+    this.stats.tracksDropped += this._pendingTracks.length;
+    this._pendingTracks = [];
   }
 
   /** The socket could not take `message` (it is closing): an ack is owed until the next welcome. */

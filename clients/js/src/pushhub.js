@@ -163,7 +163,8 @@ export class PushHub {
    * Reports a goal event for experiment results (DESIGN §6): `event` is 1–64 characters of
    * `A–Z a–z 0–9 _ . : -`, `value` (optional) a finite number, e.g. `track("purchase", 12.5)`;
    * anything else throws a TypeError. While not live, up to 100 wait and go after the next
-   * welcome (the oldest are dropped beyond; `stats.tracksDropped`).
+   * welcome (the oldest are dropped beyond; `stats.tracksDropped`); once closed for good
+   * (`close()`, or an error reconnecting cannot fix) they are dropped and counted.
    */
   track(event, value) {
     this._perform(this._session.track(event, value));
@@ -175,7 +176,7 @@ export class PushHub {
     this._transport.stop();
     for (const timer of this._syncTimers) clearTimeout(timer);
     this._syncTimers.clear();
-    this._session.closed();
+    this._session.end();
     this._setState("closed");
     this._emit("close", { code: 1000, reason: "closed by the app", reconnect: false });
   }
@@ -234,6 +235,7 @@ export class PushHub {
   _dropped(code, reason) {
     this._session.closed();
     if (this._fatal) {
+      this._session.end();
       this._transport.stop();
       this._setState("closed");
       return this._emit("close", { code, reason, reconnect: false, error: this._fatal });

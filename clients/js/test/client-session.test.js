@@ -433,3 +433,13 @@ test("a track the closing socket could not take goes after the next welcome; tra
   settle(first, first.enter(alice, { epoch: undefined, lastSync: undefined }));
   assert.deepEqual(sent(first.receive(WELCOME)), ['{"type":"track","event":"before-any-user"}']);
 });
+
+test("once the client ended (closed for good) tracks are dropped and counted, the waiting ones too", () => {
+  const session = welcomed();
+  session.closed();
+  session.track("waiting");
+  session.end();
+  assert.deepEqual(session.track("later", 1), []);
+  assert.deepEqual([session.stats.tracks, session.stats.tracksDropped], [2, 2]);
+  assert.deepEqual(sent(session.receive(WELCOME)).filter((m) => m.includes('"track"')), []);
+});
