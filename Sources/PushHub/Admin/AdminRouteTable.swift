@@ -27,8 +27,8 @@ enum AdminRouteTable {
             "GET", "/v1/screens/{name:screen}", .scope(.read), .read,
             query: ["user", "device", "platform", "app_version"], ScreenRoutes.get),
         AdminRoute(
-            "PUT", "/v1/screens/{name:screen}", .scope(.publish), .changeUnlessDryRun(.query), query: ["dry_run"],
-            ScreenRoutes.put),
+            "PUT", "/v1/screens/{name:screen}", .scope(.publish), .changeUnlessDryRun(.query),
+            query: ["dry_run", "message"], ScreenRoutes.put),
         AdminRoute("DELETE", "/v1/screens/{name:screen}", .scope(.publish), .change, ScreenRoutes.delete),
         AdminRoute("GET", "/v1/screens/{name:screen}/history", .scope(.read), .read, ScreenRoutes.history),
         AdminRoute(
