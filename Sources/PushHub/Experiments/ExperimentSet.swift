@@ -65,10 +65,12 @@ public struct VariantPatch: Hashable, Sendable {
     func apply(to tree: JSONValue) -> JSONValue { patch.map { Self.apply($0, to: tree) } ?? tree }
 
     /// The variant patch language (docs/assignment.md "Variant patches").
-    static func apply(_ patch: JSONValue, to tree: JSONValue) -> JSONValue { MergePatch.apply(patch, to: tree) }
+    static func apply(_ patch: JSONValue, to tree: JSONValue) -> JSONValue { KeyedMergePatch.apply(patch, to: tree) }
 
     /// Where `patch` names what `tree` lacks without marking it an addition.
-    static func problems(in patch: JSONValue, against tree: JSONValue) -> [(path: String, message: String)] { [] }
+    static func problems(in patch: JSONValue, against tree: JSONValue) -> [KeyedMergePatch.Problem] {
+        KeyedMergePatch.problems(in: patch, against: tree)
+    }
 
     public static func == (a: VariantPatch, b: VariantPatch) -> Bool { a.label == b.label }
     public func hash(into hasher: inout Hasher) { hasher.combine(label) }
