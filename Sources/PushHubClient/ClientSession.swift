@@ -74,6 +74,8 @@ struct ClientSession {
     private var pendingRendered: [(screen: String, version: Int)] = []
     private var pendingAcks: [String] = []
     private(set) var pendingTracks: [Track] = []
+    /// The client was closed for good (`close()`, or a refusal reconnecting cannot fix).
+    private(set) var ended = false
     private(set) var stats = ClientStats()
 
     /// A session in `scope` whose storage holds `record` (its epoch and `last_sync`).
@@ -163,6 +165,10 @@ struct ClientSession {
     /// The app reports a goal event: sent now when live, else kept (the newest
     /// `maxQueuedTracks`) and sent after the next welcome.
     mutating func track(_ track: Track) -> [Action] {
+        guard !ended else {
+            stats.droppedTracks += 1
+            return []
+        }
         guard live else {
             pendingTracks.append(track)
             let excess = pendingTracks.count - Self.maxQueuedTracks
@@ -225,6 +231,14 @@ struct ClientSession {
         guard liveness.isDead(now: now) else { return .alive(until: deadline) }
         stats.deadLinks += 1
         return .dead(silence: liveness.silence(now: now))
+    }
+
+    /// The client will not connect again: `track` events waiting, and those made later, are dropped.
+    mutating func end() {
+        closed()
+        ended = true
+        stats.droppedTracks += pendingTracks.count
+        pendingTracks = []
     }
 
     /// The socket closed (or was given up): what was in flight on it is void.

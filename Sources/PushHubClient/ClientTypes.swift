@@ -146,7 +146,8 @@ public struct ClientStats: Sendable, Equatable {
     public var epochChanges = 0
     /// `track` events sent to the hub (at once, or after the welcome that ended a wait).
     public var tracks = 0
-    /// `track` events dropped unsent: the oldest beyond `ClientSession.maxQueuedTracks` while not
-    /// connected, and those queued for a user the client no longer signs in as.
+    /// `track` events dropped unsent: the oldest beyond 100 waiting while not connected, those
+    /// waiting for a user the client no longer signs in as, and those waiting or made once the
+    /// client is closed for good.
     public var droppedTracks = 0
 }

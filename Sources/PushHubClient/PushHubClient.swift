@@ -173,7 +173,7 @@ public final class PushHubClient: @unchecked Sendable {
     /// (`hubctl experiment results KEY`). While not connected it waits (the newest 100; older ones
     /// are dropped, counted in `stats.droppedTracks`) and is sent after the next welcome; events
     /// waiting when the token provider signs in another user are dropped, never sent as theirs.
-    /// After `close()` it is dropped.
+    /// Once the client is closed for good (`close()`, a refused token) events are dropped.
     ///
     /// - Parameters:
     ///   - event: 1–64 characters of `A-Z a-z 0-9 _ . : -` (`purchase`, `checkout.done`).
@@ -190,10 +190,7 @@ public final class PushHubClient: @unchecked Sendable {
             queue.async { [self] in emit(.error(error)) }
             return false
         }
-        queue.async { [self] in
-            guard connectionState != .closed else { return }
-            perform(session.track(track))
-        }
+        queue.async { [self] in perform(session.track(track)) }
         return true
     }
 
@@ -227,7 +224,7 @@ public final class PushHubClient: @unchecked Sendable {
         livenessCheck?.cancel()
         connection?.close(code: 1000, reason: "")
         connection = nil
-        session.closed()
+        session.end()
         setState(.closed)
         emit(.closed(code: 1000, reason: "closed by the app", retryIn: nil, attempt: schedule.attempt, error: nil))
     }
@@ -332,6 +329,7 @@ public final class PushHubClient: @unchecked Sendable {
         livenessCheck?.cancel()
         session.closed()
         if let fatal {
+            session.end()
             setState(.closed)
             return emit(.closed(code: code, reason: reason, retryIn: nil, attempt: schedule.attempt, error: fatal))
         }

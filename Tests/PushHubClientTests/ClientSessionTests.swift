@@ -423,6 +423,18 @@ extension ClientSessionTests {
         #expect(!Self.sentTypes(next).contains { $0.hasPrefix("track:") })
     }
 
+    @Test("a client closed for good drops the track events waiting and those made later")
+    func trackAfterTheEnd() throws {
+        var session = Self.welcomed()
+        session.closed()
+        _ = session.track(try Track(event: "a", value: nil))
+        _ = session.track(try Track(event: "b", value: nil))
+        session.end()
+        #expect(session.pendingTracks.isEmpty && session.stats.droppedTracks == 2)
+        #expect(session.track(try Track(event: "c", value: nil)).isEmpty)
+        #expect(session.pendingTracks.isEmpty && session.stats.droppedTracks == 3 && session.stats.tracks == 0)
+    }
+
     @Test("track events waiting when another user signs in are dropped, never sent as that user's; a new hub state keeps them")
     func trackBelongsToItsUser() throws {
         let alice = StorageScope(token: Self.jwt(sub: "alice"), device: nil)

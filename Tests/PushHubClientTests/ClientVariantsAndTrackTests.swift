@@ -68,5 +68,6 @@ import Testing
         #expect(client.track("late"))  // valid, but the client is closed: dropped
         await client.flush()
         #expect(!transport.sentTypes.contains("track:late"))
+        #expect(client.stats.droppedTracks == 1 && client.stats.tracks == 3)
     }
 }
