@@ -10,10 +10,13 @@ import Testing
         var options = PushHubClient.Options()
         options.random = { 0.5 }
         return PushHubClient(
-            url: HubURL("ws://127.0.0.1:1/v1/connect")!, credentials: .device("d-1"), transport: transport, options: options)
+            url: HubURL("ws://127.0.0.1:1/v1/connect")!, credentials: .device("d-1"), transport: transport,
+            options: options)
     }
 
-    @Test("meta.variants comes from the snapshot, stays through a patch that does not name them, and changes with one that does")
+    @Test(
+        "meta.variants comes from the snapshot, stays through a patch that does not name them, and changes with one that does"
+    )
     func variantsReachTheApp() async throws {
         let transport = ScriptedTransport()
         let client = Self.client(transport)
@@ -25,11 +28,15 @@ import Testing
         let tree = try JSONReader.parse(#"{"title":"Hi"}"#)
         let hash = ScreenHash.of(tree)
         transport.hubSends(
-            #"{"type":"snapshot","screen":"home","version":3,"hash":"\#(hash)","tree":{"title":"Hi"},"variants":{"layout":"compact"}}"#)
+            #"{"type":"snapshot","screen":"home","version":3,"hash":"\#(hash)","tree":{"title":"Hi"},"variants":{"layout":"compact"}}"#
+        )
         let two = try JSONReader.parse(#"{"title":"Hey"}"#)
         transport.hubSends(
-            #"{"type":"patch","screen":"home","from":3,"version":4,"hash":"\#(ScreenHash.of(two))","ops":[{"op":"replace","path":"/title","value":"Hey"}]}"#)
-        transport.hubSends(#"{"type":"patch","screen":"home","from":4,"version":4,"hash":"\#(ScreenHash.of(two))","ops":[],"variants":{}}"#)
+            #"{"type":"patch","screen":"home","from":3,"version":4,"hash":"\#(ScreenHash.of(two))","ops":[{"op":"replace","path":"/title","value":"Hey"}]}"#
+        )
+        transport.hubSends(
+            #"{"type":"patch","screen":"home","from":4,"version":4,"hash":"\#(ScreenHash.of(two))","ops":[],"variants":{}}"#
+        )
         await client.flush()
         let metas = recorder.trees.withLock { $0.map(\.meta) }
         #expect(metas.map(\.variants) == [["layout": "compact"], ["layout": "compact"], [:]])
@@ -40,7 +47,9 @@ import Testing
         #expect(transport.sentTypes.filter { $0 == "rendered" }.count == 3)
     }
 
-    @Test("track made before the welcome is sent after it (after the subscribe), at once when live; a refused one returns false as a bad_track error; after close() none goes")
+    @Test(
+        "track made before the welcome is sent after it (after the subscribe), at once when live; a refused one returns false as a bad_track error; after close() none goes"
+    )
     func trackThroughTheClient() async throws {
         let transport = ScriptedTransport()
         let client = Self.client(transport)

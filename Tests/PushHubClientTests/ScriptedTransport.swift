@@ -33,7 +33,8 @@ final class ScriptedTransport: ClientTransport {
         return Connection(self)
     }
 
-    func get(_ request: TransportRequest, completion: @escaping @Sendable (Result<HTTPAnswer, TransportError>) -> Void) {
+    func get(_ request: TransportRequest, completion: @escaping @Sendable (Result<HTTPAnswer, TransportError>) -> Void)
+    {
         completion(.failure(TransportError("no HTTP in a scripted transport")))
     }
 

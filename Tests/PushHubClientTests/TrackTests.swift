@@ -1,7 +1,7 @@
+import ScreenTree
 import Testing
 
 @testable import PushHubClient
-import ScreenTree
 
 /// What `track` accepts: the hub's rule (docs/protocol.md), checked before anything is sent.
 @Suite struct TrackTests {
@@ -15,10 +15,15 @@ import ScreenTree
 
     @Test("a value goes out as a JSON number; none leaves the member out")
     func values() throws {
-        #expect(JSONWriter.string(.object(try Track(event: "purchase", value: 12.5).message))
-            == #"{"event":"purchase","type":"track","value":12.5}"#)
-        #expect(JSONWriter.string(.object(try Track(event: "p", value: -0.25).message)) == #"{"event":"p","type":"track","value":-0.25}"#)
-        #expect(JSONWriter.string(.object(try Track(event: "p", value: 0).message)) == #"{"event":"p","type":"track","value":0}"#)
+        #expect(
+            JSONWriter.string(.object(try Track(event: "purchase", value: 12.5).message))
+                == #"{"event":"purchase","type":"track","value":12.5}"#)
+        #expect(
+            JSONWriter.string(.object(try Track(event: "p", value: -0.25).message))
+                == #"{"event":"p","type":"track","value":-0.25}"#)
+        #expect(
+            JSONWriter.string(.object(try Track(event: "p", value: 0).message))
+                == #"{"event":"p","type":"track","value":0}"#)
         #expect(try Track(event: "p", value: nil).message["value"] == nil)
     }
 
