@@ -276,7 +276,8 @@ def test_experimenter_flow_with_hubctl_watch(hub_factory, tmp_path):
     assert trees[user_new] == {"type": "screen", "banner": "shiny"}
     results = run("experiment", "results", "banner-test")
     assert results.returncode == 0, results.stderr
-    rows = {line.split()[0]: line.split()[1:] for line in results.stdout.splitlines()[2:]}
+    # The first table (title, header, one row per variant); the SRM line and goal tables follow a blank line.
+    rows = {line.split()[0]: line.split()[1:] for line in results.stdout.split("\n\n")[0].splitlines()[2:]}
     # watch confirms what it prints: like the SDKs it sends `rendered` once the snapshot is shown.
     assert rows == {"old": ["1", "1"], "new": ["1", "1"]}
 
