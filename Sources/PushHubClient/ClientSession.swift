@@ -16,6 +16,10 @@ import ScreenTree
 ///   until the snapshot (`resyncing`).
 /// - `lastSync` never passes a sync that was received but not yet handed to the app: a restart
 ///   during a jitter wait gets that sync again (deduped by id while the process lives).
+/// - A screen's `variants` are those of the rendition its `hash` is of: set with every snapshot
+///   and `unchanged`, replaced by a patch that names them, stored with the tree.
+/// - `track` events wait only while not live, at most `maxQueuedTracks` of them, and are sent
+///   only in the scope (user) they were made in.
 struct ClientSession {
     enum Action: Equatable {
         case send(JSONObject)
@@ -35,6 +39,8 @@ struct ClientSession {
         var tree: JSONValue?
         var version: Int?
         var hash: String?
+        /// The experiments that shaped the held tree: experiment key → variant key.
+        var variants: [String: String] = [:]
         /// The version last handed to listeners.
         var delivered: Int?
         /// The version in storage.
@@ -47,6 +53,8 @@ struct ClientSession {
 
     /// Ids of the last syncs seen, for dedupe (a replay after reconnect repeats some).
     static let rememberedSyncs = 1024
+    /// `track` events kept while not connected; beyond it the oldest goes (docs/clients.md).
+    static let maxQueuedTracks = 100
 
     let app: AppInfo?
     private(set) var screens: [String: Screen] = [:]
@@ -65,6 +73,9 @@ struct ClientSession {
     private var pendingSubscribes: [String] = []
     private var pendingRendered: [(screen: String, version: Int)] = []
     private var pendingAcks: [String] = []
+    private(set) var pendingTracks: [Track] = []
+    /// The client was closed for good (`close()`, or a refusal reconnecting cannot fix).
+    private(set) var ended = false
     private(set) var stats = ClientStats()
 
     /// A session in `scope` whose storage holds `record` (its epoch and `last_sync`).
@@ -81,7 +92,7 @@ struct ClientSession {
     func held(_ screen: String) -> StoredScreen? {
         guard let entry = screens[screen], let tree = entry.tree, let version = entry.version, let hash = entry.hash
         else { return nil }
-        return StoredScreen(tree: tree, version: version, hash: hash, epoch: epoch)
+        return StoredScreen(tree: tree, version: version, hash: hash, epoch: epoch, variants: entry.variants)
     }
 
     /// Whether a stored screen may be shown and sent as `have`: it was stored in the epoch this
@@ -108,10 +119,10 @@ struct ClientSession {
         entry.tree = stored.tree
         entry.version = stored.version
         entry.hash = stored.hash
+        entry.variants = stored.variants
         entry.stored = stored.version
-        return [
-            .deliver(screen: screen, tree: stored.tree, meta: TreeMeta(version: stored.version, hash: stored.hash, source: .cache))
-        ]
+        let meta = TreeMeta(version: stored.version, hash: stored.hash, source: .cache, variants: stored.variants)
+        return [.deliver(screen: screen, tree: stored.tree, meta: meta)]
     }
 
     /// Makes `scope` the user whose storage the session uses (the token now names another user):
@@ -122,6 +133,9 @@ struct ClientSession {
         self.scope = scope
         epoch = record.epoch
         forgetSyncs()
+        // Events the previous user made are theirs: never sent signed in as this one.
+        stats.droppedTracks += pendingTracks.count
+        pendingTracks = []
         lastSync = record.lastSync
         syncMax = record.lastSync
         var actions: [Action] = []
@@ -146,6 +160,26 @@ struct ClientSession {
             return []
         }
         return [.send(Self.renderedMessage(screen, version))]
+    }
+
+    /// The app reports a goal event: sent now when live, else kept (the newest
+    /// `maxQueuedTracks`) and sent after the next welcome.
+    mutating func track(_ track: Track) -> [Action] {
+        guard !ended else {
+            stats.droppedTracks += 1
+            return []
+        }
+        guard live else {
+            pendingTracks.append(track)
+            let excess = pendingTracks.count - Self.maxQueuedTracks
+            if excess > 0 {
+                pendingTracks.removeFirst(excess)
+                stats.droppedTracks += excess
+            }
+            return []
+        }
+        stats.tracks += 1
+        return [.send(track.message)]
     }
 
     /// The app's handlers returned for a scheduled sync: ack it and advance `lastSync`.
@@ -197,6 +231,14 @@ struct ClientSession {
         guard liveness.isDead(now: now) else { return .alive(until: deadline) }
         stats.deadLinks += 1
         return .dead(silence: liveness.silence(now: now))
+    }
+
+    /// The client will not connect again: `track` events waiting, and those made later, are dropped.
+    mutating func end() {
+        closed()
+        ended = true
+        stats.droppedTracks += pendingTracks.count
+        pendingTracks = []
     }
 
     /// The socket closed (or was given up): what was in flight on it is void.
@@ -267,6 +309,11 @@ struct ClientSession {
         pendingRendered = []
         for id in pendingAcks { actions.append(.send(["type": .string("ack"), "sync": .string(id)])) }
         pendingAcks = []
+        // Last: after the subscribes, so that a unit is served its variant before its events
+        // count (results count a goal only after the unit was served, DESIGN §6).
+        for track in pendingTracks { actions.append(.send(track.message)) }
+        stats.tracks += pendingTracks.count
+        pendingTracks = []
         return actions
     }
 
@@ -311,6 +358,8 @@ struct ClientSession {
         answered(screen)
         guard var entry = screens[screen] else { return [] }  // unsubscribed meanwhile
         defer { screens[screen] = entry }
+        // Absent: none (snapshot, unchanged), or the same as before (patch).
+        let variants = StoredScreen.variants(message["variants"])
         switch message["type"]?.stringValue {
         case "snapshot":
             stats.snapshots += 1
@@ -326,13 +375,14 @@ struct ClientSession {
             }
             entry.resyncing = false
             entry.pending = false
-            return actions
-                + accept(&entry, screen, tree, TreeMeta(version: version, hash: hash, source: .snapshot), canonical)
+            let meta = TreeMeta(version: version, hash: hash, source: .snapshot, variants: variants ?? [:])
+            return actions + accept(&entry, screen, tree, meta, canonical)
         case "unchanged":
             stats.unchanged += 1
             guard let tree = entry.tree else { return resubscribe(&entry, screen, .noTree, message) }
             entry.resyncing = false
-            return accept(&entry, screen, tree, TreeMeta(version: version, hash: hash, source: .unchanged), nil)
+            let meta = TreeMeta(version: version, hash: hash, source: .unchanged, variants: variants ?? [:])
+            return accept(&entry, screen, tree, meta, nil)
         default:
             stats.patches += 1
             if entry.resyncing { return [] }  // sent before our resubscribe: the snapshot follows
@@ -354,7 +404,9 @@ struct ClientSession {
                     .mismatch(screen: screen, version: version, expected: hash, actual: actual, source: .patch))
                 return [mismatch] + resubscribe(&entry, screen, .hashMismatch, message)
             }
-            let meta = TreeMeta(version: version, hash: hash, source: .patch, from: entry.version, patch: patch)
+            let meta = TreeMeta(
+                version: version, hash: hash, source: .patch, from: entry.version, patch: patch,
+                variants: variants ?? entry.variants)
             return accept(&entry, screen, patched, meta, canonical)
         }
     }
@@ -372,21 +424,26 @@ struct ClientSession {
         return [.emit(event), subscribeMessage(screen, &entry)]
     }
 
-    /// Holds `tree` as `meta.version`, stores it when that version is not stored yet (from its
-    /// `canonical` bytes when the caller has them), and hands it over when it is new to the app.
+    /// Holds `tree` as `meta.version` with `meta.variants`, stores it when what is stored differs
+    /// (another version; the same version rendered anew after an experiment changed, or with
+    /// other variants; from its `canonical` bytes when the caller has them), and hands it over
+    /// when it is new to the app.
     private func accept(_ entry: inout Screen, _ screen: String, _ tree: JSONValue, _ meta: TreeMeta, _ canonical: [UInt8]?)
         -> [Action]
     {
-        let (version, hash, source) = (meta.version, meta.hash, meta.source)
+        let (version, hash, source, variants) = (meta.version, meta.hash, meta.source, meta.variants)
         var actions: [Action] = []
-        let changed = entry.delivered != version || source == .snapshot || entry.tree != tree
+        let renditionChanged = entry.hash != hash || entry.variants != variants
+        let changed = entry.delivered != version || source == .snapshot || entry.tree != tree || renditionChanged
         entry.tree = tree
         entry.version = version
         entry.hash = hash
-        if entry.stored != version || source == .snapshot {
+        entry.variants = variants
+        if entry.stored != version || source == .snapshot || renditionChanged {
             entry.stored = version
             let stored = StoredScreen.form(
-                epoch: epoch, canonical: canonical ?? JSONWriter.write(tree), version: version, hash: hash)
+                epoch: epoch, canonical: canonical ?? JSONWriter.write(tree), version: version, hash: hash,
+                variants: variants)
             actions.append(.store(key: scope.screenKey(screen), value: stored))
         }
         guard changed else { return actions }

@@ -51,13 +51,22 @@ public struct TreeMeta: Sendable, Equatable {
     /// or print it as `hubctl watch` does).
     public var from: Int?
     public var patch: JSONPatch?
+    /// The running experiments that shaped this tree for this client, experiment key → variant
+    /// key (DESIGN §6), for the app's own analytics; empty when none did. A control variant
+    /// without a patch counts. A snapshot or `unchanged` sets it; a patch changes it only when the
+    /// hub says so (a change of variants alone comes as a patch without operations).
+    public var variants: [String: String]
 
-    public init(version: Int, hash: String, source: Source, from: Int? = nil, patch: JSONPatch? = nil) {
+    public init(
+        version: Int, hash: String, source: Source, from: Int? = nil, patch: JSONPatch? = nil,
+        variants: [String: String] = [:]
+    ) {
         self.version = version
         self.hash = hash
         self.source = source
         self.from = from
         self.patch = patch
+        self.variants = variants
     }
 }
 
@@ -135,4 +144,10 @@ public struct ClientStats: Sendable, Equatable {
     public var deadLinks = 0
     /// Welcomes that named another hub state than the one storage held (what it held was dropped).
     public var epochChanges = 0
+    /// `track` events sent to the hub (at once, or after the welcome that ended a wait).
+    public var tracks = 0
+    /// `track` events dropped unsent: the oldest beyond 100 waiting while not connected, those
+    /// waiting for a user the client no longer signs in as, and those waiting or made once the
+    /// client is closed for good.
+    public var droppedTracks = 0
 }

@@ -168,6 +168,32 @@ public final class PushHubClient: @unchecked Sendable {
         queue.async { [self] in perform(session.rendered(screen, version: version)) }
     }
 
+    /// Reports a goal event for experiment results (DESIGN §6): `{"type":"track","event":…,"value":…}`.
+    /// The hub counts it for every running experiment this client's unit was served a variant of
+    /// (`hubctl experiment results KEY`). While not connected it waits (the newest 100; older ones
+    /// are dropped, counted in `stats.droppedTracks`) and is sent after the next welcome; events
+    /// waiting when the token provider signs in another user are dropped, never sent as theirs.
+    /// Once the client is closed for good (`close()`, a refused token) events are dropped.
+    ///
+    /// - Parameters:
+    ///   - event: 1–64 characters of `A-Z a-z 0-9 _ . : -` (`purchase`, `checkout.done`).
+    ///   - value: what the event is worth (an amount, a duration), summed per unit and averaged
+    ///     per variant in the results; a finite number. Nil counts the event alone.
+    /// - Returns: false when `event` or `value` is refused (nothing is sent): the same refusal is
+    ///   reported as an `.error` event with code `bad_track`, as the hub would answer it.
+    @discardableResult
+    public func track(_ event: String, value: Double? = nil) -> Bool {
+        let track: Track
+        do {
+            track = try Track(event: event, value: value)
+        } catch {
+            queue.async { [self] in emit(.error(error)) }
+            return false
+        }
+        queue.async { [self] in perform(session.track(track)) }
+        return true
+    }
+
     /// Closes the connection for good; `state` becomes `.closed`.
     public func close() {
         queue.async { [self] in closeNow(waiter: nil) }
@@ -198,7 +224,7 @@ public final class PushHubClient: @unchecked Sendable {
         livenessCheck?.cancel()
         connection?.close(code: 1000, reason: "")
         connection = nil
-        session.closed()
+        session.end()
         setState(.closed)
         emit(.closed(code: 1000, reason: "closed by the app", retryIn: nil, attempt: schedule.attempt, error: nil))
     }
@@ -303,6 +329,7 @@ public final class PushHubClient: @unchecked Sendable {
         livenessCheck?.cancel()
         session.closed()
         if let fatal {
+            session.end()
             setState(.closed)
             return emit(.closed(code: code, reason: reason, retryIn: nil, attempt: schedule.attempt, error: fatal))
         }

@@ -133,7 +133,10 @@ extension PushHubClient {
             if session.screens[screen] == nil, session.scope != .none {
                 // Labelled with the epoch this user's storage is in: a later session in another
                 // state drops it; one stored before any session (no epoch) serves fetches only.
-                let form = StoredScreen.form(epoch: session.epoch, canonical: canonical, version: version, hash: hash)
+                // The variants, when the answer names them, for the patches after a subscribe from it.
+                let form = StoredScreen.form(
+                    epoch: session.epoch, canonical: canonical, version: version, hash: hash,
+                    variants: StoredScreen.variants(body["variants"]) ?? [:])
                 write(session.scope.screenKey(screen), form)
             }
             return .success(FetchedScreen(screen: screen, tree: tree, version: version, hash: hash, status: 200))

@@ -9,7 +9,7 @@ import ScreenTree
 /// ```
 /// device                        the generated device id (anonymous clients)
 /// user:u42:epoch                {"epoch":"e-…","last_sync":1240}   the hub state the scope belongs to
-/// user:u42:screen:home          {"epoch":"e-…","hash":"…","tree":{…},"version":42}
+/// user:u42:screen:home          {"epoch":"e-…","hash":"…","tree":{…},"variants":{…},"version":42}
 /// ```
 ///
 /// Invariant: the user part is percent-encoded (only letters, digits and `-._~` stay), so no two
@@ -88,23 +88,30 @@ struct ScopeRecord: Sendable, Equatable {
     }
 }
 
-/// A screen as stored: its tree, version and hash, and the epoch they count in (nil: stored by a
-/// fetch before any session of this user named one).
+/// A screen as stored: its tree, version and hash, the experiment variants that shaped it, and
+/// the epoch they count in (nil: stored by a fetch before any session of this user named one).
+/// The variants are kept so that a patch after a restart, which names them only when they
+/// change, leaves them right.
 struct StoredScreen: Sendable, Equatable {
     var tree: JSONValue
     var version: Int
     var hash: String
     var epoch: String?
+    var variants: [String: String]
 
-    /// `{"epoch","hash","tree","version"}` in canonical member order around the tree's canonical
-    /// bytes (written once per version), the JavaScript client's form too.
-    static func form(epoch: String?, canonical tree: [UInt8], version: Int, hash: String) -> String {
+    /// `{"epoch","hash","tree","variants","version"}` in canonical member order around the tree's
+    /// canonical bytes (written once per version), the JavaScript client's form too; `variants`
+    /// only when there are some (the form before issue 26 is the form without experiments).
+    static func form(
+        epoch: String?, canonical tree: [UInt8], version: Int, hash: String, variants: [String: String] = [:]
+    ) -> String {
         var bytes: [UInt8] = [UInt8(ascii: "{")]
         if let epoch { bytes += Array(#""epoch":"#.utf8) + JSONWriter.write(.string(epoch)) + [UInt8(ascii: ",")] }
         bytes += Array(#""hash":"#.utf8)
         bytes += JSONWriter.write(.string(hash))
         bytes += Array(#","tree":"#.utf8)
         bytes += tree
+        if !variants.isEmpty { bytes += Array(#","variants":"#.utf8) + JSONWriter.write(Self.json(variants)) }
         bytes += Array(#","version":\#(version)}"#.utf8)
         return String(decoding: bytes, as: UTF8.self)
     }
@@ -115,13 +122,29 @@ struct StoredScreen: Sendable, Equatable {
         guard let value = try? JSONReader.parse(text), let tree = value["tree"],
             let version = value["version"]?.intValue, let hash = value["hash"]?.stringValue, ScreenHash.of(tree) == hash
         else { return nil }
-        self.init(tree: tree, version: version, hash: hash, epoch: value["epoch"]?.stringValue)
+        self.init(
+            tree: tree, version: version, hash: hash, epoch: value["epoch"]?.stringValue,
+            variants: Self.variants(value["variants"]) ?? [:])
     }
 
-    init(tree: JSONValue, version: Int, hash: String, epoch: String?) {
+    init(tree: JSONValue, version: Int, hash: String, epoch: String?, variants: [String: String] = [:]) {
         self.tree = tree
         self.version = version
         self.hash = hash
         self.epoch = epoch
+        self.variants = variants
+    }
+
+    /// A `variants` member (experiment key → variant key) as the hub sends and we store it; nil
+    /// when absent or not an object. Members whose value is not a string are skipped.
+    static func variants(_ value: JSONValue?) -> [String: String]? {
+        guard let object = value?.objectValue else { return nil }
+        var variants: [String: String] = [:]
+        for member in object { if let variant = member.value.stringValue { variants[member.key] = variant } }
+        return variants
+    }
+
+    static func json(_ variants: [String: String]) -> JSONValue {
+        .object(JSONObject(variants.mapValues(JSONValue.string)))
     }
 }

@@ -266,6 +266,9 @@ def test_publish_with_hubctl_shows_the_new_version_and_its_diff(hub, browser, sh
     confirm(browser, "Roll home back to v1?")
     browser.wait_for("document.getElementById('current-version')?.textContent === '3'", what="v3 after the rollback")
     assert call(hub, "GET", "/v1/screens/home")[1]["tree"] == tree
+    # The history names who published each version and marks the rollback (issue 26).
+    newest = browser.evaluate("[...document.querySelectorAll('table.history tbody tr')[0].cells].map(c => c.textContent)")
+    assert newest[0] == "v3 (current)" and newest[3:] == ["root", "(rollback of v1)"], newest
     assert browser.evaluate("a11yProblems()") == []
 
 

@@ -164,6 +164,8 @@ def test_variant_screens_patches_stop_and_exposures(hub_factory):
     for device in control + compact:
         ws, snapshot = subscriber(hub, device, "match/breakdown/2019")
         clients[device] = (ws, snapshot["tree"])
+        # The app learns its variant, a control group's too (DESIGN §6).
+        assert snapshot["variants"] == {"breakdown-layout": "control" if device in control else "compact"}
     compact_tree = {"type": "screen", "layout": "compact", "children": rows}
     for device in control:
         assert clients[device][1] == base
@@ -176,6 +178,7 @@ def test_variant_screens_patches_stop_and_exposures(hub_factory):
         ws, tree = clients[device]
         message = json.loads(ws.recv(timeout=5))
         assert message["type"] == "patch" and message["ops"] == [{"op": "replace", "path": "/layout", "value": "dense"}]
+        assert "variants" not in message  # the same variant: nothing to tell
         clients[device] = (ws, jsonpatch.apply_patch(tree, message["ops"]))
     for device in control:
         assert drain(clients[device][0], 0.2) == []
@@ -186,16 +189,18 @@ def test_variant_screens_patches_stop_and_exposures(hub_factory):
     status, results = call(hub, "GET", "/v1/experiments/breakdown-layout/results")
     counts = {v["variant"]: (v["served"], v["confirmed"]) for v in results["variants"]}
     assert counts == {"control": (3, 0), "compact": (3, 2)}
-    # Stopping moves everyone to the base tree, with patches, only where it changes something.
+    # Stopping moves everyone to the base tree, with patches; the control group's tree stays, so
+    # it hears only that it is in no variant any more (a patch without ops).
     definition["status"] = "stopped"
     assert call(hub, "PUT", "/v1/experiments/breakdown-layout", definition)[0] == 200
     for device in compact:
         ws, tree = clients[device]
         message = json.loads(ws.recv(timeout=5))
-        assert message["type"] == "patch"
+        assert message["type"] == "patch" and message["variants"] == {}
         assert jsonpatch.apply_patch(tree, message["ops"]) == base
     for device in control:
-        assert drain(clients[device][0], 0.2) == []
+        messages = drain(clients[device][0], 0.2)
+        assert [(m["type"], m["ops"], m["variants"]) for m in messages] == [("patch", [], {})]
     log = [json.loads(line) for line in open(os.path.join(hub.data, "data", "exposures.jsonl"))]
     assert sorted({(e["unit"], e["variant"]) for e in log if e["event"] == "served"}) == sorted(
         [(d, "control") for d in control] + [(d, "compact") for d in compact])
@@ -271,7 +276,8 @@ def test_experimenter_flow_with_hubctl_watch(hub_factory, tmp_path):
     assert trees[user_new] == {"type": "screen", "banner": "shiny"}
     results = run("experiment", "results", "banner-test")
     assert results.returncode == 0, results.stderr
-    rows = {line.split()[0]: line.split()[1:] for line in results.stdout.splitlines()[2:]}
+    # The first table (title, header, one row per variant); the SRM line and goal tables follow a blank line.
+    rows = {line.split()[0]: line.split()[1:] for line in results.stdout.split("\n\n")[0].splitlines()[2:]}
     # watch confirms what it prints: like the SDKs it sends `rendered` once the snapshot is shown.
     assert rows == {"old": ["1", "1"], "new": ["1", "1"]}
 

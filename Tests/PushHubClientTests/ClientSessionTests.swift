@@ -289,6 +289,167 @@ import ScreenTree
     }
 }
 
+/// Issue 26: the variants that shaped each screen, and `track` events.
+extension ClientSessionTests {
+    static func screenMessage(_ type: String, _ tree: JSONValue?, version: Int, from: Int? = nil, ops: String? = nil, variants: String?)
+        -> JSONValue
+    {
+        var object: JSONObject = ["type": .string(type), "screen": .string("home"), "version": .number(Double(version))]
+        if let tree { object["hash"] = .string(ScreenHash.of(tree)) }
+        if type == "snapshot", let tree { object["tree"] = tree }
+        if let from { object["from"] = .number(Double(from)) }
+        if let ops { object["ops"] = message(ops) }
+        if let variants { object["variants"] = message(variants) }
+        return .object(object)
+    }
+
+    static func delivered(_ actions: [ClientSession.Action]) -> [TreeMeta] {
+        actions.compactMap { if case .deliver(_, _, let meta) = $0 { meta } else { nil } }
+    }
+
+    static func stored(_ actions: [ClientSession.Action]) -> [String] {
+        actions.compactMap { if case .store(let key, let value?) = $0, key.contains(":screen:") { value } else { nil } }
+    }
+
+    @Test("variants: a snapshot sets them (absent: none), a patch without them keeps them, a patch with them replaces them ({} clears), unchanged sets them")
+    func variantsFollowTheRendition() {
+        var session = Self.welcomed("home")
+        let v1 = Self.message(#"{"a":1}"#)
+        let snapshot = session.receive(Self.screenMessage("snapshot", v1, version: 1, variants: #"{"layout":"compact","color":"red"}"#))
+        #expect(Self.delivered(snapshot.actions).map(\.variants) == [["layout": "compact", "color": "red"]])
+        let v2 = Self.message(#"{"a":2}"#)
+        let kept = session.receive(
+            Self.screenMessage("patch", v2, version: 2, from: 1, ops: #"[{"op":"replace","path":"/a","value":2}]"#, variants: nil))
+        #expect(Self.delivered(kept.actions).map(\.variants) == [["layout": "compact", "color": "red"]])
+        let v3 = Self.message(#"{"a":3}"#)
+        let replaced = session.receive(Self.screenMessage(
+            "patch", v3, version: 3, from: 2, ops: #"[{"op":"replace","path":"/a","value":3}]"#, variants: #"{"layout":"wide"}"#))
+        #expect(Self.delivered(replaced.actions).map(\.variants) == [["layout": "wide"]])
+        let v4 = Self.message(#"{"a":4}"#)
+        let cleared = session.receive(
+            Self.screenMessage("patch", v4, version: 4, from: 3, ops: #"[{"op":"replace","path":"/a","value":4}]"#, variants: "{}"))
+        #expect(Self.delivered(cleared.actions).map(\.variants) == [[:]])
+        #expect(session.held("home")?.variants == [:])
+        // unchanged names the rendition's variants like a snapshot: they replace what was held.
+        let unchanged = session.receive(Self.screenMessage("unchanged", v4, version: 4, variants: #"{"layout":"compact"}"#))
+        #expect(Self.delivered(unchanged.actions).map(\.variants) == [["layout": "compact"]])
+        let unchangedWithout = session.receive(Self.screenMessage("unchanged", v4, version: 4, variants: nil))
+        #expect(Self.delivered(unchangedWithout.actions).map(\.variants) == [[:]])
+        let snapshotWithout = session.receive(Self.screenMessage("snapshot", v4, version: 4, variants: nil))
+        #expect(Self.delivered(snapshotWithout.actions).map(\.variants) == [[:]])
+    }
+
+    @Test("a change of variants alone (a patch without operations, same version) is delivered and stored")
+    func variantsAloneChange() {
+        var session = Self.welcomed("home")
+        let tree = Self.message(#"{"a":1}"#)
+        _ = session.receive(Self.screenMessage("snapshot", tree, version: 5, variants: nil))
+        let (actions, _) = session.receive(Self.screenMessage("patch", tree, version: 5, from: 5, ops: "[]", variants: #"{"exp":"b"}"#))
+        #expect(Self.delivered(actions) == [
+            TreeMeta(version: 5, hash: ScreenHash.of(tree), source: .patch, from: 5, patch: JSONPatch(), variants: ["exp": "b"])
+        ])
+        #expect(Self.stored(actions).map { StoredScreen(stored: $0)?.variants } == [["exp": "b"]])
+        // The same again (a patch that names the map it already has) is nothing new.
+        let (again, _) = session.receive(Self.screenMessage("patch", tree, version: 5, from: 5, ops: "[]", variants: #"{"exp":"b"}"#))
+        #expect(Self.delivered(again).isEmpty && Self.stored(again).isEmpty)
+        #expect(session.stats.resubscribes == 0)
+    }
+
+    @Test("stored variants come back with the cached tree, and a patch after the restart that does not name them keeps them")
+    func variantsSurviveARestart() throws {
+        var first = Self.welcomed("home")
+        let v1 = Self.message(#"{"a":1}"#)
+        let (actions, _) = first.receive(Self.screenMessage("snapshot", v1, version: 1, variants: #"{"exp":"b"}"#))
+        let stored = try #require(Self.stored(actions).first.flatMap(StoredScreen.init(stored:)))
+        #expect(stored.variants == ["exp": "b"] && stored.epoch == "e-1")
+        var second = ClientSession(app: nil, scope: Self.device, record: ScopeRecord(epoch: "e-1", lastSync: 7))
+        let cached = second.subscribe("home", stored: stored)
+        #expect(Self.delivered(cached).map(\.variants) == [["exp": "b"]])
+        _ = second.receive(Self.message(#"{"type":"welcome","session":"s-2","user":null,"heartbeat_s":25,"sync_seq":7,"epoch":"e-1"}"#))
+        let v2 = Self.message(#"{"a":2}"#)
+        let (patched, _) = second.receive(
+            Self.screenMessage("patch", v2, version: 2, from: 1, ops: #"[{"op":"replace","path":"/a","value":2}]"#, variants: nil))
+        #expect(Self.delivered(patched).map(\.variants) == [["exp": "b"]])
+        // An unchanged that names other variants (the experiment changed while the app was away):
+        // delivered again, although the tree is the same, and stored.
+        var third = ClientSession(app: nil, scope: Self.device, record: ScopeRecord(epoch: "e-1", lastSync: 7))
+        _ = third.subscribe("home", stored: stored)
+        _ = third.receive(Self.message(#"{"type":"welcome","session":"s-3","user":null,"heartbeat_s":25,"sync_seq":7,"epoch":"e-1"}"#))
+        let (unchanged, _) = third.receive(Self.screenMessage("unchanged", v1, version: 1, variants: nil))
+        #expect(Self.delivered(unchanged).map(\.variants) == [[:]])
+        #expect(Self.stored(unchanged).map { StoredScreen(stored: $0)?.variants } == [[:]])
+    }
+
+    @Test("the stored form has variants between tree and version, only when there are some")
+    func storedFormWithVariants() {
+        let tree = Self.message(#"{"a":1}"#)
+        let hash = ScreenHash.of(tree)
+        let form = StoredScreen.form(
+            epoch: "e-1", canonical: JSONWriter.write(tree), version: 3, hash: hash, variants: ["z": "b", "a": "c"])
+        #expect(form == #"{"epoch":"e-1","hash":"\#(hash)","tree":{"a":1},"variants":{"a":"c","z":"b"},"version":3}"#)
+        #expect(StoredScreen(stored: form)?.variants == ["a": "c", "z": "b"])
+        let plain = StoredScreen.form(epoch: "e-1", canonical: JSONWriter.write(tree), version: 3, hash: hash)
+        #expect(!plain.contains("variants") && StoredScreen(stored: plain)?.variants == [:])
+    }
+
+    static func sentTypes(_ actions: [ClientSession.Action]) -> [String] {
+        sent(actions).map { message in
+            let type = message["type"]?.stringValue ?? ""
+            return type == "track" ? "track:" + (message["event"]?.stringValue ?? "") : type
+        }
+    }
+
+    @Test("track is sent at once when live; while not, it waits and goes after the welcome's subscribes, the newest 100")
+    func trackQueue() throws {
+        var session = Self.welcomed("home")
+        #expect(Self.sentTypes(session.track(try Track(event: "now", value: 1))) == ["track:now"])
+        session.closed()
+        for i in 0..<(ClientSession.maxQueuedTracks + 5) {
+            #expect(session.track(try Track(event: "e\(i)", value: nil)).isEmpty)
+        }
+        #expect(session.stats.droppedTracks == 5 && session.pendingTracks.count == ClientSession.maxQueuedTracks)
+        _ = session.rendered("home", version: 1)
+        _ = session.opened(token: nil, device: "d-1")
+        let (actions, _) = session.receive(
+            Self.message(#"{"type":"welcome","session":"s-2","user":null,"heartbeat_s":25,"sync_seq":7,"epoch":"e-1"}"#))
+        let types = Self.sentTypes(actions)
+        #expect(types.prefix(2) == ["subscribe", "rendered"])
+        #expect(Array(types.dropFirst(2)) == (5..<(ClientSession.maxQueuedTracks + 5)).map { "track:e\($0)" })
+        #expect(session.pendingTracks.isEmpty && session.stats.tracks == 1 + ClientSession.maxQueuedTracks)
+        // Sent once: the next welcome has none to send.
+        session.closed()
+        let (next, _) = session.receive(
+            Self.message(#"{"type":"welcome","session":"s-3","user":null,"heartbeat_s":25,"sync_seq":7,"epoch":"e-1"}"#))
+        #expect(!Self.sentTypes(next).contains { $0.hasPrefix("track:") })
+    }
+
+    @Test("a client closed for good drops the track events waiting and those made later")
+    func trackAfterTheEnd() throws {
+        var session = Self.welcomed()
+        session.closed()
+        _ = session.track(try Track(event: "a", value: nil))
+        _ = session.track(try Track(event: "b", value: nil))
+        session.end()
+        #expect(session.pendingTracks.isEmpty && session.stats.droppedTracks == 2)
+        #expect(session.track(try Track(event: "c", value: nil)).isEmpty)
+        #expect(session.pendingTracks.isEmpty && session.stats.droppedTracks == 3 && session.stats.tracks == 0)
+    }
+
+    @Test("track events waiting when another user signs in are dropped, never sent as that user's; a new hub state keeps them")
+    func trackBelongsToItsUser() throws {
+        let alice = StorageScope(token: Self.jwt(sub: "alice"), device: nil)
+        let bob = StorageScope(token: Self.jwt(sub: "bob"), device: nil)
+        var session = ClientSession(app: nil, scope: alice, record: ScopeRecord(epoch: "e-1", lastSync: 3))
+        _ = session.track(try Track(event: "alice.bought", value: 9))
+        _ = session.enter(bob, record: ScopeRecord(epoch: "e-1", lastSync: nil), stored: [:])
+        #expect(session.stats.droppedTracks == 1 && session.pendingTracks.isEmpty)
+        _ = session.track(try Track(event: "bob.bought", value: nil))
+        let (actions, _) = session.receive(
+            Self.message(#"{"type":"welcome","session":"s","user":"bob","heartbeat_s":25,"sync_seq":0,"epoch":"e-2"}"#))
+        #expect(Self.sentTypes(actions) == ["track:bob.bought"])
+    }
+}
+
 extension [UInt8] {
     /// RFC 4648 §5 base64url without padding (a JWT's segments).
     var base64URL: String {

@@ -97,7 +97,7 @@ import WSProtocol
         }
     }
 
-    @Test("reads are the GET and HEAD routes; only a publish and a sync have a dry run")
+    @Test("reads are the GET and HEAD routes; only a publish, a sync and an experiment's definition have a dry run")
     func effectOfEachRoute() {
         for route in AdminRouteTable.all {
             let expected: AdminRoute.Effect =
@@ -105,6 +105,7 @@ import WSProtocol
                 case ("GET", _), ("HEAD", _): .read
                 case ("PUT", "/v1/screens/{name}"): .changeUnlessDryRun(.query)
                 case ("POST", "/v1/syncs"): .changeUnlessDryRun(.body)
+                case ("PUT", "/v1/experiments/{key}"): .changeUnlessDryRun(.query)
                 default: .change
                 }
             #expect(route.effect == expected, "\(route.method) \(route.path)")

@@ -78,7 +78,7 @@ import Testing
             .renderTargets([
                 RenderTarget(
                     appVersion: SemanticVersion("6.0.0"),
-                    variantPatches: [VariantPatch(label: "exp/b", patch: .object(["title": .string("B")]))]): 4
+                    variantPatches: [VariantPatch(experiment: "exp", changedAt: 2, variant: "b", patch: .object(["title": .string("B")]))]): 4
             ]),
             .subscribers(["home": 5]),
             .receipts([3: ReceiptCounts(targetedOnline: 4, delivered: 3, acked: 1)]),

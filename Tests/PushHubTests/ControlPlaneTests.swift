@@ -92,7 +92,7 @@ import WSProtocol
             plane = ControlPlane(
                 config: HubConfig(), metrics: Metrics(), adminToken: "t",
                 clientAddress: SocketAddress(host: "127.0.0.1", port: 1), log: log, peers: peers, state: state,
-                epoch: "e", exposures: Exposures(dataDirectory: nil, metrics: Metrics()))
+                epoch: "e", results: LocalResultsLog(dataDirectory: nil, metrics: Metrics(), saltOf: { $0 }))
             loops = (0..<loopCount).map { _ in Mailbox(wake: {}) }
             plane.attach(loops: loops)
             received = Received(loopCount)

@@ -1028,7 +1028,7 @@ import WSProtocol
             steps[1]
                 == .exposure(.served, experiment: "layout", variant: "compact", unit: "u17", screen: "home", version: 1)
         )
-        if case .exposure(let exposure)? = driver.lastActions.dropFirst().first { #expect(exposure.at == driver.now) }
+        if case .result(let exposure, _)? = driver.lastActions.dropFirst().first { #expect(exposure.at == driver.now) }
         let target = try #require(session.ready?.subscriptions.first?.target)
         #expect(steps.first?.json?["hash"] == .string(Driver.rendered(v1, for: target).hash))
         // Resubscribing and new versions serve the same variant: no second exposure.
@@ -1281,6 +1281,8 @@ extension SessionTests {
         }
     }
 
+    enum ExposureKind: Equatable { case served, confirmed }
+
     /// One action as a test reads it: a `.send` frame decoded to its JSON, objects by their ids.
     enum Step: Equatable {
         case send(JSONValue)
@@ -1291,7 +1293,8 @@ extension SessionTests {
         case unsubscribed(String, RenderTarget)
         case delivered(seq: Int)
         case acked(seq: Int)
-        case exposure(Exposure.Event, experiment: String, variant: String, unit: String, screen: String, version: Int)
+        case exposure(ExposureKind, experiment: String, variant: String, unit: String, screen: String, version: Int)
+        case goal(String, value: Double?, unit: String, sessionWasServed: Bool)
         case stickyAssigned(experiment: String, unit: String, variant: String)
         case coalesced
         case subscriptionRefused
@@ -1309,10 +1312,19 @@ extension SessionTests {
             case .unsubscribed(let screen, let target): self = .unsubscribed(screen, target)
             case .delivered(let sync): self = .delivered(seq: sync.seq)
             case .acked(let sync): self = .acked(seq: sync.seq)
-            case .exposure(let e):
-                self = .exposure(
-                    e.event, experiment: e.experiment, variant: e.variant, unit: e.unit, screen: e.screen,
-                    version: e.version)
+            case .result(let event, let sessionWasServed):
+                switch event.kind {
+                case .served(let e):
+                    self = .exposure(
+                        .served, experiment: e.experiment, variant: e.variant, unit: event.unit, screen: e.screen,
+                        version: e.version)
+                case .confirmed(let e):
+                    self = .exposure(
+                        .confirmed, experiment: e.experiment, variant: e.variant, unit: event.unit, screen: e.screen,
+                        version: e.version)
+                case .goal(let name, let value):
+                    self = .goal(name, value: value, unit: event.unit, sessionWasServed: sessionWasServed)
+                }
             case .stickyAssigned(let experiment, let unit, let variant):
                 self = .stickyAssigned(experiment: experiment, unit: unit, variant: variant)
             case .coalesced: self = .coalesced
@@ -1337,6 +1349,7 @@ extension SessionTests {
             case .delivered: return "delivered"
             case .acked: return "acked"
             case .exposure: return "exposure"
+            case .goal: return "goal"
             case .stickyAssigned: return "stickyAssigned"
             case .coalesced: return "coalesced"
             case .subscriptionRefused: return "subscriptionRefused"

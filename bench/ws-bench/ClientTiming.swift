@@ -55,7 +55,7 @@ enum ClientTiming {
 
         var cache = RenditionCache()
         let first = ScreenVersion(name: "big", version: 1, tree: trees[0], publishedAt: 0)
-        let snapshot = text(ServerMessage.snapshot(screen: "big", version: 1, rendered: cache.rendered(first, for: .latest)))
+        let snapshot = text(ServerMessage.snapshot(screen: "big", version: 1, rendered: cache.rendered(first, for: .latest), variants: JSONObject()))
         let snapshotStart = MonotonicClock.now()
         transport.feed(snapshot)
         delivered.wait()

@@ -121,8 +121,9 @@ function screenDetail({ root, argument: name, can }) {
     if (latest === current) return;
     current = latest;
     versions = kept;
-    historyBody.replaceChildren(table(["Version", "Published", "Hash"], kept.map((v) => [
+    historyBody.replaceChildren(table(["Version", "Published", "Hash", "By", "Message"], kept.map((v) => [
       `v${v.version}` + (v.version === latest ? " (current)" : ""), when(v.published_at), el("code", { title: v.hash }, v.hash.slice(0, 12) + "…"),
+      v.author ?? "–", [v.rollback_of != null ? `(rollback of v${v.rollback_of})` : "", v.message ?? ""].join(" ").trim(),
     ]), { className: "history" }));
     if (!chosen) {
       fillSelect(from, kept[1]?.version ?? latest);
@@ -176,7 +177,9 @@ function screenDetail({ root, argument: name, can }) {
     if (!ok) return;
     try {
       const answer = await call("POST", screenPath(name) + "/rollback", { to: target });
-      status.show(`Published v${answer.version} (the tree of v${target}); sent to ${answer.sent} subscriber(s).`, "ok");
+      status.show(answer.unchanged
+        ? `v${answer.version} already has the tree of v${target}; nothing was published.`
+        : `Published v${answer.version} (the tree of v${target}); sent to ${answer.sent} subscriber(s).`, "ok");
       chosen = false;
       await refresh();
     } catch (error) {

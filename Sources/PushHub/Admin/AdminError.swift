@@ -6,6 +6,9 @@ public struct AdminError: Error, Sendable {
     public var message: String
     /// For a 405: the methods the route accepts (the `Allow` header, RFC 9110 §15.5.6).
     public var allow: [String] = []
+    /// Members the error object carries besides code and message (`problems` of a 422 that lists
+    /// every problem).
+    public var details: JSONObject = JSONObject()
 
     public init(_ status: Int, _ code: String, _ message: String) {
         self.status = status
@@ -14,7 +17,10 @@ public struct AdminError: Error, Sendable {
     }
 
     public var response: Response {
-        var response = Response.error(status, code: code, message: message)
+        var response =
+            details.isEmpty
+            ? Response.error(status, code: code, message: message)
+            : Response.error(status, code: code, message: message, details: details)
         if !allow.isEmpty { response.headers.append(name: "Allow", value: allow.joined(separator: ", ")) }
         return response
     }

@@ -27,8 +27,8 @@ enum AdminRouteTable {
             "GET", "/v1/screens/{name:screen}", .scope(.read), .read,
             query: ["user", "device", "platform", "app_version"], ScreenRoutes.get),
         AdminRoute(
-            "PUT", "/v1/screens/{name:screen}", .scope(.publish), .changeUnlessDryRun(.query), query: ["dry_run"],
-            ScreenRoutes.put),
+            "PUT", "/v1/screens/{name:screen}", .scope(.publish), .changeUnlessDryRun(.query),
+            query: ["dry_run", "message"], ScreenRoutes.put),
         AdminRoute("DELETE", "/v1/screens/{name:screen}", .scope(.publish), .change, ScreenRoutes.delete),
         AdminRoute("GET", "/v1/screens/{name:screen}/history", .scope(.read), .read, ScreenRoutes.history),
         AdminRoute(
@@ -51,7 +51,9 @@ enum AdminRouteTable {
         // Experiments.
         AdminRoute("GET", "/v1/experiments", .scope(.read), .read, ExperimentRoutes.list),
         AdminRoute("GET", "/v1/experiments/{key:experiment}", .scope(.read), .read, ExperimentRoutes.get),
-        AdminRoute("PUT", "/v1/experiments/{key:experiment}", .scope(.experiment), .change, ExperimentRoutes.put),
+        AdminRoute(
+            "PUT", "/v1/experiments/{key:experiment}", .scope(.experiment), .changeUnlessDryRun(.query),
+            query: ["dry_run"], ExperimentRoutes.put),
         AdminRoute("DELETE", "/v1/experiments/{key:experiment}", .scope(.experiment), .change, ExperimentRoutes.delete),
         AdminRoute(
             "POST", "/v1/experiments/{key:experiment}/status", .scope(.experiment), .change, ExperimentRoutes.setStatus),
@@ -62,6 +64,13 @@ enum AdminRouteTable {
             "GET", "/v1/experiments/{key:experiment}/assignment", .scope(.read), .read,
             query: ["unit", "platform", "app_version"], ExperimentRoutes.assignment),
         AdminRoute("GET", "/v1/experiments/{key:experiment}/results", .scope(.read), .read, ExperimentRoutes.results),
+        AdminRoute(
+            "POST", "/v1/experiments/{key:experiment}/overrides", .scope(.experiment), .change,
+            ExperimentRoutes.setOverride),
+        AdminRoute(
+            "GET", "/v1/experiments/{key:experiment}/preview", .scope(.read), .read, query: ["screen"],
+            ExperimentRoutes.preview),
+
 
         // Admin tokens: every call needs `admin`, a list too (names and scopes are for admins).
         AdminRoute("GET", "/v1/tokens", .scope(.admin), .read, TokenRoutes.list),

@@ -1,3 +1,5 @@
+import Foundation
+
 /// `/v1/experiments…` (DESIGN §6, §7): define, list, show, delete; assignment lookups (one or
 /// many units); exposure results.
 struct ExperimentRoutes: AdminHandlers {
@@ -18,6 +20,7 @@ struct ExperimentRoutes: AdminHandlers {
                 "key": .string(experiment.key), "status": .string(experiment.status.rawValue),
                 "variants": .array(experiment.variants.map { .string($0.key) }),
                 "screens": .array(experiment.screens.keys.sorted().map(JSONValue.string)),
+                "etag": .string(experiment.etag),
             ])
         }
         reply.json(200, .object(["experiments": .array(entries)]))
@@ -31,10 +34,27 @@ struct ExperimentRoutes: AdminHandlers {
         return experiment
     }
 
-    /// `GET /v1/experiments/{key}`: the definition as submitted.
-    func get() throws(AdminError) { reply.json(200, try experiment().json) }
+    /// `GET /v1/experiments/{key}`: the definition as submitted, its `ETag` in the header.
+    func get() throws(AdminError) {
+        let experiment = try experiment()
+        var response = Response.json(200, JSONWriter.string(experiment.json))
+        response.headers.append(name: "ETag", value: "\"\(experiment.etag)\"")
+        reply(response)
+    }
 
-    func put() throws(AdminError) { try store(try AdminBody.json(call.body)) }
+    /// `PUT /v1/experiments/{key}`: creates or replaces the definition; with `If-Match`, only
+    /// the one the caller read. With `?dry_run=true` it is checked as a change would be and
+    /// answered with its preview (`preview`), and not stored.
+    func put() throws(AdminError) {
+        try checkIfMatch()
+        let json = try AdminBody.json(call.body)
+        guard call.changes else {
+            let experiment = try Experiment(key: key, json: json)
+            try checkVariantPatches(experiment)
+            return reply.json(200, previewAnswer(experiment))
+        }
+        try store(json)
+    }
 
     func delete() throws(AdminError) {
         guard call.state.view.experiments.all[key] != nil else { throw AdminError.notFound("no experiment \(key)") }
@@ -58,18 +78,67 @@ struct ExperimentRoutes: AdminHandlers {
     private func amend(field: String, shape: String, accepts: (JSONValue) -> Bool) throws(AdminError) {
         let request = try AdminBody.object(call.body, known: [field], shape: shape)
         guard let value = request[field], accepts(value) else { throw AdminError(400, "bad_request", "send \(shape)") }
-        guard case .object(var definition)? = call.state.view.experiments.all[key]?.json else {
-            throw AdminError.notFound("no experiment \(key)")
-        }
+        var definition = try storedDefinition()
         definition[field] = value
         try store(.object(definition))
+    }
+
+    /// `POST /v1/experiments/{key}/overrides {"unit": U, "variant": V}` puts one unit in a variant
+    /// (`"variant": null` takes it out again), leaving the rest of the definition as it is.
+    func setOverride() throws(AdminError) {
+        let shape = "{\"unit\": \"u17\", \"variant\": \"a variant key\" | null}"
+        let request = try AdminBody.object(call.body, known: ["unit", "variant"], shape: shape)
+        guard let unit = request["unit"]?.stringValue, !unit.isEmpty, let variant = request["variant"],
+            variant == .null || variant.stringValue != nil
+        else { throw AdminError(400, "bad_request", "send \(shape)") }
+        var definition = try storedDefinition()
+        var overrides = definition["overrides"]?.objectValue ?? JSONObject()
+        overrides[unit] = variant == .null ? nil : variant
+        definition["overrides"] = .object(overrides)
+        try store(.object(definition), answering: ["unit": .string(unit), "variant": variant])
+    }
+
+    /// The stored definition, once `If-Match` (when sent) names it.
+    private func storedDefinition() throws(AdminError) -> JSONObject {
+        try checkIfMatch()
+        guard case .object(let definition)? = call.state.view.experiments.all[key]?.json else {
+            throw AdminError.notFound("no experiment \(key)")
+        }
+        return definition
+    }
+
+    /// `If-Match` (RFC 9110 §13.1.1): the change is made only to the definition the caller read
+    /// (`*`: to any existing one); 412 otherwise. Made again after a lost race, the check sees
+    /// the newer definition.
+    private func checkIfMatch() throws(AdminError) {
+        guard let header = call.head.headers["If-Match"] else { return }
+        let current = call.state.view.experiments.all[key]
+        let tags = header.split(separator: ",").map { tag in
+            var tag = tag.trimmingCharacters(in: .whitespaces)
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            return tag.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+        }
+        if tags == ["*"] {
+            guard current != nil else {
+                throw AdminError(412, "stale_definition", "\(key) does not exist (If-Match: *)")
+            }
+            return
+        }
+        guard let current else {
+            throw AdminError(412, "stale_definition", "\(key) was deleted since you read it")
+        }
+        guard tags.contains(current.etag) else {
+            throw AdminError(
+                412, "stale_definition", "\(key) changed since you read it (now \"\(current.etag)\"): read it again")
+        }
     }
 
     /// Validates and stores a definition. The layer check and the store are one step on the
     /// control plane (`state` includes every mutation accepted before, durable or not), so two
     /// overlapping ranges can never both be accepted.
-    private func store(_ json: JSONValue) throws(AdminError) {
+    private func store(_ json: JSONValue, answering extra: JSONObject = JSONObject()) throws(AdminError) {
         let experiment = try Experiment(key: key, json: json)
+        try checkVariantPatches(experiment)
         let set = call.state.view.experiments
         if let layer = experiment.layer, let range = experiment.layerRange {
             for other in set.all.values where other.key != key && other.layer == layer && other.status != .stopped {
@@ -83,11 +152,64 @@ struct ExperimentRoutes: AdminHandlers {
         }
         let screens = Set(experiment.screens.keys).union(set.all[key]?.screens.keys.map { $0 } ?? [])
         call.commit([.experimentPut(experiment)]) { [key] _ in
-            .object([
-                "key": .string(key), "status": .string(experiment.status.rawValue),
-                "screens": .array(screens.sorted().map(JSONValue.string)),
+            var answer = extra
+            answer["key"] = .string(key)
+            answer["status"] = .string(experiment.status.rawValue)
+            answer["screens"] = .array(screens.sorted().map(JSONValue.string))
+            answer["etag"] = .string(experiment.etag)
+            return .object(answer)
+        }
+    }
+
+    /// Every variant patch against its screen's current tree (docs/assignment.md "Variant
+    /// patches"): a key or id the tree lacks, not marked as an addition, is a 422 listing every
+    /// such problem. A screen not published yet is not checked.
+    private func checkVariantPatches(_ experiment: Experiment) throws(AdminError) {
+        var problems: [JSONValue] = []
+        var first: String?
+        for screen in experiment.screens.keys.sorted() {
+            guard let base = call.state.view.current(screen) else { continue }
+            for (variant, patch) in experiment.screens[screen]!.sorted(by: { $0.key < $1.key }) {
+                for problem in VariantPatch.problems(in: patch, against: base.tree) {
+                    let path = JSONPointer().appending("screens").appending(screen).appending(variant).description
+                        + problem.path
+                    first = first ?? "\(path): \(problem.message)"
+                    problems.append(.object(["path": .string(path), "message": .string(problem.message)]))
+                }
+            }
+        }
+        guard let first else { return }
+        var error = AdminError(
+            422, "invalid_variant_patch",
+            problems.count == 1 ? first : "\(first) (and \(problems.count - 1) more problems: see problems)")
+        error.details = ["problems": .array(problems)]
+        throw error
+    }
+
+    /// `GET /v1/experiments/{key}/preview[?screen=S]`: each screen the experiment changes, as an
+    /// up-to-date client in each variant sees it now (this experiment's patch on the current
+    /// base; other experiments left out).
+    func preview() throws(AdminError) { reply.json(200, previewAnswer(try experiment())) }
+
+    private func previewAnswer(_ experiment: Experiment) -> JSONValue {
+        let only = call.query("screen")
+        let view = call.state.view
+        let screens = experiment.screens.keys.sorted().filter { only == nil || $0 == only }.map { screen -> JSONValue in
+            guard let current = view.current(screen) else {
+                return .object(["screen": .string(screen), "version": .null, "variants": .array([])])
+            }
+            let variants = experiment.variants.map { variant -> JSONValue in
+                let tree = experiment.screens[screen]?[variant.key].map { VariantPatch.apply($0, to: current.tree) }
+                let rendered = RenderedTree(Rendition.render(tree ?? current.tree, for: .latest))
+                return .object([
+                    "variant": .string(variant.key), "hash": .string(rendered.hash), "tree": rendered.tree,
+                ])
+            }
+            return .object([
+                "screen": .string(screen), "version": .number(Double(current.version)), "variants": .array(variants),
             ])
         }
+        return .object(["key": .string(key), "screens": .array(screens)])
     }
 
     /// `GET /v1/experiments/{key}/assignment?unit=U[&unit=…][&platform=P&app_version=V]`: the
@@ -125,19 +247,20 @@ struct ExperimentRoutes: AdminHandlers {
         reply.json(200, .object(["assignments": .array(answers)]))
     }
 
-    /// `GET /v1/experiments/{key}/results`: exposures (served, confirmed) per variant.
+    /// `GET /v1/experiments/{key}/results`: the current phase's results, once the tally holds
+    /// every event recorded before the request (scaled out: read back from Redis).
     func results() throws(AdminError) {
         let experiment = try experiment()
-        let counts = plane.exposures.results(key)
-        let variants = experiment.variants.map { variant -> JSONValue in
-            let count = counts[variant.key] ?? (0, 0)
-            return .object([
-                "variant": .string(variant.key), "served": .number(Double(count.served)),
-                "confirmed": .number(Double(count.confirmed)),
-            ])
+        plane.results.whenCurrent(now: MonotonicClock.now()) { [plane, reply] failure in
+            var report = ResultsReport.json(
+                experiment,
+                phase: plane.results.tally.phase(experiment: experiment.key, salt: experiment.salt),
+                kept: plane.results.log.kept)
+            if let failure, case .object(var members) = report {
+                members["warning"] = .string(failure)
+                report = .object(members)
+            }
+            reply.json(200, report)
         }
-        reply.json(
-            200,
-            .object(["key": .string(key), "status": .string(experiment.status.rawValue), "variants": .array(variants)]))
     }
 }

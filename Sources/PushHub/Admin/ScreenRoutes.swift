@@ -13,8 +13,8 @@ struct ScreenRoutes: AdminHandlers {
     /// The screen the path names (`/v1/screens/{name}…`, percent-decoded).
     private var name: String { call.variable }
 
-    /// `PUT /v1/screens/{name}`: publishes the body as the next version, or with `?dry_run=true`
-    /// only tells what that would do.
+    /// `PUT /v1/screens/{name}[?message=TEXT]`: publishes the body as the next version, or with
+    /// `?dry_run=true` only tells what that would do.
     func put() throws(AdminError) {
         let tree = try parse(call.body)
         if let path = Rendition.invalidThreshold(in: tree) {
@@ -22,7 +22,32 @@ struct ScreenRoutes: AdminHandlers {
                 422, "invalid_min_app_version",
                 "\(path) must be a semantic version such as \"5.3.0\" (each number at most \(Int.max))")
         }
-        call.changes ? publish(tree) : dryRun(tree)
+        // Checked in a dry run too, so that it tells whether the publish would be taken.
+        let message = try Self.message(call.query("message"), field: "?message=")
+        call.changes ? publish(tree, message: message) : dryRun(tree)
+    }
+
+    /// The longest message a version may carry, in Unicode scalars (what most languages count).
+    static let maxMessageScalars = 500
+
+    /// A publish's or rollback's message: nil or "" is none; one line (it is shown in history
+    /// tables and terminals, so no control characters) of at most `maxMessageScalars`.
+    private static func message(_ text: String?, field: String) throws(AdminError) -> String? {
+        guard let text, !text.isEmpty else { return nil }
+        let length = text.unicodeScalars.count
+        guard length <= maxMessageScalars else {
+            throw AdminError(
+                400, "bad_message",
+                "\(field) is \(length) characters; a version's message may have at most \(maxMessageScalars)")
+        }
+        if let control = text.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            let hex = String(control.value, radix: 16, uppercase: true)
+            throw AdminError(
+                400, "bad_message",
+                "\(field) contains control character U+\(String(repeating: "0", count: 4 - hex.count) + hex); "
+                    + "a version's message is one line of text")
+        }
+        return text
     }
 
     func list() {
@@ -46,10 +71,13 @@ struct ScreenRoutes: AdminHandlers {
         return try AdminBody.json(body)
     }
 
-    private func publish(_ tree: JSONValue) {
+    /// Publishes `tree` as the next version, by the call's token.
+    /// - Parameter rollbackOf: the kept version whose tree this republishes (a rollback).
+    private func publish(_ tree: JSONValue, message: String?, rollbackOf: Int? = nil) {
         let version = ScreenVersion(
             name: name, version: call.state.nextVersion(of: name), tree: tree,
-            publishedAt: WallClock.nowMilliseconds())
+            publishedAt: WallClock.nowMilliseconds(), author: call.token?.name, message: message,
+            rollbackOf: rollbackOf)
         call.commit([.screenPublished(version)], gathering: true) { [plane, name] answers in
             var sent = 0
             var renditions = Set<RenditionKey>()
@@ -184,15 +212,30 @@ struct ScreenRoutes: AdminHandlers {
             .object([
                 "version": .number(Double(version.version)), "hash": .string(plane.latestHash(version)),
                 "published_at": .number(Double(version.publishedAt)),
+                "author": version.author.map(JSONValue.string) ?? .null,
+                "message": version.message.map(JSONValue.string) ?? .null,
+                "rollback_of": version.rollbackOf.map { .number(Double($0)) } ?? .null,
             ])
         }
         reply.json(200, .object(["name": .string(name), "versions": .array(entries)]))
     }
 
-    /// `POST /v1/screens/{name}/rollback {"to": V}` (or `{}`: the previous version): publishes
-    /// version V's tree as a new version.
+    /// `POST /v1/screens/{name}/rollback {"to": V, "message": TEXT}` (both optional; without `to`,
+    /// the previous version): publishes version V's tree as a new version marked `rollback_of`.
+    /// When V's tree is the current tree (V is the current version, or an equal tree) nothing is
+    /// published: the answer says `unchanged`, so a retried or repeated rollback is harmless.
     func rollback() throws(AdminError) {
-        let request = try parse(call.body)
+        guard !call.body.isEmpty else { throw AdminError(400, "empty_body", "send {\"to\": VERSION} or {}") }
+        let request = try AdminBody.object(
+            call.body, known: ["to", "message"], shape: "{\"to\": VERSION, \"message\": TEXT} (both optional)")
+        var text: String?
+        if let field = request["message"], field != .null {
+            guard let string = field.stringValue else {
+                throw AdminError(400, "bad_message", "\"message\" must be a string (or null)")
+            }
+            text = string
+        }
+        let message = try Self.message(text, field: "\"message\"")
         guard let versions = call.state.view.screens[name], let current = versions.last else {
             throw AdminError.notFound("no screen named \(name)")
         }
@@ -213,10 +256,16 @@ struct ScreenRoutes: AdminHandlers {
             throw AdminError(
                 404, "version_not_kept", "version \(target) of \(name) is not kept; kept versions: \(kept)")
         }
-        guard earlier.version != current.version else {
-            throw AdminError(409, "already_current", "version \(target) is the current version of \(name)")
+        guard earlier.tree != current.tree else {
+            // Answered once what the current version came with is durable (it may be this tick's).
+            return call.commit([]) { [name] _ in
+                .object([
+                    "name": .string(name), "version": .number(Double(current.version)), "unchanged": .bool(true),
+                    "sent": .number(0),
+                ])
+            }
         }
-        publish(earlier.tree)
+        publish(earlier.tree, message: message, rollbackOf: earlier.version)
     }
 
     func delete() throws(AdminError) {

@@ -39,7 +39,8 @@ final class ControlPlane {
     private var appending: (mutations: [Mutation], state: HubState)?
     /// Mutations to make again once the log has brought in what came before them.
     private var awaitingCatchUp: [Mutation] = []
-    let exposures: Exposures
+    /// The experiments' results (DESIGN §6), kept beside the state.
+    let results: ExperimentResults
     /// The audit log's recent entries (`GET /v1/audit`); on this thread only, like `state`.
     var audit = AuditRing()
     /// Renditions and frames derived here; what a publish prepares is sent to the loops with it.
@@ -70,7 +71,7 @@ final class ControlPlane {
     ///   - startedAt: when this hub started (Unix milliseconds).
     init(
         config: HubConfig, metrics: Metrics, adminToken: String, clientAddress: SocketAddress, log: any StateLog,
-        peers: (any HubPeers)?, state restored: HubState, epoch: String, exposures: Exposures,
+        peers: (any HubPeers)?, state restored: HubState, epoch: String, results: any ResultsLog,
         notifier: ServiceNotifier? = nil, startedAt: Int = WallClock.nowMilliseconds()
     ) {
         self.config = config
@@ -79,7 +80,7 @@ final class ControlPlane {
         self.clientAddress = clientAddress
         self.log = log
         self.epoch = epoch
-        self.exposures = exposures
+        self.results = ExperimentResults(log: results, metrics: metrics, now: MonotonicClock.now())
         self.startedAt = startedAt
         state = restored
         committed = restored
@@ -102,7 +103,7 @@ final class ControlPlane {
         self.init(
             config: config, metrics: metrics, adminToken: adminToken, clientAddress: clientAddress, log: opened.log,
             peers: opened.peers, state: opened.state, epoch: opened.epoch,
-            exposures: Exposures(dataDirectory: dataDirectory, metrics: metrics), notifier: notifier,
+            results: opened.results, notifier: notifier,
             startedAt: startedAt)
     }
 
@@ -148,6 +149,7 @@ final class ControlPlane {
     func tickEnded(now: UInt64) {
         if !uncommitted.isEmpty && !log.isBusy { send(now: now) }
         log.tick(now: now)
+        results.tickEnded(now: now)
         scatter.peers?.tick(now: now)
         scatter.expire(now: now)
         housekeeping.tick(now: now)
@@ -161,7 +163,9 @@ final class ControlPlane {
     /// a failed batch, one made by a callback) waits for a log that is free to take it.
     var nextDeadline: UInt64? {
         if !uncommitted.isEmpty && !log.isBusy { return 0 }
-        return min(scatter.nextDeadline, log.nextDeadline, scatter.peers?.nextDeadline ?? .max, housekeeping.nextDeadline)
+        return min(
+            scatter.nextDeadline, log.nextDeadline, results.nextDeadline, scatter.peers?.nextDeadline ?? .max,
+            housekeeping.nextDeadline)
     }
 
     /// Appends the tick's mutations as one batch; reads that only waited for earlier changes are
@@ -332,8 +336,8 @@ final class ControlPlane {
                     Log.error("a sticky assignment could not be made durable", [("error", error.message)])
                 }
             }
-        case .exposure(let exposure):
-            exposures.record(exposure)
+        case .result(let event, let sessionWasServed):
+            results.record(event, sessionWasServed: sessionWasServed)
         case .targetInUse(let screen, let target, let inUse):
             let loops = (targetsInUse[screen]?[target] ?? 0) + (inUse ? 1 : -1)
             targetsInUse[screen, default: [:]][target] = loops > 0 ? loops : nil

@@ -44,33 +44,12 @@ enum LoopEvent: Sendable {
     case answer(GatherID, LoopAnswer)
     /// A sticky experiment's first assignment of a unit, to make durable (first writer wins).
     case stickyAssigned(experiment: String, unit: String, variant: String)
-    case exposure(Exposure)
+    /// A result event for the experiments' results (DESIGN §6); `sessionWasServed`: the session
+    /// that reported a goal event was served some variant (so its unit counts even if the tally
+    /// has not heard of it yet).
+    case result(ResultEvent, sessionWasServed: Bool)
     /// A loop started (true) or stopped (false) having subscribers of `screen` seen as `target`.
     case targetInUse(screen: String, RenderTarget, Bool)
-}
-
-/// One line of the exposure log (DESIGN §6): a session was first served a variant's rendition,
-/// or confirmed it rendered it. Immutable (a class: actions and events carry a reference).
-final class Exposure: Sendable {
-    enum Event: String, Sendable { case served, confirmed }
-    let event: Event
-    let experiment: String
-    let variant: String
-    let unit: String
-    let screen: String
-    let version: Int
-    /// Milliseconds since the Unix epoch.
-    let at: Int
-
-    init(event: Event, experiment: String, variant: String, unit: String, screen: String, version: Int, at: Int) {
-        self.event = event
-        self.experiment = experiment
-        self.variant = variant
-        self.unit = unit
-        self.screen = screen
-        self.version = version
-        self.at = at
-    }
 }
 
 /// One scatter-gather in flight on the control plane: the answers so far and what to do with

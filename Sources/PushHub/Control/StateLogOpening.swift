@@ -5,6 +5,8 @@ import Glibc
 struct OpenedStateLog {
     var log: any StateLog
     var peers: (any HubPeers)?
+    /// Where the experiments' results are kept: beside the state (the data dir, or Redis).
+    var results: any ResultsLog
     var state: HubState
     /// The identity of the state (`welcome.epoch`; `StateEpoch`).
     var epoch: String
@@ -30,17 +32,27 @@ struct OpenedStateLog {
             peers = ClusterPeers(
                 log: shared, keys: keys, metrics: metrics, clientAddress: clientAddress, startedAt: startedAt)
             epoch = sharedEpoch
+            results = SharedResultsLog(
+                link: journal.commands, hubID: hubID, metrics: metrics, saltOf: Self.salts(of: restored))
             Log.info("loaded the shared state from Redis", [("redis", "\(redis)"), ("hub", hubID), ("entry", applied)])
         } else if let dataDirectory {
             epoch = try StateEpoch.ofDataDirectory(dataDirectory)
             let journal = try StateJournal(directory: dataDirectory)
             try journal.restore { restored.apply($0) }
             log = LocalLog(journal: journal, metrics: metrics)
+            results = LocalResultsLog(dataDirectory: dataDirectory, metrics: metrics, saltOf: Self.salts(of: restored))
         } else {
             epoch = StateEpoch.make()
             log = LocalLog(journal: nil, metrics: metrics)
+            results = LocalResultsLog(dataDirectory: nil, metrics: metrics, saltOf: { $0 })
         }
         state = restored
+    }
+
+    /// The salt each experiment has now: results lines written before they named theirs count there.
+    private static func salts(of state: HubState) -> (String) -> String {
+        let salts = state.view.experiments.all.mapValues(\.salt)
+        return { salts[$0] ?? $0 }
     }
 
     /// Where Redis Sentinel says the master is (nil: no Sentinel configured).

@@ -34,6 +34,9 @@ public struct Experiment: Equatable, Sendable {
     public var sticky: Bool
     /// The definition as submitted (what GET returns).
     public var json: JSONValue
+    /// Names this definition (`ETag`; `If-Match` of a change): the first 16 hex digits of the
+    /// SHA-256 of its canonical JSON, the same on every hub.
+    public private(set) var etag = ""
 
     public var totalWeight: Int { variants.reduce(0) { $0 + $1.weight } }
 
@@ -194,6 +197,7 @@ public struct Experiment: Equatable, Sendable {
         }
         self.screens = screens
         sticky = members["sticky"] == .bool(true)
+        etag = String(ScreenHash.of(json).prefix(16))
         hashPrefix = Array("\(salt)/\(key)/".utf8)
         layerPrefix = layer.map { Array("layer/\($0)/".utf8) } ?? []
         var cumulative = 0

@@ -26,20 +26,51 @@ public final class ExperimentSet: Sendable {
     public static let empty = ExperimentSet(generation: 0, all: [:], changedAt: [:])
 }
 
-/// What the experiments make of one client on one screen: the merge patches it gets, and the
-/// (experiment, variant) pairs it is exposed to (a variant without a patch, such as a control
-/// group, is an exposure too).
+/// What the experiments make of one client on one screen: the variant it is in of each running
+/// experiment touching the screen, with the variant's merge patch there (nil for a variant that
+/// leaves the screen as it is, such as a control group: an exposure too, and part of the
+/// rendition, so that the app learns its variants), and the exposures they make.
 public struct VariantView: Sendable {
     public var patches: [VariantPatch] = []
-    public var exposures: [(experiment: String, variant: String)] = []
+    public var exposures: [(experiment: String, salt: String, variant: String)] = []
 }
 
-/// One variant's merge patch for one screen, named so that equal names mean equal patches.
+/// One variant of one experiment as it shapes one screen, named so that equal names mean equal
+/// patches.
 ///
 /// Invariant: `label` is "experiment@changedAt=variant"; equality and hashing use it alone.
 public struct VariantPatch: Hashable, Sendable {
     public let label: String
-    public let patch: JSONValue
+    public let experiment: String
+    public let variant: String
+    /// The variant patch (docs/assignment.md "Variant patches"); nil: the screen is left as it is.
+    public let patch: JSONValue?
+
+    public init(experiment: String, changedAt: Int, variant: String, patch: JSONValue?) {
+        label = "\(experiment)@\(changedAt)=\(variant)"
+        self.experiment = experiment
+        self.variant = variant
+        self.patch = patch
+    }
+
+    /// From another hub (`ClusterWire`), label and all.
+    init(label: String, experiment: String, variant: String, patch: JSONValue?) {
+        self.label = label
+        self.experiment = experiment
+        self.variant = variant
+        self.patch = patch
+    }
+
+    /// `tree` as this variant makes it.
+    func apply(to tree: JSONValue) -> JSONValue { patch.map { Self.apply($0, to: tree) } ?? tree }
+
+    /// The variant patch language (docs/assignment.md "Variant patches").
+    static func apply(_ patch: JSONValue, to tree: JSONValue) -> JSONValue { KeyedMergePatch.apply(patch, to: tree) }
+
+    /// Where `patch` names what `tree` lacks without marking it an addition.
+    static func problems(in patch: JSONValue, against tree: JSONValue) -> [KeyedMergePatch.Problem] {
+        KeyedMergePatch.problems(in: patch, against: tree)
+    }
 
     public static func == (a: VariantPatch, b: VariantPatch) -> Bool { a.label == b.label }
     public func hash(into hasher: inout Hasher) { hasher.combine(label) }

@@ -33,6 +33,16 @@ public struct Response: Sendable {
         return response
     }
 
+    /// The same with more members in the error object.
+    public static func error(_ status: Int, code: String, message: String, details: JSONObject) -> Response {
+        var members = details
+        members["code"] = .string(code)
+        members["message"] = .string(message)
+        var response = json(status, JSONWriter.string(.object(["error": .object(members)])))
+        response.errorCode = code
+        return response
+    }
+
     /// A plain-text refusal with a one-line reason, for the client port.
     public static func plain(_ status: Int, _ reason: String, headers extra: HeaderFields = HeaderFields()) -> Response
     {

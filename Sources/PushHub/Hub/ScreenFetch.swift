@@ -89,7 +89,11 @@ extension Shard {
         headers.append(name: "Content-Type", value: "application/json")
         var body = Array(#"{"screen":"#.utf8)
         JSONWriter.writeString(name, to: &body)
-        body += Array(#","version":\#(current.version),"hash":"\#(rendered.hash)","tree":"#.utf8) + rendered.canonical
+        body += Array(#","version":\#(current.version),"hash":"\#(rendered.hash)","#.utf8)
+        if !target.variants.isEmpty {
+            body += Array(#""variants":"#.utf8) + JSONWriter.write(.object(target.variants)) + [UInt8(ascii: ",")]
+        }
+        body += Array(#""tree":"#.utf8) + rendered.canonical
         body.append(UInt8(ascii: "}"))
         return Response(status: 200, headers: headers, body: body)
     }

@@ -364,8 +364,8 @@ final class Shard {
             case .acked(let sync):
                 sync.receipts.acked.add(1, ordering: .relaxed)
                 metrics.syncsAcked.add(1, ordering: .relaxed)
-            case .exposure(let exposure):
-                control.post(.event(.exposure(exposure)))
+            case .result(let event, let sessionWasServed):
+                control.post(.event(.result(event, sessionWasServed: sessionWasServed)))
             case .stickyAssigned(let experiment, let unit, let variant):
                 recordSticky(experiment: experiment, unit: unit, variant: variant)
             case .coalesced:
@@ -416,7 +416,7 @@ extension Session.Action {
         switch self {
         case .send, .coalesced: true
         case .close, .signedIn, .subscribed, .awaitsScreen, .stoppedAwaiting, .sendHeartbeats, .retargeted,
-            .unsubscribed, .delivered, .acked, .exposure, .stickyAssigned, .subscriptionRefused:
+            .unsubscribed, .delivered, .acked, .result, .stickyAssigned, .subscriptionRefused:
             false
         }
     }

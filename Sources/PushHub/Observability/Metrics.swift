@@ -53,6 +53,10 @@ public final class Metrics: Sendable {
     public let commitNanoseconds = Atomic<Int>(0)
     /// Writes that could not be made durable (journal, snapshot, exposure log): logged and counted.
     public let persistFailures = Atomic<Int>(0)
+    /// Experiment results (DESIGN §6): events appended to the results log (exposures, goals), and
+    /// events dropped because the shared results stream was away too long.
+    public let resultEvents = Atomic<Int>(0)
+    public let resultsDropped = Atomic<Int>(0)
     /// Scale-out (DESIGN §11): whether the Redis link is up (gauge, 1 or 0; -1 on a hub that is
     /// not scaled out, which then does not export it, so an alert on `pushhub_redis_up == 0`
     /// never fires for a standalone hub), appends that lost the race for the next journal entry,
@@ -192,6 +196,14 @@ public final class Metrics: Sendable {
             (
                 "pushhub_persist_failures_total", "counter", "Writes that could not be made durable.",
                 persistFailures.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_result_events_total", "counter", "Experiment result events appended (exposures, goals).",
+                resultEvents.load(ordering: .relaxed)
+            ),
+            (
+                "pushhub_results_dropped_total", "counter", "Result events dropped while Redis was away too long.",
+                resultsDropped.load(ordering: .relaxed)
             ),
             (
                 "pushhub_redis_conflicts_total", "counter", "Journal appends another hub beat to the entry (made again).",

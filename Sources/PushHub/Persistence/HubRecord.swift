@@ -30,11 +30,17 @@ enum HubRecord: Sendable {
     var json: JSONValue {
         switch self {
         case .screenPublished(let version):
-            return .object([
+            // author, message and rollback_of only when set: a record without them is what a hub
+            // before them wrote, and decodes the same.
+            var members: JSONObject = [
                 "kind": .string("screen_published"), "screen": .string(version.name),
                 "version": .number(Double(version.version)), "at": .number(Double(version.publishedAt)),
                 "tree": version.tree,
-            ])
+            ]
+            if let author = version.author { members["author"] = .string(author) }
+            if let message = version.message { members["message"] = .string(message) }
+            if let rollbackOf = version.rollbackOf { members["rollback_of"] = .number(Double(rollbackOf)) }
+            return .object(members)
         case .screenDeleted(let name):
             return .object(["kind": .string("screen_deleted"), "screen": .string(name)])
         case .screenNumbered(let name, let last):
@@ -92,7 +98,8 @@ enum HubRecord: Sendable {
             self = .screenPublished(
                 ScreenVersion(
                     name: try fields.string("screen"), version: try fields.int("version"), tree: tree,
-                    publishedAt: try fields.int("at")))
+                    publishedAt: try fields.int("at"), author: try fields.optionalString("author"),
+                    message: try fields.optionalString("message"), rollbackOf: try fields.optionalInt("rollback_of")))
         case "screen_deleted":
             self = .screenDeleted(try fields.string("screen"))
         case "screen_numbered":
@@ -178,6 +185,19 @@ enum HubRecord: Sendable {
         func int(_ name: String) throws(DecodingError) -> Int {
             guard let value = json[name]?.intValue else { throw missing(name, "an integer") }
             return value
+        }
+
+        /// A field that may be absent (or null): nil then; present, it must have the type.
+        func optionalString(_ name: String) throws(DecodingError) -> String? {
+            guard let value = json[name], value != .null else { return nil }
+            guard let text = value.stringValue else { throw missing(name, "a string") }
+            return text
+        }
+
+        func optionalInt(_ name: String) throws(DecodingError) -> Int? {
+            guard let value = json[name], value != .null else { return nil }
+            guard let number = value.intValue else { throw missing(name, "an integer") }
+            return number
         }
 
         func strings(_ name: String) throws(DecodingError) -> [String] {

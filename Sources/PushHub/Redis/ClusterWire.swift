@@ -123,7 +123,12 @@ extension LoopAnswer {
                         .object([
                             "app_version": target.appVersion.map { .string($0.description) } ?? .null,
                             "variants": .array(
-                                target.variantPatches.map { .object(["label": .string($0.label), "patch": $0.patch]) }),
+                                target.variantPatches.map {
+                                    .object([
+                                        "label": .string($0.label), "experiment": .string($0.experiment),
+                                        "variant": .string($0.variant), "patch": $0.patch ?? .null,
+                                    ])
+                                }),
                             "count": .number(Double(count)),
                         ])
                     }),
@@ -173,8 +178,11 @@ extension LoopAnswer {
                 guard let count = int(item["count"]) else { return nil }
                 var patches: [VariantPatch] = []
                 for variant in item["variants"]?.arrayValue ?? [] {
-                    guard let label = variant["label"]?.stringValue, let patch = variant["patch"] else { return nil }
-                    patches.append(VariantPatch(label: label, patch: patch))
+                    guard let label = variant["label"]?.stringValue, let experiment = variant["experiment"]?.stringValue,
+                        let key = variant["variant"]?.stringValue
+                    else { return nil }
+                    let patch = variant["patch"].flatMap { $0 == .null ? nil : $0 }
+                    patches.append(VariantPatch(label: label, experiment: experiment, variant: key, patch: patch))
                 }
                 let target = RenderTarget(
                     appVersion: item["app_version"]?.stringValue.flatMap(SemanticVersion.init), variantPatches: patches)

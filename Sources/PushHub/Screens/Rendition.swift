@@ -13,6 +13,13 @@ public struct RenderTarget: Hashable, Sendable {
     }
 
     public static let latest = RenderTarget()
+
+    /// The app's variants on this screen (`"variants"` of DESIGN §6), by experiment key.
+    public var variants: JSONObject {
+        JSONObject(
+            Dictionary(variantPatches.map { ($0.experiment, JSONValue.string($0.variant)) }, uniquingKeysWith: { a, _ in a })
+        )
+    }
 }
 
 /// Names a rendition of one screen version: the variant patches applied and how many capability

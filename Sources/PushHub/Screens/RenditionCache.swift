@@ -28,7 +28,9 @@ public struct RenditionCache {
     /// The outgoing messages that end at a version, as complete WebSocket frames.
     public enum MessageKey: Hashable, Sendable {
         case snapshot(rendition: RenditionKey)
-        case patch(fromVersion: Int, fromRendition: RenditionKey, rendition: RenditionKey)
+        /// `statesVariants`: the patch names the app's variants even when they did not change (a
+        /// client resuming by `have` may hold older ones).
+        case patch(fromVersion: Int, fromRendition: RenditionKey, rendition: RenditionKey, statesVariants: Bool)
     }
 
     /// Per screen name, per version (by identity): what was derived from it.
@@ -36,13 +38,15 @@ public struct RenditionCache {
 
     public init() {}
 
-    /// The tree with `target`'s variant patches applied (RFC 7386, in order), and its thresholds.
+    /// The tree with `target`'s variant patches applied (in order), and its thresholds.
     mutating func mergedTree(_ version: ScreenVersion, for target: RenderTarget) -> MergedTree {
-        if target.variantPatches.isEmpty { return MergedTree(tree: version.tree, thresholds: version.thresholds) }
+        if target.variantPatches.allSatisfy({ $0.patch == nil }) {
+            return MergedTree(tree: version.tree, thresholds: version.thresholds)
+        }
         let labels = target.variantPatches.map(\.label)
         let id = ObjectIdentifier(version)
         if let cached = entries[version.name]?[id]?.merged[labels] { return cached }
-        let tree = target.variantPatches.reduce(version.tree) { MergePatch.apply($1.patch, to: $0) }
+        let tree = target.variantPatches.reduce(version.tree) { tree, variant in variant.apply(to: tree) }
         let merged = MergedTree(tree: tree, thresholds: Rendition.thresholds(in: tree))
         entries[version.name, default: [:]][id, default: Entry(version: version)].merged[labels] = merged
         return merged
@@ -83,26 +87,34 @@ public struct RenditionCache {
     // MARK: - What a client is sent (DESIGN §4)
 
     /// The frame bringing a client from `old` as `oldTarget` saw it (nil: it has nothing) to
-    /// `new` as `target` sees it: a `patch` when that is smaller, else a `snapshot`.
-    /// - Returns: nil when the client's rendered tree is unchanged.
+    /// `new` as `target` sees it: a `patch` when that is smaller, else a `snapshot`. A patch names
+    /// the app's variants when they changed, or always when `statingVariants`; a change of
+    /// variants alone is a patch without ops.
+    /// - Returns: nil when the client's rendered tree is unchanged (and its variants, unless
+    ///   `statingVariants`: the caller then says `unchanged` with them).
     public mutating func update(
-        from old: ScreenVersion?, oldTarget: RenderTarget, to new: ScreenVersion, newTarget target: RenderTarget
+        from old: ScreenVersion?, oldTarget: RenderTarget, to new: ScreenVersion, newTarget target: RenderTarget,
+        statingVariants: Bool = false
     ) -> [UInt8]? {
         guard let old else { return snapshot(new, for: target) }
         let rendered = rendered(new, for: target)
         let before = self.rendered(old, for: oldTarget)
-        if before.hash == rendered.hash { return nil }
+        let variants = target.variants
+        let variantsChanged = oldTarget.variants != variants
+        if before.hash == rendered.hash && (statingVariants || !variantsChanged) { return nil }
         let key = MessageKey.patch(
             fromVersion: old.version, fromRendition: renditionKey(old, for: oldTarget),
-            rendition: renditionKey(new, for: target))
+            rendition: renditionKey(new, for: target), statesVariants: statingVariants)
         return message(new, key) {
             let ops = JSONPatchDiff.diff(before.tree, rendered.tree)
             let patch = ServerMessage.patch(
-                screen: new.name, from: old.version, version: new.version, hash: rendered.hash, ops: ops)
-            guard patch.count < ServerMessage.snapshotSize(screen: new.name, version: new.version, rendered: rendered)
-            else {
+                screen: new.name, from: old.version, version: new.version, hash: rendered.hash, ops: ops,
+                variants: statingVariants || variantsChanged ? variants : nil)
+            let snapshotSize = ServerMessage.snapshotSize(
+                screen: new.name, version: new.version, rendered: rendered, variants: variants)
+            guard patch.count < snapshotSize else {
                 Metrics.snapshotsEncoded.add(1, ordering: .relaxed)
-                return ServerMessage.snapshot(screen: new.name, version: new.version, rendered: rendered)
+                return ServerMessage.snapshot(screen: new.name, version: new.version, rendered: rendered, variants: variants)
             }
             Metrics.patchesEncoded.add(1, ordering: .relaxed)
             return patch
@@ -110,8 +122,10 @@ public struct RenditionCache {
     }
 
     /// The same for a client whose rendition did not change.
-    public mutating func update(from old: ScreenVersion?, to new: ScreenVersion, for target: RenderTarget) -> [UInt8]? {
-        update(from: old, oldTarget: target, to: new, newTarget: target)
+    public mutating func update(
+        from old: ScreenVersion?, to new: ScreenVersion, for target: RenderTarget, statingVariants: Bool = false
+    ) -> [UInt8]? {
+        update(from: old, oldTarget: target, to: new, newTarget: target, statingVariants: statingVariants)
     }
 
     /// The `snapshot` of `version` as `target` sees it.
@@ -119,7 +133,8 @@ public struct RenditionCache {
         let rendered = rendered(version, for: target)
         return message(version, .snapshot(rendition: renditionKey(version, for: target))) {
             Metrics.snapshotsEncoded.add(1, ordering: .relaxed)
-            return ServerMessage.snapshot(screen: version.name, version: version.version, rendered: rendered)
+            return ServerMessage.snapshot(
+                screen: version.name, version: version.version, rendered: rendered, variants: target.variants)
         }
     }
 

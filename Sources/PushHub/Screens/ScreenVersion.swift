@@ -13,8 +13,9 @@ public final class RenderedTree: Sendable {
     }
 }
 
-/// One published version of a screen, immutable. What is derived from it (renditions, encoded
-/// messages) lives in each thread's `RenditionCache`.
+/// One published version of a screen, immutable, with who published it and why (its history
+/// entry). What is derived from it (renditions, encoded messages) lives in each thread's
+/// `RenditionCache`.
 public final class ScreenVersion: Sendable {
     public let name: String
     public let version: Int
@@ -23,12 +24,25 @@ public final class ScreenVersion: Sendable {
     public let publishedAt: Int
     /// The capability thresholds of the base tree (DESIGN §4).
     public let thresholds: [SemanticVersion]
+    /// The name of the admin token that published it (`root` for the root token); nil for a
+    /// version stored before versions recorded it.
+    public let author: String?
+    /// What the publisher said about it (`?message=`, a rollback's `"message"`); nil: nothing.
+    public let message: String?
+    /// The version whose tree a rollback republished as this one; nil for a plain publish.
+    public let rollbackOf: Int?
 
-    public init(name: String, version: Int, tree: JSONValue, publishedAt: Int) {
+    public init(
+        name: String, version: Int, tree: JSONValue, publishedAt: Int, author: String? = nil, message: String? = nil,
+        rollbackOf: Int? = nil
+    ) {
         self.name = name
         self.version = version
         self.tree = tree
         self.publishedAt = publishedAt
+        self.author = author
+        self.message = message
+        self.rollbackOf = rollbackOf
         thresholds = Rendition.thresholds(in: tree)
     }
 }

@@ -17,9 +17,9 @@ final class ReadySession {
         var acked: Set<String> = []
         /// Variant assignments, per experiment as of its last change ("key@changedAt"); nil: not in it.
         var assignments: [String: String?] = [:]
-        /// Exposures logged, per "experiment|screen": the variant and the version served, and
-        /// whether a `rendered` confirmed it.
-        var exposed: [String: (variant: String, version: Int, confirmed: Bool)] = [:]
+        /// Exposures logged, per "experiment|screen": the phase (salt) and variant, the version
+        /// served, and whether a `rendered` confirmed it.
+        var exposed: [String: (salt: String, variant: String, version: Int, confirmed: Bool)] = [:]
         /// Syncs held back while the connection was congested, newest per collapse key.
         var collapsedSyncs: [String: (sync: Sync, mandatory: Bool)] = [:]
         /// Updates were held back while congested; `Session.drained` catches up.

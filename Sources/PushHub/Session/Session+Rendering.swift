@@ -59,15 +59,14 @@ extension Session {
         _ ready: ReadySession, _ variants: VariantView, screen: String, version: Int, nowMilliseconds: Int,
         out: inout [Action]
     ) {
-        for (experiment, variant) in variants.exposures {
+        for (experiment, salt, variant) in variants.exposures {
             let key = experiment + "|" + screen
-            if let known = ready.memory.exposed[key], known.variant == variant { continue }
-            ready.memory.exposed[key] = (variant, version, false)
+            if let known = ready.memory.exposed[key], known.variant == variant, known.salt == salt { continue }
+            ready.memory.exposed[key] = (salt, variant, version, false)
+            let exposure = ResultEvent.Exposure(
+                experiment: experiment, salt: salt, variant: variant, screen: screen, version: version)
             out.append(
-                .exposure(
-                    Exposure(
-                        event: .served, experiment: experiment, variant: variant, unit: ready.unit, screen: screen,
-                        version: version, at: nowMilliseconds)))
+                .result(ResultEvent(.served(exposure), unit: ready.unit, at: nowMilliseconds), sessionWasServed: true))
         }
     }
 
@@ -75,15 +74,15 @@ extension Session {
     func confirmExposures(
         _ ready: ReadySession, screen: String, version: Int, nowMilliseconds: Int, out: inout [Action]
     ) {
-        for (key, exposure) in ready.memory.exposed
-        where !exposure.confirmed && key.hasSuffix("|" + screen) && version >= exposure.version {
+        for (key, exposed) in ready.memory.exposed
+        where !exposed.confirmed && key.hasSuffix("|" + screen) && version >= exposed.version {
             ready.memory.exposed[key]?.confirmed = true
+            let exposure = ResultEvent.Exposure(
+                experiment: String(key.dropLast(screen.count + 1)), salt: exposed.salt, variant: exposed.variant,
+                screen: screen, version: version)
             out.append(
-                .exposure(
-                    Exposure(
-                        event: .confirmed, experiment: String(key.dropLast(screen.count + 1)),
-                        variant: exposure.variant, unit: ready.unit, screen: screen, version: version,
-                        at: nowMilliseconds)))
+                .result(
+                    ResultEvent(.confirmed(exposure), unit: ready.unit, at: nowMilliseconds), sessionWasServed: true))
         }
     }
 }

@@ -23,14 +23,16 @@ extension Session {
         let (target, variants) = renderTarget(ready, screen, view: view, out: &out)
         let rendered = cache.rendered(current, for: target)
         if let hash = have?.hash, hash == rendered.hash {
-            out.append(.send(ServerMessage.unchanged(screen: screen, version: current.version, hash: hash)))
+            out.append(
+                .send(ServerMessage.unchanged(screen: screen, version: current.version, hash: hash, variants: target.variants)))
         } else if let version = have?.version, let old = view.version(screen, version),
             have?.hash == nil || cache.rendered(old, for: target).hash == have?.hash
         {
             out.append(
                 .send(
-                    cache.update(from: old, to: current, for: target)
-                        ?? ServerMessage.unchanged(screen: screen, version: current.version, hash: rendered.hash)))
+                    cache.update(from: old, to: current, for: target, statingVariants: true)
+                        ?? ServerMessage.unchanged(
+                            screen: screen, version: current.version, hash: rendered.hash, variants: target.variants)))
         } else {
             out.append(.send(cache.snapshot(current, for: target)))
         }

@@ -51,8 +51,8 @@ struct Session {
         /// Receipts (DESIGN §5): a sync was queued for the client, or acknowledged by it.
         case delivered(Sync)
         case acked(Sync)
-        /// For the control plane: an exposure line, a sticky first assignment.
-        case exposure(Exposure)
+        /// For the control plane: a result event (exposure or goal), a sticky first assignment.
+        case result(ResultEvent, sessionWasServed: Bool)
         case stickyAssigned(experiment: String, unit: String, variant: String)
         /// An update was held back because the connection is congested (a catch-up follows).
         case coalesced
@@ -141,6 +141,11 @@ struct Session {
             if ready.memory.acked.insert(id).inserted { out.append(.acked(sync)) }
         case (.ready(let ready), .rendered(let screen, let version)):
             confirmExposures(ready, screen: screen, version: version, nowMilliseconds: nowMilliseconds, out: &out)
+        case (.ready(let ready), .track(let event, let value)):
+            out.append(
+                .result(
+                    ResultEvent(.goal(event: event, value: value), unit: ready.unit, at: nowMilliseconds),
+                    sessionWasServed: !ready.memory.exposed.isEmpty))
         case (.closed, _):
             break
         }
@@ -270,6 +275,7 @@ extension ClientMessage {
         case .unsubscribe: "unsubscribe"
         case .ack: "ack"
         case .rendered: "rendered"
+        case .track: "track"
         }
     }
 }

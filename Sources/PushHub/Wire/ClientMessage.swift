@@ -27,6 +27,8 @@ public enum ClientMessage: Equatable, Sendable {
     case unsubscribe(screen: String)
     case ack(sync: String)
     case rendered(screen: String, version: Int)
+    /// A goal event for the experiments' results (DESIGN §6), with an optional value.
+    case track(event: String, value: Double?)
 
     /// Parses one text message.
     public static func parse(_ bytes: UnsafeRawBufferPointer) throws(WireError) -> ClientMessage {
@@ -108,9 +110,36 @@ public enum ClientMessage: Equatable, Sendable {
                 throw WireError(code: "bad_message", message: "rendered needs an integer \"version\"", ref: type)
             }
             return .rendered(screen: try string("screen"), version: version)
+        case "track":
+            return try track(json)
         default:
             throw WireError(code: "unknown_type", message: "no message type \"\(type)\" in protocol v1", ref: type)
         }
+    }
+}
+
+extension ClientMessage {
+    /// The longest goal event name (`[A-Za-z0-9_.:-]`).
+    public static let maxTrackEventLength = 64
+
+    private static func track(_ json: JSONValue) throws(WireError) -> ClientMessage {
+        func refuse(_ message: String) -> WireError { WireError(code: "bad_track", message: message, ref: "track") }
+        guard let event = json["event"]?.stringValue else { throw refuse("track needs a string \"event\"") }
+        let allowed = event.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || "_.:-".utf8.contains(byte)
+        }
+        guard !event.isEmpty, event.utf8.count <= maxTrackEventLength, allowed else {
+            throw refuse("\"event\" must be 1 to \(maxTrackEventLength) characters of A-Z a-z 0-9 _ . : -")
+        }
+        var value: Double?
+        if let member = json["value"], member != .null {
+            guard let number = member.numberValue, number.isFinite else {
+                throw refuse("\"value\" must be a finite number")
+            }
+            value = number
+        }
+        return .track(event: event, value: value)
     }
 }
 

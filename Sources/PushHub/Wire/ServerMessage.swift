@@ -59,42 +59,50 @@ public enum ServerMessage {
         return out
     }()
 
-    public static func snapshot(screen: String, version: Int, rendered: RenderedTree) -> [UInt8] {
-        frame(
-            object(
-                [
-                    ("type", .string("snapshot")), ("screen", .string(screen)), ("version", .number(Double(version))),
-                    ("hash", .string(rendered.hash)),
-                ], raw: ("tree", rendered.canonical)))
+    /// `variants`: the app's variants on the screen (DESIGN §6), left out when there are none.
+    public static func snapshot(screen: String, version: Int, rendered: RenderedTree, variants: JSONObject) -> [UInt8] {
+        frame(object(snapshotMembers(screen: screen, version: version, rendered: rendered, variants: variants), raw: ("tree", rendered.canonical)))
+    }
+
+    private static func snapshotMembers(screen: String, version: Int, rendered: RenderedTree, variants: JSONObject)
+        -> [(String, JSONValue)]
+    {
+        var members: [(String, JSONValue)] = [
+            ("type", .string("snapshot")), ("screen", .string(screen)), ("version", .number(Double(version))),
+            ("hash", .string(rendered.hash)),
+        ]
+        if !variants.isEmpty { members.append(("variants", .object(variants))) }
+        return members
     }
 
     /// The size of `snapshot(...)`'s frame, without building it.
-    public static func snapshotSize(screen: String, version: Int, rendered: RenderedTree) -> Int {
+    public static func snapshotSize(screen: String, version: Int, rendered: RenderedTree, variants: JSONObject) -> Int {
         let json =
-            object(
-                [
-                    ("type", .string("snapshot")), ("screen", .string(screen)), ("version", .number(Double(version))),
-                    ("hash", .string(rendered.hash)),
-                ], raw: ("tree", [])
-            ).count + rendered.canonical.count
+            object(snapshotMembers(screen: screen, version: version, rendered: rendered, variants: variants), raw: ("tree", []))
+            .count + rendered.canonical.count
         return json + FrameHeader(opcode: .text, payloadLength: UInt64(json)).encodedSize
     }
 
-    public static func patch(screen: String, from: Int, version: Int, hash: String, ops: JSONPatch) -> [UInt8] {
-        frame(
-            object(
-                [
-                    ("type", .string("patch")), ("screen", .string(screen)), ("from", .number(Double(from))),
-                    ("version", .number(Double(version))), ("hash", .string(hash)),
-                ], raw: ("ops", JSONWriter.write(ops.json))))
+    /// `variants`: the app's new variants on the screen (DESIGN §6), when they changed (nil: as before).
+    public static func patch(
+        screen: String, from: Int, version: Int, hash: String, ops: JSONPatch, variants: JSONObject? = nil
+    ) -> [UInt8] {
+        var members: [(String, JSONValue)] = [
+            ("type", .string("patch")), ("screen", .string(screen)), ("from", .number(Double(from))),
+            ("version", .number(Double(version))), ("hash", .string(hash)),
+        ]
+        if let variants { members.append(("variants", .object(variants))) }
+        return frame(object(members, raw: ("ops", JSONWriter.write(ops.json))))
     }
 
-    public static func unchanged(screen: String, version: Int, hash: String) -> [UInt8] {
-        frame(
-            object([
-                ("type", .string("unchanged")), ("screen", .string(screen)), ("version", .number(Double(version))),
-                ("hash", .string(hash)),
-            ]))
+    /// `variants` as in `snapshot`.
+    public static func unchanged(screen: String, version: Int, hash: String, variants: JSONObject = JSONObject()) -> [UInt8] {
+        var members: [(String, JSONValue)] = [
+            ("type", .string("unchanged")), ("screen", .string(screen)), ("version", .number(Double(version))),
+            ("hash", .string(hash)),
+        ]
+        if !variants.isEmpty { members.append(("variants", .object(variants))) }
+        return frame(object(members))
     }
 
     public static func gone(screen: String) -> [UInt8] {

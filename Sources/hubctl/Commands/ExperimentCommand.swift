@@ -2,16 +2,24 @@ import Foundation
 import PushHub
 
 /// `hubctl experiment apply FILE | list | show KEY | start KEY | stop KEY | delete KEY | assign KEY --unit U |
-/// results KEY`.
+/// override KEY --unit U (--variant V | --clear) | preview KEY [--screen S] [--variant V] | results KEY`.
 enum ExperimentCommand: Command {
     static let name = "experiment"
-    static let abstract = "Apply, list, show, stop experiments; look up an assignment; read exposure results."
-    static let usage =
-        "hubctl experiment apply FILE|- | list | show KEY | start KEY | stop KEY | delete KEY | assign KEY --unit U [--platform P] [--app-version V] | results KEY"
+    static let abstract =
+        "Apply, list, show, stop experiments; look up or override an assignment; preview variants; read results."
+    static let usage = """
+        hubctl experiment apply FILE|- | list | show KEY | start KEY | stop KEY | delete KEY
+                          | assign KEY --unit U [--platform P] [--app-version V]
+                          | override KEY --unit U (--variant V | --clear)
+                          | preview KEY [--screen S] [--variant V] | results KEY
+        """
     static let options: [(String, String)] = [
-        ("--unit U", "assign: the unit (user id, or device for anonymous clients)"),
+        ("--unit U", "assign, override: the unit (user id, or device for anonymous clients)"),
         ("--platform P", "assign: the client's platform (audience)"),
         ("--app-version V", "assign: the client's app version (audience)"),
+        ("--variant V", "override: the variant the unit gets; preview: only this variant"),
+        ("--clear", "override: remove the unit's override (it is assigned by the hash again)"),
+        ("--screen S", "preview: only this screen (with --variant: print its tree alone)"),
     ]
     static let subcommands: [(String, String)] = [
         ("apply", "Create or replace the experiment defined in FILE (its \"key\" names it)."),
@@ -20,7 +28,10 @@ enum ExperimentCommand: Command {
         ("start", "Set an experiment's status to running (clients get their variants)."),
         ("stop", "Set an experiment's status to stopped (everyone sees the base tree)."),
         ("delete", "Delete an experiment (its screens re-render without it)."),
-        ("assign", "Show the variant a unit gets and why."), ("results", "Exposures served and confirmed per variant."),
+        ("assign", "Show the variant a unit gets and why."),
+        ("override", "Give a unit a variant whatever its bucket (a tester, a support case), or --clear it."),
+        ("preview", "Print each screen the experiment changes as each variant's clients see it now."),
+        ("results", "Units served and confirmed per variant, the sample-ratio check, and each goal's rates."),
     ]
 
     static func run(_ arguments: Arguments, client: AdminClient, output: Output) -> Int32 {
@@ -87,20 +98,94 @@ enum ExperimentCommand: Command {
                     ("reason", answer["reason"]?.stringValue ?? ""),
                 ])
             }
+        case ("override", 2):
+            return override(words[1], arguments, client: client, output: output)
+        case ("preview", 2):
+            return preview(words[1], arguments, client: client, output: output)
         case ("results", 2):
-            return request(client, output, "GET", "/v1/experiments/\(words[1])/results") { answer in
-                output.print("\(words[1]) (\(answer["status"]?.stringValue ?? ""))")
-                output.columns(
-                    [["variant", "served", "confirmed"]]
-                        + (answer["variants"]?.arrayValue ?? []).map { v in
-                            [
-                                v["variant"]?.stringValue ?? "", "\(v["served"]?.intValue ?? 0)",
-                                "\(v["confirmed"]?.intValue ?? 0)",
-                            ]
-                        })
+            return request(client, output, "GET", "/v1/experiments/\(Screen.encode(words[1]))/results") { answer in
+                ExperimentResults.present(words[1], answer, output: output)
             }
         default:
             return usageError("Unknown or incomplete experiment subcommand.")
         }
+    }
+
+    /// `override KEY --unit U --variant V` sets the unit's override; `--clear` removes it.
+    private static func override(_ key: String, _ arguments: Arguments, client: AdminClient, output: Output) -> Int32 {
+        guard let unit = arguments.options["--unit"]?.last else {
+            return usageError("'experiment override' needs --unit U.")
+        }
+        let variant = arguments.options["--variant"]?.last
+        let clear = arguments.options["--clear"] != nil
+        guard (variant != nil) != clear else {
+            return usageError("'experiment override' takes exactly one of --variant V and --clear.")
+        }
+        let body = JSONWriter.write(
+            .object(["unit": .string(unit), "variant": variant.map(JSONValue.string) ?? .null]))
+        return request(client, output, "POST", "/v1/experiments/\(Screen.encode(key))/overrides", body: body) {
+            answer in
+            if let variant = answer["variant"]?.stringValue ?? variant {
+                output.print("\(unit) gets variant \(variant) of \(key) (an override)")
+            } else {
+                output.print("\(unit) has no override in \(key): the hash assigns it")
+            }
+        }
+    }
+
+    /// `preview KEY [--screen S] [--variant V]`: each screen, each variant's tree (indented JSON);
+    /// with both `--screen` and `--variant`, that one tree alone, to save or diff.
+    private static func preview(_ key: String, _ arguments: Arguments, client: AdminClient, output: Output) -> Int32 {
+        let screen = arguments.options["--screen"]?.last
+        let variant = arguments.options["--variant"]?.last
+        let path =
+            "/v1/experiments/\(Screen.encode(key))/preview" + (screen.map { "?screen=\(Screen.encode($0))" } ?? "")
+        var problem: String?
+        let status = request(client, output, "GET", path) { answer in
+            let screens = (answer["screens"]?.arrayValue ?? []).filter {
+                screen == nil || $0["screen"]?.stringValue == screen
+            }
+            guard !screens.isEmpty else {
+                if let screen {
+                    problem = "\(key) changes no screen named \(screen)"
+                } else {
+                    output.print("\(key) changes no screen")
+                }
+                return
+            }
+            var shownAny = false
+            for entry in screens {
+                let name = entry["screen"]?.stringValue ?? ""
+                guard let version = entry["version"]?.intValue else {
+                    if screen != nil, variant != nil {
+                        problem = "\(name) is not published yet"
+                    } else {
+                        output.print("\(name): not published yet")
+                    }
+                    continue
+                }
+                let renditions = (entry["variants"]?.arrayValue ?? []).filter {
+                    variant == nil || $0["variant"]?.stringValue == variant
+                }
+                guard !renditions.isEmpty else { continue }  // not the variant asked for
+                shownAny = true
+                if screen != nil, variant != nil {
+                    output.print(IndentedJSON.string(renditions[0]["tree"] ?? .null))
+                    continue
+                }
+                output.print("\(name) version \(version)")
+                for rendition in renditions {
+                    let (named, hash) = (rendition["variant"]?.stringValue ?? "", rendition["hash"]?.stringValue ?? "")
+                    output.print("  variant \(named)  hash \(hash)")
+                    output.print("  " + IndentedJSON.string(rendition["tree"] ?? .null, indent: "  "))
+                }
+            }
+            if problem == nil, let variant, !shownAny {
+                problem = "\(key) has no variant \(variant)\(screen.map { " on \($0)" } ?? "") to preview"
+            }
+        }
+        guard status == ExitCode.success, let problem, !output.json else { return status }
+        output.error(problem)
+        return ExitCode.refused
     }
 }

@@ -6,9 +6,10 @@ enum Screen: Command {
     static let name = "screen"
     static let abstract = "Publish, read, list, delete, diff (dry run), list history of, and roll back screens."
     static let usage = """
-        hubctl screen publish NAME FILE|- | get NAME [--user U | --device D] [--platform P] [--app-version V]
+        hubctl screen publish NAME FILE|- [--message TEXT]
+                      | get NAME [--user U | --device D] [--platform P] [--app-version V]
                       | list | delete NAME | diff NAME FILE|- | diff NAME --from V1 [--to V2] | history NAME
-                      | rollback NAME [--to VERSION]
+                      | rollback NAME [--to VERSION] [--message TEXT]
         """
     static let options: [(String, String)] = [
         ("--user U", "get: the tree user U receives (its experiment variants)"),
@@ -17,6 +18,7 @@ enum Screen: Command {
         ("--app-version V", "get: the tree as a client of app version V sees it"),
         ("--from V1", "diff: from kept version V1 (instead of a FILE)"),
         ("--to VERSION", "diff: to kept version (default current); rollback: the version to republish"),
+        ("--message TEXT", "publish, rollback: why, shown by history (one line, at most 500 characters)"),
     ]
     static let subcommands: [(String, String)] = [
         ("publish", "Publish FILE (a JSON tree) as the next version of NAME."),
@@ -24,7 +26,7 @@ enum Screen: Command {
         ("list", "List the screens with their versions and subscribers."),
         ("delete", "Delete NAME; subscribers get `gone`."),
         ("diff", "Dry run: the patch FILE would produce and who would get it; or --from V1 [--to V2]."),
-        ("history", "List the kept versions of NAME."),
+        ("history", "List the kept versions of NAME: when, hash, author, rollbacks and messages."),
         ("rollback", "Republish an earlier version of NAME as a new version."),
     ]
 
@@ -64,7 +66,11 @@ enum Screen: Command {
             case .success(let bytes): body = bytes
             case .failure(let error): return usageError(error.message)
             }
-            let path = "/v1/screens/\(encode(rest[0]))" + (action == "diff" ? "?dry_run=true" : "")
+            var path = "/v1/screens/\(encode(rest[0]))" + (action == "diff" ? "?dry_run=true" : "")
+            if let message = arguments.options["--message"]?.last {
+                guard action == "publish" else { return usageError("'screen diff' takes no --message.") }
+                path += "?message=\(encode(message))"
+            }
             return request(client, output, "PUT", path, body: body) { answer in
                 if action == "publish" {
                     output.table([
@@ -109,24 +115,26 @@ enum Screen: Command {
         case "history":
             guard rest.count == 1 else { return usageError("'screen history' takes NAME.") }
             return request(client, output, "GET", "/v1/screens/\(encode(rest[0]))/history") { answer in
-                output.columns(
-                    (answer["versions"]?.arrayValue ?? []).map { entry in
-                        [
-                            "v\(entry["version"]?.intValue ?? 0)", Self.time(entry["published_at"]?.intValue ?? 0),
-                            String((entry["hash"]?.stringValue ?? "").prefix(12)),
-                        ]
-                    })
+                output.columns((answer["versions"]?.arrayValue ?? []).map(Self.historyRow))
             }
         case "rollback":
             guard rest.count == 1 else { return usageError("'screen rollback' takes NAME [--to VERSION].") }
-            var body: JSONValue = .object([:])
+            var body = JSONObject()
             if let text = arguments.options["--to"]?.last {
                 guard let version = Int(text) else { return usageError("--to wants a version number, not '\(text)'.") }
-                body = .object(["to": .number(Double(version))])
+                body["to"] = .number(Double(version))
             }
+            if let message = arguments.options["--message"]?.last { body["message"] = .string(message) }
             return request(
-                client, output, "POST", "/v1/screens/\(encode(rest[0]))/rollback", body: JSONWriter.write(body)
+                client, output, "POST", "/v1/screens/\(encode(rest[0]))/rollback", body: JSONWriter.write(.object(body))
             ) { answer in
+                if answer["unchanged"] == .bool(true) {
+                    let version = answer["version"]?.intValue ?? 0
+                    return output.table([
+                        ("screen", rest[0]), ("version", "\(version) (unchanged: it already has that tree)"),
+                        ("sent", "0"),
+                    ])
+                }
                 output.table([
                     ("screen", rest[0]), ("version", "\(answer["version"]?.intValue ?? 0)"),
                     ("hash", answer["hash"]?.stringValue ?? ""),
@@ -136,6 +144,19 @@ enum Screen: Command {
         default:
             return usageError("Unknown screen subcommand '\(action)'.")
         }
+    }
+
+    /// One `history` line: version, time, hash, author (`-`: not recorded), then the rollback
+    /// mark and the message.
+    static func historyRow(_ entry: JSONValue) -> [String] {
+        var note: [String] = []
+        if let target = entry["rollback_of"]?.intValue { note.append("(rollback of v\(target))") }
+        if let message = entry["message"]?.stringValue { note.append(message) }
+        return [
+            "v\(entry["version"]?.intValue ?? 0)", time(entry["published_at"]?.intValue ?? 0),
+            String((entry["hash"]?.stringValue ?? "").prefix(12)), entry["author"]?.stringValue ?? "-",
+            note.joined(separator: " "),
+        ]
     }
 
     static func encode(_ text: String) -> String {

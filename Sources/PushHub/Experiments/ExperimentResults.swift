@@ -1,0 +1,51 @@
+/// The experiments' results on the control plane (DESIGN §6 "Goals and results"): the tally
+/// folded from the results log, and the events of the current tick on their way to it.
+///
+/// Events a loop reports go to the log at the end of the tick (one append), unless the tally
+/// shows they change nothing (a unit's second session served the same variant); a goal event
+/// goes only when its unit was served somewhere, so an app's events outside experiments are not
+/// kept. The tally counts an event once the log hands it back (`ResultsLog`): at once for the
+/// data dir, after the round trip through Redis when scaled out.
+///
+/// Invariant: `tally` is the fold of everything the log delivered, in its order.
+final class ExperimentResults {
+    let log: any ResultsLog
+    private(set) var tally = ResultsTally()
+    private var pending: [ResultEvent] = []
+    private let metrics: Metrics
+
+    init(log: any ResultsLog, metrics: Metrics, now: UInt64) {
+        self.log = log
+        self.metrics = metrics
+        log.deliver = { [unowned self] events in
+            for event in events { self.tally.fold(event) }
+        }
+        log.load(now: now)
+    }
+
+    /// A loop reported `event`.
+    func record(_ event: ResultEvent, sessionWasServed: Bool) {
+        if tally.isRepeat(event) { return }
+        if case .goal = event.kind, !sessionWasServed, !tally.hasServed(unit: event.unit) { return }
+        pending.append(event)
+    }
+
+    /// Appends the tick's events; lets the log do its work.
+    func tickEnded(now: UInt64) {
+        if !pending.isEmpty {
+            metrics.resultEvents.add(pending.count, ordering: .relaxed)
+            log.append(pending, now: now)
+            pending.removeAll(keepingCapacity: true)
+        }
+        log.tick(now: now)
+    }
+
+    var nextDeadline: UInt64 { log.nextDeadline }
+
+    /// Calls `done` once the tally holds every event recorded before (`failure`: the log could
+    /// not be read, and the tally may lack the newest).
+    func whenCurrent(now: UInt64, done: @escaping (_ failure: String?) -> Void) {
+        if !pending.isEmpty { tickEnded(now: now) }
+        log.catchUp(now: now, done: done)
+    }
+}

@@ -1,0 +1,199 @@
+/// The results of every experiment phase, folded from the results log (DESIGN §6 "Goals and
+/// results"): per variant the units served and confirmed, and per goal the units that reported
+/// it after being served, with the sum and sum of squares of their totals — what the statistics
+/// need, and nothing per event.
+///
+/// Rules, applied in log order (so every hub that folds the same log holds the same tally):
+/// - a unit counts in one variant of a phase: its latest. Served a different variant (an
+///   override, a new weight), it leaves the old one with everything it counted there and starts
+///   afresh in the new one: served, not confirmed, no goals;
+/// - `confirmed` counts when it names the unit's current variant;
+/// - a goal event counts in every phase that has served the unit before it (events of units
+///   never served, or before they were, count nowhere); a unit's value is the sum of its events'.
+///
+/// Memory: per unit and phase one dictionary entry of a 64-bit hash of the unit id (collisions
+/// are ~3·10⁻⁸ likely among a million units; the ids themselves stay in the log) and 16 bytes,
+/// plus 16 bytes per goal the unit reported — about 40 bytes a unit (`bench/results`).
+///
+/// Invariant: every count and sum equals the one recomputed from the units' records.
+struct ResultsTally {
+    /// What one phase (experiment and salt) counts.
+    struct Phase {
+        /// When its first unit was served (Unix milliseconds).
+        var since: Int
+        private(set) var variantNames: [String] = []
+        private(set) var goalNames: [String] = []
+        private var variantIndex: [String: UInt16] = [:]
+        private var goalIndex: [String: UInt16] = [:]
+        private(set) var variants: [VariantCounts] = []
+        fileprivate var units: [Int: UnitRecord] = [:]
+
+        init(since: Int) { self.since = since }
+
+        var unitCount: Int { units.count }
+
+        /// The counts of `variant` (zero when none of its units were served).
+        func counts(of variant: String) -> VariantCounts {
+            variantIndex[variant].map { variants[Int($0)] } ?? VariantCounts()
+        }
+
+        /// The sums of `goal` in `variant`.
+        func goal(_ goal: String, in variant: String) -> GoalSums {
+            guard let g = goalIndex[goal] else { return GoalSums() }
+            let counts = self.counts(of: variant)
+            return Int(g) < counts.goals.count ? counts.goals[Int(g)] : GoalSums()
+        }
+
+        fileprivate mutating func index(ofVariant name: String) -> UInt16 {
+            if let index = variantIndex[name] { return index }
+            let index = UInt16(variantNames.count)
+            variantNames.append(name)
+            variantIndex[name] = index
+            variants.append(VariantCounts())
+            return index
+        }
+
+        fileprivate mutating func index(ofGoal name: String) -> UInt16 {
+            if let index = goalIndex[name] { return index }
+            let index = UInt16(goalNames.count)
+            goalNames.append(name)
+            goalIndex[name] = index
+            return index
+        }
+
+        /// Whether this phase has served `unit`.
+        fileprivate func hasServed(_ unit: Int) -> Bool { units[unit] != nil }
+
+        /// Whether `kind` certainly changes nothing here: the unit was served that variant
+        /// already, or confirmed it already.
+        fileprivate func isRepeat(_ kind: ResultEvent.Kind, unit: Int) -> Bool {
+            guard let record = units[unit] else { return false }
+            switch kind {
+            case .served(let exposure): return variantNames[Int(record.variant)] == exposure.variant
+            case .confirmed(let exposure): return record.confirmed && variantNames[Int(record.variant)] == exposure.variant
+            case .goal: return false
+            }
+        }
+
+        fileprivate mutating func apply(_ kind: ResultEvent.Kind, unit: Int) {
+            switch kind {
+            case .served(let exposure):
+                let variant = index(ofVariant: exposure.variant)
+                if let old = units[unit] {
+                    guard old.variant != variant else { return }
+                    withdraw(old)
+                }
+                units[unit] = UnitRecord(variant: variant)
+                variants[Int(variant)].served += 1
+            case .confirmed(let exposure):
+                guard var record = units[unit], !record.confirmed,
+                    variantNames[Int(record.variant)] == exposure.variant
+                else { return }
+                record.confirmed = true
+                units[unit] = record
+                variants[Int(record.variant)].confirmed += 1
+            case .goal(let event, let value):
+                guard var record = units[unit] else { return }
+                let goal = index(ofGoal: event)
+                let added = value ?? 0
+                let v = Int(record.variant)
+                if variants[v].goals.count <= Int(goal) {
+                    variants[v].goals += Array(repeating: GoalSums(), count: Int(goal) + 1 - variants[v].goals.count)
+                }
+                if let at = record.goals.firstIndex(where: { $0.goal == goal }) {
+                    let before = record.goals[at].total
+                    let after = before + added
+                    record.goals[at].total = after
+                    variants[v].goals[Int(goal)].sum += added
+                    variants[v].goals[Int(goal)].sumOfSquares += after * after - before * before
+                } else {
+                    record.goals.append(UnitGoal(goal: goal, total: added))
+                    variants[v].goals[Int(goal)].units += 1
+                    variants[v].goals[Int(goal)].sum += added
+                    variants[v].goals[Int(goal)].sumOfSquares += added * added
+                }
+                variants[v].goals[Int(goal)].events += 1
+                units[unit] = record
+            }
+        }
+
+        /// Takes a unit's counts out of its variant.
+        private mutating func withdraw(_ record: UnitRecord) {
+            let v = Int(record.variant)
+            variants[v].served -= 1
+            if record.confirmed { variants[v].confirmed -= 1 }
+            for goal in record.goals {
+                variants[v].goals[Int(goal.goal)].units -= 1
+                variants[v].goals[Int(goal.goal)].sum -= goal.total
+                variants[v].goals[Int(goal.goal)].sumOfSquares -= goal.total * goal.total
+            }
+        }
+    }
+
+    struct VariantCounts: Equatable {
+        var served = 0
+        var confirmed = 0
+        /// By goal index (shorter when later goals were never reported in this variant).
+        var goals: [GoalSums] = []
+    }
+
+    /// One goal in one variant: units that reported it, and their totals' sum and sum of squares.
+    struct GoalSums: Equatable {
+        var units = 0
+        var events = 0
+        var sum = 0.0
+        var sumOfSquares = 0.0
+    }
+
+    /// One unit in one phase: 16 bytes, plus its goals.
+    fileprivate struct UnitRecord {
+        var variant: UInt16
+        var confirmed = false
+        var goals: [UnitGoal] = []
+    }
+
+    fileprivate struct UnitGoal {
+        var goal: UInt16
+        var total: Double
+    }
+
+    /// Phases by "experiment/salt".
+    private(set) var phases: [String: Phase] = [:]
+    /// Events folded in, and events that changed nothing (repeats from other hubs, stale).
+    private(set) var folded = 0
+
+    static func phaseKey(experiment: String, salt: String) -> String { experiment + "\u{0}" + salt }
+
+    func phase(experiment: String, salt: String) -> Phase? { phases[Self.phaseKey(experiment: experiment, salt: salt)] }
+
+    /// Whether folding `event` certainly changes nothing (a session of a unit already counted the
+    /// same way): the log need not hold it. Goal events are never repeats.
+    func isRepeat(_ event: ResultEvent) -> Bool {
+        guard let exposure = event.exposure else { return false }
+        return phases[Self.phaseKey(experiment: exposure.experiment, salt: exposure.salt)]?.isRepeat(
+            event.kind, unit: event.unit.hashValue) ?? false
+    }
+
+    /// Whether some phase has served `unit` (its goal events count there).
+    func hasServed(unit: String) -> Bool {
+        let unit = unit.hashValue
+        return phases.values.contains { $0.hasServed(unit) }
+    }
+
+    mutating func fold(_ event: ResultEvent) {
+        folded += 1
+        let unit = event.unit.hashValue
+        guard let exposure = event.exposure else {
+            // Keys first: iterating `phases` while changing it would copy every phase.
+            let touched = phases.compactMap { $0.value.hasServed(unit) ? $0.key : nil }
+            for key in touched { phases[key]!.apply(event.kind, unit: unit) }
+            return
+        }
+        let key = Self.phaseKey(experiment: exposure.experiment, salt: exposure.salt)
+        if phases[key] == nil {
+            guard case .served = event.kind else { return }
+            phases[key] = Phase(since: event.at)
+        }
+        phases[key]!.apply(event.kind, unit: unit)
+    }
+}
