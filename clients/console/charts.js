@@ -80,6 +80,8 @@ export function intervalChart(rows, { label, format = String, zero = false, from
   if (zero || fromZero) ends.push(0);
   let low = ends.length ? Math.min(...ends) : 0, high = ends.length ? Math.max(...ends) : 1;
   if (high - low < 1e-12) { low -= 0.5 * (Math.abs(low) || 1); high += 0.5 * (Math.abs(high) || 1); }
+  // Ticks at the ends of the data, and at 0 on a difference chart (once, where an end is 0).
+  const ticks = [...new Set([low, ...(zero ? [0] : []), high])].sort((a, b) => a - b);
   const pad = (high - low) * 0.06;
   if (!(fromZero && low >= 0)) low -= pad;
   high += pad;
@@ -92,7 +94,6 @@ export function intervalChart(rows, { label, format = String, zero = false, from
     class: "interval-chart" + (zero ? " difference" : ""), "aria-label": `${label}: ${described.join("; ")}`,
   });
   chart.append(text(left, 12, label, { class: "chart-note" }));
-  const ticks = zero && low < 0 && high > 0 ? [low + pad, 0, high - pad] : [fromZero && low >= 0 ? low : low + pad, high - pad];
   for (const tick of ticks) {
     const at = x(tick);
     chart.append(svg("line", { x1: at, y1: top, x2: at, y2: height - 18, class: tick === 0 && zero ? "zero" : "grid" }));

@@ -108,7 +108,7 @@ function experimentDetail({ container, key, can, navigate, changed }) {
     });
     return reading;
   };
-  stops.push(every(5000, reread)); // changes made elsewhere (hubctl, another console) show up here too
+  stops.push(every(3000, reread)); // changes made elsewhere (hubctl, another console) show up here too
   stops.push(every(2000, () => loadResults(results, key)));
   return () => stops.forEach((stop) => stop());
 }
@@ -426,6 +426,7 @@ function rampPanel({ container, key, can, afterAction }) {
       refresh();
     }
     if (!first && next === now && salt === saltBefore) return; // a poll that found the same traffic: the preview (a live region) stays quiet
+    if (!first && next !== now) message.show(""); // "Traffic is 30 %." no longer says what is on the hub
     // The slider follows the hub unless the operator has moved it away from what it showed.
     if (first || Number(slider.value) === now) slider.value = String(next);
     now = next;
@@ -492,8 +493,8 @@ function rampPanel({ container, key, can, afterAction }) {
     try {
       // One named change on the hub (POST …/traffic), not a read-modify-write of the definition.
       await call("POST", `${experimentPath(key)}/traffic`, { traffic: next / 100 });
-      message.show(`Traffic is ${next} %.`, "ok");
       await afterAction();
+      message.show(`Traffic is ${next} %.`, "ok");
       await loadUnits();
       render();
     } catch (error) {
@@ -625,7 +626,12 @@ function screenPreview(screen) {
 
 const percent = (x) => (100 * x).toFixed(1) + " %";
 const points = (x) => (x > 0 ? "+" : x < 0 ? "−" : "") + (100 * Math.abs(x)).toFixed(1) + " pp";
-const decimal = (x) => (Math.abs(x) >= 1000 ? Math.round(x).toLocaleString("en-US") : String(Number(x.toPrecision(3))));
+/** Three significant digits ("1.33", "0.0902", "2.00"); thousands rounded ("12,345"). */
+const decimal = (x) => {
+  const size = Math.abs(x);
+  if (size >= 1000) return Math.round(x).toLocaleString("en-US");
+  return size !== 0 && size < 0.001 ? x.toExponential(2) : x.toPrecision(3);
+};
 const signed = (x) => (x > 0 ? "+" : x < 0 ? "−" : "") + decimal(Math.abs(x));
 const isNumber = (x) => typeof x === "number" && Number.isFinite(x);
 const pValue = (p) => (p < 0.0001 ? "< 0.0001" : "= " + Number(p.toPrecision(2)));
