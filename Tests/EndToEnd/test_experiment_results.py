@@ -25,7 +25,7 @@ BASE = {"type": "screen", "children": [{"id": "title", "type": "text", "text": "
 def definition(**extra):
     body = {"key": "checkout", "salt": "s1", "status": "running",
             "variants": [{"key": "A", "weight": 1}, {"key": "B", "weight": 1}],
-            "screens": {SCREEN: {"B": {"title": "new"}}}}
+            "screens": {SCREEN: {"B": {"+title": "new"}}}}
     body.update(extra)
     return body
 

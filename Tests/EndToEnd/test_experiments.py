@@ -344,3 +344,44 @@ def test_traffic_is_changed_in_one_step_keeping_other_edits(hub_factory):
     assert call(hub, "POST", "/v1/experiments/ramp2/traffic", {"traffic": 0.5, "tarffic": 1})[0] == 400
     assert call(hub, "GET", "/v1/experiments/ramp2/traffic")[0] == 405
     assert call(hub, "POST", "/v1/experiments/missing/traffic", {"traffic": 0.5})[0] == 404
+
+
+def test_a_keyed_variant_patch_changes_one_child_and_follows_later_base_changes(hub_factory):
+    """DESIGN §6 keyed variant patches: the variant edits the `cta` child by id; a later publish
+    that edits another child reaches the variant too (an RFC 7386 patch restating `children`
+    would have frozen them), checked by the hash every client can recompute."""
+    import hashlib
+    import rfc8785
+    hub = hub_factory("--dev")
+    children = [{"id": "title", "type": "text", "text": "Shop"}, {"id": "cta", "type": "button", "text": "Buy"},
+                {"id": "foot", "type": "text", "text": "v1"}]
+    publish(hub, "shop", {"type": "screen", "children": children})
+    definition = {"key": "cta-copy", "status": "running",
+                  "variants": [{"key": "control", "weight": 1}, {"key": "urgent", "weight": 1}],
+                  "screens": {"shop": {"urgent": {"children": {"#cta": {"text": "Buy now", "+badge": "-20%"}}}}}}
+    # A key or id the screen does not have is refused with every problem and its path.
+    wrong = json.loads(json.dumps(definition))
+    wrong["screens"]["shop"]["urgent"] = {"children": {"#ctaa": {"text": "x"}, "#cta": {"txt": "y"}}, "colour": "red"}
+    status, answer = call(hub, "PUT", "/v1/experiments/cta-copy", wrong)
+    assert status == 422 and answer["error"]["code"] == "invalid_variant_patch", answer
+    paths = sorted(problem["path"] for problem in answer["error"]["problems"])
+    assert paths == ["/screens/shop/urgent/children/#cta/txt", "/screens/shop/urgent/children/#ctaa",
+                     "/screens/shop/urgent/colour"], paths
+    assert call(hub, "PUT", "/v1/experiments/cta-copy", definition)[0] == 200
+    preview = call(hub, "GET", "/v1/experiments/cta-copy/preview")[1]
+    [screen] = preview["screens"]
+    trees = {v["variant"]: v["tree"] for v in screen["variants"]}
+    assert trees["urgent"]["children"][1] == {"id": "cta", "type": "button", "text": "Buy now", "badge": "-20%"}
+    assert trees["urgent"]["children"][0] == children[0] and trees["control"]["children"] == children
+    [device] = devices_in(definition, "urgent", 1, "k")
+    ws, snapshot = subscriber(hub, device, "shop")
+    assert snapshot["tree"] == trees["urgent"] and snapshot["variants"] == {"cta-copy": "urgent"}
+    # The base changes another child: the variant sees it, its own edit kept.
+    children[2] = {"id": "foot", "type": "text", "text": "v2"}
+    publish(hub, "shop", {"type": "screen", "children": children})
+    message = json.loads(ws.recv(timeout=5))
+    assert message["type"] == "patch", message
+    tree = jsonpatch.apply_patch(snapshot["tree"], message["ops"])
+    assert tree["children"][2]["text"] == "v2" and tree["children"][1]["text"] == "Buy now"
+    assert hashlib.sha256(rfc8785.dumps(tree)).hexdigest() == message["hash"]
+    ws.close()

@@ -160,7 +160,8 @@ public enum ResultStatistics {
         }
         let pValue = chiSquareSurvival(chiSquare, degreesOfFreedom: kept.count - 1)
         return SampleRatioCheck(
-            chiSquare: chiSquare, degreesOfFreedom: kept.count - 1, pValue: pValue, mismatch: pValue < mismatchThreshold)
+            chiSquare: chiSquare, degreesOfFreedom: kept.count - 1, pValue: pValue, mismatch: pValue < mismatchThreshold
+        )
     }
 
     /// P(X ≥ x) for X chi-square distributed with `degreesOfFreedom` (≥ 1): Q(df/2, x/2).
@@ -171,7 +172,8 @@ public enum ResultStatistics {
 
     /// Q(a, x) = Γ(a, x) / Γ(a), for a > 0 and x ≥ 0 (Numerical Recipes §6.2): the series of P
     /// for x < a + 1 (then Q = 1 − P, which is not small there), else the continued fraction of
-    /// Q by Lentz's method; both until a term changes the result by at most one ulp. Underflows to 0 for huge x.
+    /// Q by Lentz's method; both until a term changes the result by at most one ulp. Relative
+    /// error about 1e-15·(1 + a), from the prefactor's exponent; underflows to 0 for huge x.
     public static func regularizedUpperGamma(_ a: Double, _ x: Double) -> Double {
         precondition(a > 0 && x >= 0, "Q(a, x) needs a > 0 and x ≥ 0")
         if x == 0 { return 1 }

@@ -112,7 +112,6 @@ struct ResultsTally {
                     variants[v].goals[Int(goal)].sum += added
                     variants[v].goals[Int(goal)].sumOfSquares += added * added
                 }
-                variants[v].goals[Int(goal)].events += 1
                 units[unit] = record
             }
         }
@@ -140,7 +139,6 @@ struct ResultsTally {
     /// One goal in one variant: units that reported it, and their totals' sum and sum of squares.
     struct GoalSums: Equatable {
         var units = 0
-        var events = 0
         var sum = 0.0
         var sumOfSquares = 0.0
     }
@@ -157,10 +155,8 @@ struct ResultsTally {
         var total: Double
     }
 
-    /// Phases by "experiment/salt".
+    /// Phases by experiment and salt (`phaseKey`).
     private(set) var phases: [String: Phase] = [:]
-    /// Events folded in, and events that changed nothing (repeats from other hubs, stale).
-    private(set) var folded = 0
 
     static func phaseKey(experiment: String, salt: String) -> String { experiment + "\u{0}" + salt }
 
@@ -181,7 +177,6 @@ struct ResultsTally {
     }
 
     mutating func fold(_ event: ResultEvent) {
-        folded += 1
         let unit = event.unit.hashValue
         guard let exposure = event.exposure else {
             // Keys first: iterating `phases` while changing it would copy every phase.

@@ -1,0 +1,161 @@
+import Glibc
+import TestSupport
+import Testing
+
+@testable import PushHub
+
+/// The results tally's rules (DESIGN §6 "Goals and results"), and the data dir's results log that
+/// feeds it: folded in log order, a unit counts once in its latest variant, goals only after
+/// exposure, and what a restart reads back equals what was appended.
+@Suite struct ResultsTallyTests {
+    static func served(_ unit: String, _ variant: String, salt: String = "s", at: Int = 1) -> ResultEvent {
+        ResultEvent(.served(exposure(variant, salt: salt)), unit: unit, at: at)
+    }
+
+    static func confirmed(_ unit: String, _ variant: String, salt: String = "s") -> ResultEvent {
+        ResultEvent(.confirmed(exposure(variant, salt: salt)), unit: unit, at: 2)
+    }
+
+    static func goal(_ unit: String, _ event: String = "buy", _ value: Double? = nil) -> ResultEvent {
+        ResultEvent(.goal(event: event, value: value), unit: unit, at: 3)
+    }
+
+    static func exposure(_ variant: String, salt: String) -> ResultEvent.Exposure {
+        ResultEvent.Exposure(experiment: "exp", salt: salt, variant: variant, screen: "home", version: 1)
+    }
+
+    static func fold(_ events: [ResultEvent]) -> ResultsTally {
+        var tally = ResultsTally()
+        for event in events { tally.fold(event) }
+        return tally
+    }
+
+    @Test("served and confirmed count distinct units; a goal counts only for units served before it")
+    func countsAndOrder() throws {
+        let tally = Self.fold([
+            Self.goal("u1", "buy", 5),  // before u1 was served: nowhere
+            Self.served("u1", "A", at: 10), Self.served("u1", "A"), Self.served("u2", "A"), Self.served("u3", "B"),
+            Self.confirmed("u1", "A"), Self.confirmed("u1", "A"), Self.confirmed("u3", "A"),  // not u3's variant
+            Self.goal("u1", "buy", 2), Self.goal("u1", "buy", 3), Self.goal("u3", "buy"), Self.goal("nobody", "buy", 9),
+        ])
+        let phase = try #require(tally.phase(experiment: "exp", salt: "s"))
+        #expect(phase.since == 10)
+        #expect(phase.counts(of: "A").served == 2 && phase.counts(of: "A").confirmed == 1)
+        #expect(phase.counts(of: "B").served == 1 && phase.counts(of: "B").confirmed == 0)
+        #expect(phase.goal("buy", in: "A") == ResultsTally.GoalSums(units: 1, sum: 5, sumOfSquares: 25))
+        #expect(phase.goal("buy", in: "B") == ResultsTally.GoalSums(units: 1, sum: 0, sumOfSquares: 0))
+        #expect(tally.phase(experiment: "exp", salt: "other") == nil)
+    }
+
+    @Test("a unit served another variant moves whole: it counts once, in its latest variant, afresh")
+    func movesWhole() throws {
+        let tally = Self.fold([
+            Self.served("u1", "A"), Self.confirmed("u1", "A"), Self.goal("u1", "buy", 4), Self.served("u2", "A"),
+            Self.goal("u2", "buy", 1),
+            Self.served("u1", "B"),  // an override
+            Self.goal("u1", "buy", 7),
+        ])
+        let phase = try #require(tally.phase(experiment: "exp", salt: "s"))
+        #expect(phase.counts(of: "A").served == 1 && phase.counts(of: "A").confirmed == 0)
+        #expect(phase.goal("buy", in: "A") == ResultsTally.GoalSums(units: 1, sum: 1, sumOfSquares: 1))
+        #expect(phase.counts(of: "B").served == 1 && phase.counts(of: "B").confirmed == 0)
+        #expect(phase.goal("buy", in: "B").units == 1 && phase.goal("buy", in: "B").sum == 7)
+        #expect(phase.goal("buy", in: "B").sumOfSquares == 49)
+    }
+
+    @Test("a new salt is a new phase; a goal counts in every phase that served the unit")
+    func phases() throws {
+        let tally = Self.fold([
+            Self.served("u1", "A", salt: "s1"), Self.served("u1", "B", salt: "s2"), Self.goal("u1", "buy", 2),
+        ])
+        let first = try #require(tally.phase(experiment: "exp", salt: "s1"))
+        let second = try #require(tally.phase(experiment: "exp", salt: "s2"))
+        #expect(first.counts(of: "A").served == 1 && first.counts(of: "B").served == 0)
+        #expect(second.counts(of: "B").served == 1)
+        #expect(first.goal("buy", in: "A").sum == 2 && second.goal("buy", in: "B").sum == 2)
+    }
+
+    @Test("repeats are told apart from news, so the log need not keep them")
+    func repeats() {
+        let tally = Self.fold([Self.served("u1", "A"), Self.confirmed("u1", "A")])
+        #expect(tally.isRepeat(Self.served("u1", "A")))
+        #expect(!tally.isRepeat(Self.served("u1", "B")))
+        #expect(!tally.isRepeat(Self.served("u2", "A")))
+        #expect(tally.isRepeat(Self.confirmed("u1", "A")))
+        #expect(!tally.isRepeat(Self.goal("u1")))
+        #expect(tally.hasServed(unit: "u1") && !tally.hasServed(unit: "u2"))
+    }
+
+    @Test("the sums equal those recomputed from each unit's total, through moves and repeated goals")
+    func sumsMatchARecomputation() throws {
+        var generator = SeededGenerator(state: 26)
+        var events: [ResultEvent] = []
+        var latest: [String: String] = [:]
+        var totals: [String: Double] = [:]
+        for _ in 0..<5000 {
+            let unit = "u\(Int.random(in: 0..<300, using: &generator))"
+            if Bool.random(using: &generator) {
+                let variant = ["A", "B", "C"].randomElement(using: &generator)!
+                events.append(Self.served(unit, variant))
+                if latest[unit] != variant { totals[unit] = nil }
+                latest[unit] = variant
+            } else {
+                let value = Double(Int.random(in: 0...20, using: &generator)) / 4
+                events.append(Self.goal(unit, "buy", value))
+                if latest[unit] != nil { totals[unit, default: 0] += value }
+            }
+        }
+        let phase = try #require(Self.fold(events).phase(experiment: "exp", salt: "s"))
+        for variant in ["A", "B", "C"] {
+            let units = latest.filter { $0.value == variant }.map(\.key)
+            let values = units.compactMap { totals[$0] }
+            #expect(phase.counts(of: variant).served == units.count)
+            let sums = phase.goal("buy", in: variant)
+            #expect(sums.units == values.count)
+            #expect(abs(sums.sum - values.reduce(0, +)) < 1e-6)
+            #expect(abs(sums.sumOfSquares - values.map { $0 * $0 }.reduce(0, +)) < 1e-6)
+        }
+    }
+
+    @Test("the data dir's log: a restart folds what was appended; a line cut short by a crash is cut off")
+    func localLogReadsBack() throws {
+        let directory = "/tmp/pushhub-results-\(UInt32.random(in: 0...UInt32.max))"
+        #expect(mkdir(directory, 0o700) == 0)
+        defer { _ = system("rm -rf \(directory)") }
+        let metrics = Metrics()
+        let events = [Self.served("u1", "A", at: 5), Self.confirmed("u1", "A"), Self.goal("u1", "buy", 1.5)]
+        do {
+            let log = LocalResultsLog(dataDirectory: directory, metrics: metrics, saltOf: { _ in "s" })
+            let results = ExperimentResults(log: log, metrics: metrics, now: 0)
+            for event in events { results.record(event, sessionWasServed: true) }
+            results.tickEnded(now: 0)
+            #expect(results.tally.phase(experiment: "exp", salt: "s")?.counts(of: "A").confirmed == 1)
+        }
+        // A crash mid-write leaves half a line.
+        let path = directory + "/" + LocalResultsLog.fileName
+        let fd = open(path, O_WRONLY | O_APPEND)
+        let torn = Array(#"{"ts":9,"event":"served","exp"#.utf8)
+        #expect(write(fd, torn, torn.count) == torn.count)
+        close(fd)
+        let log = LocalResultsLog(dataDirectory: directory, metrics: metrics, saltOf: { _ in "s" })
+        let again = ExperimentResults(log: log, metrics: metrics, now: 0)
+        let phase = try #require(again.tally.phase(experiment: "exp", salt: "s"))
+        #expect(phase.since == 5 && phase.counts(of: "A").served == 1 && phase.counts(of: "A").confirmed == 1)
+        #expect(phase.goal("buy", in: "A").sum == 1.5)
+        again.record(Self.served("u2", "B"), sessionWasServed: true)
+        again.tickEnded(now: 0)
+        let text = String(decoding: try #require(try FileBytes.read(path)), as: UTF8.self)
+        #expect(text.split(separator: "\n").count == 4, "the torn line is gone, the new one whole")
+        #expect(!text.contains(#""exp{"#))
+    }
+
+    @Test("lines written before results had phases count in the experiment's salt of today")
+    func oldLinesWithoutSalt() throws {
+        let line = try JSONReader.parse(
+            #"{"ts":1,"event":"served","experiment":"exp","variant":"A","unit":"u","screen":"home","version":1}"#)
+        let event = try #require(ResultEvent(json: line, saltOf: { $0 == "exp" ? "today" : "?" }))
+        #expect(event.exposure?.salt == "today")
+        let round = try #require(ResultEvent(json: event.json, saltOf: { _ in "?" }))
+        #expect(round.kind == event.kind && round.unit == event.unit && round.at == event.at)
+    }
+}
