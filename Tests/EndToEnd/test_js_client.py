@@ -681,6 +681,10 @@ def test_fetch_screen_answers_the_variant_tree_of_an_assigned_user_and_401_witho
         admin_view = call(hub, "GET", "/v1/screens/home?user=%s&platform=web&app_version=5.3.0" % user)[1]
         assert answer["tree"]["theme"] == variant and ("banner" in answer["tree"]) == (variant == "B"), (user, answer)
         assert rfc8785.dumps(answer["tree"]) == rfc8785.dumps(admin_view["tree"]) and answer["hash"] == admin_view["hash"]
+        assert answer["variants"] == {"look": variant}, answer
+        again = fetched(browser, "home", url=hub.url + "/v1/connect", token=token, storageKey="user-" + user,
+                        app={"platform": "web", "version": "5.3.0"})
+        assert (again["status"], again["variants"]) == (304, {"look": variant}), again  # kept with the stored tree
         request = browser.evaluate("requests.at(-1)")
         assert request["headers"]["Authorization"] == "Bearer " + token and "token=" not in request["url"]
         seen.add(variant)

@@ -183,6 +183,8 @@ export interface FetchedScreen {
   tree: JSONValue;
   version: number;
   hash: string;
+  /** The experiments that shaped this tree for this client (as in TreeMeta.variants); with a 304, those kept with the stored tree. */
+  variants: Readonly<Record<string, string>>;
   /** 200: a new tree (checked against its hash, now in storage); 304: the stored tree is current. */
   status: 200 | 304;
 }

@@ -3,16 +3,13 @@
 
 import { applyPatch } from "./json-patch.js";
 import { canonicalize } from "./canonical-json.js";
-import { recordKey, scopeRecord, screenKey, storedScreen } from "./storage.js";
+import { NO_VARIANTS, recordKey, scopeRecord, screenKey, storedScreen, variantMap } from "./storage.js";
 import { SyncLedger } from "./sync-ledger.js";
 
 export const PROTOCOL = 1;
 
 /** How many `track` messages wait while the client is not live; beyond, the oldest is dropped. */
 export const TRACK_QUEUE_LIMIT = 100;
-
-/** The variants of a screen no experiment shaped. */
-const NO_VARIANTS = Object.freeze({});
 
 /** A track's event name (docs/protocol.md "track"): 1–64 of A–Z a–z 0–9 _ . : - */
 const TRACK_EVENT = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -395,7 +392,7 @@ export class ClientSession {
       entry.tree = saved.tree;
       entry.version = entry.savedVersion = saved.version;
       entry.hash = saved.hash;
-      entry.variants = entry.savedVariants = storedVariants(saved.variants);
+      entry.variants = entry.savedVariants = variantMap(saved.variants);
       const meta = { version: saved.version, hash: saved.hash, source: "cache", variants: entry.variants };
       actions.push({ type: "deliver", entry, screen: entry.screen, tree: entry.tree, meta });
     }
@@ -553,15 +550,8 @@ function forget(entry) {
  */
 function variantsOf(entry, message) {
   if (message.variants === undefined && message.type === "patch") return entry.variants;
-  const next = storedVariants(message.variants);
+  const next = variantMap(message.variants);
   return sameVariants(entry.variants, next) ? entry.variants : next;
-}
-
-/** A frozen `{experiment: variant}` map of the string members of `value` (`{}` for anything else). */
-function storedVariants(value) {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return NO_VARIANTS;
-  const entries = Object.entries(value).filter(([, variant]) => typeof variant === "string");
-  return entries.length === 0 ? NO_VARIANTS : Object.freeze(Object.fromEntries(entries));
 }
 
 function sameVariants(a, b) {

@@ -6,7 +6,7 @@ import { canonicalize, deepFreeze } from "./canonical-json.js";
 import { sha256Hex } from "./sha256.js";
 import { screenHash } from "./screen-hash.js";
 import {
-  defaultStorage, readScopeRecord, recordKey, screenKey, storageScope, storedDevice, storedScreen,
+  defaultStorage, readScopeRecord, recordKey, screenKey, storageScope, storedDevice, storedScreen, variantMap,
 } from "./storage.js";
 
 /**
@@ -74,7 +74,9 @@ async function readCached(storage, key, epoch) {
  * PushHub keeps, in this user's scope and labelled with the hub state (epoch) the user's storage
  * last saw, so a PushHub created later in that state starts from it and resumes with `have`) is
  * sent as `If-None-Match`; a 304 returns it. A 200's tree is checked against its hash and stored.
- * Resolves to `{ screen, tree, version, hash, status }` (status 200 or 304); rejects with `FetchError`.
+ * Resolves to `{ screen, tree, version, hash, variants, status }` (status 200 or 304; `variants`:
+ * the experiments that shaped the tree, as with the tree when it was stored for a 304); rejects
+ * with `FetchError`.
  */
 export async function fetchScreen(name, options) {
   if (!options || typeof options.url !== "string") throw new TypeError("fetchScreen needs { url: 'wss://host/v1/connect' }");
@@ -115,7 +117,8 @@ export async function fetchScreenAs(name, { url, token, device, app, storage, pr
     throw new FetchError("network", `GET ${target.pathname}: ${error}`, 0);
   }
   if (response.status === 304 && cached) {
-    return { screen: name, tree: cached.tree, version: cached.version, hash: cached.hash, status: 304 };
+    // The tree is current; its variants are the ones kept with it (the ETag is the tree's hash).
+    return { screen: name, tree: cached.tree, version: cached.version, hash: cached.hash, variants: variantMap(cached.variants), status: 304 };
   }
   if (response.status !== 200) {
     if (response.status === 304) throw new FetchError("http", `GET ${target.pathname}: 304 for a tree this client does not hold`, 304);
@@ -135,8 +138,9 @@ export async function fetchScreenAs(name, { url, token, device, app, storage, pr
   if ((await sha256Hex(canonical)) !== body.hash) {
     throw new FetchError("mismatch", `GET ${target.pathname}: the tree does not hash to ${body.hash}`, 200);
   }
+  const variants = variantMap(body.variants);
   try {
-    await storage.setItem(key, storedScreen(epoch, body.hash, canonical, body.version));
+    await storage.setItem(key, storedScreen(epoch, body.hash, canonical, body.version, variants));
   } catch {} // a full or blocked storage only costs the next fetch its 304
-  return { screen: name, tree, version: body.version, hash: body.hash, status: 200 };
+  return { screen: name, tree, version: body.version, hash: body.hash, variants, status: 200 };
 }

@@ -146,7 +146,7 @@ export class PushHub {
     if (typeof token === "function") token = await token();
     const entry = this._session.screens.get(screen);
     const held = entry && entry.tree !== undefined && entry.hash !== undefined
-      ? { tree: entry.tree, version: entry.version, hash: entry.hash } : undefined;
+      ? { tree: entry.tree, version: entry.version, hash: entry.hash, variants: entry.variants } : undefined;
     await this._scoped;
     return fetchScreenAs(screen, {
       url: this.url, token, device: this._device, app: this._options.app, storage: this._storage, prefix: this._prefix,

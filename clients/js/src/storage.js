@@ -109,6 +109,19 @@ export function scopeRecord(epoch, lastSync) {
   return JSON.stringify(record);
 }
 
+/** The variants of a screen no experiment shaped. */
+export const NO_VARIANTS = Object.freeze({});
+
+/**
+ * The `{experiment: variant}` map a hub message or a stored screen carries, frozen: its string
+ * members (`NO_VARIANTS` for anything else, or for none).
+ */
+export function variantMap(value) {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return NO_VARIANTS;
+  const entries = Object.entries(value).filter(([, variant]) => typeof variant === "string");
+  return entries.length === 0 ? NO_VARIANTS : Object.freeze(Object.fromEntries(entries));
+}
+
 /**
  * A screen as stored: `{"epoch","hash","tree","variants","version"}` in canonical member order
  * around the tree's canonical form; `variants` (the experiments that shaped the tree) only when
