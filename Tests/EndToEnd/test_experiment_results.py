@@ -318,14 +318,22 @@ def test_amendments_name_what_they_change_and_if_match_refuses_a_stale_definitio
     status, answer = put_if_match(hub, dict(stored, status="stopped"), '"%s"' % answer["etag"])
     assert status == 200, answer
     assert put_if_match(hub, definition(key="ghost"), "*", key="ghost")[0] == 412
+    # A create must not replace an experiment made meanwhile.
+    status, answer = put_if_match(hub, definition(), None, key="checkout", if_none_match="*")
+    assert status == 412 and "exists already" in answer["error"]["message"], answer
+    assert put_if_match(hub, definition(key="fresh"), None, key="fresh", if_none_match="*")[0] == 200
 
 
-def put_if_match(hub, body, etag, key="checkout"):
+def put_if_match(hub, body, etag, key="checkout", if_none_match=None):
     import urllib.error
     import urllib.request
+    headers = {"Authorization": "Bearer " + hub.token}
+    if etag is not None:
+        headers["If-Match"] = etag
+    if if_none_match is not None:
+        headers["If-None-Match"] = if_none_match
     request = urllib.request.Request("http://127.0.0.1:%d/v1/experiments/%s" % (hub.admin_port, key),
-                                     data=json.dumps(body).encode(), method="PUT",
-                                     headers={"Authorization": "Bearer " + hub.token, "If-Match": etag})
+                                     data=json.dumps(body).encode(), method="PUT", headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=5) as response:
             return response.status, json.load(response)

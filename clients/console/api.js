@@ -30,7 +30,7 @@ export const session = {
   },
 };
 
-/** Calls the admin API; answers the parsed JSON (or text), throws `ApiError`. `ifMatch`: an ETag the change is based on (412 when stale). */
+/** Calls the admin API; answers the parsed JSON (or text), throws `ApiError`. `ifMatch`: an ETag the change is based on (412 when stale); `ifNoneMatch: "*"`: create only (412 when it exists). */
 export async function call(method, path, body, options = {}) {
   return (await exchange(method, path, body, options)).value;
 }
@@ -41,10 +41,11 @@ export async function getWithETag(path, options = {}) {
   return { value, etag: response.headers.get("ETag") };
 }
 
-async function exchange(method, path, body, { token = session.token, signal, ifMatch } = {}) {
+async function exchange(method, path, body, { token = session.token, signal, ifMatch, ifNoneMatch } = {}) {
   const headers = { Authorization: "Bearer " + (token ?? "") };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (ifMatch) headers["If-Match"] = ifMatch;
+  if (ifNoneMatch) headers["If-None-Match"] = ifNoneMatch;
   let response;
   try {
     response = await fetch(path, {

@@ -313,7 +313,9 @@ function definitionEditor({ container, key, can, navigate, changed, afterAction 
       return refusal(error);
     }
     try {
-      const answer = await call("PUT", experimentPath(name), body, { ifMatch: key ? etag ?? undefined : undefined });
+      // An edit is based on the ETag it loaded; a new experiment must not replace one made meanwhile.
+      const precondition = key ? { ifMatch: etag ?? undefined } : { ifNoneMatch: "*" };
+      const answer = await call("PUT", experimentPath(name), body, precondition);
       dirty = false;
       stale.hidden = true;
       message.show(`Saved ${answer.key ?? name} (${answer.status ?? body.status}); screens: ${(answer.screens ?? []).join(", ") || "none"}.`, "ok");

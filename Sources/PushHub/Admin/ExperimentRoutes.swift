@@ -108,11 +108,15 @@ struct ExperimentRoutes: AdminHandlers {
     }
 
     /// `If-Match` (RFC 9110 §13.1.1): the change is made only to the definition the caller read
-    /// (`*`: to any existing one); 412 otherwise. Made again after a lost race, the check sees
-    /// the newer definition.
+    /// (`*`: to any existing one); `If-None-Match: *` (§13.1.2): only when there is none (a
+    /// create that must not replace one made meanwhile); 412 otherwise. Made again after a lost
+    /// race, the check sees the newer definition.
     private func checkIfMatch() throws(AdminError) {
-        guard let header = call.head.headers["If-Match"] else { return }
         let current = call.state.view.experiments.all[key]
+        if call.head.headers["If-None-Match"]?.trimmingCharacters(in: .whitespaces) == "*", current != nil {
+            throw AdminError(412, "stale_definition", "\(key) exists already (If-None-Match: *): read it and edit it")
+        }
+        guard let header = call.head.headers["If-Match"] else { return }
         let tags = header.split(separator: ",").map { tag in
             var tag = tag.trimmingCharacters(in: .whitespaces)
             if tag.hasPrefix("W/") { tag.removeFirst(2) }
