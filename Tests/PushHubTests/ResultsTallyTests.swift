@@ -158,4 +158,82 @@ import Testing
         let round = try #require(ResultEvent(json: event.json, saltOf: { _ in "?" }))
         #expect(round.kind == event.kind && round.unit == event.unit && round.at == event.at)
     }
+
+    @Test("a unit moved and moved back within one tick ends where it was last served (no dedupe against a lagging tally)")
+    func movedBackWithinATick() throws {
+        let results = ExperimentResults(
+            log: LocalResultsLog(dataDirectory: nil, metrics: Metrics(), saltOf: { $0 }), metrics: Metrics(), now: 0)
+        results.record(Self.served("u1", "A"), sessionWasServed: true)
+        results.tickEnded(now: 0)
+        results.record(Self.served("u1", "B"), sessionWasServed: true)
+        results.record(Self.served("u1", "A"), sessionWasServed: true)  // the tally still says A
+        results.tickEnded(now: 0)
+        let phase = try #require(results.tally.phase(experiment: "exp", salt: "s"))
+        #expect(phase.counts(of: "A").served == 1 && phase.counts(of: "B").served == 0)
+        // Goals of units never served are not kept; a served session's are.
+        results.record(Self.goal("stranger", "buy", 1), sessionWasServed: false)
+        results.record(Self.goal("u1", "buy", 2), sessionWasServed: false)
+        results.tickEnded(now: 0)
+        #expect(!results.tally.hasServed(unit: "stranger"))
+        #expect(results.tally.phase(experiment: "exp", salt: "s")?.goal("buy", in: "A").sum == 2)
+    }
+
+    @Test("a phase counts at most maxGoals goal names; the events of more are dropped and counted, never a trap")
+    func goalNamesAreBounded() throws {
+        var events = [Self.served("u1", "A")]
+        for index in 0..<(ResultsTally.maxGoals + 5) { events.append(Self.goal("u1", "order:\(index)", 1)) }
+        events.append(Self.goal("u1", "order:0", 1))
+        let phase = try #require(Self.fold(events).phase(experiment: "exp", salt: "s"))
+        #expect(phase.goalNames.count == ResultsTally.maxGoals)
+        #expect(phase.droppedGoalEvents == 5)
+        #expect(phase.goal("order:0", in: "A").sum == 2)
+    }
+
+    @Test("unit ids are their exact bytes: two Unicode forms of one name are two units")
+    func unitIdsAreBytes() throws {
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        #expect(composed == decomposed)  // Swift's String equality would merge them
+        let phase = try #require(
+            Self.fold([Self.served(composed, "A"), Self.served(decomposed, "B")]).phase(experiment: "exp", salt: "s"))
+        #expect(phase.counts(of: "A").served == 1 && phase.counts(of: "B").served == 1)
+    }
+
+    @Test("the shared results stream: an entry appended twice (a retry after it had landed) is read once; order per hub holds")
+    func sharedStreamReadsEachEntryOnce() throws {
+        let server = try RedisServer()
+        let endpoint = RedisEndpoint(url: try RedisURL("redis://127.0.0.1:\(server.port)"), locate: nil, tls: nil)
+        let link = RedisConnection(options: endpoint.options(clientName: "results-test"), now: MonotonicClock.now())
+        defer { link.close() }
+        let log = SharedResultsLog(link: link, hubID: "hub-a", metrics: Metrics(), saltOf: { $0 })
+        let results = ExperimentResults(log: log, metrics: Metrics(), now: MonotonicClock.now())
+        let driver = PollDriver([link])
+        #expect(driver.run(for: .seconds(10)) { link.isReady })
+        func catchUp() {
+            var caughtUp = false
+            results.whenCurrent(now: MonotonicClock.now()) { failure in
+                #expect(failure == nil)
+                caughtUp = true
+            }
+            #expect(driver.run(for: .seconds(10)) {
+                results.tickEnded(now: MonotonicClock.now())
+                return caughtUp
+            })
+        }
+        results.record(Self.served("u1", "A"), sessionWasServed: true)
+        results.record(Self.goal("u1", "buy", 5), sessionWasServed: true)
+        results.tickEnded(now: MonotonicClock.now())
+        catchUp()
+        #expect(results.tally.phase(experiment: "exp", salt: "s")?.goal("buy", in: "A").sum == 5)
+        // The same entry again, as a retry of an append that had landed sends it (same hub, same seq).
+        let lines = String(decoding: ResultEvent.lines([Self.served("u1", "A"), Self.goal("u1", "buy", 5)]), as: UTF8.self)
+        _ = try server.cli(["XADD", SharedResultsLog.streamKey, "*", "hub", "hub-a", "seq", "1", "events", lines])
+        // Another hub's entry, numbered on its own.
+        let other = String(decoding: ResultEvent.lines([Self.goal("u1", "buy", 1)]), as: UTF8.self)
+        _ = try server.cli(["XADD", SharedResultsLog.streamKey, "*", "hub", "hub-b", "seq", "1", "events", other])
+        catchUp()
+        let phase = try #require(results.tally.phase(experiment: "exp", salt: "s"))
+        #expect(phase.counts(of: "A").served == 1)
+        #expect(phase.goal("buy", in: "A").sum == 6, "5 once (its copy skipped), 1 from the other hub")
+        #expect(!log.hasUndelivered && log.isLoaded)
+    }
 }

@@ -48,11 +48,7 @@ struct ExperimentRoutes: AdminHandlers {
     func put() throws(AdminError) {
         try checkIfMatch()
         let json = try AdminBody.json(call.body)
-        guard call.changes else {
-            let experiment = try Experiment(key: key, json: json)
-            try checkVariantPatches(experiment)
-            return reply.json(200, previewAnswer(experiment))
-        }
+        guard call.changes else { return reply.json(200, previewAnswer(try validated(json))) }
         try store(json)
     }
 
@@ -93,7 +89,19 @@ struct ExperimentRoutes: AdminHandlers {
         else { throw AdminError(400, "bad_request", "send \(shape)") }
         var definition = try storedDefinition()
         var overrides = definition["overrides"]?.objectValue ?? JSONObject()
-        overrides[unit] = variant == .null ? nil : variant
+        let wanted = variant == .null ? nil : variant
+        guard overrides[unit] != wanted else {
+            // Already so: nothing changes (a new ETag would make every open form stale). The answer
+            // waits for what was changed before it, like any change.
+            let etag = call.state.view.experiments.all[key]?.etag ?? ""
+            return call.commit([]) { [key] _ in
+                .object([
+                    "key": .string(key), "unit": .string(unit), "variant": variant, "unchanged": .bool(true),
+                    "etag": .string(etag),
+                ])
+            }
+        }
+        overrides[unit] = wanted
         definition["overrides"] = .object(overrides)
         try store(.object(definition), answering: ["unit": .string(unit), "variant": variant])
     }
@@ -117,10 +125,10 @@ struct ExperimentRoutes: AdminHandlers {
             throw AdminError(412, "stale_definition", "\(key) exists already (If-None-Match: *): read it and edit it")
         }
         guard let header = call.head.headers["If-Match"] else { return }
+        // Strong comparison (RFC 9110 §13.1.1): a weak tag (`W/"…"`) never matches.
         let tags = header.split(separator: ",").map { tag in
-            var tag = tag.trimmingCharacters(in: .whitespaces)
-            if tag.hasPrefix("W/") { tag.removeFirst(2) }
-            return tag.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            let tag = tag.trimmingCharacters(in: .whitespaces)
+            return tag.hasPrefix("W/") ? tag : tag.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
         }
         if tags == ["*"] {
             guard current != nil else {
@@ -141,6 +149,22 @@ struct ExperimentRoutes: AdminHandlers {
     /// control plane (`state` includes every mutation accepted before, durable or not), so two
     /// overlapping ranges can never both be accepted.
     private func store(_ json: JSONValue, answering extra: JSONObject = JSONObject()) throws(AdminError) {
+        let experiment = try validated(json)
+        let set = call.state.view.experiments
+        let screens = Set(experiment.screens.keys).union(set.all[key]?.screens.keys.map { $0 } ?? [])
+        call.commit([.experimentPut(experiment)]) { [key] _ in
+            var answer = extra
+            answer["key"] = .string(key)
+            answer["status"] = .string(experiment.status.rawValue)
+            answer["screens"] = .array(screens.sorted().map(JSONValue.string))
+            answer["etag"] = .string(experiment.etag)
+            return .object(answer)
+        }
+    }
+
+    /// The definition checked as a change is, a dry run's too: its fields, its layer range against
+    /// the other experiments of the layer, its variant patches against the screens.
+    private func validated(_ json: JSONValue) throws(AdminError) -> Experiment {
         let experiment = try Experiment(key: key, json: json)
         try checkVariantPatches(experiment)
         let set = call.state.view.experiments
@@ -154,15 +178,7 @@ struct ExperimentRoutes: AdminHandlers {
                 }
             }
         }
-        let screens = Set(experiment.screens.keys).union(set.all[key]?.screens.keys.map { $0 } ?? [])
-        call.commit([.experimentPut(experiment)]) { [key] _ in
-            var answer = extra
-            answer["key"] = .string(key)
-            answer["status"] = .string(experiment.status.rawValue)
-            answer["screens"] = .array(screens.sorted().map(JSONValue.string))
-            answer["etag"] = .string(experiment.etag)
-            return .object(answer)
-        }
+        return experiment
     }
 
     /// Every variant patch against its screen's current tree (docs/assignment.md "Variant

@@ -1,10 +1,9 @@
 /// The experiments' results on the control plane (DESIGN §6 "Goals and results"): the tally
 /// folded from the results log, and the events of the current tick on their way to it.
 ///
-/// Events a loop reports go to the log at the end of the tick (one append), unless the tally
-/// shows they change nothing (a unit's second session served the same variant); a goal event
-/// goes only when its unit was served somewhere, so an app's events outside experiments are not
-/// kept. The tally counts an event once the log hands it back (`ResultsLog`): at once for the
+/// Events a loop reports go to the log at the end of the tick (one append), unless they certainly
+/// change nothing (`record`): a unit's second session served the same variant; a goal event of a
+/// unit never served, so an app's events outside experiments are not kept. The tally counts an event once the log hands it back (`ResultsLog`): at once for the
 /// data dir, after the round trip through Redis when scaled out.
 ///
 /// Invariant: `tally` is the fold of everything the log delivered, in its order.
@@ -12,6 +11,8 @@ final class ExperimentResults {
     let log: any ResultsLog
     private(set) var tally = ResultsTally()
     private var pending: [ResultEvent] = []
+    /// The units of `pending`.
+    private var unitsThisTick = Set<Int>()
     private let metrics: Metrics
 
     init(log: any ResultsLog, metrics: Metrics, now: UInt64) {
@@ -23,11 +24,22 @@ final class ExperimentResults {
         log.load(now: now)
     }
 
-    /// A loop reported `event`.
+    /// A loop reported `event`. Dropped only when it certainly changes nothing: a repeat of what
+    /// the tally holds for a unit with nothing of its own on the way (an event of this tick, or
+    /// one appended and not yet read back, may change the unit first: an override and its
+    /// removal within one round trip); a goal of a unit no session here was served, once the
+    /// tally holds everything kept (while it loads, the unit may be in the part not yet read).
     func record(_ event: ResultEvent, sessionWasServed: Bool) {
-        if tally.isRepeat(event) { return }
-        if case .goal = event.kind, !sessionWasServed, !tally.hasServed(unit: event.unit) { return }
+        let unit = ResultsTally.unitKey(event.unit)
+        let settled = !log.hasUndelivered && !unitsThisTick.contains(unit)
+        if settled && tally.isRepeat(event) { return }
+        if case .goal = event.kind, !sessionWasServed, log.isLoaded, !log.hasUndelivered,
+            !unitsThisTick.contains(unit), !tally.hasServed(unit: event.unit)
+        {
+            return
+        }
         pending.append(event)
+        unitsThisTick.insert(unit)
     }
 
     /// Appends the tick's events; lets the log do its work.
@@ -36,6 +48,7 @@ final class ExperimentResults {
             metrics.resultEvents.add(pending.count, ordering: .relaxed)
             log.append(pending, now: now)
             pending.removeAll(keepingCapacity: true)
+            unitsThisTick.removeAll(keepingCapacity: true)
         }
         log.tick(now: now)
     }

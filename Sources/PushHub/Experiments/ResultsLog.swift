@@ -12,6 +12,11 @@ protocol ResultsLog: AnyObject {
     var kept: String { get }
     /// Set by the owner before `load`.
     var deliver: (([ResultEvent]) -> Void)? { get set }
+    /// Everything the log kept before this hub started has been delivered.
+    var isLoaded: Bool { get }
+    /// Events this hub appended that have not come back through `deliver` yet (while there are,
+    /// the tally lags what this hub reported).
+    var hasUndelivered: Bool { get }
     /// Starts handing over what the log kept (at once for a file, over the next ticks for Redis).
     func load(now: UInt64)
     func append(_ events: [ResultEvent], now: UInt64)

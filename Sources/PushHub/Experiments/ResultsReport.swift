@@ -25,11 +25,10 @@ enum ResultsReport {
             "salt": .string(experiment.salt), "since": phase.map { .number(Double($0.since)) } ?? .null,
             "kept": .string(kept), "control": .string(variants[0].key), "variants": .array(rows),
             "srm": srm.map {
-                .object([
-                    "chi_square": .number($0.chiSquare), "p_value": .number($0.pValue), "mismatch": .bool($0.mismatch),
-                ])
+                .object(["chi_square": number($0.chiSquare), "p_value": number($0.pValue), "mismatch": .bool($0.mismatch)])
             } ?? .null,
             "goals": .array(goals),
+            "goal_events_dropped": .number(Double(phase?.droppedGoalEvents ?? 0)),
         ])
     }
 
@@ -65,9 +64,15 @@ enum ResultsReport {
         }
     }
 
-    private static func number(_ value: Double?) -> JSONValue { value.map(JSONValue.number) ?? .null }
+    /// Values are bounded (`ClientMessage.maxTrackValue`), so sums stay finite; a number that is
+    /// not is `null` all the same, never a trap in the JSON writer.
+    private static func number(_ value: Double?) -> JSONValue {
+        guard let value, value.isFinite else { return .null }
+        return .number(value)
+    }
 
     private static func interval(_ range: ClosedRange<Double>?) -> JSONValue {
-        range.map { .array([.number($0.lowerBound), .number($0.upperBound)]) } ?? .null
+        guard let range, range.lowerBound.isFinite, range.upperBound.isFinite else { return .null }
+        return .array([.number(range.lowerBound), .number(range.upperBound)])
     }
 }

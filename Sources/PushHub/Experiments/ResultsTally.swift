@@ -44,8 +44,14 @@ struct ResultsTally {
             return Int(g) < counts.goals.count ? counts.goals[Int(g)] : GoalSums()
         }
 
-        fileprivate mutating func index(ofVariant name: String) -> UInt16 {
+        /// Goal events of goals beyond the first `ResultsTally.maxGoals` of the phase: not counted.
+        private(set) var droppedGoalEvents = 0
+
+        /// nil beyond 65,535 variants (a phase never has that many: definitions change its set
+        /// only by edits).
+        fileprivate mutating func index(ofVariant name: String) -> UInt16? {
             if let index = variantIndex[name] { return index }
+            guard variantNames.count < Int(UInt16.max) else { return nil }
             let index = UInt16(variantNames.count)
             variantNames.append(name)
             variantIndex[name] = index
@@ -53,8 +59,11 @@ struct ResultsTally {
             return index
         }
 
-        fileprivate mutating func index(ofGoal name: String) -> UInt16 {
+        /// nil once the phase has `maxGoals` goals: goal names come from apps, and one that puts
+        /// an order id in its event name must not grow the tally without bound.
+        fileprivate mutating func index(ofGoal name: String) -> UInt16? {
             if let index = goalIndex[name] { return index }
+            guard goalNames.count < ResultsTally.maxGoals else { return nil }
             let index = UInt16(goalNames.count)
             goalNames.append(name)
             goalIndex[name] = index
@@ -78,7 +87,7 @@ struct ResultsTally {
         fileprivate mutating func apply(_ kind: ResultEvent.Kind, unit: Int) {
             switch kind {
             case .served(let exposure):
-                let variant = index(ofVariant: exposure.variant)
+                guard let variant = index(ofVariant: exposure.variant) else { return }
                 if let old = units[unit] {
                     guard old.variant != variant else { return }
                     withdraw(old)
@@ -94,7 +103,10 @@ struct ResultsTally {
                 variants[Int(record.variant)].confirmed += 1
             case .goal(let event, let value):
                 guard var record = units[unit] else { return }
-                let goal = index(ofGoal: event)
+                guard let goal = index(ofGoal: event) else {
+                    droppedGoalEvents += 1
+                    return
+                }
                 let added = value ?? 0
                 let v = Int(record.variant)
                 if variants[v].goals.count <= Int(goal) {
@@ -155,6 +167,19 @@ struct ResultsTally {
         var total: Double
     }
 
+    /// The most goals a phase counts; events of further goal names are dropped and counted
+    /// (`Phase.droppedGoalEvents`, in the results answer).
+    static let maxGoals = 100
+
+    /// The key of a unit id: a 64-bit hash of its bytes (exact bytes, as assignment hashes them:
+    /// ids that differ only in Unicode normalisation are different units).
+    static func unitKey(_ unit: String) -> Int {
+        var hasher = Hasher()
+        var id = unit
+        id.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        return hasher.finalize()
+    }
+
     /// Phases by experiment and salt (`phaseKey`).
     private(set) var phases: [String: Phase] = [:]
 
@@ -167,17 +192,17 @@ struct ResultsTally {
     func isRepeat(_ event: ResultEvent) -> Bool {
         guard let exposure = event.exposure else { return false }
         return phases[Self.phaseKey(experiment: exposure.experiment, salt: exposure.salt)]?.isRepeat(
-            event.kind, unit: event.unit.hashValue) ?? false
+            event.kind, unit: Self.unitKey(event.unit)) ?? false
     }
 
     /// Whether some phase has served `unit` (its goal events count there).
     func hasServed(unit: String) -> Bool {
-        let unit = unit.hashValue
+        let unit = Self.unitKey(unit)
         return phases.values.contains { $0.hasServed(unit) }
     }
 
     mutating func fold(_ event: ResultEvent) {
-        let unit = event.unit.hashValue
+        let unit = Self.unitKey(event.unit)
         guard let exposure = event.exposure else {
             // Keys first: iterating `phases` while changing it would copy every phase.
             let touched = phases.compactMap { $0.value.hasServed(unit) ? $0.key : nil }

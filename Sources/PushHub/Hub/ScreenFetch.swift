@@ -79,10 +79,11 @@ extension Shard {
             }.patches
         }
         let rendered = cache.rendered(current, for: target)
+        let tag = "\"" + ScreenFetchTag.of(hash: rendered.hash, variants: target.variants) + "\""
         var headers = HeaderFields()
-        headers.append(name: "ETag", value: "\"\(rendered.hash)\"")
+        headers.append(name: "ETag", value: tag)
         if let match = head.headers["If-None-Match"],
-            match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == "\"\(rendered.hash)\"" })
+            match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag })
         {
             return Response(status: 304, headers: headers)
         }
@@ -96,5 +97,15 @@ extension Shard {
         body += Array(#""tree":"#.utf8) + rendered.canonical
         body.append(UInt8(ascii: "}"))
         return Response(status: 200, headers: headers, body: body)
+    }
+}
+
+/// The fetch's `ETag` (docs/protocol.md "HTTP fetch"): the tree's hash, followed, when the client
+/// is in variants, by "." and the first 16 hex digits of the SHA-256 of their canonical JSON — so
+/// a change of variants alone (a control group joining or leaving) is not answered 304. The SDKs
+/// compute the same from what they hold.
+public enum ScreenFetchTag {
+    public static func of(hash: String, variants: JSONObject) -> String {
+        variants.isEmpty ? hash : hash + "." + ScreenHash.of(.object(variants)).prefix(16)
     }
 }

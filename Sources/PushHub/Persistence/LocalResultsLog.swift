@@ -27,7 +27,11 @@ final class LocalResultsLog: ResultsLog {
 
     deinit { if fd >= 0 { close(fd) } }
 
-    var kept: String { path == nil ? "memory" : "data-dir" }
+    /// "memory" too when the file could not be opened: results then last as long as the process.
+    var kept: String { fd >= 0 ? "data-dir" : "memory" }
+    /// Read synchronously in `load`, appended and delivered in the same call.
+    var isLoaded: Bool { true }
+    var hasUndelivered: Bool { false }
 
     func load(now: UInt64) {
         guard let path else { return }
@@ -65,9 +69,12 @@ final class LocalResultsLog: ResultsLog {
 
     func append(_ events: [ResultEvent], now: UInt64) {
         if fd >= 0, let path {
+            let end = lseek(fd, 0, SEEK_END)
             do {
                 try FileBytes.writeAll(ResultEvent.lines(events), to: fd, path: path)
             } catch {
+                // Half a batch must not glue the next append onto a torn line: cut it off.
+                if end >= 0 { _ = ftruncate(fd, end) }
                 metrics.persistFailures.add(1, ordering: .relaxed)
                 Log.error("cannot append to the exposure log", [("error", "\(error)")])
             }

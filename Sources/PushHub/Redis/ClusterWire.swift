@@ -178,8 +178,13 @@ extension LoopAnswer {
                 guard let count = int(item["count"]) else { return nil }
                 var patches: [VariantPatch] = []
                 for variant in item["variants"]?.arrayValue ?? [] {
-                    guard let label = variant["label"]?.stringValue, let experiment = variant["experiment"]?.stringValue,
+                    // A hub of the version before names the label alone ("experiment@changedAt=variant";
+                    // experiment keys hold no "@" and no "=").
+                    guard let label = variant["label"]?.stringValue,
+                        let experiment = variant["experiment"]?.stringValue
+                            ?? label.split(separator: "@", maxSplits: 1).first.map(String.init),
                         let key = variant["variant"]?.stringValue
+                            ?? label.split(separator: "=", maxSplits: 1).dropFirst().first.map(String.init)
                     else { return nil }
                     let patch = variant["patch"].flatMap { $0 == .null ? nil : $0 }
                     patches.append(VariantPatch(label: label, experiment: experiment, variant: key, patch: patch))

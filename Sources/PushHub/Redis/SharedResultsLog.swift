@@ -3,26 +3,37 @@
 /// the same order and any hub answers the results of all.
 ///
 /// ```
-/// pushhub:results   stream; each entry: hub=<id> events=<ResultEvent lines, JSONL>
+/// pushhub:results   stream; each entry: hub=<id> seq=<n> events=<ResultEvent lines, JSONL>
 /// ```
-/// A hub appends the events of a control-plane tick as one entry (`XADD … *`, on the shared
-/// journal's command link: pipelined behind it), reads the entries after the last one it folded
-/// (`XRANGE (id + COUNT`) after each append and every `pollInterval`, and reads the whole stream
-/// at start. Its own events count once they come back from the stream, like everyone else's.
+/// A hub appends the events of a control-plane tick as entries of at most `maxEntryEvents`
+/// (`XADD … *`, on the shared journal's command link: pipelined behind it), numbered 1, 2, … per
+/// hub process (`seq`); it reads the entries after the last one it folded (`XRANGE (id + COUNT`)
+/// after each append and every `pollInterval`, and the whole stream at start. Its own events count
+/// once they come back from the stream, like everyone else's.
 ///
-/// Delivery: at least once. Events whose append failed are sent again (at most `maxUnsent` wait;
-/// beyond that the oldest are dropped and counted, `pushhub_results_dropped_total`). An append
-/// cut off by a lost connection may have landed: served and confirmed events are idempotent in
-/// the tally; a goal event then counts twice (rare, and alike in every variant).
+/// Delivery: exactly once per entry, in order per hub. An append that failed is sent again, in
+/// the order the failures came (a pipeline fails front to back), keeping its `seq` when Redis may
+/// have applied it (the link dropped, the reply timed out): the reader skips an entry whose `seq`
+/// is not above the last one it read from that hub, so a batch that landed twice counts once.
+/// At most `maxUnsent` events wait while Redis is away; beyond that the oldest batches are dropped
+/// and counted (`pushhub_results_dropped_total`).
 ///
-/// Invariant: `lastID` is the ID of the last entry delivered; entries are delivered strictly
-/// after it, in stream order, each once. One read is in flight at a time.
+/// Invariant: `lastID` is the ID of the last entry read; entries are read strictly after it, in
+/// stream order. One read is in flight at a time.
 final class SharedResultsLog: ResultsLog {
     static let streamKey = "pushhub:results"
-    /// Entries per XRANGE.
-    static let readCount = 256
+    /// Entries per XRANGE: with `maxEntryEvents` lines of ~150 bytes, a reply stays near 10 MB,
+    /// far below the link's reply limit.
+    static let readCount = 64
+    static let maxEntryEvents = 1000
     static let pollInterval: UInt64 = 1_000_000_000
     static let maxUnsent = 100_000
+
+    /// Events appended as one entry, numbered per hub process.
+    private struct Batch {
+        var seq: Int
+        var events: [ResultEvent]
+    }
 
     private let link: RedisConnection
     private let hubID: String
@@ -33,8 +44,16 @@ final class SharedResultsLog: ResultsLog {
     private var reading = false
     /// Callers waiting for a read that starts after they asked.
     private var waitingForNextRead: [(String?) -> Void] = []
-    private var unsent: [ResultEvent] = []
+    private var nextSeq = 1
+    /// Batches to send, in order; those whose append failed come back to the front.
+    private var unsent: [Batch] = []
+    private var failed: [Batch] = []
+    /// Sent and not yet read back (or failed).
+    private var inFlight = Set<Int>()
+    /// The last `seq` read from each hub.
+    private var lastSeqOfHub: [String: Int] = [:]
     private var nextPoll: UInt64 = 0
+    private(set) var isLoaded = false
     /// Entries or lines that did not decode (skipped, counted, logged once per read).
     private(set) var skipped = 0
 
@@ -47,14 +66,27 @@ final class SharedResultsLog: ResultsLog {
 
     var kept: String { "redis" }
 
+    var hasUndelivered: Bool { !unsent.isEmpty || !failed.isEmpty || !inFlight.isEmpty }
+
     /// The whole stream is read by the first poll (at the first tick with the link up).
     func load(now: UInt64) { nextPoll = 0 }
 
     func append(_ events: [ResultEvent], now: UInt64) {
-        unsent += events
-        if unsent.count > Self.maxUnsent {
-            let dropped = unsent.count - Self.maxUnsent
-            unsent.removeFirst(dropped)
+        var start = 0
+        while start < events.count {
+            let end = min(start + Self.maxEntryEvents, events.count)
+            unsent.append(Batch(seq: nextSeq, events: Array(events[start..<end])))
+            nextSeq += 1
+            start = end
+        }
+        var waiting = (unsent + failed).reduce(0) { $0 + $1.events.count }
+        var dropped = 0
+        while waiting > Self.maxUnsent {
+            let oldest = failed.isEmpty ? unsent.removeFirst() : failed.removeFirst()
+            waiting -= oldest.events.count
+            dropped += oldest.events.count
+        }
+        if dropped > 0 {
             metrics.resultsDropped.add(dropped, ordering: .relaxed)
             Log.error("results waiting for Redis exceed \(Self.maxUnsent); dropped the oldest", [("dropped", dropped)])
         }
@@ -62,19 +94,34 @@ final class SharedResultsLog: ResultsLog {
     }
 
     private func sendUnsent(now: UInt64) {
-        guard !unsent.isEmpty, link.isReady else { return }
-        let events = unsent
+        guard link.isReady, !(unsent.isEmpty && failed.isEmpty) else { return }
+        let batches = failed + unsent
+        failed.removeAll()
         unsent.removeAll()
-        let command = RedisCommand(
-            "XADD", bytes: [Array(Self.streamKey.utf8), [UInt8(ascii: "*")], Array("hub".utf8), Array(hubID.utf8),
-                Array("events".utf8), ResultEvent.lines(events)], label: "XADD \(Self.streamKey)")
-        link.send(command, now: now) { [unowned self] result in
-            if case .failure(let error) = result {
+        for batch in batches {
+            inFlight.insert(batch.seq)
+            let command = RedisCommand(
+                "XADD",
+                bytes: [
+                    Array(Self.streamKey.utf8), [UInt8(ascii: "*")], Array("hub".utf8), Array(hubID.utf8),
+                    Array("seq".utf8), Array(String(batch.seq).utf8), Array("events".utf8),
+                    ResultEvent.lines(batch.events),
+                ], label: "XADD \(Self.streamKey)")
+            link.send(command, now: now) { [unowned self] result in
+                guard case .failure(let error) = result else {
+                    self.nextPoll = 0  // read our own entry back soon
+                    return
+                }
+                self.inFlight.remove(batch.seq)
+                var again = batch
+                if case .server = error {
+                    // Redis refused it: it was not applied, and a later batch may have been.
+                    again.seq = self.nextSeq
+                    self.nextSeq += 1
+                }
                 Log.warning("could not append results to Redis; sending them again", [("error", "\(error)")])
-                self.unsent = events + self.unsent
-                return
+                self.failed.append(again)
             }
-            self.nextPoll = 0  // read our own entry back soon
         }
     }
 
@@ -110,7 +157,11 @@ final class SharedResultsLog: ResultsLog {
                     self.finishRead(waiting, failure: "reading results from Redis failed: \(error)")
                 case .success(let reply):
                     let count = self.deliverEntries(reply)
-                    count == Self.readCount ? page() : self.finishRead(waiting, failure: nil)
+                    guard count == Self.readCount else {
+                        self.isLoaded = true
+                        return self.finishRead(waiting, failure: nil)
+                    }
+                    page()
                 }
             }
         }
@@ -138,6 +189,13 @@ final class SharedResultsLog: ResultsLog {
             guard let fields = parts[1].elements, let lines = Self.field("events", in: fields) else {
                 skipped += 1
                 continue
+            }
+            let hub = Self.field("hub", in: fields).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            if let seq = Self.field("seq", in: fields).flatMap({ Int(String(decoding: $0, as: UTF8.self)) }) {
+                if hub == hubID { inFlight.remove(seq) }
+                // An append sent again after it had landed: read once already.
+                guard seq > lastSeqOfHub[hub] ?? 0 else { continue }
+                lastSeqOfHub[hub] = seq
             }
             let decoded = ResultEvent.events(inLines: lines[...], saltOf: saltOf)
             events += decoded.events

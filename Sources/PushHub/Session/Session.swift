@@ -145,7 +145,7 @@ struct Session {
             out.append(
                 .result(
                     ResultEvent(.goal(event: event, value: value), unit: ready.unit, at: nowMilliseconds),
-                    sessionWasServed: !ready.memory.exposed.isEmpty))
+                    sessionWasServed: ready.memoryIfAny?.exposed.isEmpty == false))
         case (.closed, _):
             break
         }

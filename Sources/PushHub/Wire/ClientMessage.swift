@@ -121,6 +121,9 @@ public enum ClientMessage: Equatable, Sendable {
 extension ClientMessage {
     /// The longest goal event name (`[A-Za-z0-9_.:-]`).
     public static let maxTrackEventLength = 64
+    /// The largest magnitude of a goal event's value: sums of millions of them stay finite and
+    /// exact to the cent (an amount beyond a trillion is a mistake, not a purchase).
+    public static let maxTrackValue = 1e12
 
     private static func track(_ json: JSONValue) throws(WireError) -> ClientMessage {
         func refuse(_ message: String) -> WireError { WireError(code: "bad_track", message: message, ref: "track") }
@@ -134,8 +137,8 @@ extension ClientMessage {
         }
         var value: Double?
         if let member = json["value"], member != .null {
-            guard let number = member.numberValue, number.isFinite else {
-                throw refuse("\"value\" must be a finite number")
+            guard let number = member.numberValue, number.isFinite, abs(number) <= maxTrackValue else {
+                throw refuse("\"value\" must be a number from -1e12 to 1e12")
             }
             value = number
         }

@@ -67,6 +67,16 @@ async function readCached(storage, key, epoch) {
 }
 
 /**
+ * The fetch's ETag for a tree and its variants (docs/protocol.md "HTTP fetch"): the hash, then,
+ * when there are variants, "." and the first 16 hex digits of SHA-256 of their canonical JSON —
+ * so a change of variants alone is not answered 304.
+ */
+async function fetchTag(hash, variants) {
+  if (Object.keys(variants).length === 0) return hash;
+  return hash + "." + (await screenHash(variants)).slice(0, 16);
+}
+
+/**
  * Fetches one screen over HTTP without holding a socket (widgets, background refresh, a poll):
  * `GET /v1/screens/{name}` on the hub's client listener, as the client these options describe
  * (`token` as `Authorization: Bearer`, else `device` — generated and kept in `storage` like
@@ -106,7 +116,7 @@ export async function fetchScreenAs(name, { url, token, device, app, storage, pr
   const cached = held || (await readCached(storage, key, epoch));
   const headers = { Accept: "application/json" };
   if (token) headers.Authorization = "Bearer " + token;
-  if (cached) headers["If-None-Match"] = '"' + cached.hash + '"';
+  if (cached) headers["If-None-Match"] = '"' + (await fetchTag(cached.hash, variantMap(cached.variants))) + '"';
   let response;
   try {
     // no-store: the cache is `storage`, revalidated by the If-None-Match above; the browser's own
@@ -117,7 +127,7 @@ export async function fetchScreenAs(name, { url, token, device, app, storage, pr
     throw new FetchError("network", `GET ${target.pathname}: ${error}`, 0);
   }
   if (response.status === 304 && cached) {
-    // The tree is current; its variants are the ones kept with it (the ETag is the tree's hash).
+    // The tree and its variants are current (the ETag names both: `fetchTag`).
     return { screen: name, tree: cached.tree, version: cached.version, hash: cached.hash, variants: variantMap(cached.variants), status: 304 };
   }
   if (response.status !== 200) {
