@@ -198,7 +198,9 @@ def test_two_hubs_over_redis_each_answer_the_sum(cluster):  # noqa: F811
     first, second = cluster(2)
     publish(first, SCREEN, BASE)
     assert call(first, "PUT", "/v1/experiments/checkout", definition())[0] == 200
-    time.sleep(0.3)  # the definition reaches the second hub
+    deadline = time.time() + 10  # the definition reaches the second hub
+    while call(second, "GET", "/v1/experiments/checkout")[0] != 200 and time.time() < deadline:
+        time.sleep(0.05)
     devices, outsider = run_shop([first, second], 120)
     assert {d.variant for d in devices} == {"A", "B"}
     one = results_when(first, lambda r: served_total(120)(r) and r["goals"], timeout=10)
@@ -281,7 +283,10 @@ def test_track_is_checked_and_bad_ones_get_an_error(hub_factory):
         ws.send(json.dumps(bad))
         answer = json.loads(ws.recv(timeout=5))
         assert answer["type"] == "error" and answer["code"] == "bad_track" and answer["ref"] == "track", (bad, answer)
-    ws.send(json.dumps({"type": "track", "event": "purchase.done:v2-x_y", "value": 1e300}))
+    ws.send(json.dumps({"type": "track", "event": "buy", "value": 1e13}))  # beyond 1e12: a mistake
+    answer = json.loads(ws.recv(timeout=5))
+    assert answer["code"] == "bad_track" and "1e12" in answer["message"], answer
+    ws.send(json.dumps({"type": "track", "event": "purchase.done:v2-x_y", "value": -1e12}))
     ws.send(json.dumps({"type": "unsubscribe", "screen": "x"}))
     assert json.loads(ws.recv(timeout=5))["code"] == "not_subscribed", "a good track gets no answer"
     ws.close()
@@ -339,3 +344,56 @@ def put_if_match(hub, body, etag, key="checkout", if_none_match=None):
             return response.status, json.load(response)
     except urllib.error.HTTPError as error:
         return error.code, json.load(error)
+
+
+def test_extreme_values_keep_the_results_finite(hub_factory):
+    """Values at the bound, from units on both sides, leave every number finite (a sum of
+    unbounded values could overflow and make the results unanswerable)."""
+    hub = hub_factory("--dev")
+    publish(hub, SCREEN, BASE)
+    assert call(hub, "PUT", "/v1/experiments/checkout", definition())[0] == 200
+    devices = []
+    for n in range(6):
+        device = Device(hub, "edge-%d" % n)
+        device.subscribe()
+        device.track(1e12 if n % 2 else -1e12)
+        device.track(1e12 if n % 2 else -1e12)
+        device.settle()
+        devices.append(device)
+    report = results_when(hub, lambda r: r["goals"] and served_total(6)(r))
+    check(report, devices, {"A": 1, "B": 1})
+    for device in devices:
+        device.ws.close()
+
+
+def test_the_fetch_etag_names_the_variants_so_a_change_of_variants_is_not_a_304(hub_factory):
+    """A control unit's tree does not change when the experiment stops, its variants do: the
+    fetch must not answer 304 to the ETag it gave while the unit was in the experiment."""
+    import hashlib
+    import urllib.error
+    import urllib.request
+    import rfc8785
+    hub = hub_factory("--dev")
+    publish(hub, SCREEN, BASE)
+    assert call(hub, "PUT", "/v1/experiments/checkout", definition())[0] == 200
+    unit = next("f-%d" % n for n in range(1000) if
+                call(hub, "GET", "/v1/experiments/checkout/assignment?unit=f-%d" % n)[1]["variant"] == "A")
+
+    def fetch(tag=None):
+        request = urllib.request.Request("http://127.0.0.1:%d/v1/screens/%s?device=%s" % (hub.port, SCREEN, unit),
+                                         headers={"If-None-Match": tag} if tag else {})
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return response.status, response.headers["ETag"], json.load(response)
+        except urllib.error.HTTPError as error:
+            return error.code, error.headers["ETag"], None
+
+    status, tag, body = fetch()
+    assert status == 200 and body["variants"] == {"checkout": "A"}
+    variants_digest = hashlib.sha256(rfc8785.dumps(body["variants"])).hexdigest()[:16]
+    assert tag == '"%s.%s"' % (body["hash"], variants_digest), "the documented formula"
+    assert fetch(tag)[0] == 304
+    assert fetch('"%s"' % body["hash"])[0] == 200, "the bare hash is another client's ETag"
+    assert call(hub, "POST", "/v1/experiments/checkout/status", {"status": "stopped"})[0] == 200
+    status, new_tag, body = fetch(tag)
+    assert status == 200 and "variants" not in body and new_tag == '"%s"' % body["hash"], (status, new_tag, body)

@@ -1,6 +1,7 @@
 """HTTP fetch on the client listener (issue 13 item 3, DESIGN §12): GET /v1/screens/{name} answers
 the tree that client would receive — variants and capability filter included — with an ETag of
 its hash; If-None-Match gives 304; a client without credentials gets 401."""
+import hashlib
 import json
 import os
 import time
@@ -8,6 +9,7 @@ import urllib.error
 import urllib.request
 
 import jwt
+import rfc8785
 
 from admin import call
 from chromium import CLIENT_DIR, client_bundle
@@ -41,14 +43,18 @@ def test_fetch_answers_the_clients_tree_with_an_etag_and_304(hub_factory):
         answer = json.loads(body)
         variant = call(hub, "GET", "/v1/experiments/look/assignment?unit=" + user)[1]["variant"]
         assert answer["tree"]["title"] == variant and answer["tree"]["children"] == [], answer
-        assert headers["ETag"] == '"%s"' % answer["hash"] and headers["Cache-Control"] == "no-cache"
+        # In a variant: the ETag names the tree and the variants (docs/protocol.md "HTTP fetch").
+        digest = hashlib.sha256(rfc8785.dumps(answer["variants"])).hexdigest()[:16]
+        assert answer["variants"] == {"look": variant}
+        assert headers["ETag"] == '"%s.%s"' % (answer["hash"], digest) and headers["Cache-Control"] == "no-cache"
         admin_view = call(hub, "GET", "/v1/screens/home?user=%s&platform=ios&app_version=5.0.0" % user)[1]
         assert admin_view["hash"] == answer["hash"]
+        etag = headers["ETag"]
         status, headers, body = fetch(hub, "/v1/screens/home?platform=ios&app_version=5.0.0&token=" + token,
-                                      {"If-None-Match": '"%s"' % answer["hash"]})
+                                      {"If-None-Match": etag})
         assert status == 304 and body == b"" and "Content-Length" not in headers, (status, headers)
         status, _, _ = fetch(hub, "/v1/screens/home?app_version=6.1.0&token=" + token,
-                             {"If-None-Match": '"%s"' % answer["hash"]})
+                             {"If-None-Match": etag})
         assert status == 200  # another app version, another tree
     assert fetch(hub, "/v1/screens/nope?token=" + token)[0] == 404
 
