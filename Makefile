@@ -6,7 +6,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug
 BIN_RELEASE := .build/release
 
-.PHONY: run test build release deps venv deploy-tools redis unit e2e js-client conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart tsan asan fuzz soak chaos clean
+.PHONY: run test build release deps venv deploy-tools redis unit e2e js-client conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart bench-results tsan asan fuzz soak chaos clean
 
 # OpenSSL's headers and library (the hub links them) and its command line (the TLS tests make
 # their certificates with `openssl req`); zlib's headers (permessage-deflate).
@@ -121,6 +121,13 @@ bench-restart: deps
 bench-wss: deps venv
 	$(SWIFT) build -c release --product pushhub --scratch-path .build-wss
 	PUSHHUB=.build-wss/release/pushhub .venv/bin/python bench/wss/connects.py
+
+# Issue 26: an experiment's results with 1,000,000 units (memory, GET …/results, the rebuild at
+# start; data dir and Redis), then track messages per second per core and their cost to the
+# fan-out's p99 (C load generator). Its own hubs and redis-server. bench/README.md "Experiment results".
+bench-results: release venv redis
+	.venv/bin/python bench/results/run.py
+	bash bench/results/track.sh
 
 clean:
 	rm -rf .build .build-tsan .build-asan .build-fuzz .venv .autobahn

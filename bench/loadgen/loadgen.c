@@ -23,6 +23,10 @@
  *   loadgen echo     --port P [--path /v1/echo] [--n 100] [--seconds 5] [--interval MS] [--size 32]
  *                    [--idle N]
  *   loadgen usersync --port P --admin-port A --data DIR [--n 10000] [--seconds 10] [--interval MS]
+ *   loadgen track    --port P [--n 1000] [--interval 20] [--seconds 10] [--screen bench/track]
+ *                    [--admin-port A (--data DIR | --token-file F) [--experiment bench-track]] [--pid SERVERPID]
+ *     Goal events (issue 26): clients subscribed to a screen a running experiment touches send
+ *     {"type":"track","event":"purchase","value":1} every --interval ms each; see "mode: track".
  *   loadgen resume   --port P --admin-port A --data DIR --control CDIR --pid HUBPID [--clients 19000]
  *                    [--screens 3] [--inflight N] [--settle 2]
  *     A rolling restart (issue 24), in four phases with the hub restarted between them by
@@ -34,6 +38,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -406,6 +411,8 @@ static struct {
     /* resume */
     int screens;
     const char *control;
+    /* track */
+    const char *experiment;
 } O = {
     .host = "127.0.0.1", .n = -1, .inflight = -1, .hello = -1, .src_first = 2, .src_last = 250,
     .settle_s = 2, .timeout_s = 120, .rounds = -1, .body_size = 0, .gap_s = 0.05, .round_timeout_s = 30,
@@ -423,6 +430,8 @@ static void usage(void) {
           "  admin    --admin-port A --data DIR|--token-file F [--conns 64] [--seconds 5] [--rate R] [--keys 64]\n"
           "  echo     --port P [--path /v1/echo] [--n 100] [--size 32] [--seconds 5] [--interval MS] [--idle N]\n"
           "  usersync --port P --admin-port A --data DIR [--n 10000] [--seconds 10] [--interval MS]\n"
+          "  track    --port P [--n 1000] [--interval 20] [--seconds 10] [--warmup 1] [--screen bench/track]\n"
+          "           [--admin-port A --data DIR|--token-file F [--experiment bench-track]] [--pid SERVERPID]\n"
           "  resume   --port P --admin-port A --data DIR --control CDIR --pid HUBPID [--clients 19000]\n"
           "           [--screens 3] [--inflight N] [--settle S]   (driven by bench/restart/run.sh)\n"
           "common: --host 127.0.0.1  --src-first 2 --src-last 250 (source addresses 127.0.0.X)\n"
@@ -479,6 +488,7 @@ static void parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--label")) O.label = ARG();
         else if (!strcmp(a, "--screens")) O.screens = atoi(ARG());
         else if (!strcmp(a, "--control")) O.control = ARG();
+        else if (!strcmp(a, "--experiment")) O.experiment = ARG();
         else if (!strcmp(a, "--exclude-pid")) exclude_pid = atoi(ARG());
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) usage();
         else die("unknown option %s (try --help)", a);
@@ -1779,6 +1789,191 @@ static int mode_usersync(void) {
 }
 
 /* ------------------------------------------------------------------------------------------- */
+/* mode: track (issue 26: goal events)                                                           */
+/*
+ * --n clients say hello (anonymous devices d-<i>: each its own unit) and subscribe to --screen;
+ * with --admin-port the screen (8 keyed rows) and a running 50/50 experiment --experiment
+ * (default bench-track, variant b changes the title) are stored first, so every client is served
+ * a variant of it and its goal events count. Without --admin-port the screen and a running
+ * experiment touching it must exist. Then each client sends
+ * {"type":"track","event":"purchase","value":1} every --interval ms (staggered over the interval;
+ * a client that falls behind sends one per pass until it is on schedule again), for --seconds
+ * after --warmup. SIGTERM/SIGINT end the run early and still print (a background load).
+ *
+ * The hub answers nothing to a track that counts; an `error` (bad_track, rate_limited) is counted
+ * and the first one shown. The per-connection rate limit (default 100 messages/s, bursts of
+ * 1000: `pushhub --message-rate`) counts tracks like every message: at --interval below 10 ms,
+ * start the hub with a higher rate. With --admin-port, /metrics' pushhub_result_events_total
+ * before and after the window says how many events the control plane appended to the results
+ * log (the tracks that counted).
+ */
+
+static long tr_errors, tr_rate_limited, tr_sent_window;
+static char tr_first_error[PREFIX + 1];
+static int tr_measuring;
+
+static void tr_message(ws *c, int op, const uint8_t *p, size_t n, uint64_t len) {
+    (void)c, (void)op, (void)len;
+    if (!has_type(p, n, "error")) return; /* patches of the screen, heartbeats */
+    tr_errors++;
+    if (memmem(p, n, "rate_limited", 12)) tr_rate_limited++;
+    if (!tr_first_error[0]) snprintf(tr_first_error, sizeof tr_first_error, "%.*s", (int)n, (const char *)p);
+}
+
+/* CPU ns (clock ticks: 10 ms resolution) of each thread of a process, by tid; returns how many. */
+typedef struct {
+    int tid;
+    uint64_t ns;
+} thread_cpu;
+
+static int threads_cpu(int pid, thread_cpu *out, int cap) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", pid);
+    DIR *d = opendir(path);
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < cap) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        char stat[320], buf[1024];
+        snprintf(stat, sizeof stat, "/proc/%d/task/%s/stat", pid, e->d_name);
+        FILE *f = fopen(stat, "r");
+        if (!f) continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = 0;
+        char *p = strrchr(buf, ')');
+        unsigned long ut = 0, st = 0;
+        if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2) continue;
+        out[n].tid = atoi(e->d_name);
+        out[n++].ns = (uint64_t)(ut + st) * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+    }
+    closedir(d);
+    return n;
+}
+
+static int cmp_tid(const void *a, const void *b) { return ((const thread_cpu *)a)->tid - ((const thread_cpu *)b)->tid; }
+
+/* pushhub_result_events_total from /metrics, or -1. */
+static long tr_result_events(void) {
+    char *text = NULL;
+    long v = -1;
+    if (http_blocking(O.admin_port, "GET", "/metrics", NULL, &text) == 200) {
+        const char *m = strstr(text, "\npushhub_result_events_total ");
+        if (m) v = atol(m + strlen("\npushhub_result_events_total "));
+    }
+    free(text);
+    return v;
+}
+
+static int mode_track(void) {
+    if (O.n < 0) O.n = 1000;
+    if (O.seconds < 0) O.seconds = 10;
+    if (O.interval_ms <= 0) O.interval_ms = 20;
+    if (!O.screen) O.screen = "bench/track";
+    if (!O.experiment) O.experiment = "bench-track";
+    if (!O.path) O.path = "/v1/connect";
+    double per_client = 1000.0 / O.interval_ms;
+    if (per_client > 100)
+        note("each client sends %.0f messages/s: above the hub's default rate limit (100/s, bursts of 1000); "
+             "start it with --message-rate", per_client);
+    if (O.admin_port) {
+        bearer = admin_token();
+        char tree[4096], path[512], body[1024];
+        snprintf(path, sizeof path, "/v1/screens/%s", O.screen);
+        screen_tree(tree, sizeof tree, 0);
+        int st = http_blocking(O.admin_port, "PUT", path, tree, NULL);
+        if (st / 100 != 2) die("PUT %s: %d", path, st);
+        snprintf(path, sizeof path, "/v1/experiments/%s", O.experiment);
+        snprintf(body, sizeof body,
+                 "{\"key\":\"%s\",\"status\":\"running\",\"variants\":[{\"key\":\"a\",\"weight\":1},{\"key\":\"b\",\"weight\":1}],"
+                 "\"screens\":{\"%s\":{\"b\":{\"title\":\"B\"}}}}",
+                 O.experiment, O.screen);
+        st = http_blocking(O.admin_port, "PUT", path, body, NULL);
+        if (st / 100 != 2) die("PUT %s: %d", path, st);
+    }
+    O.subscribe = O.screen;
+    alloc_conns(O.n);
+    on_message = tr_message;
+    uint64_t took = open_clients(0, O.n, O.inflight, O.path, 1);
+    if (ws_failed) die("%d of %d clients failed (%s)", ws_failed, O.n, first_error);
+    note("%d clients subscribed to %s in %.2f s", ws_ready, O.screen, (double)took / 1e9);
+    signal(SIGTERM, on_stop_signal), signal(SIGINT, on_stop_signal);
+    static const char msg[] = "{\"type\":\"track\",\"event\":\"purchase\",\"value\":1}";
+    uint8_t frame[sizeof msg + 14];
+    uint64_t interval = (uint64_t)(O.interval_ms * 1e6), start = now_ns();
+    uint64_t from = start + (uint64_t)(O.warmup_s * 1e9), stop = from + (uint64_t)(O.seconds * 1e9);
+    for (int i = 0; i < O.n; i++) conns[i].next_send = start + interval * (uint64_t)i / (uint64_t)O.n; /* staggered */
+    long events0 = -1, late = 0;
+    thread_cpu th0[64], th1[64];
+    int nt0 = 0;
+    uint64_t cpu0 = 0, gen0 = 0, t_from = 0, t_stop = 0;
+    double others = 0;
+    while (now_ns() < stop) {
+        if (stop_requested) break;
+        uint64_t t = now_ns(), next = stop;
+        if (!tr_measuring && t >= from) {
+            events0 = O.admin_port ? tr_result_events() : -1;
+            watch_start(O.pid);
+            cpu0 = O.pid ? cpu_ns(O.pid) : 0, gen0 = self_cpu_ns(), t_from = now_ns();
+            if (O.pid) nt0 = threads_cpu(O.pid, th0, 64);
+            tr_measuring = 1;
+        }
+        for (int i = 0; i < O.n; i++) {
+            ws *c = &conns[i];
+            if (c->state != WS_READY) continue;
+            if (c->next_send <= t) {
+                ws_write(c, frame, ws_frame(frame, 0x1, msg, sizeof msg - 1));
+                if (tr_measuring) tr_sent_window++;
+                c->next_send += interval;
+                if (c->next_send <= t) late++;
+            }
+            if (c->next_send < next) next = c->next_send;
+        }
+        pump(ms_until(next, 1));
+    }
+    t_stop = now_ns();
+    uint64_t cpu1 = O.pid ? cpu_ns(O.pid) : 0, gen1 = self_cpu_ns();
+    int nt1 = O.pid && tr_measuring ? threads_cpu(O.pid, th1, 64) : 0;
+    if (tr_measuring) others = watch_others_pct(O.pid);
+    pump_for(0.5); /* errors in flight; the control plane's last tick */
+    long events1 = events0 >= 0 ? tr_result_events() : -1;
+    double span = tr_measuring ? (double)(t_stop - t_from) / 1e9 : 0;
+    double us = tr_sent_window ? (double)(cpu1 - cpu0) / 1e3 / (double)tr_sent_window : 0;
+    label("track");
+    printf(" %s: %d clients, one every %.1f ms each (%.0f/s offered), %.1f s: %.0f track messages/s sent", O.screen, ws_ready,
+           O.interval_ms, (double)ws_ready * per_client, span, span > 0 ? (double)tr_sent_window / span : 0);
+    if (O.pid)
+        printf(", server CPU %.2f µs/message (%.0f%% of a core) = %.0f messages/s per core", us,
+               span > 0 ? 100.0 * (double)(cpu1 - cpu0) / 1e9 / span : 0, us > 0 ? 1e6 / us : 0);
+    if (nt1 && span > 0) {
+        /* A thread near 100 % is the limit, whatever the cores. PushHub's threads by tid: the main
+         * thread (tid = pid), then one per client loop, then the control plane (LoopGroup starts
+         * it last); another server's are printed by tid. */
+        qsort(th1, (size_t)nt1, sizeof *th1, cmp_tid);
+        printf(" (threads:");
+        for (int i = 0; i < nt1; i++) {
+            uint64_t before = 0;
+            for (int j = 0; j < nt0; j++)
+                if (th0[j].tid == th1[i].tid) before = th0[j].ns;
+            const char *what = th1[i].tid == O.pid ? "main" : i == nt1 - 1 ? "control plane" : "loop";
+            printf("%s %s %.0f%%", i ? "," : "", what, 100.0 * (double)(th1[i].ns - before) / 1e9 / span);
+        }
+        printf(")");
+    }
+    printf(", generator CPU %.2f µs/message (%.0f%% of a core)", tr_sent_window ? (double)(gen1 - gen0) / 1e3 / (double)tr_sent_window : 0,
+           span > 0 ? 100.0 * (double)(gen1 - gen0) / 1e9 / span : 0);
+    if (events0 >= 0 && events1 >= 0) printf(", result events appended %ld", events1 - events0);
+    printf(", others %.0f%% CPU", others);
+    if (late) printf(", %ld sends behind schedule", late);
+    if (tr_errors) printf(", %ld ERRORS (%ld rate_limited; first: %s)", tr_errors, tr_rate_limited, tr_first_error);
+    if (ws_failed) printf(", %d clients FAILED (%s)", ws_failed, first_error);
+    if (stop_requested) printf(" (ended by a signal)");
+    printf("\n");
+    return tr_errors || ws_failed ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------------------------------- */
 /* mode: resume (issue 24: a rolling restart)                                                    */
 /*
  * bench/restart/run.sh starts a hub (--dev, a data dir) and this mode, then restarts the hub on
@@ -2254,7 +2449,8 @@ int main(int argc, char **argv) {
     rng ^= (uint64_t)now_ns() ^ ((uint64_t)getpid() << 32);
     epfd = epoll_create1(EPOLL_CLOEXEC);
     if (!O.port && strcmp(O.mode, "admin") != 0) die("--port is required");
-    if (!strcmp(O.mode, "connect") || !strcmp(O.mode, "fanout") || !strcmp(O.mode, "echo")) load_identities();
+    if (!strcmp(O.mode, "connect") || !strcmp(O.mode, "fanout") || !strcmp(O.mode, "echo") || !strcmp(O.mode, "track"))
+        load_identities();
     int rc;
     if (!strcmp(O.mode, "connect")) rc = mode_connect();
     else if (!strcmp(O.mode, "fanout")) rc = mode_fanout();
@@ -2262,6 +2458,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(O.mode, "echo")) rc = mode_echo();
     else if (!strcmp(O.mode, "usersync")) rc = mode_usersync();
     else if (!strcmp(O.mode, "resume")) rc = mode_resume();
+    else if (!strcmp(O.mode, "track")) rc = mode_track();
     else usage();
     fflush(stdout);
     _exit(rc); /* the kernel closes every socket */
