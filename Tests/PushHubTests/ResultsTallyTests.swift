@@ -236,4 +236,43 @@ import Testing
         #expect(phase.goal("buy", in: "A").sum == 6, "5 once (its copy skipped), 1 from the other hub")
         #expect(!log.hasUndelivered && log.isLoaded)
     }
+
+    @Test("the fast line reader agrees with JSONReader on every line it accepts, and accepts the lines the hub writes")
+    func fastLineReaderAgrees() throws {
+        var generator = SeededGenerator(state: 2026)
+        let units = ["u17", "d-9", "caf\u{E9}", "quote\"d", "back\\slash", "tab\tx", "\u{1F600}", ""]
+        let numbers = ["0", "-0", "12", "12.5", "-3.25", "1e3", "1E+2", "2.5e-3", "01", "1.", ".5", "+1", "-", "1e", "1e400", "9e15"]
+        var accepted = 0
+        for round in 0..<4000 {
+            let unit = units.randomElement(using: &generator)!
+            let event: ResultEvent =
+                switch round % 3 {
+                case 0: Self.served(unit, ["A", "B\u{301}"].randomElement(using: &generator)!, at: round)
+                case 1: Self.confirmed(unit, "A")
+                default: Self.goal(unit, "buy", Bool.random(using: &generator) ? nil : Double(round) / 8)
+                }
+            // The hub's own line: the fast reader takes it unless a string needs an escape.
+            let written = ResultEvent.lines([event]).dropLast()
+            let fast = written.withUnsafeBytes { ResultLineReader.event($0, saltOf: { $0 }) }
+            if !written.contains(UInt8(ascii: "\\")) { #expect(fast != nil, "\(String(decoding: written, as: UTF8.self))") }
+            // Variations: reordered members, spaces, unknown or repeated members, odd numbers.
+            var members = try #require(event.json.objectValue).map { "\"\($0.key)\":" + JSONWriter.string($0.value) }
+            members.shuffle(using: &generator)
+            if Bool.random(using: &generator) { members.append("\"extra\":" + numbers.randomElement(using: &generator)!) }
+            if round % 7 == 0 { members.append(members[0]) }
+            if round % 11 == 0 { members[0] = "\"ts\":" + numbers.randomElement(using: &generator)! }
+            if round % 13 == 0 { members.append("\"nested\":{\"a\":1}") }
+            let separator = [",", " , ", ",\t"].randomElement(using: &generator)!
+            let line = Array(("{ " + members.joined(separator: separator) + " }").utf8)
+            for candidate in [Array(written), line] {
+                let quick = candidate.withUnsafeBytes { ResultLineReader.event($0, saltOf: { _ in "old" }) }
+                guard let quick else { continue }
+                accepted += 1
+                let json = try JSONReader.parse(candidate, maxDepth: 4)
+                let slow = try #require(ResultEvent(json: json, saltOf: { _ in "old" }), "\(String(decoding: candidate, as: UTF8.self))")
+                #expect(quick.kind == slow.kind && quick.unit == slow.unit && quick.at == slow.at)
+            }
+        }
+        #expect(accepted > 3000)
+    }
 }

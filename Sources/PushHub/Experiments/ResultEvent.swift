@@ -122,6 +122,7 @@ extension ResultEvent {
         var skipped = 0
         for line in bytes.split(separator: 0x0A) {
             let event = line.withUnsafeBytes { raw -> ResultEvent? in
+                if let event = ResultLineReader.event(raw, saltOf: saltOf) { return event }
                 // Not JSON is skipped like JSON that is not an event.
                 guard let json = try? JSONReader.parse(raw, maxDepth: 4) else { return nil }
                 return ResultEvent(json: json, saltOf: saltOf)

@@ -11,9 +11,11 @@
 /// - a goal event counts in every phase that has served the unit before it (events of units
 ///   never served, or before they were, count nowhere); a unit's value is the sum of its events'.
 ///
-/// Memory: per unit and phase one dictionary entry of a 64-bit hash of the unit id (collisions
-/// are ~3·10⁻⁸ likely among a million units; the ids themselves stay in the log) and 16 bytes,
-/// plus 16 bytes per goal the unit reported — about 40 bytes a unit (`bench/results`).
+/// Memory: per unit and phase one dictionary slot of 24 bytes — a 64-bit hash of the unit id
+/// (collisions are ~3·10⁻⁸ likely among a million units; the ids themselves stay in the log) and
+/// 16 bytes of record — in a table kept between 3/8 and 3/4 full, plus, for a unit that reported
+/// a goal, a small array on the heap (64 bytes with one goal): 32–128 bytes a unit, 73 measured
+/// for a million units of which a third reported a goal (`bench/README.md` "Experiment results").
 ///
 /// Invariant: every count and sum equals the one recomputed from the units' records.
 struct ResultsTally {
@@ -171,13 +173,19 @@ struct ResultsTally {
     /// (`Phase.droppedGoalEvents`, in the results answer).
     static let maxGoals = 100
 
-    /// The key of a unit id: a 64-bit hash of its bytes (exact bytes, as assignment hashes them:
-    /// ids that differ only in Unicode normalisation are different units).
+    /// The key of a unit id: a 64-bit hash of its exact bytes (as assignment hashes them: ids
+    /// that differ only in Unicode normalisation are different units) — FNV-1a, then MurmurHash3's
+    /// final mix so that every bit depends on every byte. The same on every hub and at every start
+    /// (Swift's `Hasher` is seeded per process), so two hubs fold a collision alike.
     static func unitKey(_ unit: String) -> Int {
-        var hasher = Hasher()
-        var id = unit
-        id.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        return hasher.finalize()
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in unit.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        hash ^= hash >> 33
+        hash = hash &* 0xff51_afd7_ed55_8ccd
+        hash ^= hash >> 33
+        hash = hash &* 0xc4ce_b9fe_1a85_ec53
+        hash ^= hash >> 33
+        return Int(bitPattern: UInt(hash))
     }
 
     /// Phases by experiment and salt (`phaseKey`).

@@ -22,9 +22,10 @@
 /// stream order. One read is in flight at a time.
 final class SharedResultsLog: ResultsLog {
     static let streamKey = "pushhub:results"
-    /// Entries per XRANGE: with `maxEntryEvents` lines of ~150 bytes, a reply stays near 10 MB,
-    /// far below the link's reply limit.
-    static let readCount = 64
+    /// Entries per XRANGE: at most 16,000 lines (~2.4 MB) a page, decoded and folded on the
+    /// control plane's thread in ~40 ms, so a hub reading a long stream at start keeps answering
+    /// admin requests between pages (`bench/README.md` "Experiment results").
+    static let readCount = 16
     static let maxEntryEvents = 1000
     static let pollInterval: UInt64 = 1_000_000_000
     static let maxUnsent = 100_000
