@@ -251,10 +251,11 @@ import Testing
                 case 1: Self.confirmed(unit, "A")
                 default: Self.goal(unit, "buy", Bool.random(using: &generator) ? nil : Double(round) / 8)
                 }
-            // The hub's own line: the fast reader takes it unless a string needs an escape.
+            // The hub's own line: the fast reader takes it unless a string needs an escape or is
+            // not ASCII (those go to JSONReader).
             let written = ResultEvent.lines([event]).dropLast()
             let fast = written.withUnsafeBytes { ResultLineReader.event($0, saltOf: { $0 }) }
-            if !written.contains(UInt8(ascii: "\\")) { #expect(fast != nil, "\(String(decoding: written, as: UTF8.self))") }
+            if !written.contains(UInt8(ascii: "\\")) && written.allSatisfy({ $0 < 0x80 }) { #expect(fast != nil, "\(String(decoding: written, as: UTF8.self))") }
             // Variations: reordered members, spaces, unknown or repeated members, odd numbers.
             var members = try #require(event.json.objectValue).map { "\"\($0.key)\":" + JSONWriter.string($0.value) }
             members.shuffle(using: &generator)
@@ -273,6 +274,6 @@ import Testing
                 #expect(quick.kind == slow.kind && quick.unit == slow.unit && quick.at == slow.at)
             }
         }
-        #expect(accepted > 3000)
+        #expect(accepted > 1500)
     }
 }

@@ -120,14 +120,22 @@ extension ResultEvent {
     ) {
         var events: [ResultEvent] = []
         var skipped = 0
-        for line in bytes.split(separator: 0x0A) {
-            let event = line.withUnsafeBytes { raw -> ResultEvent? in
-                if let event = ResultLineReader.event(raw, saltOf: saltOf) { return event }
-                // Not JSON is skipped like JSON that is not an event.
-                guard let json = try? JSONReader.parse(raw, maxDepth: 4) else { return nil }
-                return ResultEvent(json: json, saltOf: saltOf)
+        bytes.withUnsafeBytes { all in
+            var start = 0
+            while start < all.count {
+                let end = all[start...].firstIndex(of: 0x0A) ?? all.count
+                defer { start = end + 1 }
+                guard end > start else { continue }  // an empty line
+                let raw = UnsafeRawBufferPointer(rebasing: all[start..<end])
+                if let event = ResultLineReader.event(raw, saltOf: saltOf) {
+                    events.append(event)
+                } else if let json = try? JSONReader.parse(raw, maxDepth: 4), let event = ResultEvent(json: json, saltOf: saltOf) {
+                    // Not JSON is skipped like JSON that is not an event.
+                    events.append(event)
+                } else {
+                    skipped += 1
+                }
             }
-            if let event { events.append(event) } else { skipped += 1 }
         }
         return (events, skipped)
     }

@@ -2,8 +2,8 @@
 /// reads the whole log back, and two thirds of that time went to the generic reader
 /// (`bench/README.md` "Experiment results"). A line is a flat object of string and number
 /// members (`ResultEvent.json`); anything this reader does not take on trust — an escape in a
-/// string, a nested value, `true`/`null`, a repeated member, bytes that are not UTF-8 — makes it
-/// answer nil, and the caller reads the line with `JSONReader` instead.
+/// string, a byte beyond ASCII, a nested value, `true`/`null`, a repeated member — makes it answer
+/// nil, and the caller reads the line with `JSONReader` instead (which checks UTF-8 and escapes).
 ///
 /// Invariant: for every line it accepts, the event equals the one `ResultEvent(json:saltOf:)`
 /// makes of `JSONReader.parse(line)` (`ResultsTallyTests` checks it on generated lines).
@@ -12,7 +12,13 @@ struct ResultLineReader {
     private enum Name: Int, CaseIterable {
         case ts, unit, event, goal, value, experiment, salt, variant, screen, version
 
-        static let byName: [String: Name] = Dictionary(uniqueKeysWithValues: allCases.map { ("\($0)", $0) })
+        static let spelled: [[UInt8]] = allCases.map { Array("\($0)".utf8) }
+
+        /// The name these bytes spell (nil: a member results do not read).
+        init?(_ bytes: UnsafeRawBufferPointer) {
+            guard let index = Self.spelled.firstIndex(where: { $0.elementsEqual(bytes) }) else { return nil }
+            self.init(rawValue: index)
+        }
 
         var index: Int { rawValue }
     }
@@ -77,18 +83,18 @@ struct ResultLineReader {
         if !take(UInt8(ascii: "}")) {
             repeat {
                 skipSpace()
-                guard let name = readString(), take(UInt8(ascii: ":")) else { return false }
+                guard let name = readName(), take(UInt8(ascii: ":")) else { return false }
                 skipSpace()
                 guard at < bytes.count else { return false }
                 let value: Value
                 if bytes[at] == UInt8(ascii: "\"") {
-                    guard let text = readString() else { return false }
+                    guard let text = readText() else { return false }
                     value = .string(text)
                 } else {
                     guard let number = readNumber() else { return false }
                     value = .number(number)
                 }
-                if let known = Name.byName[name] {
+                if let known = Name(name) {
                     guard values[known.index] == nil else { return false }  // repeated: the generic reader decides
                     values[known.index] = value
                 }
@@ -110,18 +116,23 @@ struct ResultLineReader {
         return true
     }
 
-    /// A string at `at`; nil on an escape, a control byte or bytes that are not UTF-8.
-    private mutating func readString() -> String? {
+    /// The bytes of a string at `at`; nil on an escape, a control byte or a byte beyond ASCII.
+    private mutating func readName() -> UnsafeRawBufferPointer? {
         guard at < bytes.count, bytes[at] == UInt8(ascii: "\"") else { return nil }
         at += 1
         let start = at
         while at < bytes.count, bytes[at] != UInt8(ascii: "\"") {
-            if bytes[at] == UInt8(ascii: "\\") || bytes[at] < 0x20 { return nil }
+            guard bytes[at] != UInt8(ascii: "\\"), (0x20..<0x80).contains(bytes[at]) else { return nil }
             at += 1
         }
         guard at < bytes.count else { return nil }
         defer { at += 1 }
-        return String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<at]), as: UTF8.self)
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<at])
+    }
+
+    /// A string at `at` (ASCII without escapes, which decodes as it is).
+    private mutating func readText() -> String? {
+        readName().map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// A number in JSON's grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
