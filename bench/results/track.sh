@@ -50,32 +50,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-start_hub() {
-    stop_hub
-    HUB_DATA=$work/hub-data-$RANDOM
-    "$PUSHHUB" --dev --listen "127.0.0.1:$HUB_PORT" --admin "127.0.0.1:$ADMIN_PORT" --data "$HUB_DATA" \
-        --loops 1 --log-level warning --ping-interval 10m --idle-timeout 10m --hello-timeout 10m \
-        2>"$HUB_DATA.log" &
-    HUB_PID=$!
-    for _ in $(seq 1 100); do
-        grep -q '"listening"' "$HUB_DATA.log" 2>/dev/null && { sleep 0.2; return 0; }
-        kill -0 "$HUB_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    echo "pushhub did not start:" >&2; cat "$HUB_DATA.log" >&2; exit 1
-}
-
-stop_hub() {
-    [ -n "$HUB_PID" ] || return 0
-    kill -TERM "$HUB_PID" 2>/dev/null
-    for _ in $(seq 1 150); do kill -0 "$HUB_PID" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$HUB_PID" 2>/dev/null; then say "# NOTE: pushhub did not exit 15 s after SIGTERM; killed"; kill -KILL "$HUB_PID"; fi
-    wait "$HUB_PID" 2>/dev/null
-    local rc=$?
-    [ "$rc" -ne 0 ] && [ "$rc" -ne 143 ] && say "# NOTE: pushhub exited with status $rc (log: $(tail -c 300 "$HUB_DATA.log"))"
-    grep -q '"level":"error"' "$HUB_DATA.log" 2>/dev/null && say "# NOTE: pushhub logged errors: $(grep '"level":"error"' "$HUB_DATA.log" | head -3)"
-    HUB_PID=""
-}
+start_hub() { start_hub_with --loops 1; }
 
 # Runs loadgen with a label; its figures line goes to stdout and $work/unit.txt.
 lg() {
