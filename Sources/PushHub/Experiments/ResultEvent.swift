@@ -129,8 +129,11 @@ extension ResultEvent {
                 let raw = UnsafeRawBufferPointer(rebasing: all[start..<end])
                 if let event = ResultLineReader.event(raw, saltOf: saltOf) {
                     events.append(event)
-                } else if let json = try? JSONReader.parse(raw, maxDepth: 4), let event = ResultEvent(json: json, saltOf: saltOf) {
-                    // Not JSON is skipped like JSON that is not an event.
+                    // A line the fast reader declines is read in full; one that is not JSON (`try?`)
+                    // is skipped like JSON that is not an event.
+                } else if let json = try? JSONReader.parse(raw, maxDepth: 4),
+                    let event = ResultEvent(json: json, saltOf: saltOf)
+                {
                     events.append(event)
                 } else {
                     skipped += 1
