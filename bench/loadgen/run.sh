@@ -95,35 +95,6 @@ stop_uws() {
     UWS_PID=""
 }
 
-# Runs loadgen with a label; the figures line goes to stdout (and $work/unit.txt), progress to stderr.
-# An argument @DATA@ stands for the data dir of the hub started last.
-lg() {
-    local label=$1 line a args=()
-    shift
-    for a in "$@"; do [ "$a" = @DATA@ ] && args+=("$HUB_DATA") || args+=("$a"); done
-    line=$("$LOADGEN" "${args[@]}" --label "$label") || line="$line   [loadgen exited non-zero]"
-    say "$line" | tee -a "$work/unit.txt"
-}
-
-# Runs a unit (a function that starts fresh servers, measures, stops them) after waiting for a
-# quiet machine; measures it again when other processes disturbed it.
-unit() {
-    local attempt=0 worst
-    while :; do
-        wait_quiet
-        : >"$work/unit.txt"
-        "$@"
-        worst=$(grep -o 'others [0-9]*% CPU' "$work/unit.txt" | tr -dc '0-9\n' | sort -n | tail -1)
-        [ -z "$worst" ] || [ "$worst" -le "$OTHERS_MAX" ] && return 0
-        if [ "$attempt" -ge "$RETRIES" ]; then
-            say "# NOTE: other processes used up to ${worst}% of the machine during the unit above (after $((attempt + 1)) attempts)"
-            return 0
-        fi
-        attempt=$((attempt + 1))
-        say "# disturbed (others up to ${worst}%): measuring the unit above again"
-    done
-}
-
 hub_name="pushhub(loops=$LOOPS)"
 
 fanout_raw() {

@@ -81,30 +81,6 @@ start_hub() {
     HUB_PID=$!
 }
 
-wait_listening() {
-    for _ in $(seq 1 200); do
-        grep -q '"listening"' "$HUB_LOG" 2>/dev/null && return 0
-        kill -0 "$HUB_PID" 2>/dev/null || break
-        sleep 0.05
-    done
-    echo "pushhub did not start:" >&2; cat "$HUB_LOG" >&2; exit 1
-}
-
-# SIGTERM, and the time until the process is gone (it closes every client with 1001 first).
-stop_hub() {
-    [ -n "$HUB_PID" ] || return 0
-    local t0=${EPOCHREALTIME/./} rc
-    kill -TERM "$HUB_PID" 2>/dev/null
-    for _ in $(seq 1 600); do kill -0 "$HUB_PID" 2>/dev/null || break; sleep 0.02; done
-    if kill -0 "$HUB_PID" 2>/dev/null; then say "# NOTE: pushhub did not exit 12 s after SIGTERM; killed"; kill -KILL "$HUB_PID"; fi
-    wait "$HUB_PID" 2>/dev/null
-    rc=$?
-    STOP_MS=$(( (${EPOCHREALTIME/./} - t0) / 1000 ))
-    [ "$rc" -ne 0 ] && [ "$rc" -ne 143 ] && say "# NOTE: pushhub exited with status $rc (log: $(tail -c 300 "$HUB_LOG"))"
-    grep -q '"level":"error"' "$HUB_LOG" 2>/dev/null && say "# NOTE: pushhub logged errors: $(grep '"level":"error"' "$HUB_LOG" | head -3)"
-    HUB_PID=""
-}
-
 # Waits for the generator's CTL/NAME (or its exit).
 wait_for() {
     local deadline=$((SECONDS + 300))

@@ -52,32 +52,6 @@ trap 'exit 130' INT TERM
 
 start_hub() { start_hub_with --loops 1; }
 
-# Runs loadgen with a label; its figures line goes to stdout and $work/unit.txt.
-lg() {
-    local label=$1 line
-    shift
-    line=$("$LOADGEN" "$@" --label "$label") || line="$line   [loadgen exited non-zero]"
-    say "$line" | tee -a "$work/unit.txt"
-}
-
-# Waits for a quiet machine, runs a unit (a function), and runs it again when others disturbed it.
-unit() {
-    local attempt=0 worst
-    while :; do
-        wait_quiet
-        : >"$work/unit.txt"
-        "$@"
-        worst=$(grep -o 'others [0-9]*% CPU' "$work/unit.txt" | tr -dc '0-9\n' | sort -n | tail -1)
-        [ -z "$worst" ] || [ "$worst" -le "$OTHERS_MAX" ] && return 0
-        if [ "$attempt" -ge "$RETRIES" ]; then
-            say "# NOTE: other processes used up to ${worst}% of the machine during the unit above (after $((attempt + 1)) attempts)"
-            return 0
-        fi
-        attempt=$((attempt + 1))
-        say "# disturbed (others up to ${worst}%): measuring the unit above again"
-    done
-}
-
 track_rate() {
     local n=$1
     start_hub
