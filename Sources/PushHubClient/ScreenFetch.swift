@@ -74,7 +74,11 @@ extension PushHubClient {
                 // returned with a 304 must be of this epoch).
                 let kept = stored(screen, in: session.scope)
                 let held = session.held(screen) ?? (kept?.epoch == session.epoch ? kept : nil)
-                let request = fetchRequest(screen, held: held.map { Self.fetchTag($0) })
+                let request = fetchRequest(
+                    screen,
+                    held: held.map {
+                        ScreenFetchTag.of(hash: $0.hash, variants: JSONObject($0.variants.mapValues(JSONValue.string)))
+                    })
                 transport.get(request) { answer in
                     self.queue.async {
                         continuation.resume(returning: self.fetched(screen, answer, held: held))
@@ -83,14 +87,6 @@ extension PushHubClient {
             }
         }
         return try result.get()
-    }
-
-    /// The fetch's ETag for a held tree and its variants (docs/protocol.md "HTTP fetch"): the hash,
-    /// then, with variants, "." and the first 16 hex digits of SHA-256 of their canonical JSON.
-    static func fetchTag(_ held: StoredScreen) -> String {
-        guard !held.variants.isEmpty else { return held.hash }
-        let variants = JSONObject(held.variants.mapValues(JSONValue.string))
-        return held.hash + "." + ScreenHash.of(.object(variants)).prefix(16)
     }
 
     private func fetchRequest(_ screen: String, held: String?) -> TransportRequest {

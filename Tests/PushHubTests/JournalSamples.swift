@@ -16,6 +16,11 @@ enum EveryRecordKind {
         return [
             .screenPublished(
                 ScreenVersion(name: "home", version: 1, tree: .object(["title": .string("Hi")]), publishedAt: 5)),
+            // A rollback with its author and message (the optional members of screen_published).
+            .screenPublished(
+                ScreenVersion(
+                    name: "home", version: 2, tree: .object(["title": .string("Hi")]), publishedAt: 6, author: "ci",
+                    message: "back to v1", rollbackOf: 1)),
             .cohortSet("beta", Cohort(users: ["u1", "u2"], rule: rule)),
             .cohortUsersEdited("beta", add: ["u3"], remove: ["u1"]),
             .cohortRuleSet("beta", nil),
@@ -27,7 +32,7 @@ enum EveryRecordKind {
             .experimentDeleted("e"),
             .cohortDeleted("beta"),
             .screenDeleted("home"),
-            .screenNumbered("home", lastVersion: 1),
+            .screenNumbered("home", lastVersion: 2),
             .syncNumbered(1),
         ]
     }

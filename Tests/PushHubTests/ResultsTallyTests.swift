@@ -276,4 +276,57 @@ import Testing
         }
         #expect(accepted > 1500)
     }
+
+    /// What a fresh `LocalResultsLog` reads from `bytes` as the data dir's log, and the file's size after.
+    static func load(_ bytes: [UInt8], in directory: String) throws -> (events: [ResultEvent], size: Int) {
+        let path = directory + "/" + LocalResultsLog.fileName
+        try FileBytes.writeAtomically(bytes, to: path)
+        let log = LocalResultsLog(dataDirectory: directory, metrics: Metrics(), saltOf: { $0 })
+        var read: [ResultEvent] = []
+        log.deliver = { read += $0 }
+        log.load(now: 0)
+        return (read, try FileBytes.read(path)?.count ?? -1)
+    }
+
+    static func same(_ a: ResultEvent, _ b: ResultEvent) -> Bool { a.kind == b.kind && a.unit == b.unit && a.at == b.at }
+
+    @Test("a damaged results log: cut at any offset, the lines before the cut are read and the cut one cut off; a byte flipped anywhere (three ways) touches only its own line")
+    func damagedLogHasOneOutcome() throws {
+        let directory = "/tmp/pushhub-results-damage-\(UInt32.random(in: 0...UInt32.max))"
+        #expect(mkdir(directory, 0o700) == 0)
+        defer { _ = system("rm -rf \(directory)") }
+        let events = [
+            Self.served("u1", "A", at: 4), Self.confirmed("u1", "A"), Self.goal("u1", "buy", 2.5),
+            Self.served("caf\u{E9}", "B", at: 5), Self.goal("caf\u{E9}", "buy", nil),
+        ]
+        let bytes = ResultEvent.lines(events)
+        let ends = bytes.indices.filter { bytes[$0] == 0x0A }  // line i ends at ends[i]
+        for cut in 0...bytes.count {
+            let complete = ends.filter { $0 < cut }.count
+            let (read, size) = try Self.load(Array(bytes[..<cut]), in: directory)
+            #expect(read.count == complete && zip(read, events).allSatisfy(Self.same), "cut at \(cut)")
+            #expect(size == (complete == 0 ? 0 : ends[complete - 1] + 1), "cut at \(cut): the torn line is cut off")
+        }
+        for offset in bytes.indices {
+            let line = ends.firstIndex { $0 >= offset }!
+            // A flipped newline joins its line to the next: both are damaged.
+            let damaged: Set<Int> = bytes[offset] == 0x0A ? [line, line + 1] : [line]
+            let untouched = events.indices.filter { !damaged.contains($0) }.map { events[$0] }
+            for mask: UInt8 in [0x01, 0x80, 0xFF] {
+                var flipped = bytes
+                flipped[offset] ^= mask
+                let (read, _) = try Self.load(flipped, in: directory)
+                // The other lines are read, in order; the damaged one is skipped or read as what it now says.
+                var rest = read[...]
+                for event in untouched {
+                    guard let found = rest.firstIndex(where: { Self.same($0, event) }) else {
+                        Issue.record("offset \(offset) ^ \(mask): lost an undamaged line")
+                        break
+                    }
+                    rest = rest[(found + 1)...]
+                }
+                #expect(read.count <= untouched.count + 1, "offset \(offset) ^ \(mask)")
+            }
+        }
+    }
 }

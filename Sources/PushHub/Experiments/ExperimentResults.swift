@@ -32,12 +32,8 @@ final class ExperimentResults {
     func record(_ event: ResultEvent, sessionWasServed: Bool) {
         let unit = ResultsTally.unitKey(event.unit)
         let settled = !log.hasUndelivered && !unitsThisTick.contains(unit)
-        if settled && tally.isRepeat(event) { return }
-        if case .goal = event.kind, !sessionWasServed, log.isLoaded, !log.hasUndelivered,
-            !unitsThisTick.contains(unit), !tally.hasServed(unit: event.unit)
-        {
-            return
-        }
+        if settled && tally.isRepeat(event, unitKey: unit) { return }
+        if case .goal = event.kind, !sessionWasServed, log.isLoaded, settled, !tally.hasServed(unitKey: unit) { return }
         pending.append(event)
         unitsThisTick.insert(unit)
     }

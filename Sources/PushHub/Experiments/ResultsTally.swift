@@ -197,17 +197,17 @@ struct ResultsTally {
 
     /// Whether folding `event` certainly changes nothing (a session of a unit already counted the
     /// same way): the log need not hold it. Goal events are never repeats.
-    func isRepeat(_ event: ResultEvent) -> Bool {
+    /// `unitKey`: the event's unit's key (`unitKey(event.unit)`), when the caller has it.
+    func isRepeat(_ event: ResultEvent, unitKey: Int? = nil) -> Bool {
         guard let exposure = event.exposure else { return false }
         return phases[Self.phaseKey(experiment: exposure.experiment, salt: exposure.salt)]?.isRepeat(
-            event.kind, unit: Self.unitKey(event.unit)) ?? false
+            event.kind, unit: unitKey ?? Self.unitKey(event.unit)) ?? false
     }
 
     /// Whether some phase has served `unit` (its goal events count there).
-    func hasServed(unit: String) -> Bool {
-        let unit = Self.unitKey(unit)
-        return phases.values.contains { $0.hasServed(unit) }
-    }
+    func hasServed(unit: String) -> Bool { hasServed(unitKey: Self.unitKey(unit)) }
+
+    func hasServed(unitKey: Int) -> Bool { phases.values.contains { $0.hasServed(unitKey) } }
 
     mutating func fold(_ event: ResultEvent) {
         let unit = Self.unitKey(event.unit)

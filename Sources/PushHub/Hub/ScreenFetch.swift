@@ -99,13 +99,3 @@ extension Shard {
         return Response(status: 200, headers: headers, body: body)
     }
 }
-
-/// The fetch's `ETag` (docs/protocol.md "HTTP fetch"): the tree's hash, followed, when the client
-/// is in variants, by "." and the first 16 hex digits of the SHA-256 of their canonical JSON — so
-/// a change of variants alone (a control group joining or leaving) is not answered 304. The SDKs
-/// compute the same from what they hold.
-public enum ScreenFetchTag {
-    public static func of(hash: String, variants: JSONObject) -> String {
-        variants.isEmpty ? hash : hash + "." + ScreenHash.of(.object(variants)).prefix(16)
-    }
-}

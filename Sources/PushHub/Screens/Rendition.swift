@@ -14,6 +14,15 @@ public struct RenderTarget: Hashable, Sendable {
 
     public static let latest = RenderTarget()
 
+    /// Whether the app is in the same variants on this screen as with `other` (no map is built:
+    /// this is asked per update a loop sends).
+    public func hasSameVariants(as other: RenderTarget) -> Bool {
+        variantPatches.count == other.variantPatches.count
+            && zip(variantPatches, other.variantPatches).allSatisfy {
+                $0.experiment == $1.experiment && $0.variant == $1.variant
+            }
+    }
+
     /// The app's variants on this screen (`"variants"` of DESIGN §6), by experiment key.
     public var variants: JSONObject {
         JSONObject(

@@ -99,13 +99,13 @@ public struct RenditionCache {
         guard let old else { return snapshot(new, for: target) }
         let rendered = rendered(new, for: target)
         let before = self.rendered(old, for: oldTarget)
-        let variants = target.variants
-        let variantsChanged = oldTarget.variants != variants
+        let variantsChanged = !oldTarget.hasSameVariants(as: target)
         if before.hash == rendered.hash && (statingVariants || !variantsChanged) { return nil }
         let key = MessageKey.patch(
             fromVersion: old.version, fromRendition: renditionKey(old, for: oldTarget),
             rendition: renditionKey(new, for: target), statesVariants: statingVariants)
         return message(new, key) {
+            let variants = target.variants
             let ops = JSONPatchDiff.diff(before.tree, rendered.tree)
             let patch = ServerMessage.patch(
                 screen: new.name, from: old.version, version: new.version, hash: rendered.hash, ops: ops,
