@@ -374,35 +374,35 @@ def test_clients_that_reconnect_while_a_release_starts_rises_and_halts_end_with_
                 return
         held[user] = state
 
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(16)]
-    for thread in threads:
-        thread.start()
-    time.sleep(0.3)
-    start_release(hub, {"tree": CANDIDATE, "percent": 5})
-    for percent in (20, 40, 60):
-        time.sleep(0.2)
-        assert call(hub, "POST", release_path("r-2", "percent"), {"percent": percent})[0] == 200
-    time.sleep(0.3)
-    stop.set()
-    for thread in threads:
-        thread.join(20)
-    assert not problems, problems
-    for user, state in held.items():
+    def while_clients_reconnect(fire):
+        """Runs `fire` while 16 clients reconnect in a loop; returns what each ends holding."""
+        held.clear()
+        stop.clear()
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(16)]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.3)
+        fire()
+        time.sleep(0.3)
+        stop.set()
+        for thread in threads:
+            thread.join(20)
+        assert not problems, problems
+        return dict(held)
+
+    def start_and_raise():
+        start_release(hub, {"tree": CANDIDATE, "percent": 5})
+        for percent in (20, 40, 60):
+            time.sleep(0.2)
+            assert call(hub, "POST", release_path("r-2", "percent"), {"percent": percent})[0] == 200
+
+    for user, state in while_clients_reconnect(start_and_raise).items():
         expected = CANDIDATE if bucket("r-2", user) < 6000 else BASE
         assert state["tree"] == expected, (user, state)
 
-    held.clear()
-    stop.clear()
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(16)]
-    for thread in threads:
-        thread.start()
-    time.sleep(0.3)
-    assert call(hub, "POST", release_path("r-2", "halt"), {"reason": "race"})[0] == 200
-    time.sleep(0.3)
-    stop.set()
-    for thread in threads:
-        thread.join(20)
-    assert not problems, problems
-    for user, state in held.items():
+    def halt():
+        assert call(hub, "POST", release_path("r-2", "halt"), {"reason": "race"})[0] == 200
+
+    for user, state in while_clients_reconnect(halt).items():
         assert state["tree"] == BASE and state["version"] in ((3,) if bucket("r-2", user) < 6000 else (1, 3)), (
             user, state)
