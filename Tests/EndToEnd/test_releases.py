@@ -18,6 +18,7 @@ from websockets.sync.client import connect
 
 from admin import call, publish
 from conftest import Hub
+from test_fetch import fetch
 from test_scale_out import SECRET, cluster, redis, shared_secrets  # noqa: F401 (cluster, redis: fixtures)
 
 SCREEN = "app/home"
@@ -253,6 +254,13 @@ def test_an_operators_halt_sends_the_exposed_back_and_nobody_else_anything(hub_f
     exposed = {app.user for app in apps if bucket("r-2", app.user) < 5000}
     for app in apps:
         app.updates()
+    # The HTTP fetch and the admin API's view of a user answer what the socket sends that user.
+    assert {app.tree == CANDIDATE for app in apps[:6]} == {True, False}, "both kinds of client are asked"
+    for app in apps[:6]:
+        token = jwt.encode({"sub": app.user, "exp": int(time.time()) + 60}, secret(hub), algorithm="HS256")
+        status, _, body = fetch(hub, "/v1/screens/" + SCREEN, {"Authorization": "Bearer " + token})
+        assert status == 200 and json.loads(body)["tree"] == app.tree, app.user
+        assert call(hub, "GET", "/v1/screens/%s?user=%s" % (SCREEN, app.user))[1]["tree"] == app.tree
     code, answer = call(hub, "POST", release_path("r-2", "halt"), {})
     assert code == 400 and "reason" in answer["error"]["message"]
     code, halted = call(hub, "POST", release_path("r-2", "halt"), {"reason": "design said no"})
