@@ -111,8 +111,7 @@ enum ReleaseCommand: Command {
         }
         let path = releasePath(screen, id) + "/" + action
         return request(client, output, "POST", path, body: JSONWriter.write(.object(body))) { answer in
-            ReleaseReport.present(
-                answer, output: output, extra: [("sent", "\(answer["sent"]?.intValue ?? 0) connected clients")])
+            ReleaseReport.present(answer, output: output, extra: [ReleaseReport.sent(answer)])
         }
     }
 

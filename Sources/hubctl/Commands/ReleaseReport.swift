@@ -66,6 +66,14 @@ enum ReleaseReport {
         ]
     }
 
+    /// The `sent` row of an answer: `5 connected clients`, and `(unchanged: …)` when the percent
+    /// asked for is the one the release has.
+    static func sent(_ answer: JSONValue) -> (String, String) {
+        let count = answer["sent"]?.intValue ?? 0
+        let unchanged = answer["unchanged"] == .bool(true) ? " (unchanged: the release has that percent already)" : ""
+        return ("sent", "\(count) connected client\(count == 1 ? "" : "s")\(unchanged)")
+    }
+
     /// `10 %`, `0.5 %`: the hub's number as it wrote it.
     static func percent(_ value: JSONValue?) -> String {
         guard let number = value?.numberValue else { return "-" }

@@ -47,7 +47,7 @@ extension Screen {
                     answer, output: output,
                     extra: [
                         ("hash", answer["hash"]?.stringValue ?? ""),
-                        ("sent", "\(answer["sent"]?.intValue ?? 0) connected clients got the candidate now"),
+                        ReleaseReport.sent(answer),
                     ])
             }
             let base = answer["base_version"]?.intValue ?? 0
