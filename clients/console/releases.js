@@ -54,10 +54,9 @@ export function releasePanel({ name, can, changed }) {
     changed();
   } });
 
-  const element = section("Release",
-    summary, controls, status,
-    el("div", { className: "two" }, el("div", {}, el("h3", {}, "Steps"), steps), el("div", {}, el("h3", {}, "Render errors"), errors)),
-    starter.element);
+  const history = el("div", { className: "two" },
+    el("div", {}, el("h3", {}, "Steps"), steps), el("div", {}, el("h3", {}, "Render errors"), errors));
+  const element = section("Release", summary, controls, status, history, starter.element);
   element.id = "release";
 
   let shown = null; // the release on show, as last read
@@ -83,6 +82,7 @@ export function releasePanel({ name, can, changed }) {
   function show(release) {
     const rolling = release?.status === "rolling";
     controls.hidden = !rolling;
+    history.hidden = !release;
     starter.element.hidden = rolling;
     element.dataset.status = release?.status ?? "none";
     showIfChanged(summary, release, () => release ? facts(release) : el("p", { className: "empty", id: "release-none" },
