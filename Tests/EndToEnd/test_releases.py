@@ -18,6 +18,7 @@ from websockets.sync.client import connect
 
 from admin import call, publish
 from conftest import Hub
+from test_fetch import fetch
 from test_scale_out import SECRET, cluster, redis, shared_secrets  # noqa: F401 (cluster, redis: fixtures)
 
 SCREEN = "app/home"
@@ -253,6 +254,13 @@ def test_an_operators_halt_sends_the_exposed_back_and_nobody_else_anything(hub_f
     exposed = {app.user for app in apps if bucket("r-2", app.user) < 5000}
     for app in apps:
         app.updates()
+    # The HTTP fetch and the admin API's view of a user answer what the socket sends that user.
+    assert {app.tree == CANDIDATE for app in apps[:6]} == {True, False}, "both kinds of client are asked"
+    for app in apps[:6]:
+        token = jwt.encode({"sub": app.user, "exp": int(time.time()) + 60}, secret(hub), algorithm="HS256")
+        status, _, body = fetch(hub, "/v1/screens/" + SCREEN, {"Authorization": "Bearer " + token})
+        assert status == 200 and json.loads(body)["tree"] == app.tree, app.user
+        assert call(hub, "GET", "/v1/screens/%s?user=%s" % (SCREEN, app.user))[1]["tree"] == app.tree
     code, answer = call(hub, "POST", release_path("r-2", "halt"), {})
     assert code == 400 and "reason" in answer["error"]["message"]
     code, halted = call(hub, "POST", release_path("r-2", "halt"), {"reason": "design said no"})
@@ -374,35 +382,35 @@ def test_clients_that_reconnect_while_a_release_starts_rises_and_halts_end_with_
                 return
         held[user] = state
 
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(16)]
-    for thread in threads:
-        thread.start()
-    time.sleep(0.3)
-    start_release(hub, {"tree": CANDIDATE, "percent": 5})
-    for percent in (20, 40, 60):
-        time.sleep(0.2)
-        assert call(hub, "POST", release_path("r-2", "percent"), {"percent": percent})[0] == 200
-    time.sleep(0.3)
-    stop.set()
-    for thread in threads:
-        thread.join(20)
-    assert not problems, problems
-    for user, state in held.items():
+    def while_clients_reconnect(fire):
+        """Runs `fire` while 16 clients reconnect in a loop; returns what each ends holding."""
+        held.clear()
+        stop.clear()
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(16)]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.3)
+        fire()
+        time.sleep(0.3)
+        stop.set()
+        for thread in threads:
+            thread.join(20)
+        assert not problems, problems
+        return dict(held)
+
+    def start_and_raise():
+        start_release(hub, {"tree": CANDIDATE, "percent": 5})
+        for percent in (20, 40, 60):
+            time.sleep(0.2)
+            assert call(hub, "POST", release_path("r-2", "percent"), {"percent": percent})[0] == 200
+
+    for user, state in while_clients_reconnect(start_and_raise).items():
         expected = CANDIDATE if bucket("r-2", user) < 6000 else BASE
         assert state["tree"] == expected, (user, state)
 
-    held.clear()
-    stop.clear()
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(16)]
-    for thread in threads:
-        thread.start()
-    time.sleep(0.3)
-    assert call(hub, "POST", release_path("r-2", "halt"), {"reason": "race"})[0] == 200
-    time.sleep(0.3)
-    stop.set()
-    for thread in threads:
-        thread.join(20)
-    assert not problems, problems
-    for user, state in held.items():
+    def halt():
+        assert call(hub, "POST", release_path("r-2", "halt"), {"reason": "race"})[0] == 200
+
+    for user, state in while_clients_reconnect(halt).items():
         assert state["tree"] == BASE and state["version"] in ((3,) if bucket("r-2", user) < 6000 else (1, 3)), (
             user, state)

@@ -87,14 +87,7 @@ struct ReleaseRoutes: AdminHandlers {
         } catch {
             throw AdminError(400, error.code, error.message)
         }
-        var text: String?
-        if let field = request["message"], field != .null {
-            guard let string = field.stringValue else {
-                throw AdminError(400, "bad_message", "\"message\" must be a string (or null)")
-            }
-            text = string
-        }
-        let message = try ScreenRoutes.message(text, field: "\"message\"")
+        let message = try ScreenRoutes.message(member: request["message"])
         let state = call.state
         guard let base = state.view.current(name) else {
             throw AdminError.notFound("no screen named \(name): a release needs a published version to start from")

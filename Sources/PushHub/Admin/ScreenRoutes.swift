@@ -76,6 +76,15 @@ struct ScreenRoutes: AdminHandlers {
         return try AdminBody.json(body)
     }
 
+    /// A body's `"message"` member (absent or null: none) checked as `message(_:field:)`.
+    static func message(member value: JSONValue?) throws(AdminError) -> String? {
+        guard let value, value != .null else { return nil }
+        guard let text = value.stringValue else {
+            throw AdminError(400, "bad_message", "\"message\" must be a string (or null)")
+        }
+        return try message(text, field: "\"message\"")
+    }
+
     /// A tree every client can be sent: each `min_app_version` a semantic version.
     static func checkPublishable(_ tree: JSONValue) throws(AdminError) {
         if let path = Rendition.invalidThreshold(in: tree) {
@@ -252,14 +261,7 @@ struct ScreenRoutes: AdminHandlers {
         guard !call.body.isEmpty else { throw AdminError(400, "empty_body", "send {\"to\": VERSION} or {}") }
         let request = try AdminBody.object(
             call.body, known: ["to", "message"], shape: "{\"to\": VERSION, \"message\": TEXT} (both optional)")
-        var text: String?
-        if let field = request["message"], field != .null {
-            guard let string = field.stringValue else {
-                throw AdminError(400, "bad_message", "\"message\" must be a string (or null)")
-            }
-            text = string
-        }
-        let message = try Self.message(text, field: "\"message\"")
+        let message = try Self.message(member: request["message"])
         try Self.refuseWhileReleasing(name, in: call.state)
         guard let versions = call.state.view.screens[name], let current = versions.last else {
             throw AdminError.notFound("no screen named \(name)")
