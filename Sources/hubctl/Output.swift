@@ -15,13 +15,14 @@ struct Output {
     /// A progress remark on stderr (reconnecting, resubscribing): never mixed into results.
     func note(_ text: String) { FileHandle.standardError.write(Data("\(text)\n".utf8)) }
 
-    /// Rows of cells in aligned columns.
-    func columns(_ rows: [[String]]) {
+    /// Rows of cells in aligned columns, each line after `indent` (a section under a heading).
+    func columns(_ rows: [[String]], indent: String = "") {
         guard let width = rows.map(\.count).max() else { return }
         let widths = (0..<width).map { column in rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
         for row in rows {
             Swift.print(
-                row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
+                indent
+                    + row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
                     .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
         }
     }

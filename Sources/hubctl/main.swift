@@ -5,8 +5,8 @@ import PushHubClient
 // hubctl: the ops CLI over the admin API (DESIGN §8).
 
 let commands: [any Command.Type] = [
-    Status.self, Screen.self, SyncCommand.self, CohortCommand.self, ExperimentCommand.self, Clients.self, Watch.self,
-    Token.self,
+    Status.self, Screen.self, ReleaseCommand.self, SyncCommand.self, CohortCommand.self, ExperimentCommand.self,
+    Clients.self, Watch.self, Token.self,
 ]
 
 let globalUsage = "hubctl [--url URL] [--token TOKEN | --data DIR] [--cacert FILE | --insecure] [--json] COMMAND"

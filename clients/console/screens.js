@@ -1,11 +1,13 @@
 // Screens: the list (versions, subscribers), and one screen: its tree (as the demo page draws it
 // and as a collapsible tree), what a given user or device sees, its history, the diff between
-// any two kept versions (ops and a side-by-side highlight), and rollback with a confirmation.
+// any two kept versions (ops and a side-by-side highlight), rollback with a confirmation, and its
+// release (releases.js).
 
 import { get, call, withQuery, screenPath, ApiError } from "./api.js";
 import { el, field, input, select, section, table, number, when, every, statusLine, actionButton, confirmAction, showIfChanged } from "./ui.js";
 import { renderScreen, treeView, sideBySide } from "./render.js";
 import { applyPatch, screenHash } from "./pushhub-client.js";
+import { releasePanel } from "./releases.js";
 
 export default function screens(context) {
   return context.argument ? screenDetail(context) : screenList(context);
@@ -51,10 +53,12 @@ function screenDetail({ root, argument: name, can }) {
   const rollbackTo = field("Roll back to", select([], { name: "rollback" }));
   const rollbackButton = actionButton("Roll back…", { scope: "publish", can, className: "danger", onclick: rollback });
   rollbackButton.id = "rollback";
+  const release = releasePanel({ name, can, changed: () => refresh().catch(() => {}) });
 
   root.append(
     el("p", { className: "crumbs" }, el("a", { href: "#screens" }, "Screens"), " / ", name),
     el("h2", {}, name),
+    release.element,
     el("div", { className: "columns" },
       el("div", {},
         section("Current version", summary),
@@ -187,8 +191,9 @@ function screenDetail({ root, argument: name, can }) {
     }
   }
 
-  return every(2000, () => refresh().catch((error) => {
+  const stopRefresh = every(2000, () => refresh().catch((error) => {
     if (error instanceof ApiError && error.status === 404) historyBody.replaceChildren(el("p", { className: "error" }, error.message));
     else throw error;
   }));
+  return () => { stopRefresh(); release.stop(); };
 }

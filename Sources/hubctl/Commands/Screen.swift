@@ -1,15 +1,18 @@
 import Foundation
 import PushHub
 
-/// `hubctl screen publish | get | list | delete | diff | history | rollback` (DESIGN §8).
+/// `hubctl screen publish | get | list | delete | diff | history | rollback | release` (DESIGN §8, §15).
 enum Screen: Command {
     static let name = "screen"
-    static let abstract = "Publish, read, list, delete, diff (dry run), list history of, and roll back screens."
+    static let abstract =
+        "Publish, read, list, delete, diff (dry run), list history of, roll back screens; start a staged release."
     static let usage = """
         hubctl screen publish NAME FILE|- [--message TEXT]
                       | get NAME [--user U | --device D] [--platform P] [--app-version V]
                       | list | delete NAME | diff NAME FILE|- | diff NAME --from V1 [--to V2] | history NAME
                       | rollback NAME [--to VERSION] [--message TEXT]
+                      | release NAME FILE|- [--qa-cohort C] [--percent P] [--max-error-rate R] [--min-units N]
+                                [--message TEXT] [--dry-run]
         """
     static let options: [(String, String)] = [
         ("--user U", "get: the tree user U receives (its experiment variants)"),
@@ -18,7 +21,12 @@ enum Screen: Command {
         ("--app-version V", "get: the tree as a client of app version V sees it"),
         ("--from V1", "diff: from kept version V1 (instead of a FILE)"),
         ("--to VERSION", "diff: to kept version (default current); rollback: the version to republish"),
-        ("--message TEXT", "publish, rollback: why, shown by history (one line, at most 500 characters)"),
+        ("--message TEXT", "publish, rollback, release: why, shown by history (one line, at most 500 characters)"),
+        ("--qa-cohort C", "release: a cohort that always gets the candidate (the testers)"),
+        ("--percent P", "release: the share of the other units that get it, 0 to 100 (default 0: the QA cohort only)"),
+        ("--max-error-rate R", "release: the guard halts it above this share of render errors, 0 to 1 (default 0.02)"),
+        ("--min-units N", "release: the guard acts only once N units have reported (default 50)"),
+        ("--dry-run", "release: only count the connected subscribers who would get the candidate"),
     ]
     static let subcommands: [(String, String)] = [
         ("publish", "Publish FILE (a JSON tree) as the next version of NAME."),
@@ -28,12 +36,19 @@ enum Screen: Command {
         ("diff", "Dry run: the patch FILE would produce and who would get it; or --from V1 [--to V2]."),
         ("history", "List the kept versions of NAME: when, hash, author, rollbacks and messages."),
         ("rollback", "Republish an earlier version of NAME as a new version."),
+        ("release", "Start a release of FILE as NAME's next version: to the QA cohort and a percent (hubctl release)."),
     ]
+
+    /// The options only `screen release` takes.
+    static let releaseOptions = ["--qa-cohort", "--percent", "--max-error-rate", "--min-units", "--dry-run"]
 
     static func run(_ arguments: Arguments, client: AdminClient, output: Output) -> Int32 {
         let words = Array(arguments.words.dropFirst())
         guard let action = words.first else { return usageError("Missing a screen subcommand.") }
         let rest = Array(words.dropFirst())
+        if action != "release", let option = releaseOptions.first(where: { arguments.options[$0] != nil }) {
+            return usageError("'screen \(action)' takes no \(option); it is for 'screen release'.")
+        }
         switch action {
         case "list":
             return request(client, output, "GET", "/v1/screens") { answer in
@@ -141,6 +156,8 @@ enum Screen: Command {
                     ("sent", "\(answer["sent"]?.intValue ?? 0)"),
                 ])
             }
+        case "release":
+            return release(rest, arguments, client: client, output: output)
         default:
             return usageError("Unknown screen subcommand '\(action)'.")
         }
@@ -176,21 +193,40 @@ func request(
     _ client: AdminClient, _ output: Output, _ method: String, _ path: String, body: [UInt8] = [],
     present: (JSONValue) -> Void
 ) -> Int32 {
+    switch fetch(client, output, method, path, body: body) {
+    case .success(let json):
+        if output.json { output.print(JSONWriter.string(json)) } else { present(json) }
+        return ExitCode.success
+    case .failure(let failure):
+        return failure.exitCode
+    }
+}
+
+/// Sends a request and answers the hub's JSON when it succeeded; otherwise prints why on stderr
+/// and answers the exit code (1 the hub refused or answered no JSON, 3 unreachable). Prints
+/// nothing on success, whatever `--json` says: for a lookup before the command's own request.
+func fetch(
+    _ client: AdminClient, _ output: Output, _ method: String, _ path: String, body: [UInt8] = []
+) -> Result<JSONValue, RequestFailure> {
     let answer: AdminClient.Answer
     do {
         answer = try client.send(method, path, body: body)
     } catch {
         output.error(error.description)
-        return ExitCode.unreachable
+        return .failure(RequestFailure(exitCode: ExitCode.unreachable))
     }
     guard (200..<300).contains(answer.status) else {
         output.error("the hub refused (\(answer.status)): \(answer.errorMessage)")
-        return ExitCode.refused
+        return .failure(RequestFailure(exitCode: ExitCode.refused))
     }
     guard let json = try? JSONReader.parse(answer.body) else {
         output.error("the hub answered something that is not JSON")
-        return ExitCode.refused
+        return .failure(RequestFailure(exitCode: ExitCode.refused))
     }
-    if output.json { output.print(JSONWriter.string(json)) } else { present(json) }
-    return ExitCode.success
+    return .success(json)
+}
+
+/// A request that failed after its reason was printed: the exit code the command returns.
+struct RequestFailure: Error {
+    var exitCode: Int32
 }
