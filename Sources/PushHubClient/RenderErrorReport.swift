@@ -25,7 +25,7 @@ public protocol RenderErrorDescribing: Error {
 /// Invariant: `component` has at most `maxComponentLength` and `message` at most
 /// `maxMessageLength` Unicode scalars — what the hub accepts, however it counts characters
 /// (scalars or grapheme clusters): longer text is cut, never refused.
-struct RenderErrorReport: Sendable, Equatable {
+struct RenderErrorReport: Sendable {
     static let maxMessageLength = 1000
     static let maxComponentLength = 200
 

@@ -219,7 +219,7 @@ export class ClientSession {
   unsent(message) {
     if (message.type === "ack") this._pendingAcks.add(message.sync);
     else if (message.type === "track") this._queueTrack(message);
-    else if (message.type === "rendered" || message.type === "render_error") this._owedReports.set(message.screen, message);
+    else if (message.type === "rendered" || message.type === "render_error") this._owe(message);
   }
 
   // MARK: - Results of actions
@@ -449,11 +449,17 @@ export class ClientSession {
     return actions;
   }
 
-  /** Sends a render report (`rendered`, `render_error`) while live; else owes it, replacing the one owed for its screen. */
+  /** Sends a render report (`rendered`, `render_error`) while live; else owes it. */
   _sendReport(message) {
     if (this.live) return [send(message)];
-    this._owedReports.set(message.screen, message);
+    this._owe(message);
     return [];
+  }
+
+  /** Owes a render report until the next welcome, in place of the one owed for its screen (it goes last). */
+  _owe(report) {
+    this._owedReports.delete(report.screen);
+    this._owedReports.set(report.screen, report);
   }
 
   /** The hash of the tree held for `screen` when it is `version`; undefined otherwise. */
