@@ -31,8 +31,10 @@ import WSProtocol
             case .token: "ci"
             case .sync: "s-1"
             case .consoleFile: "index.html"
+            case .release: "r-2"
             }
-        return value.map { pattern.prefix + $0 + pattern.suffix } ?? pattern.prefix
+        let later = pattern.later.map { $0.literal + "r-2" }.joined()
+        return value.map { pattern.prefix + $0 + later + pattern.suffix } ?? pattern.prefix
     }
 
     func call(_ route: AdminRoute, query: String = "", token: String? = "secret-token", body: String? = nil)
@@ -97,7 +99,7 @@ import WSProtocol
         }
     }
 
-    @Test("reads are the GET and HEAD routes; only a publish, a sync and an experiment's definition have a dry run")
+    @Test("reads are the GET and HEAD routes; only a publish, a sync, an experiment's definition, a release's start and its percent have a dry run")
     func effectOfEachRoute() {
         for route in AdminRouteTable.all {
             let expected: AdminRoute.Effect =
@@ -106,6 +108,8 @@ import WSProtocol
                 case ("PUT", "/v1/screens/{name}"): .changeUnlessDryRun(.query)
                 case ("POST", "/v1/syncs"): .changeUnlessDryRun(.body)
                 case ("PUT", "/v1/experiments/{key}"): .changeUnlessDryRun(.query)
+                case ("POST", "/v1/screens/{name}/releases"): .changeUnlessDryRun(.query)
+                case ("POST", "/v1/screens/{name}/releases/{id}/percent"): .changeUnlessDryRun(.query)
                 default: .change
                 }
             #expect(route.effect == expected, "\(route.method) \(route.path)")

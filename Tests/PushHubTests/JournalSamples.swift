@@ -21,6 +21,25 @@ enum EveryRecordKind {
                 ScreenVersion(
                     name: "home", version: 2, tree: .object(["title": .string("Hi")]), publishedAt: 6, author: "ci",
                     message: "back to v1", rollbackOf: 1)),
+            // A release of version 3, raised, then halted by its guard (revert: version 4).
+            .releasePut(
+                Release(
+                    screen: "home", baseVersion: 2,
+                    candidate: ScreenVersion(
+                        name: "home", version: 3, tree: .object(["title": .string("New")]), publishedAt: 7,
+                        author: "ci", message: "new title"),
+                    qaCohort: "qa", healthGuard: ReleaseGuard(maxErrorRate: 0.05, minUnits: 20),
+                    steps: [Release.Step(at: 7, actor: "ci", action: .start(basisPoints: 150))])),
+            .releaseStepped(screen: "home", release: "r-3", Release.Step(at: 8, actor: "ci", action: .percent(basisPoints: 1000))),
+            .releaseStepped(
+                screen: "home", release: "r-3",
+                Release.Step(
+                    at: 9, actor: "guard",
+                    action: .halt(
+                        Release.Halt(
+                            reason: "error rate 25%",
+                            numbers: ReleaseHealth.Counts(exposed: 30, rendered: 18, errored: 6, reported: 24),
+                            revertVersion: 4)))),
             .cohortSet("beta", Cohort(users: ["u1", "u2"], rule: rule)),
             .cohortUsersEdited("beta", add: ["u3"], remove: ["u1"]),
             .cohortRuleSet("beta", nil),
@@ -32,7 +51,7 @@ enum EveryRecordKind {
             .experimentDeleted("e"),
             .cohortDeleted("beta"),
             .screenDeleted("home"),
-            .screenNumbered("home", lastVersion: 2),
+            .screenNumbered("home", lastVersion: 4),
             .syncNumbered(1),
         ]
     }
@@ -55,10 +74,12 @@ enum EveryRecordKind {
         case .syncNumbered: "syncNumbered"
         case .adminTokenCreated: "adminTokenCreated"
         case .adminTokenRevoked: "adminTokenRevoked"
+        case .releasePut: "releasePut"
+        case .releaseStepped: "releaseStepped"
         }
     }
 
-    static let kindCount = 14
+    static let kindCount = 16
 
     /// The records as the journal stores them: JSON with the next `lsn` (1, 2, …), as `StateJournal.append` writes.
     static func payloads(firstLSN: Int = 1) throws -> [[UInt8]] {

@@ -33,6 +33,32 @@ import Testing
         #expect(resolved("/v1/screensx") == nil)
     }
 
+    @Test("a release's paths read the screen name, then the release id as one segment after the last /releases/")
+    func releasePaths() {
+        func resolvedAll(_ path: String) -> (String, [String])? {
+            AdminRouteTable.resolve(path[...]).map { ($0.pattern.description, $0.variables) }
+        }
+        #expect(resolvedAll("/v1/screens/news/home/releases")! == ("/v1/screens/{name}/releases", ["news/home"]))
+        #expect(
+            resolvedAll("/v1/screens/news/home/releases/r-4")! == ("/v1/screens/{name}/releases/{id}", ["news/home", "r-4"]))
+        #expect(
+            resolvedAll("/v1/screens/home/releases/r-4/halt")!
+                == ("/v1/screens/{name}/releases/{id}/halt", ["home", "r-4"]))
+        #expect(
+            resolvedAll("/v1/screens/home%2Freleases%2Fr-4%2Fpercent")!
+                == ("/v1/screens/{name}/releases/{id}/percent", ["home", "r-4"]))
+        // An id is one segment: this is the screen "home/releases/r-4/x", which may not be a name (422).
+        #expect(resolvedAll("/v1/screens/home/releases/r-4/x")! == ("/v1/screens/{name}", ["home/releases/r-4/x"]))
+        #expect(ScreenName.validationError("home/releases/r-4/x") != nil)
+        #expect(ScreenName.validationError("home/releases") != nil && ScreenName.validationError("home/diff") != nil)
+        #expect(ScreenName.validationError("releases") == nil && ScreenName.validationError("home/releases-2") == nil)
+        let pattern = PathPattern("/v1/screens/{name:screen}/releases/{id:release}/halt")
+        #expect(pattern.description == "/v1/screens/{name}/releases/{id}/halt")
+        #expect(pattern.values("/v1/screens/a/releases/r-1/halt") == ["a", "r-1"])
+        #expect(pattern.values("/v1/screens/a/releases//halt") == ["a", ""])
+        #expect(pattern.values("/v1/screens/a/release/r-1/halt") == nil)
+    }
+
     @Test("a screen name may be percent-encoded, its action suffix too")
     func percentEncodedScreenNames() {
         #expect(resolved("/v1/screens/news%2Fhome")! == ("/v1/screens/{name}", "news/home"))

@@ -65,8 +65,8 @@ import WSProtocol
         let v2 = driver.publish("home", Tree.screen(score: "1-0"))
         #expect(driver.versionPublished(session, v2).isEmpty)
         #expect(driver.versionPublished(session, v2, congested: true).isEmpty)
-        #expect(driver.experimentsChanged(session, screen: "home").isEmpty)
-        #expect(driver.experimentsChanged(session, screen: "home", congested: true).isEmpty)
+        #expect(driver.screenMayHaveChanged(session, screen: "home").isEmpty)
+        #expect(driver.screenMayHaveChanged(session, screen: "home", congested: true).isEmpty)
         #expect(driver.screenDeleted(session, "home").isEmpty)
         #expect(driver.syncArrived(session, driver.sync(1, .all)).isEmpty)
         #expect(driver.syncArrived(session, driver.sync(2, .all, collapse: "k"), congested: true).isEmpty)
@@ -900,7 +900,7 @@ import WSProtocol
         var session = try driver.signIn(user: "u17")
         _ = driver.receive(&session, .subscribe(screen: "home", have: nil))
         driver.setExperiments([try Driver.experiment(overrides: ["u17": "compact"])])
-        #expect(driver.experimentsChanged(session, screen: "home", congested: true) == [.coalesced])
+        #expect(driver.screenMayHaveChanged(session, screen: "home", congested: true) == [.coalesced])
         #expect(session.needsCatchUp)
         let steps = driver.drained(session)
         #expect(steps.map(\.name) == ["exposure", "retargeted", "patch"])
@@ -1001,8 +1001,8 @@ import WSProtocol
         #expect(driver.receivedInvalid(session, WireError(code: "bad_json", message: "x", ref: nil)).isEmpty)
         #expect(driver.versionPublished(session, v3).isEmpty)
         #expect(driver.versionPublished(session, v3, congested: true).isEmpty)
-        #expect(driver.experimentsChanged(session, screen: "home").isEmpty)
-        #expect(driver.experimentsChanged(session, screen: "home", congested: true).isEmpty)
+        #expect(driver.screenMayHaveChanged(session, screen: "home").isEmpty)
+        #expect(driver.screenMayHaveChanged(session, screen: "home", congested: true).isEmpty)
         #expect(driver.syncArrived(session, driver.sync(2, .all)).isEmpty)
         #expect(driver.syncArrived(session, driver.sync(3, .all, collapse: "k"), congested: true).isEmpty)
         #expect(driver.drained(session).isEmpty)
@@ -1093,10 +1093,10 @@ import WSProtocol
         var session = try driver.signIn(user: "u17")
         _ = driver.receive(&session, .subscribe(screen: "home", have: nil))
         let base = Driver.rendered(v1, for: try #require(session.ready?.target))
-        #expect(driver.experimentsChanged(session, screen: "home").isEmpty)  // nothing changed yet
+        #expect(driver.screenMayHaveChanged(session, screen: "home").isEmpty)  // nothing changed yet
 
         driver.setExperiments([try Driver.experiment(overrides: ["u17": "compact"])], generation: 2)
-        let started = driver.experimentsChanged(session, screen: "home")
+        let started = driver.screenMayHaveChanged(session, screen: "home")
         #expect(started.map(\.name) == ["exposure", "retargeted", "patch"])
         #expect(
             started.first
@@ -1109,10 +1109,10 @@ import WSProtocol
         let baseTarget = try #require(session.ready?.target)
         #expect(started[1] == .retargeted("home", from: baseTarget, to: target))
         #expect(started.last?.json?["hash"] == .string(Driver.rendered(v1, for: target).hash))
-        #expect(driver.experimentsChanged(session, screen: "home").isEmpty)  // already there
+        #expect(driver.screenMayHaveChanged(session, screen: "home").isEmpty)  // already there
 
         driver.setExperiments([try Driver.experiment(status: "stopped", overrides: ["u17": "compact"])], generation: 3)
-        let stopped = driver.experimentsChanged(session, screen: "home")
+        let stopped = driver.screenMayHaveChanged(session, screen: "home")
         #expect(stopped.map(\.name) == ["retargeted", "patch"])
         #expect(stopped.first == .retargeted("home", from: target, to: baseTarget))
         let stopPatch = try #require(stopped.last?.json)
@@ -1130,9 +1130,9 @@ import WSProtocol
         var session = try driver.signIn(user: "u17")
         _ = driver.receive(&session, .subscribe(screen: "home", have: nil))
         driver.setExperiments([try Driver.experiment(traffic: 0, overrides: ["u99": "compact"])])
-        #expect(driver.experimentsChanged(session, screen: "home").isEmpty)
-        #expect(driver.experimentsChanged(session, screen: "away").isEmpty)
-        #expect(driver.experimentsChanged(session, screen: "nowhere").isEmpty)
+        #expect(driver.screenMayHaveChanged(session, screen: "home").isEmpty)
+        #expect(driver.screenMayHaveChanged(session, screen: "away").isEmpty)
+        #expect(driver.screenMayHaveChanged(session, screen: "nowhere").isEmpty)
     }
 
     @Test(
@@ -1145,7 +1145,7 @@ import WSProtocol
         let v2 = driver.publish("home", Tree.screen(gated: "radar v2"))
         #expect(driver.versionPublished(session, v2).isEmpty)
         driver.setExperiments([try Driver.experiment(overrides: ["u17": "compact"])])
-        let steps = driver.experimentsChanged(session, screen: "home")
+        let steps = driver.screenMayHaveChanged(session, screen: "home")
         #expect(steps.map(\.name) == ["exposure", "retargeted", "patch"])
         let patch = try #require(steps.last?.json)
         #expect(patch["from"] == .number(1) && patch["version"] == .number(2))
@@ -1243,7 +1243,7 @@ import WSProtocol
         #expect(patch["from"] == .number(1) && patch["version"] == .number(2))
         #expect(
             try Driver.apply(patch, to: Driver.rendered(v1, for: base).tree) == Driver.rendered(v2, for: target).tree)
-        #expect(driver.experimentsChanged(session, screen: "home").isEmpty)
+        #expect(driver.screenMayHaveChanged(session, screen: "home").isEmpty)
     }
 
     @Test("an anonymous client is assigned and exposed by its device")
@@ -1295,6 +1295,7 @@ extension SessionTests {
         case acked(seq: Int)
         case exposure(ExposureKind, experiment: String, variant: String, unit: String, screen: String, version: Int)
         case goal(String, value: Double?, unit: String, sessionWasServed: Bool)
+        case release(ResultEvent.ReleaseReport, unit: String)
         case stickyAssigned(experiment: String, unit: String, variant: String)
         case coalesced
         case subscriptionRefused
@@ -1324,6 +1325,8 @@ extension SessionTests {
                         version: e.version)
                 case .goal(let name, let value):
                     self = .goal(name, value: value, unit: event.unit, sessionWasServed: sessionWasServed)
+                case .release(let report):
+                    self = .release(report, unit: event.unit)
                 }
             case .stickyAssigned(let experiment, let unit, let variant):
                 self = .stickyAssigned(experiment: experiment, unit: unit, variant: variant)
@@ -1350,6 +1353,7 @@ extension SessionTests {
             case .acked: return "acked"
             case .exposure: return "exposure"
             case .goal: return "goal"
+            case .release: return "release"
             case .stickyAssigned: return "stickyAssigned"
             case .coalesced: return "coalesced"
             case .subscriptionRefused: return "subscriptionRefused"
@@ -1598,10 +1602,10 @@ extension SessionTests {
             return record(out)
         }
 
-        mutating func experimentsChanged(_ session: Session, screen: String, congested: Bool = false) -> [Step] {
+        mutating func screenMayHaveChanged(_ session: Session, screen: String, congested: Bool = false) -> [Step] {
             var out: [Session.Action] = []
             var session = session
-            session.experimentsChanged(
+            session.screenMayHaveChanged(
                 screen: screen, view: view, isCongested: congested, nowMilliseconds: now, cache: &cache, out: &out)
             return record(out)
         }

@@ -64,6 +64,9 @@ struct AdminAPI {
     private func run(_ route: AdminRoute, _ resolved: ResolvedPath, _ call: AdminCall) {
         do throws(AdminError) {
             if let refusal = resolved.pattern.variable?.refusal(of: resolved.variable) { throw refusal }
+            for (part, value) in zip(resolved.pattern.later, resolved.variables.dropFirst()) {
+                if let refusal = part.variable.refusal(of: value) { throw refusal }
+            }
             try route.handle(call)
         } catch {
             call.reply.error(error)
@@ -75,7 +78,7 @@ struct AdminAPI {
         reply: AdminReply
     ) -> AdminCall {
         AdminCall(
-            plane: plane, head: head, body: body, token: token, variable: resolved.variable, changes: changes,
+            plane: plane, head: head, body: body, token: token, variables: resolved.variables, changes: changes,
             reply: reply)
     }
 

@@ -9,8 +9,10 @@ struct AdminCall {
     let body: [UInt8]
     /// The token that passed the route's scope check; nil exactly on an open route.
     let token: AdminToken?
-    /// The value of the path's variable (`name` in `/v1/screens/{name}`); "" without one.
-    let variable: String
+    /// The values of the path's variables (`name` and `id` in `/v1/screens/{name}/releases/{id}`).
+    let variables: [String]
+    /// The value of the path's first variable (`name` in `/v1/screens/{name}`); "" without one.
+    var variable: String { variables.first ?? "" }
     /// Whether the call may change something (the route's `Effect`): false for a read or a dry run.
     let changes: Bool
     let reply: AdminReply
@@ -26,8 +28,11 @@ struct AdminCall {
     /// Makes `records` durable, then answers 200 with `answer` (of the loops' answers when
     /// `gathering`); a change that lost the race for the shared journal's next entry is made
     /// again from the start (`reply.retry`).
-    func commit(_ records: [HubRecord], gathering: Bool = false, answer: @escaping ([LoopAnswer]) -> JSONValue) {
-        plane.commit(records, gathering: gathering, reply: reply, answer: answer)
+    func commit(
+        _ records: [HubRecord], gathering: Bool = false, status: Int = 200,
+        answer: @escaping ([LoopAnswer]) -> JSONValue
+    ) {
+        plane.commit(records, gathering: gathering, status: status, reply: reply, answer: answer)
     }
 
     /// Asks every loop `query`, then calls `finish` with the answers once everything mutated

@@ -13,16 +13,17 @@ extension ControlPlane {
         }
     }
 
-    /// Makes `records` durable, then answers 200 with `answer` of the loops' answers (when
-    /// `gathering`), or the failure. A lost race makes the request again (`reply.retry`).
+    /// Makes `records` durable, then answers `status` (200, or 201 for what it created) with
+    /// `answer` of the loops' answers (when `gathering`), or the failure. A lost race makes the
+    /// request again (`reply.retry`).
     func commit(
-        _ records: [HubRecord], gathering: Bool = false, reply: AdminReply,
+        _ records: [HubRecord], gathering: Bool = false, status: Int = 200, reply: AdminReply,
         answer: @escaping ([LoopAnswer]) -> JSONValue
     ) {
         mutate(records, gathering: gathering, retry: reply.retry) { result in
             switch result {
             case .failure(let error): reply.error(error)
-            case .success(let answers): reply.json(200, answer(answers))
+            case .success(let answers): reply.json(status, answer(answers))
             }
         }
     }

@@ -35,6 +35,22 @@ enum AdminRouteTable {
             "GET", "/v1/screens/{name:screen}/diff", .scope(.read), .read, query: ["from", "to"], ScreenRoutes.diff),
         AdminRoute("POST", "/v1/screens/{name:screen}/rollback", .scope(.publish), .change, ScreenRoutes.rollback),
 
+        // Releases (DESIGN §15).
+        AdminRoute("GET", "/v1/screens/{name:screen}/releases", .scope(.read), .read, ReleaseRoutes.list),
+        AdminRoute(
+            "POST", "/v1/screens/{name:screen}/releases", .scope(.publish), .changeUnlessDryRun(.query),
+            query: ["dry_run"], ReleaseRoutes.start),
+        AdminRoute("GET", "/v1/screens/{name:screen}/releases/{id:release}", .scope(.read), .read, ReleaseRoutes.get),
+        AdminRoute(
+            "POST", "/v1/screens/{name:screen}/releases/{id:release}/percent", .scope(.publish),
+            .changeUnlessDryRun(.query), query: ["dry_run"], ReleaseRoutes.setPercent),
+        AdminRoute(
+            "POST", "/v1/screens/{name:screen}/releases/{id:release}/promote", .scope(.publish), .change,
+            ReleaseRoutes.promote),
+        AdminRoute(
+            "POST", "/v1/screens/{name:screen}/releases/{id:release}/halt", .scope(.publish), .change,
+            ReleaseRoutes.halt),
+
         // Syncs.
         AdminRoute("GET", "/v1/syncs", .scope(.read), .read, query: ["limit"], SyncRoutes.list),
         AdminRoute("POST", "/v1/syncs", .scope(.sync), .changeUnlessDryRun(.body), SyncRoutes.send),
@@ -92,9 +108,9 @@ enum AdminRouteTable {
     static func resolve(_ path: Substring) -> ResolvedPath? {
         var best: ResolvedPath?
         for (pattern, routes) in paths {
-            guard let value = pattern.match(path) else { continue }
+            guard let values = pattern.values(path) else { continue }
             if let best, best.pattern.literalLength >= pattern.literalLength { continue }
-            best = ResolvedPath(pattern: pattern, routes: routes, variable: value)
+            best = ResolvedPath(pattern: pattern, routes: routes, variables: values)
         }
         return best
     }
@@ -110,8 +126,11 @@ struct ResolvedPath {
     let pattern: PathPattern
     /// Not empty; all open or all needing a token.
     let routes: [AdminRoute]
-    /// The value of the pattern's variable ("" without one).
-    let variable: String
+    /// The values of the pattern's variables, in order.
+    let variables: [String]
+
+    /// The value of the pattern's first variable ("" without one).
+    var variable: String { variables.first ?? "" }
 
     var access: AdminRoute.Access { routes[0].access }
 

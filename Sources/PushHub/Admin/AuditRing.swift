@@ -12,6 +12,8 @@ struct AuditRing {
         var path: String
         var status: Int
         var error: String?
+        /// What the hub did by itself, in words (a guard's halt names its numbers).
+        var detail: String? = nil
 
         var json: JSONValue {
             var members: JSONObject = [
@@ -19,6 +21,7 @@ struct AuditRing {
                 "path": .string(path), "status": .number(Double(status)),
             ]
             if let error { members["error"] = .string(error) }
+            if let detail { members["detail"] = .string(detail) }
             return .object(members)
         }
     }

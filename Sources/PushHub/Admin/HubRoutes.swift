@@ -41,6 +41,6 @@ struct HubRoutes: AdminHandlers {
     func metrics() {
         var headers = HeaderFields()
         headers.append(name: "Content-Type", value: "text/plain; version=0.0.4")
-        call.reply(Response(status: 200, headers: headers, body: Array(plane.metrics.prometheusText().utf8)))
+        call.reply(Response(status: 200, headers: headers, body: Array((plane.metrics.prometheusText() + plane.releaseMetricsText()).utf8)))
     }
 }

@@ -17,11 +17,8 @@ struct ScreenRoutes: AdminHandlers {
     /// `?dry_run=true` only tells what that would do.
     func put() throws(AdminError) {
         let tree = try parse(call.body)
-        if let path = Rendition.invalidThreshold(in: tree) {
-            throw AdminError(
-                422, "invalid_min_app_version",
-                "\(path) must be a semantic version such as \"5.3.0\" (each number at most \(Int.max))")
-        }
+        try Self.checkPublishable(tree)
+        try Self.refuseWhileReleasing(name, in: call.state)
         // Checked in a dry run too, so that it tells whether the publish would be taken.
         let message = try Self.message(call.query("message"), field: "?message=")
         call.changes ? publish(tree, message: message) : dryRun(tree)
@@ -32,7 +29,7 @@ struct ScreenRoutes: AdminHandlers {
 
     /// A publish's or rollback's message: nil or "" is none; one line (it is shown in history
     /// tables and terminals, so no control characters) of at most `maxMessageScalars`.
-    private static func message(_ text: String?, field: String) throws(AdminError) -> String? {
+    static func message(_ text: String?, field: String) throws(AdminError) -> String? {
         guard let text, !text.isEmpty else { return nil }
         let length = text.unicodeScalars.count
         guard length <= maxMessageScalars else {
@@ -56,10 +53,18 @@ struct ScreenRoutes: AdminHandlers {
             for case .subscribers(let counts) in answers { subscribers.merge(counts, uniquingKeysWith: +) }
             let screens = call.state.view.screens.values.compactMap(\.last).sorted { $0.name < $1.name }.map {
                 version -> JSONValue in
-                .object([
+                let release = call.state.rollingRelease(version.name)
+                return .object([
                     "name": .string(version.name), "version": .number(Double(version.version)),
                     "hash": .string(plane.latestHash(version)), "published_at": .number(Double(version.publishedAt)),
                     "subscribers": .number(Double(subscribers[version.name] ?? 0)),
+                    // The rolling release, if any (DESIGN §15): `version` above is its base.
+                    "release": release.map {
+                        .object([
+                            "release": .string($0.id), "version": .number(Double($0.candidate.version)),
+                            "percent": ReleaseExposure.percent(basisPoints: $0.basisPoints),
+                        ])
+                    } ?? .null,
                 ])
             }
             reply.json(200, .object(["screens": .array(screens)]))
@@ -69,6 +74,33 @@ struct ScreenRoutes: AdminHandlers {
     private func parse(_ body: [UInt8]) throws(AdminError) -> JSONValue {
         guard !body.isEmpty else { throw AdminError(400, "empty_body", "send the screen tree as a JSON body") }
         return try AdminBody.json(body)
+    }
+
+    /// A body's `"message"` member (absent or null: none) checked as `message(_:field:)`.
+    static func message(member value: JSONValue?) throws(AdminError) -> String? {
+        guard let value, value != .null else { return nil }
+        guard let text = value.stringValue else {
+            throw AdminError(400, "bad_message", "\"message\" must be a string (or null)")
+        }
+        return try message(text, field: "\"message\"")
+    }
+
+    /// A tree every client can be sent: each `min_app_version` a semantic version.
+    static func checkPublishable(_ tree: JSONValue) throws(AdminError) {
+        if let path = Rendition.invalidThreshold(in: tree) {
+            throw AdminError(
+                422, "invalid_min_app_version",
+                "\(path) must be a semantic version such as \"5.3.0\" (each number at most \(Int.max))")
+        }
+    }
+
+    /// A screen with a rolling release takes no other publish, delete or rollback (DESIGN §15).
+    static func refuseWhileReleasing(_ name: String, in state: HubState) throws(AdminError) {
+        guard let release = state.rollingRelease(name) else { return }
+        var error = AdminError(
+            409, "release_rolling", "\(name) has release \(release.id) rolling: promote or halt it first")
+        error.details["release"] = .string(release.id)
+        throw error
     }
 
     /// Publishes `tree` as the next version, by the call's token.
@@ -147,7 +179,8 @@ struct ScreenRoutes: AdminHandlers {
     func get() throws(AdminError) {
         let client = try clientAttributes()
         let view = call.state.view
-        guard let current = view.current(name) else { throw AdminError.notFound("no screen named \(name)") }
+        let seen = client.flatMap { view.current(name, for: $0, unit: $0.user ?? $0.device) } ?? view.current(name)
+        guard let current = seen else { throw AdminError.notFound("no screen named \(name)") }
         var target = RenderTarget(appVersion: client?.appVersion)
         if let client, !(client.user ?? client.device).isEmpty, let experiments = view.experiments.touching[name] {
             let unit = client.user ?? client.device
@@ -228,14 +261,8 @@ struct ScreenRoutes: AdminHandlers {
         guard !call.body.isEmpty else { throw AdminError(400, "empty_body", "send {\"to\": VERSION} or {}") }
         let request = try AdminBody.object(
             call.body, known: ["to", "message"], shape: "{\"to\": VERSION, \"message\": TEXT} (both optional)")
-        var text: String?
-        if let field = request["message"], field != .null {
-            guard let string = field.stringValue else {
-                throw AdminError(400, "bad_message", "\"message\" must be a string (or null)")
-            }
-            text = string
-        }
-        let message = try Self.message(text, field: "\"message\"")
+        let message = try Self.message(member: request["message"])
+        try Self.refuseWhileReleasing(name, in: call.state)
         guard let versions = call.state.view.screens[name], let current = versions.last else {
             throw AdminError.notFound("no screen named \(name)")
         }
@@ -270,6 +297,7 @@ struct ScreenRoutes: AdminHandlers {
 
     func delete() throws(AdminError) {
         guard let last = call.state.view.current(name) else { throw AdminError.notFound("no screen named \(name)") }
+        try Self.refuseWhileReleasing(name, in: call.state)
         call.commit([.screenDeleted(name)], gathering: true) { [name] answers in
             .object([
                 "name": .string(name), "deleted": .bool(true), "last_version": .number(Double(last.version)),

@@ -89,6 +89,8 @@ final class ControlPlane {
         scatter = Scatter(peers: peers) { receiptsOf($0) }
         log.follower = self
         receiptsOf = { [unowned self] seqs in Self.receipts(of: seqs, in: self.state) }
+        self.results.releaseReported = { [unowned self] screen, release in self.judgeRelease(screen: screen, id: release) }
+        judgeRollingReleases()
     }
 
     /// Restores the state where the configuration keeps it (`OpenedStateLog`).
@@ -286,7 +288,7 @@ final class ControlPlane {
         case .screenDeleted(let name):
             renditions.forget(screen: name, keeping: [])
             return change
-        case .cohortChanged, .experimentsChanged, .stickyRecorded, .syncAppended:
+        case .cohortChanged, .experimentsChanged, .stickyRecorded, .syncAppended, .releaseChanged:
             return change
         }
     }

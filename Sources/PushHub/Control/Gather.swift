@@ -12,6 +12,18 @@ enum LoopQuery: Sendable {
     case subscribers
     /// The signed-in connections, of `user` only when given.
     case clients(user: String?)
+    /// How many subscribers a release's percent would expose (a release's dry run).
+    case releaseReach(ReleaseReach)
+}
+
+/// A release's exposure to ask the loops about (DESIGN §15 dry runs): its screen, id and QA
+/// cohort, the percent asked (`basisPoints`) and the one it has (nil: not started).
+struct ReleaseReach: Sendable {
+    var screen: String
+    var release: String
+    var qaCohort: String?
+    var basisPoints: Int
+    var fromBasisPoints: Int?
 }
 
 /// A client loop's answer to a change with a reply or to a query.
@@ -25,6 +37,8 @@ enum LoopAnswer: Sendable {
     case renderTargets([RenderTarget: Int])
     case subscribers([String: Int])
     case clients([ClientAttributes])
+    /// Subscribers of the screen, those the asked percent exposes, and those exposed already.
+    case releaseReach(subscribers: Int, exposed: Int, exposedBefore: Int)
     /// Scaled out: another hub's receipts of the syncs asked about, by seq (its control plane
     /// answers, not its loops).
     case receipts([Int: ReceiptCounts])

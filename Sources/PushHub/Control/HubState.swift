@@ -12,7 +12,11 @@ struct HubState {
     /// name of each by its digest.
     private(set) var adminTokens: [String: AdminToken] = [:]
     private var adminTokenNames: [String: String] = [:]
+    /// Each screen's kept releases (DESIGN §15), oldest first: the last `keptReleases`; a rolling
+    /// one is the last (and in `view.releases`).
+    private(set) var releases: [String: [Release]] = [:]
     let keepVersions: Int
+    static let keptReleases = 20
 
     init(keepVersions: Int) { self.keepVersions = keepVersions }
 
@@ -25,6 +29,7 @@ struct HubState {
             lastVersion[version.name] = max(lastVersion[version.name] ?? 0, version.version)
             change = .screenPublished(version, prepared: nil)
         case .screenDeleted(let name):
+            releases[name] = nil
             change = .screenDeleted(name)
         case .screenNumbered(let name, let last):
             lastVersion[name] = max(lastVersion[name] ?? 0, last)
@@ -63,10 +68,48 @@ struct HubState {
         case .adminTokenRevoked(let name):
             if let old = adminTokens.removeValue(forKey: name) { adminTokenNames[old.digest] = nil }
             change = nil
+        case .releasePut(let release):
+            lastVersion[release.screen] = max(
+                lastVersion[release.screen] ?? 0, release.halt?.revertVersion ?? release.candidate.version)
+            keep(release)
+            change = release.status == .rolling ? .releaseChanged(release, revert: nil) : nil
+        case .releaseStepped(let screen, let id, let step):
+            change = stepped(screen, id, step)
         }
         if let change { view.apply(change, keepVersions: keepVersions) }
         return change
     }
+
+    /// Keeps `release` among its screen's releases (replacing the one with its id).
+    private mutating func keep(_ release: Release) {
+        var kept = releases.removeValue(forKey: release.screen) ?? []
+        if let index = kept.firstIndex(where: { $0.id == release.id }) {
+            kept[index] = release
+        } else {
+            kept.append(release)
+            if kept.count > Self.keptReleases { kept.removeFirst(kept.count - Self.keptReleases) }
+        }
+        releases[release.screen] = kept
+    }
+
+    /// A step of the rolling release `id` of `screen`; one of a release that is not rolling (or
+    /// not kept) changes nothing. A halt's revert version is made here, from the base tree.
+    private mutating func stepped(_ screen: String, _ id: String, _ step: Release.Step) -> HubChange? {
+        guard let release = view.releases[screen], release.id == id else { return nil }
+        let next = release.taking(step)
+        keep(next)
+        guard case .halt(let halt) = step.action else { return .releaseChanged(next, revert: nil) }
+        lastVersion[screen] = max(lastVersion[screen] ?? 0, halt.revertVersion)
+        guard let base = view.current(screen) else { return .releaseChanged(next, revert: nil) }
+        return .releaseChanged(
+            next, revert: next.revert(of: base, version: halt.revertVersion, at: step.at, actor: step.actor, reason: halt.reason))
+    }
+
+    /// The rolling release of `screen`, if any.
+    func rollingRelease(_ screen: String) -> Release? { view.releases[screen] }
+
+    /// The kept release `id` of `screen`.
+    func release(_ screen: String, _ id: String) -> Release? { releases[screen]?.first { $0.id == id } }
 
     private func experimentsChanged(_ key: String, to experiment: Experiment?) -> HubChange {
         let old = view.experiments
@@ -94,8 +137,21 @@ struct HubState {
     func changes(toReach target: HubState) -> (changes: [HubChange], target: HubState) {
         var changes: [HubChange] = []
         var target = target
+        // Releases first: one that ended adds its versions without sending the candidate to the
+        // clients it never exposed (the screens below then find those versions known).
+        for name in Set(view.releases.keys).union(target.view.releases.keys).sorted() {
+            let mine = view.releases[name], theirs = target.view.releases[name]
+            if let theirs, mine?.id != theirs.id || mine?.steps != theirs.steps {
+                changes.append(.releaseChanged(theirs, revert: nil))
+            } else if let mine, theirs == nil, let ended = target.release(name, mine.id) {
+                let revert = ended.halt.flatMap { target.view.version(name, $0.revertVersion) }
+                changes.append(.releaseChanged(ended, revert: revert))
+            }
+        }
+        var loop = self.view
+        for change in changes { loop.apply(change, keepVersions: keepVersions) }
         for name in target.view.screens.keys.sorted() {
-            let known = view.screens[name]?.last?.version ?? 0
+            let known = loop.screens[name]?.last?.version ?? 0
             for version in target.view.screens[name]! where version.version > known {
                 changes.append(.screenPublished(version, prepared: nil))
             }
@@ -150,6 +206,7 @@ struct HubState {
         }
         for sync in view.syncs.syncs { records.append(.syncAppended(sync)) }
         records.append(.syncNumbered(view.syncs.lastSeq))
+        for name in releases.keys.sorted() { for release in releases[name]! { records.append(.releasePut(release)) } }
         for name in adminTokens.keys.sorted() { records.append(.adminTokenCreated(adminTokens[name]!)) }
         return records
     }

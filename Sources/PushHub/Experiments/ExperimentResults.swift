@@ -6,10 +6,16 @@
 /// unit never served, so an app's events outside experiments are not kept. The tally counts an event once the log hands it back (`ResultsLog`): at once for the
 /// data dir, after the round trip through Redis when scaled out.
 ///
-/// Invariant: `tally` is the fold of everything the log delivered, in its order.
+/// Releases' reports (DESIGN §15) share the log: `releases` folds them, and `releaseReported`
+/// hears of each report as it is folded (the control plane judges the release's guard there).
+///
+/// Invariant: `tally` and `releases` are the fold of everything the log delivered, in its order.
 final class ExperimentResults {
     let log: any ResultsLog
     private(set) var tally = ResultsTally()
+    private(set) var releases = ReleaseTally()
+    /// Called after a release event was folded, with the release it is about.
+    var releaseReported: ((_ screen: String, _ release: String) -> Void)?
     private var pending: [ResultEvent] = []
     /// The units of `pending`.
     private var unitsThisTick = Set<Int>()
@@ -19,7 +25,14 @@ final class ExperimentResults {
         self.log = log
         self.metrics = metrics
         log.deliver = { [unowned self] events in
-            for event in events { self.tally.fold(event) }
+            for event in events {
+                let unit = ResultsTally.unitKey(event.unit)
+                if let release = self.releases.fold(event, unitKey: unit) {
+                    self.releaseReported?(release.screen, release.release)
+                } else {
+                    self.tally.fold(event, unitKey: unit)
+                }
+            }
         }
         log.load(now: now)
     }
@@ -32,7 +45,7 @@ final class ExperimentResults {
     func record(_ event: ResultEvent, sessionWasServed: Bool) {
         let unit = ResultsTally.unitKey(event.unit)
         let settled = !log.hasUndelivered && !unitsThisTick.contains(unit)
-        if settled && tally.isRepeat(event, unitKey: unit) { return }
+        if settled && (tally.isRepeat(event, unitKey: unit) || releases.isRepeat(event, unitKey: unit)) { return }
         if case .goal = event.kind, !sessionWasServed, log.isLoaded, settled, !tally.hasServed(unitKey: unit) { return }
         pending.append(event)
         unitsThisTick.insert(unit)

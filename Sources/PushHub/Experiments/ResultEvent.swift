@@ -7,7 +7,12 @@
 /// {"ts":…,"event":"served","experiment":"k","salt":"s","variant":"b","unit":"u17","screen":"home","version":4}
 /// {"ts":…,"event":"confirmed", …the same members…}
 /// {"ts":…,"event":"track","unit":"u17","goal":"purchase","value":12.5}
+/// {"ts":…,"event":"release_served","unit":"u17","screen":"home","release":"r-43"}
+/// {"ts":…,"event":"release_rendered", …the same members…}
+/// {"ts":…,"event":"release_error", …the same members…,"component":"Carousel","message":"…"}
 /// ```
+/// (Release events, DESIGN §15, share the log so that a release's counts are durable and cover
+/// every hub exactly as experiment results do.)
 /// Invariant: `ResultEvent(json: event.json, …)` restores an equal event.
 final class ResultEvent: Sendable {
     enum Kind: Equatable, Sendable {
@@ -18,6 +23,29 @@ final class ResultEvent: Sendable {
         case confirmed(Exposure)
         /// The unit's app reported goal `event` (`value` optional).
         case goal(event: String, value: Double?)
+        /// The unit was served a release's candidate, rendered it, or failed to.
+        case release(ReleaseReport)
+    }
+
+    /// What a unit did with a release's candidate (DESIGN §15).
+    enum ReleaseOutcome: Equatable, Sendable {
+        case served
+        case rendered
+        case errored(component: String?, message: String?)
+
+        var eventName: String {
+            switch self {
+            case .served: "release_served"
+            case .rendered: "release_rendered"
+            case .errored: "release_error"
+            }
+        }
+    }
+
+    struct ReleaseReport: Equatable, Sendable {
+        var screen: String
+        var release: String
+        var outcome: ReleaseOutcome
     }
 
     /// Where an exposure happened.
@@ -53,7 +81,7 @@ final class ResultEvent: Sendable {
     var exposure: Exposure? {
         switch kind {
         case .served(let exposure), .confirmed(let exposure): exposure
-        case .goal: nil
+        case .goal, .release: nil
         }
     }
 
@@ -68,6 +96,14 @@ final class ResultEvent: Sendable {
             members["event"] = .string("track")
             members["goal"] = .string(event)
             if let value { members["value"] = .number(value) }
+        case .release(let report):
+            members["event"] = .string(report.outcome.eventName)
+            members["screen"] = .string(report.screen)
+            members["release"] = .string(report.release)
+            if case .errored(let component, let message) = report.outcome {
+                if let component { members["component"] = .string(component) }
+                if let message { members["message"] = .string(message) }
+            }
         }
         return .object(members)
     }
@@ -88,6 +124,11 @@ final class ResultEvent: Sendable {
             kind = .goal(event: goal, value: value?.numberValue)
             return
         }
+        if let outcome = Self.releaseOutcome(event, json: json) {
+            guard let screen = json["screen"]?.stringValue, let release = json["release"]?.stringValue else { return nil }
+            kind = .release(ReleaseReport(screen: screen, release: release, outcome: outcome))
+            return
+        }
         guard let experiment = json["experiment"]?.stringValue, let variant = json["variant"]?.stringValue,
             let screen = json["screen"]?.stringValue, let version = json["version"]?.intValue
         else { return nil }
@@ -103,6 +144,21 @@ final class ResultEvent: Sendable {
 }
 
 extension ResultEvent {
+    /// The release outcome a line's `event` names (nil: not a release event, or a member of the
+    /// wrong type).
+    private static func releaseOutcome(_ event: String, json: JSONValue) -> ReleaseOutcome? {
+        switch event {
+        case "release_served": return .served
+        case "release_rendered": return .rendered
+        case "release_error":
+            let component = json["component"], message = json["message"]
+            guard component == nil || component?.stringValue != nil, message == nil || message?.stringValue != nil
+            else { return nil }
+            return .errored(component: component?.stringValue, message: message?.stringValue)
+        default: return nil
+        }
+    }
+
     /// `events` as lines of the log (JSONL).
     static func lines(_ events: [ResultEvent]) -> [UInt8] {
         var lines: [UInt8] = []

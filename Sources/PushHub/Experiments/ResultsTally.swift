@@ -82,7 +82,7 @@ struct ResultsTally {
             switch kind {
             case .served(let exposure): return variantNames[Int(record.variant)] == exposure.variant
             case .confirmed(let exposure): return record.confirmed && variantNames[Int(record.variant)] == exposure.variant
-            case .goal: return false
+            case .goal, .release: return false
             }
         }
 
@@ -127,6 +127,8 @@ struct ResultsTally {
                     variants[v].goals[Int(goal)].sumOfSquares += added * added
                 }
                 units[unit] = record
+            case .release:
+                return  // a release's health is folded apart (`ReleaseTally`)
             }
         }
 
@@ -209,8 +211,10 @@ struct ResultsTally {
 
     func hasServed(unitKey: Int) -> Bool { phases.values.contains { $0.hasServed(unitKey) } }
 
-    mutating func fold(_ event: ResultEvent) {
-        let unit = Self.unitKey(event.unit)
+    /// Folds an experiment event (a release event changes nothing here: `ReleaseTally`).
+    mutating func fold(_ event: ResultEvent, unitKey: Int? = nil) {
+        if case .release = event.kind { return }
+        let unit = unitKey ?? Self.unitKey(event.unit)
         guard let exposure = event.exposure else {
             // Keys first: iterating `phases` while changing it would copy every phase.
             let touched = phases.compactMap { $0.value.hasServed(unit) ? $0.key : nil }

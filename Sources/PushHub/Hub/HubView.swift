@@ -13,25 +13,53 @@ public struct HubView: Sendable {
     /// experiment → unit → variant: first assignments of sticky experiments (DESIGN §6).
     public internal(set) var sticky: [String: [String: String]] = [:]
     public internal(set) var syncs = SyncWindow()
+    /// The rolling release of each screen that has one (DESIGN §15). Its candidate is not among
+    /// `screens` until the release ends; the base, the screen's current version, is.
+    var releases: [String: Release] = [:]
 
     public init() {}
 
+    /// The screen's current version: what every client sees unless a release exposes it.
     public func current(_ screen: String) -> ScreenVersion? { screens[screen]?.last }
 
+    /// The version `client` (as `unit`) sees: the candidate of a rolling release that exposes it,
+    /// else the current one.
+    func current(_ screen: String, for client: ClientAttributes, unit: String) -> ScreenVersion? {
+        if let release = releases[screen], ReleaseExposure.exposes(release, client, unit: unit, view: self) {
+            return release.candidate
+        }
+        return current(screen)
+    }
+
+    /// A kept version, or the candidate of the rolling release (a client resuming from it).
     public func version(_ screen: String, _ version: Int) -> ScreenVersion? {
-        screens[screen]?.first { $0.version == version }
+        if let candidate = releases[screen]?.candidate, candidate.version == version { return candidate }
+        return screens[screen]?.first { $0.version == version }
     }
 
     /// Applies one change; `keepVersions` bounds each screen's history (DESIGN §4).
     mutating func apply(_ change: HubChange, keepVersions: Int) {
         switch change {
         case .screenPublished(let version, _):
-            var versions = screens.removeValue(forKey: version.name) ?? []
-            versions.append(version)
-            if versions.count > keepVersions { versions.removeFirst(versions.count - keepVersions) }
-            screens[version.name] = versions
+            // A version at or past a rolling release's candidate means the release ended (a hub
+            // reloading a snapshot that no longer keeps it).
+            if let release = releases[version.name], version.version >= release.candidate.version {
+                releases[version.name] = nil
+            }
+            keep(version, keepVersions: keepVersions)
         case .screenDeleted(let name):
             screens[name] = nil
+            releases[name] = nil
+        case .releaseChanged(let release, let revert):
+            if release.status == .rolling {
+                releases[release.screen] = release
+            } else if releases[release.screen]?.id == release.id {
+                // It ended: the candidate joins the kept versions, and after a halt the version
+                // that gives the base tree back.
+                releases[release.screen] = nil
+                keep(release.candidate, keepVersions: keepVersions)
+                if let revert { keep(revert, keepVersions: keepVersions) }
+            }
         case .cohortChanged(let name, let cohort):
             cohorts[name] = cohort
         case .experimentsChanged(let set, _):
@@ -42,6 +70,13 @@ public struct HubView: Sendable {
         case .syncAppended(let sync):
             syncs.append(sync)
         }
+    }
+
+    private mutating func keep(_ version: ScreenVersion, keepVersions: Int) {
+        var versions = screens.removeValue(forKey: version.name) ?? []
+        versions.append(version)
+        if versions.count > keepVersions { versions.removeFirst(versions.count - keepVersions) }
+        screens[version.name] = versions
     }
 
     // MARK: - Membership (DESIGN §5, §6)
@@ -96,4 +131,7 @@ enum HubChange: Sendable {
     case experimentsChanged(ExperimentSet, screens: [String])
     case stickyRecorded(experiment: String, unit: String, variant: String)
     case syncAppended(Sync)
+    /// A release started, its percent rose, or it ended (DESIGN §15): with, after a halt, the
+    /// version that gives the exposed clients the base tree back.
+    case releaseChanged(Release, revert: ScreenVersion?)
 }

@@ -155,24 +155,34 @@ final class Shard {
             }
             answer = .count(told.count)
         case .experimentsChanged(_, let screens):
-            let now = WallClock.nowMilliseconds()
-            let view = self.view
-            for screen in screens {
-                for connection in subscribers[screen]?.inOrder() ?? [] {
-                    guard let slot = connection.session else { continue }
-                    sessions[slot].experimentsChanged(
-                        screen: screen, view: view, isCongested: connection.isCongested, nowMilliseconds: now,
-                        cache: &cache, out: &actions)
-                    perform(on: connection)
-                }
-            }
+            for screen in screens { _ = bringSubscribersUpToDate(screen) }
             answer = nil
+        case .releaseChanged(let release, _):
+            cache.forget(screen: release.screen, keeping: (view.screens[release.screen] ?? []) + [release.candidate])
+            answer = .count(bringSubscribersUpToDate(release.screen))
         case .syncAppended(let sync):
             answer = .count(deliver(sync))
         case .cohortChanged, .stickyRecorded:
             answer = nil  // read when targeting and rendering; nothing to send now
         }
         if let reply { control.post(.event(.answer(reply, answer ?? .count(0)))) }
+    }
+
+    /// Brings every subscriber of `screen` here to what it should see now (its rendition or the
+    /// version a release gives it changed). - Returns: how many were sent an update.
+    private func bringSubscribersUpToDate(_ screen: String) -> Int {
+        let now = WallClock.nowMilliseconds()
+        let view = self.view
+        var sent = 0
+        for connection in subscribers[screen]?.inOrder() ?? [] {
+            guard let slot = connection.session else { continue }
+            sessions[slot].screenMayHaveChanged(
+                screen: screen, view: view, isCongested: connection.isCongested, nowMilliseconds: now, cache: &cache,
+                out: &actions)
+            if actions.contains(where: \.isSendOrHold) { sent += 1 }
+            perform(on: connection, sending: .writeNow)
+        }
+        return sent
     }
 
     /// Brings every subscriber of `version.name` here to `version`, and those waiting for its
@@ -318,8 +328,28 @@ final class Shard {
                 loop.forEachConnection { if let ready = ready($0) { found.append(ready.attributes) } }
             }
             answer = .clients(found)
+        case .releaseReach(let reach):
+            answer = releaseReach(reach)
         }
         control.post(.event(.answer(reply, answer)))
+    }
+
+    /// The subscribers of the release's screen here, those `reach.basisPoints` would expose, and
+    /// those its present percent exposes.
+    private func releaseReach(_ reach: ReleaseReach) -> LoopAnswer {
+        var subscribers = 0, exposed = 0, before = 0
+        for connection in self.subscribers[reach.screen]?.inOrder() ?? [] {
+            guard let ready = ready(connection) else { continue }
+            subscribers += 1
+            func exposes(at points: Int) -> Bool {
+                ReleaseExposure.exposes(
+                    screen: reach.screen, release: reach.release, qaCohort: reach.qaCohort, basisPoints: points,
+                    ready.attributes, unit: ready.unit, view: view)
+            }
+            if exposes(at: reach.basisPoints) { exposed += 1 }
+            if let from = reach.fromBasisPoints, exposes(at: from) { before += 1 }
+        }
+        return .releaseReach(subscribers: subscribers, exposed: exposed, exposedBefore: before)
     }
 
     // MARK: - Performing session actions

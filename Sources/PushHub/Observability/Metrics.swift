@@ -57,6 +57,10 @@ public final class Metrics: Sendable {
     /// events dropped because the shared results stream was away too long.
     public let resultEvents = Atomic<Int>(0)
     public let resultsDropped = Atomic<Int>(0)
+    /// Releases halted (DESIGN §15) by their guard and by an operator (`/metrics` shows them
+    /// with the release gauges, `ControlPlane.releaseMetricsText`).
+    public let releaseHaltsByGuard = Atomic<Int>(0)
+    public let releaseHaltsManual = Atomic<Int>(0)
     /// Scale-out (DESIGN §11): whether the Redis link is up (gauge, 1 or 0; -1 on a hub that is
     /// not scaled out, which then does not export it, so an alert on `pushhub_redis_up == 0`
     /// never fires for a standalone hub), appends that lost the race for the next journal entry,

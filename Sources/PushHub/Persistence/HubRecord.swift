@@ -21,6 +21,10 @@ enum HubRecord: Sendable {
     case syncNumbered(Int)
     case adminTokenCreated(AdminToken)
     case adminTokenRevoked(String)
+    /// A release as it is (DESIGN §15): written when it starts, and in snapshots for every kept one.
+    case releasePut(Release)
+    /// A step of a rolling release: a percent raised, promoted, or halted.
+    case releaseStepped(screen: String, release: String, Release.Step)
 
     /// Why a stored record cannot be restored.
     struct DecodingError: Error, CustomStringConvertible {
@@ -86,6 +90,15 @@ enum HubRecord: Sendable {
             ])
         case .adminTokenRevoked(let name):
             return .object(["kind": .string("admin_token_revoked"), "name": .string(name)])
+        case .releasePut(let release):
+            var members = release.recordJSON
+            members["kind"] = .string("release_put")
+            return .object(members)
+        case .releaseStepped(let screen, let release, let step):
+            return .object([
+                "kind": .string("release_step"), "screen": .string(screen), "release": .string(release),
+                "step": .object(step.json),
+            ])
         }
     }
 
@@ -158,6 +171,12 @@ enum HubRecord: Sendable {
                     createdAt: try fields.int("at")))
         case "admin_token_revoked":
             self = .adminTokenRevoked(try fields.string("name"))
+        case "release_put":
+            self = .releasePut(try Release(recordJSON: json))
+        case "release_step":
+            self = .releaseStepped(
+                screen: try fields.string("screen"), release: try fields.string("release"),
+                try Release.Step(json: json["step"] ?? .null))
         default:
             throw DecodingError(description: "unknown record kind \"\(kind)\"")
         }

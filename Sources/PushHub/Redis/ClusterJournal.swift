@@ -214,7 +214,8 @@ final class ClusterJournal {
             case .cohortDeleted(let name):
                 ops.append(.array([.string("delete"), .string(name)]))
             case .screenPublished, .screenDeleted, .screenNumbered, .cohortRuleSet, .experimentPut, .experimentDeleted,
-                .stickyAssigned, .syncAppended, .syncNumbered, .adminTokenCreated, .adminTokenRevoked:
+                .stickyAssigned, .syncAppended, .syncNumbered, .adminTokenCreated, .adminTokenRevoked, .releasePut,
+                .releaseStepped:
                 continue
             }
         }

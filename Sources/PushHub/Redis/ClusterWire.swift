@@ -72,6 +72,13 @@ extension LoopQuery {
         case .renderTargets(let screen): .object(["kind": .string("render_targets"), "screen": .string(screen)])
         case .subscribers: .object(["kind": .string("subscribers")])
         case .clients(let user): .object(["kind": .string("clients"), "user": user.map(JSONValue.string) ?? .null])
+        case .releaseReach(let reach):
+            .object([
+                "kind": .string("release_reach"), "screen": .string(reach.screen), "release": .string(reach.release),
+                "qa_cohort": reach.qaCohort.map(JSONValue.string) ?? .null,
+                "basis_points": .number(Double(reach.basisPoints)),
+                "from_basis_points": reach.fromBasisPoints.map { .number(Double($0)) } ?? .null,
+            ])
         }
     }
 
@@ -88,6 +95,14 @@ extension LoopQuery {
             self = .subscribers
         case "clients":
             self = .clients(user: json["user"]?.stringValue)
+        case "release_reach":
+            guard let screen = json["screen"]?.stringValue, let release = json["release"]?.stringValue,
+                let points = json["basis_points"]?.intValue
+            else { return nil }
+            self = .releaseReach(
+                ReleaseReach(
+                    screen: screen, release: release, qaCohort: json["qa_cohort"]?.stringValue, basisPoints: points,
+                    fromBasisPoints: json["from_basis_points"]?.intValue))
         default:
             return nil
         }
@@ -139,6 +154,11 @@ extension LoopAnswer {
             ])
         case .clients(let clients):
             return .object(["kind": .string("clients"), "clients": .array(clients.map(\.json))])
+        case .releaseReach(let subscribers, let exposed, let exposedBefore):
+            return .object([
+                "kind": .string("release_reach"), "subscribers": .number(Double(subscribers)),
+                "exposed": .number(Double(exposed)), "exposed_before": .number(Double(exposedBefore)),
+            ])
         case .receipts(let counts):
             return .object([
                 "kind": .string("receipts"),
@@ -199,6 +219,11 @@ extension LoopAnswer {
             var counts: [String: Int] = [:]
             for (screen, value) in screens { counts[screen] = value.intValue ?? 0 }
             self = .subscribers(counts)
+        case "release_reach":
+            guard let subscribers = int(json["subscribers"]), let exposed = int(json["exposed"]),
+                let before = int(json["exposed_before"])
+            else { return nil }
+            self = .releaseReach(subscribers: subscribers, exposed: exposed, exposedBefore: before)
         case "clients":
             guard let list = json["clients"]?.arrayValue else { return nil }
             self = .clients(list.compactMap(ClientAttributes.init(json:)))

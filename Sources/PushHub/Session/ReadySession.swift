@@ -26,6 +26,17 @@ final class ReadySession {
         var needsCatchUp = false
         /// Screens subscribed to before their first version (each once, none also subscribed).
         var awaitedScreens: [String] = []
+        /// What this session did with each release's candidate, per "screen|release" (each
+        /// reported once).
+        var releases: [String: ReleaseReports] = [:]
+    }
+
+    /// The release events a session reported for one release.
+    struct ReleaseReports: OptionSet {
+        let rawValue: UInt8
+        static let served = ReleaseReports(rawValue: 1)
+        static let rendered = ReleaseReports(rawValue: 2)
+        static let errored = ReleaseReports(rawValue: 4)
     }
 
     let attributes: ClientAttributes

@@ -33,12 +33,14 @@ extension Session {
         out.append(.send(frame))
     }
 
-    /// Experiments touching `screen` changed: send a patch if what this client sees changed.
-    mutating func experimentsChanged(
+    /// Experiments touching `screen` changed, or its release did (started, rose, ended): send a
+    /// patch if what this client sees changed.
+    mutating func screenMayHaveChanged(
         screen: String, view: HubView, isCongested: Bool, nowMilliseconds: Int, cache: inout RenditionCache,
         out: inout [Action]
     ) {
-        guard case .ready(let ready) = state, let index = ready.index(of: screen), let current = view.current(screen)
+        guard case .ready(let ready) = state, let index = ready.index(of: screen),
+            let current = view.current(screen, for: ready.attributes, unit: ready.unit)
         else { return }
         if isCongested {
             ready.needsCatchUp = true
@@ -105,7 +107,8 @@ extension Session {
         }
         ready.memoryIfAny?.collapsedSyncs.removeAll()
         for index in ready.subscriptions.indices {
-            guard let current = view.current(ready.subscriptions[index].version.name) else { continue }
+            let screen = ready.subscriptions[index].version.name
+            guard let current = view.current(screen, for: ready.attributes, unit: ready.unit) else { continue }
             bringUpToDate(
                 ready, at: index, current, view: view, nowMilliseconds: nowMilliseconds, cache: &cache, out: &out)
         }

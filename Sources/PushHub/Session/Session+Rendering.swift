@@ -21,6 +21,7 @@ extension Session {
             out.append(.retargeted(Retarget(screen: current.name, from: had.target, to: target)))
         }
         out.append(.send(frame))
+        noteReleaseServed(ready, current.name, current, view: view, nowMilliseconds: nowMilliseconds, out: &out)
     }
 
     /// What this client is rendered as on `screen`, and the variants it is exposed to there.

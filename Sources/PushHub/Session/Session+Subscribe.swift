@@ -10,7 +10,7 @@ extension Session {
             out.append(error("invalid_screen_name", problem, ref: "subscribe"))
             return
         }
-        guard let current = view.current(screen) else {
+        guard let current = view.current(screen, for: ready.attributes, unit: ready.unit) else {
             // Not published yet: the subscription waits for the first version (it counts
             // against the subscription limit meanwhile).
             if ready.index(of: screen) == nil, !ready.isAwaiting(screen) {
@@ -39,6 +39,7 @@ extension Session {
         noteExposures(
             ready, variants, screen: screen, version: current.version, nowMilliseconds: nowMilliseconds,
             out: &out)
+        noteReleaseServed(ready, screen, current, view: view, nowMilliseconds: nowMilliseconds, out: &out)
         let subscription = ReadySession.Subscription(version: current, target: target)
         if let index = ready.index(of: screen) {
             let old = ready.subscriptions[index].target

@@ -141,11 +141,18 @@ struct Session {
             if ready.memory.acked.insert(id).inserted { out.append(.acked(sync)) }
         case (.ready(let ready), .rendered(let screen, let version)):
             confirmExposures(ready, screen: screen, version: version, nowMilliseconds: nowMilliseconds, out: &out)
+            reportRelease(
+                ready, screen: screen, version: version, .rendered, view: view, nowMilliseconds: nowMilliseconds,
+                out: &out)
         case (.ready(let ready), .track(let event, let value)):
             out.append(
                 .result(
                     ResultEvent(.goal(event: event, value: value), unit: ready.unit, at: nowMilliseconds),
                     sessionWasServed: ready.memoryIfAny?.exposed.isEmpty == false))
+        case (.ready(let ready), .renderError(let screen, let version, let component, let message)):
+            reportRelease(
+                ready, screen: screen, version: version, .errored(component: component, message: message), view: view,
+                nowMilliseconds: nowMilliseconds, out: &out)
         case (.closed, _):
             break
         }
@@ -276,6 +283,7 @@ extension ClientMessage {
         case .ack: "ack"
         case .rendered: "rendered"
         case .track: "track"
+        case .renderError: "render_error"
         }
     }
 }

@@ -29,6 +29,8 @@ public enum ClientMessage: Equatable, Sendable {
     case rendered(screen: String, version: Int)
     /// A goal event for the experiments' results (DESIGN §6), with an optional value.
     case track(event: String, value: Double?)
+    /// The app failed to render `version` of `screen` (DESIGN §15): counted by a release's guard.
+    case renderError(screen: String, version: Int, component: String?, message: String?)
 
     /// Parses one text message.
     public static func parse(_ bytes: UnsafeRawBufferPointer) throws(WireError) -> ClientMessage {
@@ -112,6 +114,8 @@ public enum ClientMessage: Equatable, Sendable {
             return .rendered(screen: try string("screen"), version: version)
         case "track":
             return try track(json)
+        case "render_error":
+            return try renderError(json)
         default:
             throw WireError(code: "unknown_type", message: "no message type \"\(type)\" in protocol v1", ref: type)
         }
@@ -143,6 +147,33 @@ extension ClientMessage {
             value = number
         }
         return .track(event: event, value: value)
+    }
+}
+
+extension ClientMessage {
+    /// The longest `component` and `message` of a `render_error`, in Unicode scalars (SDKs cut
+    /// longer text to fit).
+    public static let maxRenderErrorComponent = 200
+    public static let maxRenderErrorMessage = 1000
+
+    private static func renderError(_ json: JSONValue) throws(WireError) -> ClientMessage {
+        func refuse(_ message: String) -> WireError {
+            WireError(code: "bad_render_error", message: message, ref: "render_error")
+        }
+        guard let screen = json["screen"]?.stringValue else { throw refuse("render_error needs a string \"screen\"") }
+        guard let version = json["version"]?.intValue else { throw refuse("render_error needs an integer \"version\"") }
+        func text(_ name: String, atMost limit: Int) throws(WireError) -> String? {
+            guard let member = json[name], member != .null else { return nil }
+            guard let value = member.stringValue else { throw refuse("\"\(name)\" must be a string") }
+            guard value.unicodeScalars.count <= limit else {
+                throw refuse("\"\(name)\" has \(value.unicodeScalars.count) characters; at most \(limit)")
+            }
+            return value
+        }
+        _ = try text("hash", atMost: 64)
+        return .renderError(
+            screen: screen, version: version, component: try text("component", atMost: maxRenderErrorComponent),
+            message: try text("message", atMost: maxRenderErrorMessage))
     }
 }
 
