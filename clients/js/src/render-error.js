@@ -18,15 +18,15 @@ export const RENDER_ERROR_COMPONENT_LIMIT = 200;
  *   RENDER_ERROR_COMPONENT_LIMIT; absent otherwise.
  * - `message`: `String(error.message ?? error)`, cut to RENDER_ERROR_MESSAGE_LIMIT.
  *
- * Cuts count Unicode code points and never split one, so the text stays within the limit however
- * the hub counts characters (scalars, grapheme clusters). Never throws, whatever `error` is.
+ * Cuts count Unicode code points (what the hub counts) and never split one; a lone surrogate
+ * becomes U+FFFD, so the message always parses. Never throws, whatever `error` is.
  */
 export function renderErrorMessage(screen, version, hash, error) {
   const message = { type: "render_error", screen, version };
   if (typeof hash === "string") message.hash = hash;
   const component = fieldOf(error, "component");
-  if (typeof component === "string") message.component = cutToCodePoints(component, RENDER_ERROR_COMPONENT_LIMIT);
-  message.message = cutToCodePoints(describeThrown(error), RENDER_ERROR_MESSAGE_LIMIT);
+  if (typeof component === "string") message.component = wellFormedPrefix(component, RENDER_ERROR_COMPONENT_LIMIT);
+  message.message = wellFormedPrefix(describeThrown(error), RENDER_ERROR_MESSAGE_LIMIT);
   return message;
 }
 
@@ -49,13 +49,24 @@ function fieldOf(value, name) {
   }
 }
 
-/** `text` cut to its first `limit` code points (a surrogate pair is one; never split). */
-function cutToCodePoints(text, limit) {
-  if (text.length <= limit) return text; // fewer UTF-16 units than the limit: fewer code points too
+/**
+ * The first `limit` code points of `text` (a surrogate pair is one; never split), each lone
+ * surrogate replaced by U+FFFD: JSON parsers that hold to I-JSON, the hub's among them, refuse one.
+ */
+function wellFormedPrefix(text, limit) {
+  let out = "";
+  let start = 0; // where the run copied as it is begins
   let end = 0;
   for (let count = 0; count < limit && end < text.length; count++) {
-    const pair = (text.charCodeAt(end) & 0xfc00) === 0xd800 && (text.charCodeAt(end + 1) & 0xfc00) === 0xdc00;
-    end += pair ? 2 : 1;
+    const unit = text.charCodeAt(end);
+    if ((unit & 0xf800) !== 0xd800) {
+      end += 1; // not a surrogate
+    } else if ((unit & 0xfc00) === 0xd800 && (text.charCodeAt(end + 1) & 0xfc00) === 0xdc00) {
+      end += 2; // a pair
+    } else {
+      out += text.slice(start, end) + "\ufffd";
+      start = end += 1;
+    }
   }
-  return text.slice(0, end);
+  return out + text.slice(start, end);
 }

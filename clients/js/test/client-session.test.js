@@ -475,6 +475,9 @@ test("a render_error's message is cut to 1000 code points and its component to 2
   const [astral] = session.renderFailed("home", 1, new Error("a".repeat(999) + "😀".repeat(10)), "h");
   assert.equal(astral.message.message, "a".repeat(999) + "😀");
   assert.equal([...astral.message.message].length, 1000);
+  // A lone surrogate (the hub's JSON reader refuses one) becomes U+FFFD; a pair stays.
+  const [lone] = session.renderFailed("home", 1, Object.assign(new Error("a\ud800b😀\udc00"), { component: "X\udbff" }), "h");
+  assert.deepEqual([lone.message.message, lone.message.component], ["a\ufffdb😀\ufffd", "X\ufffd"]);
   // A thrown value whose string form throws still gives a report.
   const [odd] = session.renderFailed("home", 1, { toString() { throw new Error("no"); } }, "h");
   assert.match(odd.message.message, /cannot be turned into a string/);
