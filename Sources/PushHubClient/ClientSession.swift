@@ -20,10 +20,14 @@ import ScreenTree
 ///   and `unchanged`, replaced by a patch that names them, stored with the tree.
 /// - `track` events wait only while not live, at most `maxQueuedTracks` of them, and are sent
 ///   only in the scope (user) they were made in.
+/// - While not live, at most one render report (`rendered` or `render_error`) per screen is owed:
+///   the latest made. Owed reports go after the next welcome, in the scope and hub state they
+///   were made in only.
 struct ClientSession {
     enum Action: Equatable {
         case send(JSONObject)
-        /// Hand a tree to the screen's listeners (then, with auto-rendered, send `rendered`).
+        /// Hand a tree to the screen's listeners; then, unless it is from `.cache`, report a
+        /// listener's error (`renderFailed`) or, with auto-rendered, that it was drawn (`rendered`).
         case deliver(screen: String, tree: JSONValue, meta: TreeMeta)
         /// Hand a sync to the app after `sync.delayMs`, then call `syncHandled`.
         case schedule(SyncNotification)
@@ -71,7 +75,8 @@ struct ClientSession {
     private var seenSyncSet: Set<String> = []
     private var waitingSyncs: [String: Int] = [:]
     private var pendingSubscribes: [String] = []
-    private var pendingRendered: [(screen: String, version: Int)] = []
+    /// The latest `rendered` or `render_error` made per screen while not live, oldest screen first.
+    private var owedReports: [(screen: String, message: JSONObject)] = []
     private var pendingAcks: [String] = []
     private(set) var pendingTracks: [Track] = []
     /// The client was closed for good (`close()`, or a refusal reconnecting cannot fix).
@@ -153,13 +158,29 @@ struct ClientSession {
         return [.send(["type": .string("unsubscribe"), "screen": .string(screen)])]
     }
 
+    /// The app drew `version` of `screen` (confirms experiment exposures, DESIGN §6).
     mutating func rendered(_ screen: String, version: Int) -> [Action] {
+        sendReport(
+            screen, ["type": .string("rendered"), "screen": .string(screen), "version": .number(Double(version))])
+    }
+
+    /// The app could not draw `version` of `screen` (DESIGN §15): a `render_error` of `report`
+    /// with `hash` (nil: the held tree's, when it is that version). Owed as `rendered` is.
+    mutating func renderFailed(_ screen: String, version: Int, report: RenderErrorReport, hash: String? = nil)
+        -> [Action]
+    {
+        let held = screens[screen].flatMap { $0.version == version ? $0.hash : nil }
+        return sendReport(screen, report.message(screen: screen, version: version, hash: hash ?? held))
+    }
+
+    /// Sends a render report while live; otherwise owes it, replacing the one owed for `screen`.
+    private mutating func sendReport(_ screen: String, _ message: JSONObject) -> [Action] {
         guard live else {
-            pendingRendered.removeAll { $0.screen == screen }
-            pendingRendered.append((screen, version))
+            owedReports.removeAll { $0.screen == screen }
+            owedReports.append((screen, message))
             return []
         }
-        return [.send(Self.renderedMessage(screen, version))]
+        return [.send(message)]
     }
 
     /// The app reports a goal event: sent now when live, else kept (the newest
@@ -305,8 +326,8 @@ struct ClientSession {
             actions.append(subscribeMessage(screen, &entry))
             screens[screen] = entry
         }
-        for (screen, version) in pendingRendered { actions.append(.send(Self.renderedMessage(screen, version))) }
-        pendingRendered = []
+        for (_, message) in owedReports { actions.append(.send(message)) }
+        owedReports = []
         for id in pendingAcks { actions.append(.send(["type": .string("ack"), "sync": .string(id)])) }
         pendingAcks = []
         // Last: after the subscribes, so that a unit is served its variant before its events
@@ -505,17 +526,13 @@ struct ClientSession {
 
     /// Sync bookkeeping that belongs to one user in one hub state: ids to dedupe (another state
     /// numbers its own from 1), acks owed, syncs waiting for their jitter (handed to the app, never
-    /// acked), and `rendered` confirmations owed (a version drawn for another user or state
-    /// confirms nothing here).
+    /// acked), and render reports owed (a version drawn for another user or state means nothing
+    /// here).
     private mutating func forgetSyncs() {
         seenSyncs = []
         seenSyncSet = []
         waitingSyncs = [:]
         pendingAcks = []
-        pendingRendered = []
-    }
-
-    private static func renderedMessage(_ screen: String, _ version: Int) -> JSONObject {
-        ["type": .string("rendered"), "screen": .string(screen), "version": .number(Double(version))]
+        owedReports = []
     }
 }

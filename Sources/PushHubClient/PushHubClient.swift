@@ -8,7 +8,8 @@ import WSProtocol
 /// subscribes to screens and keeps each tree current (RFC 6902 patches, checked against the
 /// RFC 8785 + SHA-256 hash after every change, resubscribing on a mismatch), resumes with `have`
 /// and `last_sync` kept in `storage` per user and hub state (epoch), hands syncs to the app after
-/// their jitter wait (deduped by id, then acked), sends `rendered`, gives a connection up when
+/// their jitter wait (deduped by id, then acked), sends `rendered` (or `render_error` when a tree
+/// callback throws, DESIGN §15), gives a connection up when
 /// nothing arrived for two heartbeats (whatever the transport), and reconnects with exponential
 /// backoff and full jitter (starting over, with a short ceiling, when the hub closes with 1001).
 ///
@@ -34,7 +35,8 @@ public final class PushHubClient: @unchecked Sendable {
         /// `goingAwayWindow`, its ceiling stops at `goingAwayCap` (docs/clients.md "Reconnect").
         public var goingAwayCap: Duration = .seconds(4)
         public var goingAwayWindow: Duration = .seconds(60)
-        /// Send `rendered` once the tree callbacks for a version returned (default true).
+        /// Send `rendered` once the tree callbacks for a version returned (default true). A
+        /// callback that throws sends a `render_error` instead, whatever this says.
         public var autoRendered = true
         /// Uniform numbers in [0, 1) for the backoff and the sync jitter (tests inject one).
         public var random: @Sendable () -> Double = { Double.random(in: 0..<1) }
@@ -49,6 +51,9 @@ public final class PushHubClient: @unchecked Sendable {
     }
 
     public typealias TreeHandler = @Sendable (JSONValue, TreeMeta) -> Void
+    /// A tree callback that may fail to draw: what it throws is reported to the hub as a
+    /// `render_error` (DESIGN §15). Every `TreeHandler` is one.
+    public typealias ThrowingTreeHandler = @Sendable (JSONValue, TreeMeta) throws -> Void
     public typealias PendingHandler = @Sendable () -> Void
     public typealias SyncHandler = @Sendable (SyncNotification) -> Void
     public typealias EventHandler = @Sendable (ClientEvent) -> Void
@@ -86,7 +91,7 @@ public final class PushHubClient: @unchecked Sendable {
     private var fatal: HubError?
     private(set) var device: String?
     private var connectionState = ConnectionState.connecting
-    private var treeHandlers: [String: [Int: TreeHandler]] = [:]
+    private var treeHandlers: [String: [Int: ThrowingTreeHandler]] = [:]
     private var pendingHandlers: [String: [Int: PendingHandler]] = [:]
     private var syncHandlers: [Int: SyncHandler] = [:]
     private var eventHandlers: [Int: EventHandler] = [:]
@@ -127,9 +132,16 @@ public final class PushHubClient: @unchecked Sendable {
     /// there is one). `onPending` is called when the hub has no version of the screen yet (it is
     /// not published, or was deleted): the subscription stays, and the first publish brings its
     /// tree to `onTree` (`.snapshot`). The last subscription of a screen to close unsubscribes.
+    ///
+    /// `onTree` may throw: for a tree the hub sent (any source but `.cache`) the client then sends
+    /// a `render_error` for that version (as `renderFailed` does, with the error thrown) and no
+    /// `rendered`; the screen's other callbacks still run. The error is not rethrown.
+    /// ```swift
+    /// hub.subscribe("home") { tree, meta in try screen.draw(tree) }   // a throw reports render_error
+    /// ```
     @discardableResult
     public func subscribe(
-        _ screen: String, onTree: @escaping TreeHandler = { _, _ in }, onPending: PendingHandler? = nil
+        _ screen: String, onTree: @escaping ThrowingTreeHandler = { _, _ in }, onPending: PendingHandler? = nil
     ) -> Subscription {
         let id = handlerID()
         queue.async { [self] in
@@ -139,7 +151,8 @@ public final class PushHubClient: @unchecked Sendable {
             if first {
                 perform(session.subscribe(screen, stored: stored(screen, in: session.scope)))
             } else if let current = published.withLock({ $0.trees[screen] }) {
-                onTree(current.tree, current.meta)
+                // Drawn before: no `rendered` again, but a failure to draw it here is reported.
+                render(screen, current.tree, current.meta, handlers: [onTree], confirms: false)
             }
         }
         return Subscription(screen: screen, id: id, client: self)
@@ -166,6 +179,19 @@ public final class PushHubClient: @unchecked Sendable {
     /// Sent automatically after the tree callbacks unless `options.autoRendered` is false.
     public func rendered(_ screen: String, version: Int) {
         queue.async { [self] in perform(session.rendered(screen, version: version)) }
+    }
+
+    /// Tells the hub the app could not draw `version` of `screen` (DESIGN §15: it counts against
+    /// a release's guard), for errors the app catches itself (a throwing tree callback is reported
+    /// without it): `{"type":"render_error","screen":…,"version":…,"hash":…,"component":…,"message":…}`
+    /// with the tree's hash when the client holds that version, the error's component when it is
+    /// a `RenderErrorDescribing` (cut to 200 characters), and its message (`LocalizedError`'s
+    /// `errorDescription`, else `String(describing: error)`, cut to 1000 characters). While not
+    /// connected it waits and is sent after the next welcome: one report per screen waits, the
+    /// latest (`rendered` or `render_error`); a user switch or another hub state drops it.
+    public func renderFailed(_ screen: String, version: Int, error: any Error) {
+        let report = RenderErrorReport(error)  // here: an Error need not be Sendable
+        queue.async { [self] in perform(session.renderFailed(screen, version: version, report: report)) }
     }
 
     /// Reports a goal event for experiment results (DESIGN §6): `{"type":"track","event":…,"value":…}`.
@@ -361,10 +387,8 @@ public final class PushHubClient: @unchecked Sendable {
                     $0.trees[screen] = (tree, meta)
                     if meta.source != .cache { $0.pending.remove(screen) }
                 }
-                for handler in (treeHandlers[screen] ?? [:]).sorted(by: { $0.key < $1.key }) { handler.value(tree, meta) }
-                if options.autoRendered, meta.source != .cache, treeHandlers[screen] != nil {
-                    perform(session.rendered(screen, version: meta.version))
-                }
+                let handlers = (treeHandlers[screen] ?? [:]).sorted(by: { $0.key < $1.key }).map(\.value)
+                render(screen, tree, meta, handlers: handlers, confirms: options.autoRendered && !handlers.isEmpty)
             case .schedule(let received):
                 var waited = received
                 waited.delayMs = options.waitsForJitter ? Int(Double(received.jitterMs) * options.random()) : 0
@@ -384,6 +408,28 @@ public final class PushHubClient: @unchecked Sendable {
             }
         }
         publish()
+    }
+
+    /// Calls `handlers` with a tree of `screen`, each even if one before it threw. Then, for a tree
+    /// the hub sent (not `.cache`): the first error thrown is reported as a `render_error`; with
+    /// none, `confirms` sends `rendered`.
+    private func render(
+        _ screen: String, _ tree: JSONValue, _ meta: TreeMeta, handlers: [ThrowingTreeHandler], confirms: Bool
+    ) {
+        var failure: RenderErrorReport?
+        for handler in handlers {
+            do {
+                try handler(tree, meta)
+            } catch {
+                if failure == nil { failure = RenderErrorReport(error) }
+            }
+        }
+        guard meta.source != .cache else { return }
+        if let failure {
+            perform(session.renderFailed(screen, version: meta.version, report: failure, hash: meta.hash))
+        } else if confirms {
+            perform(session.rendered(screen, version: meta.version))
+        }
     }
 
     private func emit(_ event: ClientEvent) {

@@ -55,11 +55,15 @@ const H = (window.H = {
     this.hub.onSync((sync) => { this.syncs.push({ ...sync, deliveredAt: Date.now() }); });
     return true;
   },
-  subscribe(screen) {
+  // `failing` ({ version, component, message }): the callback throws for that version, as an app's drawing that breaks.
+  subscribe(screen, failing) {
     this.subs[screen] = this.hub.subscribe(screen, (tree, meta) => {
       this.trees[screen] = tree;
       this.metas[screen] = meta;
       this.deliveries.push({ screen, at: Date.now(), ...meta });
+      if (failing && meta.version === failing.version) {
+        throw Object.assign(new Error(failing.message), { component: failing.component });
+      }
     });
     return true;
   },
@@ -763,3 +767,42 @@ def test_meta_variants_follow_the_experiments_and_track_counts_once_served_even_
     finally:
         again.process.kill()
         again.process.wait()
+
+
+# MARK: - issue 27: releases, guarded by what clients report
+
+
+def test_a_render_callback_that_throws_for_a_release_candidate_is_counted_and_halts_the_release(browser, hub_factory):
+    """Issue 27 (DESIGN §15 "What clients report"): the page's render callback throws for the
+    candidate of a release at 100 % whose guard allows no error (min_units 1). The client sends
+    `render_error` (the error's component and message) and no `rendered`: the hub counts the
+    error, its guard halts the release, and the page is sent the base tree again as version N+2."""
+    hub = hub_factory("--dev")
+    base_tree = screen([item("a", "base")])
+    base = publish(hub, "home", base_tree)
+    candidate = base["version"] + 1  # a release's candidate is version N+1
+    start_client(browser, hub, "release", device="dr-1")
+    browser.evaluate("H.subscribe('home', %s)" % json.dumps(
+        {"version": candidate, "component": "Carousel", "message": "slide 2 has no image"}))
+    wait_version(browser, "home", base["version"])
+    status, started = call(hub, "POST", "/v1/screens/home/releases", {
+        "tree": screen([item("a", "candidate")]), "percent": 100, "guard": {"max_error_rate": 0, "min_units": 1}})
+    assert status == 201, (status, started)
+    assert started["version"] == candidate, started
+    deadline = time.time() + 10
+    while True:
+        release = call(hub, "GET", "/v1/screens/home/releases/" + started["release"])[1]
+        if release["health"]["errored"] == 1 and release["status"] == "halted":
+            break
+        assert time.time() < deadline, "the hub did not count the render_error: %r (page console: %r)" % (
+            release, browser.console[-5:])
+        time.sleep(0.05)
+    assert candidate in browser.evaluate("H.deliveries.map(d => d.version)")
+    health = release["health"]
+    assert health["rendered"] == 0, release  # no `rendered` for the version that failed
+    assert health["errors_by_component"] == {"Carousel": 1}, release
+    assert [(e["component"], e["message"]) for e in health["recent_errors"]] == [("Carousel", "slide 2 has no image")]
+    assert release["halt"]["by"] == "guard", release
+    # Halted: the exposed page is sent the base tree again, as a new version.
+    state = wait_version(browser, "home", candidate + 1)
+    assert json.loads(state["canonical"], parse_int=float) == base_tree

@@ -215,6 +215,49 @@ import Testing
         #expect(client.stats.snapshots == 0)
     }
 
+    @Test(
+        "a tree callback that throws for a release's candidate reaches the hub as a render_error: the guard (no errors allowed, 1 unit) halts the release and the client is sent the base again"
+    )
+    func renderErrorHaltsARelease() throws {
+        let fixture = try HubFixture()
+        defer { fixture.stop() }
+        let baseTree = Self.screen(#"{"title":"base"}"#)
+        let base = try fixture.publish("home", baseTree)
+        let candidate = base.version + 1  // DESIGN §15: a release's candidate is version N+1
+        let client = PushHubClient(url: fixture.url, credentials: .device("d-release"), options: Self.options())
+        defer { client.close() }
+        let recorder = Recorder()
+        recorder.attach(client, screen: nil)
+        client.subscribe("home") { tree, meta in
+            recorder.trees.withLock { $0.append((tree, meta)) }
+            if meta.version == candidate { throw CarouselFailed() }
+        }
+        #expect(recorder.wait { recorder.lastTree?.meta.version == base.version })
+        let start = JSONValue.object([
+            "tree": Self.screen(#"{"title":"candidate"}"#), "percent": .number(100),
+            "guard": .object(["max_error_rate": .number(0), "min_units": .number(1)]),
+        ])
+        let (status, started) = try fixture.admin("POST", "/v1/screens/home/releases", JSONWriter.string(start))
+        try #require(status == 201, "starting the release: \(status) \(started)")
+        let id = try #require(started["release"]?.stringValue)
+        #expect(started["version"]?.intValue == candidate)
+        var release = JSONValue.null
+        let halted = recorder.wait {
+            release = (try? fixture.admin("GET", "/v1/screens/home/releases/\(id)").json) ?? .null
+            return release["health"]?["errored"] == .number(1) && release["status"] == .string("halted")
+        }
+        #expect(halted, "the hub did not count the render_error: \(release)")
+        #expect(recorder.trees.withLock { $0.map(\.meta.version) }.contains(candidate))
+        let health = release["health"]
+        #expect(health?["rendered"] == .number(0), "a rendered was sent for the failed candidate: \(release)")
+        #expect(health?["errors_by_component"]?["Carousel"] == .number(1))
+        #expect(health?["recent_errors"]?.arrayValue?.first?["message"] == .string("slide 2 has no image"))
+        #expect(release["halt"]?["by"] == .string("guard"))
+        // Halted: the exposed client is sent the base tree again, as version N+2.
+        #expect(recorder.wait { recorder.lastTree?.meta.version == candidate + 1 })
+        #expect(recorder.lastTree?.tree == baseTree)
+    }
+
     @Test("close() ends it for good; a refused token is not retried")
     func closeAndRefusal() throws {
         let fixture = try HubFixture(anonymous: false)

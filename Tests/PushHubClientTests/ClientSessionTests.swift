@@ -242,6 +242,51 @@ import ScreenTree
         #expect(again.contains { if case .send(let message) = $0 { message["type"] == .string("rendered") } else { false } })
     }
 
+    static func reports(_ actions: [ClientSession.Action]) -> [String] {
+        sent(actions).filter { $0["type"] == .string("rendered") || $0["type"] == .string("render_error") }
+            .map { JSONWriter.string(.object($0)) }
+    }
+
+    @Test("renderFailed while live sends render_error with the held tree's hash when it is that version, and the error's component")
+    func renderFailedLive() {
+        var session = Self.welcomed("home")
+        let tree = Self.message(#"{"title":"Hi"}"#)
+        _ = session.receive(Self.snapshot(tree, version: 3))
+        let report = RenderErrorReport(CarouselFailed())
+        #expect(Self.reports(session.renderFailed("home", version: 3, report: report)) == [
+            #"{"component":"Carousel","hash":"\#(ScreenHash.of(tree))","message":"slide 2 has no image","screen":"home","type":"render_error","version":3}"#
+        ])
+        // Another version than the one held: no hash, unless the caller knows it.
+        #expect(Self.reports(session.renderFailed("home", version: 2, report: report)) == [
+            #"{"component":"Carousel","message":"slide 2 has no image","screen":"home","type":"render_error","version":2}"#
+        ])
+        #expect(Self.reports(session.renderFailed("home", version: 2, report: report, hash: "h2")).first?.contains(#""hash":"h2""#) == true)
+    }
+
+    @Test("render reports made while not live: the latest per screen goes after the next welcome; another hub state gets none")
+    func renderReportsOwed() {
+        var session = Self.welcomed("home", "menu")
+        session.closed()
+        let boom = RenderErrorReport(CarouselFailed())
+        #expect(session.rendered("home", version: 3).isEmpty)
+        #expect(session.renderFailed("home", version: 4, report: boom, hash: "h4").isEmpty)  // replaces home's rendered
+        #expect(session.rendered("menu", version: 2).isEmpty)
+        let welcome = #"{"type":"welcome","session":"s-2","user":null,"heartbeat_s":25,"sync_seq":7,"epoch":"e-1"}"#
+        #expect(Self.reports(session.receive(Self.message(welcome)).actions) == [
+            #"{"component":"Carousel","hash":"h4","message":"slide 2 has no image","screen":"home","type":"render_error","version":4}"#,
+            #"{"screen":"menu","type":"rendered","version":2}"#,
+        ])
+        session.closed()
+        _ = session.renderFailed("home", version: 5, report: boom, hash: "h5")
+        _ = session.rendered("home", version: 5)  // drawn after all: the rendered replaces the error
+        #expect(Self.reports(session.receive(Self.message(welcome)).actions) == [#"{"screen":"home","type":"rendered","version":5}"#])
+        #expect(Self.reports(session.receive(Self.message(welcome)).actions).isEmpty)  // sent once
+        session.closed()
+        _ = session.renderFailed("home", version: 6, report: boom, hash: "h6")
+        let other = #"{"type":"welcome","session":"s-3","user":null,"heartbeat_s":25,"sync_seq":0,"epoch":"e-2"}"#
+        #expect(Self.reports(session.receive(Self.message(other)).actions).isEmpty)
+    }
+
     @Test("reconnect delays double from 0.5 s to 30 s; a 1001 starts over and caps them at 4 s for a minute")
     func reconnectSchedule() {
         var schedule = ReconnectSchedule()

@@ -60,7 +60,10 @@ export interface Backoff {
 export interface PushHubOptions extends ClientIdentityOptions {
   /** The reconnect schedule (see Backoff); each field optional. */
   backoff?: Partial<Backoff>;
-  /** Send `rendered` automatically once every onTree callback for a version returned (or its promise resolved). Default true. */
+  /**
+   * Send `rendered` automatically once every onTree callback for a version returned (or its promise resolved). Default true.
+   * (A callback that throws or rejects reports a `render_error` instead, whatever this says: see PushHub.subscribe.)
+   */
   autoRendered?: boolean;
   /** "built-in" forces the JavaScript SHA-256 even where SubtleCrypto exists (tests). */
   hash?: "auto" | "built-in";
@@ -155,10 +158,29 @@ export declare class PushHub {
     /** `track` calls accepted; those dropped unsent (beyond 100 waiting for a connection, or after the client closed for good). */
     tracks: number; tracksDropped: number;
   };
+  /**
+   * Follows `screen`; `onTree` gets each new tree. If `onTree` throws (or its promise rejects) for
+   * a tree the hub sent (meta.source not "cache"), the client sends a `render_error` for that
+   * version (as `renderFailed` does, with the thrown value) and no `rendered`; the other
+   * callbacks still run, and the error still surfaces in the console.
+   */
   subscribe(screen: string, onTree?: (tree: JSONValue, meta: TreeMeta) => void | Promise<void>): Subscription;
   onSync(handler: (sync: Sync) => void | Promise<void>): () => void;
   on<K extends keyof PushHubEvents>(type: K, listener: (event: PushHubEvents[K]) => void): () => void;
+  /** Tells the hub the app drew `version` of `screen` (sent automatically with autoRendered). While not live, sent after the next welcome (the latest report per screen). */
   rendered(screen: string, version: number): void;
+  /**
+   * Tells the hub the app could not draw `version` of `screen` (DESIGN §15: counted against a
+   * release's guard), for errors the app catches itself:
+   * `{"type":"render_error","screen","version","hash"?,"component"?,"message"}` with `hash` the
+   * tree's when this client holds that version, `component` the error's `component` property
+   * when it is a string (cut to 200 characters), and `message` `String(error.message ?? error)`
+   * cut to 1000 characters (Unicode code points). While not live, sent after the next welcome:
+   * one report per screen waits, the latest (`rendered` or `render_error`); a user switch or
+   * another hub state drops it. Throws a TypeError unless `screen` is a string and `version` an
+   * integer (nothing is sent).
+   */
+  renderFailed(screen: string, version: number, error: unknown): void;
   /**
    * Reports a goal event for experiment results (DESIGN §6), e.g. `track("purchase", 12.5)`.
    * `event`: 1–64 characters of A–Z a–z 0–9 _ . : -; `value`: a finite number, or omitted. Throws

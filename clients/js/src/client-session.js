@@ -3,6 +3,7 @@
 
 import { applyPatch } from "./json-patch.js";
 import { canonicalize } from "./canonical-json.js";
+import { renderErrorMessage } from "./render-error.js";
 import { NO_VARIANTS, recordKey, scopeRecord, screenKey, storedScreen, variantMap } from "./storage.js";
 import { SyncLedger } from "./sync-ledger.js";
 
@@ -25,7 +26,7 @@ const TRACK_EVENT = /^[A-Za-z0-9_.:-]{1,64}$/;
  * | `{ type: "store", key, value }` | writes `<storageKey>:key` (removes it when `value` is null) |
  * | `{ type: "load", key, load }` | reads `<storageKey>:key`, then calls `loaded(load, text)` |
  * | `{ type: "verify", tree, verification }` | hashes `tree` (SHA-256 of its RFC 8785 form), then calls `verified(verification, hash, canonical)` (`verifyFailed(verification)` if it cannot); the next hub message waits for it |
- * | `{ type: "deliver", entry, screen, tree, meta }` | calls the screen's listeners (then, with autoRendered and a source other than "cache", `rendered`) |
+ * | `{ type: "deliver", entry, screen, tree, meta }` | calls the screen's listeners; then, for a source other than "cache": `renderFailed` if one threw, else (with autoRendered) `rendered` |
  * | `{ type: "schedule", sync, waiting }` | hands `sync` to the app after its random 0..jitterMs wait, then calls `syncHandled(waiting)` |
  * | `{ type: "emit", event, detail }` | emits the event to the app's listeners |
  * | `{ type: "goLive", welcome, heartbeatS, hubSendsHeartbeats }` | a session started: reconnect schedule reset, link watched at `heartbeatS`, state "live", `welcome` event |
@@ -54,6 +55,9 @@ const TRACK_EVENT = /^[A-Za-z0-9_.:-]{1,64}$/;
  *   a change (delivered, even with the same tree).
  * - At most `TRACK_QUEUE_LIMIT` tracks wait for a welcome (the oldest go first); they are sent
  *   as the user who tracked them, never as another; none waits once the client has `ended`.
+ * - While not live, at most one render report (`rendered` or `render_error`) per screen is owed:
+ *   the latest made. Owed reports go after the next welcome, to the user and hub state they were
+ *   made in only (a version drawn for another user or state means nothing there).
  */
 export class ClientSession {
   /**
@@ -80,7 +84,7 @@ export class ClientSession {
     };
     this._syncs = new SyncLedger();
     this._pendingSubscribes = []; // screens whose subscribe awaits its first answer, in order
-    this._pendingRendered = new Map(); // screen → version, sent once live
+    this._owedReports = new Map(); // screen → its latest `rendered` or `render_error` message, sent once live
     this._pendingAcks = new Set();
     this._pendingTracks = []; // track messages waiting for a welcome, oldest first
     /** Whether the client was closed for good: it will not connect again. */
@@ -118,9 +122,20 @@ export class ClientSession {
 
   /** The app drew `version` of `screen` (confirms experiment exposures, DESIGN §6). */
   rendered(screen, version) {
-    if (this.live) return [send({ type: "rendered", screen, version })];
-    this._pendingRendered.set(screen, version);
-    return [];
+    return this._sendReport({ type: "rendered", screen, version });
+  }
+
+  /**
+   * The app could not draw `version` of `screen` (DESIGN §15): `error` (anything thrown) becomes
+   * a `render_error` (see renderErrorMessage) carrying `hash`, by default the held tree's when it
+   * is that version. A TypeError (nothing sent) unless `screen` is a string and `version` an
+   * integer. Sent at once while live; otherwise owed as `rendered` is.
+   */
+  renderFailed(screen, version, error, hash = this._heldHash(screen, version)) {
+    if (typeof screen !== "string" || !Number.isInteger(version)) {
+      throw new TypeError(`renderFailed: needs a screen name and an integer version (got ${describe(screen)}, ${describe(version)})`);
+    }
+    return this._sendReport(renderErrorMessage(screen, version, hash, error));
   }
 
   /**
@@ -200,10 +215,11 @@ export class ClientSession {
     this._pendingTracks = [];
   }
 
-  /** The socket could not take `message` (it is closing): an ack is owed until the next welcome. */
+  /** The socket could not take `message` (it is closing): an ack, a track or a render report is owed until the next welcome. */
   unsent(message) {
     if (message.type === "ack") this._pendingAcks.add(message.sync);
     else if (message.type === "track") this._queueTrack(message);
+    else if (message.type === "rendered" || message.type === "render_error") this._owe(message);
   }
 
   // MARK: - Results of actions
@@ -324,8 +340,8 @@ export class ClientSession {
     for (const entry of this.screens.values()) {
       if (entry.load === null) actions.push(this._subscribeMessage(entry)); // else once loaded
     }
-    for (const [screen, version] of this._pendingRendered) actions.push(send({ type: "rendered", screen, version }));
-    this._pendingRendered.clear();
+    for (const report of this._owedReports.values()) actions.push(send(report));
+    this._owedReports.clear();
     for (const id of this._pendingAcks) actions.push(send({ type: "ack", sync: id }));
     this._pendingAcks.clear();
     for (const track of this._pendingTracks) actions.push(send(track));
@@ -433,6 +449,25 @@ export class ClientSession {
     return actions;
   }
 
+  /** Sends a render report (`rendered`, `render_error`) while live; else owes it. */
+  _sendReport(message) {
+    if (this.live) return [send(message)];
+    this._owe(message);
+    return [];
+  }
+
+  /** Owes a render report until the next welcome, in place of the one owed for its screen (it goes last). */
+  _owe(report) {
+    this._owedReports.delete(report.screen);
+    this._owedReports.set(report.screen, report);
+  }
+
+  /** The hash of the tree held for `screen` when it is `version`; undefined otherwise. */
+  _heldHash(screen, version) {
+    const entry = this.screens.get(screen);
+    return entry && entry.version === version ? entry.hash : undefined;
+  }
+
   /** Queues a track until the next welcome; beyond TRACK_QUEUE_LIMIT the oldest is dropped. */
   _queueTrack(message) {
     this._pendingTracks.push(message);
@@ -528,10 +563,10 @@ export class ClientSession {
     return this._store(recordKey(this.scope), scopeRecord(this.epoch, this.lastSync));
   }
 
-  /** What is owed to one user in one hub state: acks, and rendered confirmations (a version drawn for another user or state confirms nothing here). */
+  /** What is owed to one user in one hub state: acks, and render reports (a version drawn for another user or state means nothing here). */
   _forgetOwed() {
     this._pendingAcks.clear();
-    this._pendingRendered.clear();
+    this._owedReports.clear();
   }
 }
 

@@ -102,6 +102,10 @@ export class PushHub {
    * variants alone calls `onTree` again with the same tree. Trees are frozen (the client reuses the canonical
    * form of unchanged subtrees); a patch copies only the containers on its paths, so unchanged
    * subtrees keep their identity from one version to the next.
+   *
+   * `onTree` throwing (or its promise rejecting) for a tree the hub sent (not "cache") reports a
+   * `render_error` for that version instead of `rendered` (DESIGN §15); the other callbacks still
+   * run, and the error still surfaces in the console.
    */
   subscribe(screen, onTree) {
     let entry = this._session.screens.get(screen);
@@ -115,7 +119,8 @@ export class PushHub {
         version: entry.version, hash: entry.hash, source: entry.delivered === undefined ? "cache" : "snapshot", variants: entry.variants,
       };
       const listeners = this._treeListeners.get(entry);
-      Promise.resolve().then(() => listeners.has(onTree) && this._call(onTree, entry.tree, meta));
+      // Drawn before: no `rendered` again, but a failure to draw it here is reported.
+      Promise.resolve().then(() => listeners.has(onTree) && this._render(entry, [onTree], entry.tree, meta, false));
     }
     const listeners = this._treeListeners.get(entry);
     if (onTree) listeners.add(onTree);
@@ -157,6 +162,18 @@ export class PushHub {
   /** Tells the hub the app drew `version` of `screen` (confirms experiment exposures, DESIGN §6). */
   rendered(screen, version) {
     this._perform(this._session.rendered(screen, version));
+  }
+
+  /**
+   * Tells the hub the app could not draw `version` of `screen` (DESIGN §15: it counts against a
+   * release's guard): a `render_error` with `error.component` (when a string) and
+   * `String(error.message ?? error)` cut to 1000 characters, and the tree's hash when this client
+   * holds that version. For errors the app catches itself; a throwing `onTree` is reported
+   * without it. While not live it is sent after the next welcome (with `rendered`: the latest
+   * report per screen). Throws a TypeError unless `screen` is a string and `version` an integer.
+   */
+  renderFailed(screen, version, error) {
+    this._perform(this._session.renderFailed(screen, version, error));
   }
 
   /**
@@ -307,11 +324,37 @@ export class PushHub {
   }
 
   _deliver({ entry, tree, meta }) {
-    const results = [...this._treeListeners.get(entry)].map((listener) => this._call(listener, tree, meta));
-    if (meta.source === "cache" || !this._autoRendered) return;
-    Promise.all(results).then(() => {
-      if (entry.version === meta.version && this._session.screens.get(entry.screen) === entry) this.rendered(entry.screen, meta.version);
+    this._render(entry, [...this._treeListeners.get(entry)], tree, meta, this._autoRendered);
+  }
+
+  /**
+   * Calls `listeners` with `tree`. Once each returned (or its promise settled), and if the tree is
+   * one the hub sent (not "cache") and the screen still holds that version: the first failure
+   * is reported as a `render_error`; with none, `confirm` sends `rendered`.
+   */
+  _render(entry, listeners, tree, meta, confirm) {
+    const outcomes = listeners.map((listener) => this._draw(listener, tree, meta));
+    if (meta.source === "cache") return;
+    Promise.all(outcomes).then((failures) => {
+      if (entry.version !== meta.version || this._session.screens.get(entry.screen) !== entry) return;
+      const failure = failures.find((outcome) => outcome !== null);
+      if (failure) this._perform(this._session.renderFailed(entry.screen, meta.version, failure.error, meta.hash));
+      else if (confirm) this.rendered(entry.screen, meta.version);
     });
+  }
+
+  /** Calls a tree listener: null when it returned (a promise of null once its promise resolved), else `{ error }` (surfaced too). */
+  _draw(listener, tree, meta) {
+    const failed = (error) => {
+      this._report(error);
+      return { error };
+    };
+    try {
+      const result = listener(tree, meta);
+      return result && typeof result.then === "function" ? Promise.resolve(result).then(() => null, failed) : null;
+    } catch (error) {
+      return failed(error);
+    }
   }
 
   _schedule({ sync: received, waiting }) {

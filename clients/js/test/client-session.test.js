@@ -443,3 +443,74 @@ test("once the client ended (closed for good) tracks are dropped and counted, th
   assert.deepEqual([session.stats.tracks, session.stats.tracksDropped], [2, 2]);
   assert.deepEqual(sent(session.receive(WELCOME)).filter((m) => m.includes('"track"')), []);
 });
+
+// MARK: - render reports (DESIGN §15): render_error beside rendered
+
+test("renderFailed while live sends render_error with the held tree's hash, the error's component and message", () => {
+  const session = welcomed(["home"]);
+  const tree = { title: "Hi" };
+  settle(session, session.receive(snapshot(tree, 3)));
+  const error = Object.assign(new Error("no image for slide 2"), { component: "Carousel" });
+  assert.deepEqual(sent(session.renderFailed("home", 3, error)), [
+    `{"type":"render_error","screen":"home","version":3,"hash":"${hashOf(tree)}","component":"Carousel","message":"no image for slide 2"}`,
+  ]);
+  // A version the client does not hold: no hash; a thrown non-Error: its string, no component.
+  assert.deepEqual(sent(session.renderFailed("home", 2, "bad layout")), ['{"type":"render_error","screen":"home","version":2,"message":"bad layout"}']);
+  assert.deepEqual(sent(session.renderFailed("home", 3, { message: "x", component: 7 }, "h")), [
+    '{"type":"render_error","screen":"home","version":3,"hash":"h","message":"x"}',
+  ]);
+  assert.deepEqual(sent(session.renderFailed("home", 3, undefined, "h")), ['{"type":"render_error","screen":"home","version":3,"hash":"h","message":"undefined"}']);
+  for (const [screen, version] of [[undefined, 3], ["home", 3.5], ["home", "3"]]) {
+    assert.throws(() => session.renderFailed(screen, version, new Error("x")), TypeError);
+  }
+});
+
+test("a render_error's message is cut to 1000 code points and its component to 200, never inside a surrogate pair", () => {
+  const session = welcomed(["home"]);
+  const [exact] = session.renderFailed("home", 1, new Error("m".repeat(1000)), "h");
+  assert.equal(exact.message.message, "m".repeat(1000));
+  const [long] = session.renderFailed("home", 1, Object.assign(new Error("m".repeat(5000)), { component: "C".repeat(300) }), "h");
+  assert.deepEqual([long.message.message, long.message.component], ["m".repeat(1000), "C".repeat(200)]);
+  // 999 letters and then emoji (two UTF-16 units each): the 1000th code point is the first emoji, whole.
+  const [astral] = session.renderFailed("home", 1, new Error("a".repeat(999) + "😀".repeat(10)), "h");
+  assert.equal(astral.message.message, "a".repeat(999) + "😀");
+  assert.equal([...astral.message.message].length, 1000);
+  // A lone surrogate (the hub's JSON reader refuses one) becomes U+FFFD; a pair stays.
+  const [lone] = session.renderFailed("home", 1, Object.assign(new Error("a\ud800b😀\udc00"), { component: "X\udbff" }), "h");
+  assert.deepEqual([lone.message.message, lone.message.component], ["a\ufffdb😀\ufffd", "X\ufffd"]);
+  // A thrown value whose string form throws still gives a report.
+  const [odd] = session.renderFailed("home", 1, { toString() { throw new Error("no"); } }, "h");
+  assert.match(odd.message.message, /cannot be turned into a string/);
+});
+
+test("render reports made while not live: the latest per screen goes after the next welcome; another hub state gets none", () => {
+  const session = welcomed(["home", "menu"]);
+  session.closed();
+  assert.deepEqual(session.rendered("home", 3), []);
+  assert.deepEqual(session.renderFailed("home", 4, new Error("boom"), "h4"), []); // replaces the rendered of home
+  assert.deepEqual(session.rendered("menu", 2), []);
+  assert.deepEqual(sent(session.receive({ ...WELCOME, session: "s-2" })).filter((m) => m.includes('"render')), [
+    '{"type":"render_error","screen":"home","version":4,"hash":"h4","message":"boom"}',
+    '{"type":"rendered","screen":"menu","version":2}',
+  ]);
+  session.closed();
+  session.renderFailed("home", 5, new Error("again"), "h5");
+  session.rendered("home", 5); // drawn after all: the rendered replaces the error
+  assert.deepEqual(sent(session.receive({ ...WELCOME, session: "s-3" })).filter((m) => m.includes('"render')), [
+    '{"type":"rendered","screen":"home","version":5}',
+  ]);
+  session.closed();
+  session.renderFailed("home", 6, new Error("lost"), "h6");
+  const other = session.receive({ ...WELCOME, session: "s-4", epoch: "e-2" });
+  assert.deepEqual(sent(other).filter((m) => m.includes('"render')), []);
+});
+
+test("a render_error the closing socket could not take is sent after the next welcome", () => {
+  const session = welcomed(["home"]);
+  const [report] = session.renderFailed("home", 3, new Error("boom"), "h");
+  session.unsent(report.message); // the socket was closing
+  session.closed();
+  assert.deepEqual(sent(session.receive(WELCOME)).filter((m) => m.includes('"render')), [
+    '{"type":"render_error","screen":"home","version":3,"hash":"h","message":"boom"}',
+  ]);
+});

@@ -119,3 +119,58 @@ test("track sends while live and queues while reconnecting; the queue goes after
   await until(() => again.sent.some((m) => m.type === "track"), "the queued track");
   assert.deepEqual(again.sent.filter((m) => m.type === "track"), [{ type: "track", event: "signup" }]);
 });
+
+test("an onTree that throws (or rejects) reports a render_error for that version and no rendered; the other callbacks still run", async (t) => {
+  const { hub, socket } = await live(t, new MemoryStorage());
+  const surfaced = [];
+  hub._report = (error) => surfaced.push(error.message); // the console, in a browser
+  const drawn = [];
+  hub.subscribe("home", (tree, meta) => {
+    if (meta.version === 1) throw Object.assign(new Error("no slides"), { component: "Carousel" });
+    drawn.push(["throwing one", meta.version]);
+  });
+  hub.subscribe("home", (tree, meta) => drawn.push(["other", meta.version]));
+  await until(() => socket.sent.some((m) => m.type === "subscribe"), "the subscribe");
+  const v1 = { n: 1 };
+  socket.fromHub({ type: "snapshot", screen: "home", version: 1, hash: hashOf(v1), tree: v1 });
+  await until(() => socket.sent.some((m) => m.type === "render_error"), "the render_error");
+  assert.deepEqual(socket.sent.filter((m) => m.type === "render_error" || m.type === "rendered"), [
+    { type: "render_error", screen: "home", version: 1, hash: hashOf(v1), component: "Carousel", message: "no slides" },
+  ]);
+  assert.deepEqual([drawn, surfaced], [[["other", 1]], ["no slides"]]);
+  // The next version draws: rendered, as usual.
+  const v2 = { n: 2 };
+  socket.fromHub({ type: "patch", screen: "home", from: 1, version: 2, hash: hashOf(v2), ops: [{ op: "replace", path: "/n", value: 2 }] });
+  await until(() => socket.sent.some((m) => m.type === "rendered"), "rendered");
+  assert.deepEqual(socket.sent.filter((m) => m.type === "rendered"), [{ type: "rendered", screen: "home", version: 2 }]);
+  // A promise that rejects counts as a throw.
+  hub.subscribe("menu", async () => { throw new Error("later"); });
+  await until(() => socket.sent.filter((m) => m.type === "subscribe").length === 2, "the second subscribe");
+  socket.fromHub({ type: "snapshot", screen: "menu", version: 7, hash: hashOf(v1), tree: v1 });
+  await until(() => socket.sent.some((m) => m.type === "render_error" && m.screen === "menu"), "menu's render_error");
+  assert.equal(socket.sent.some((m) => m.type === "rendered" && m.screen === "menu"), false);
+  assert.deepEqual(socket.sent.find((m) => m.screen === "menu" && m.type === "render_error").message, "later");
+});
+
+test("renderFailed while reconnecting is sent after the welcome, with the held tree's hash", async (t) => {
+  const { hub, socket } = await live(t, new MemoryStorage(), { autoRendered: false, random: () => 0 });
+  hub.subscribe("home", () => {});
+  await until(() => socket.sent.some((m) => m.type === "subscribe"), "the subscribe");
+  const tree = { title: "Hi" };
+  socket.fromHub({ type: "snapshot", screen: "home", version: 3, hash: hashOf(tree), tree });
+  await until(() => hub.stats.snapshots === 1, "the snapshot");
+  socket.readyState = 3;
+  socket.onclose({ code: 1006, reason: "" });
+  hub.renderFailed("home", 3, new Error("caught by the app"));
+  await until(() => FakeSocket.made.length === 2, "the reconnect");
+  const again = FakeSocket.made[1];
+  again.readyState = 1;
+  again.onopen();
+  assert.equal(again.sent.some((m) => m.type === "render_error"), false);
+  again.fromHub({ type: "welcome", session: "s2", user: null, heartbeat_s: 25, sync_seq: 0, epoch: "e-1" });
+  await until(() => again.sent.some((m) => m.type === "render_error"), "the owed render_error");
+  assert.deepEqual(again.sent.filter((m) => m.type === "render_error"), [
+    { type: "render_error", screen: "home", version: 3, hash: hashOf(tree), message: "caught by the app" },
+  ]);
+  assert.throws(() => hub.renderFailed("home", "3", new Error("x")), TypeError);
+});
