@@ -183,26 +183,50 @@ import Testing
         #expect(rebuilt.nextVersion(of: "home") == 5)
     }
 
-    @Test("a hub reloading a state where its rolling release was halted adds the versions without publishing the candidate")
+    @Test("a hub reloading the shared state reloads a screen whose release moved, never publishing a candidate")
     func reloading() throws {
-        let before = Self.state()
-        var after = before
-        after.apply(Self.halt())
-        let (changes, _) = before.changes(toReach: after)
-        #expect(changes.count == 1)
-        guard case .releaseChanged(let release, let revert)? = changes.first else {
-            Issue.record("expected the release's end first: \(changes)")
-            return
+        func reload(from before: HubState, to after: HubState) -> [HubChange] {
+            let (changes, _) = before.changes(toReach: after)
+            var loop = before.view
+            for change in changes { loop.apply(change, keepVersions: 16) }
+            #expect(loop.screens["home"]?.map(\.version) == after.view.screens["home"]?.map(\.version))
+            #expect(loop.releases["home"]?.id == after.view.releases["home"]?.id)
+            for change in changes {
+                if case .screenPublished(let version, _) = change { Issue.record("published \(version.version)") }
+            }
+            return changes
         }
-        #expect(release.status == .halted && revert?.version == 3)
-        var loop = before.view
-        for change in changes { loop.apply(change, keepVersions: 16) }
-        #expect(loop.screens["home"]?.map(\.version) == [1, 2, 3] && loop.releases["home"] == nil)
-        // And one reloading a state where a release started gets it, with nothing published.
-        let (started, _) = Self.state(releasing: nil).changes(toReach: before)
-        #expect(started.count == 1)
-        if case .releaseChanged(let release, nil)? = started.first { #expect(release.status == .rolling) } else {
-            Issue.record("expected the release's start: \(started)")
+        func isReload(_ changes: [HubChange], release: String?) -> Bool {
+            guard changes.count == 1, case .screenReloaded("home", _, let rolling) = changes[0] else { return false }
+            return rolling?.id == release
+        }
+        let idle = Self.state(releasing: nil), rolling = Self.state()
+        var halted = rolling
+        halted.apply(Self.halt())
+        // The release this hub has rolling was halted meanwhile.
+        #expect(isReload(reload(from: rolling, to: halted), release: nil))
+        // A release started meanwhile.
+        #expect(isReload(reload(from: idle, to: rolling), release: "r-2"))
+        // A release started and was halted meanwhile: its candidate reaches nobody.
+        #expect(isReload(reload(from: idle, to: halted), release: nil))
+        // This hub's release was halted and the next one started meanwhile.
+        var next = halted
+        next.apply(
+            .releasePut(
+                Release(
+                    screen: "home", baseVersion: 3,
+                    candidate: ScreenVersion(name: "home", version: 4, tree: Self.candidateTree, publishedAt: 5),
+                    qaCohort: nil, healthGuard: .standard,
+                    steps: [Release.Step(at: 5, actor: "ci", action: .start(basisPoints: 100))])))
+        #expect(isReload(reload(from: rolling, to: next), release: "r-4"))
+        // Nothing moved: nothing to do; a plain publish is still published.
+        #expect(reload(from: rolling, to: rolling).isEmpty)
+        var published = halted
+        published.apply(.screenPublished(ScreenVersion(name: "home", version: 4, tree: .object([:]), publishedAt: 6)))
+        let (plain, _) = halted.changes(toReach: published)
+        #expect(plain.count == 1)
+        if case .screenPublished(let version, _)? = plain.first { #expect(version.version == 4) } else {
+            Issue.record("expected a publish: \(plain)")
         }
     }
 }

@@ -179,7 +179,7 @@ struct ScreenRoutes: AdminHandlers {
     func get() throws(AdminError) {
         let client = try clientAttributes()
         let view = call.state.view
-        let seen = client.flatMap { view.current(name, for: $0, unit: $0.user ?? $0.device) } ?? view.current(name)
+        let seen = client.flatMap { view.current(name, for: $0) } ?? view.current(name)
         guard let current = seen else { throw AdminError.notFound("no screen named \(name)") }
         var target = RenderTarget(appVersion: client?.appVersion)
         if let client, !(client.user ?? client.device).isEmpty, let experiments = view.experiments.touching[name] {

@@ -288,7 +288,7 @@ final class ControlPlane {
         case .screenDeleted(let name):
             renditions.forget(screen: name, keeping: [])
             return change
-        case .cohortChanged, .experimentsChanged, .stickyRecorded, .syncAppended, .releaseChanged:
+        case .cohortChanged, .experimentsChanged, .stickyRecorded, .syncAppended, .releaseChanged, .screenReloaded:
             return change
         }
     }

@@ -137,21 +137,25 @@ struct HubState {
     func changes(toReach target: HubState) -> (changes: [HubChange], target: HubState) {
         var changes: [HubChange] = []
         var target = target
-        // Releases first: one that ended adds its versions without sending the candidate to the
-        // clients it never exposed (the screens below then find those versions known).
-        for name in Set(view.releases.keys).union(target.view.releases.keys).sorted() {
+        // A screen whose release started, rose or ended meanwhile, or that gained the candidate of
+        // a release, is reloaded whole: its versions and its release in one change, after which
+        // each subscriber is brought from what it holds to what it should see. Publishing those
+        // versions one by one would send a halted candidate to clients it never exposed.
+        var reloaded = Set<String>()
+        let involved = Set(view.releases.keys).union(target.view.releases.keys).union(target.releases.keys)
+        for name in involved.sorted() {
+            guard let versions = target.view.screens[name] else { continue }  // deleted: below
             let mine = view.releases[name], theirs = target.view.releases[name]
-            if let theirs, mine?.id != theirs.id || mine?.steps != theirs.steps {
-                changes.append(.releaseChanged(theirs, revert: nil))
-            } else if let mine, theirs == nil, let ended = target.release(name, mine.id) {
-                let revert = ended.halt.flatMap { target.view.version(name, $0.revertVersion) }
-                changes.append(.releaseChanged(ended, revert: revert))
-            }
+            let known = view.screens[name]?.last?.version ?? 0
+            let candidates = Set((target.releases[name] ?? []).map(\.candidate.version))
+            let releaseMoved = mine?.id != theirs?.id || mine?.steps != theirs?.steps
+            guard releaseMoved || versions.contains(where: { $0.version > known && candidates.contains($0.version) })
+            else { continue }
+            changes.append(.screenReloaded(name, versions: versions, release: theirs))
+            reloaded.insert(name)
         }
-        var loop = self.view
-        for change in changes { loop.apply(change, keepVersions: keepVersions) }
-        for name in target.view.screens.keys.sorted() {
-            let known = loop.screens[name]?.last?.version ?? 0
+        for name in target.view.screens.keys.sorted() where !reloaded.contains(name) {
+            let known = view.screens[name]?.last?.version ?? 0
             for version in target.view.screens[name]! where version.version > known {
                 changes.append(.screenPublished(version, prepared: nil))
             }

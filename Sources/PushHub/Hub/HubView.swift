@@ -22,11 +22,19 @@ public struct HubView: Sendable {
     /// The screen's current version: what every client sees unless a release exposes it.
     public func current(_ screen: String) -> ScreenVersion? { screens[screen]?.last }
 
-    /// The version `client` (as `unit`) sees: the candidate of a rolling release that exposes it,
-    /// else the current one.
-    func current(_ screen: String, for client: ClientAttributes, unit: String) -> ScreenVersion? {
-        if let release = releases[screen], ReleaseExposure.exposes(release, client, unit: unit, view: self) {
-            return release.candidate
+    /// The version `client` sees: the candidate of a rolling release that exposes its unit (the
+    /// user, else the device; a client with neither is not exposed), else the current one.
+    /// - Parameter held: the version the client holds; one that holds the candidate keeps it while
+    ///   the release rolls (a unit once exposed stays exposed, even after it left the QA cohort),
+    ///   so a client's versions never go back.
+    func current(_ screen: String, for client: ClientAttributes, holding held: Int? = nil) -> ScreenVersion? {
+        if let release = releases[screen] {
+            let unit = client.user ?? client.device
+            if held == release.candidate.version
+                || (!unit.isEmpty && ReleaseExposure.exposes(release, client, unit: unit, view: self))
+            {
+                return release.candidate
+            }
         }
         return current(screen)
     }
@@ -50,6 +58,9 @@ public struct HubView: Sendable {
         case .screenDeleted(let name):
             screens[name] = nil
             releases[name] = nil
+        case .screenReloaded(let name, let versions, let release):
+            screens[name] = versions.isEmpty ? nil : Array(versions.suffix(keepVersions))
+            releases[name] = release
         case .releaseChanged(let release, let revert):
             if release.status == .rolling {
                 releases[release.screen] = release
@@ -134,4 +145,7 @@ enum HubChange: Sendable {
     /// A release started, its percent rose, or it ended (DESIGN §15): with, after a halt, the
     /// version that gives the exposed clients the base tree back.
     case releaseChanged(Release, revert: ScreenVersion?)
+    /// A hub reloading the shared state (DESIGN §11): a screen's kept versions and its rolling
+    /// release as they now are, without publishing each version (`HubState.changes(toReach:)`).
+    case screenReloaded(String, versions: [ScreenVersion], release: Release?)
 }

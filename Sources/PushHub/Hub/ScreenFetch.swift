@@ -63,7 +63,7 @@ extension Shard {
             session: "fetch", user: identity.user, device: device, platform: value("platform"), appVersion: appVersion,
             claimCohorts: identity.claimCohorts, claims: identity.claims, connectedAt: now)
         // A release's candidate for a unit it exposes, as over the socket (DESIGN §15).
-        guard let current = view.current(name, for: client, unit: client.user ?? client.device) else {
+        guard let current = view.current(name, for: client) else {
             return .error(404, code: "unknown_screen", message: "no screen named \(name)")
         }
         var target = RenderTarget(appVersion: appVersion)

@@ -157,6 +157,10 @@ final class Shard {
         case .experimentsChanged(_, let screens):
             for screen in screens { _ = bringSubscribersUpToDate(screen) }
             answer = nil
+        case .screenReloaded(let name, let versions, let release):
+            cache.forget(screen: name, keeping: versions + (release.map { [$0.candidate] } ?? []))
+            let awaited = view.current(name).map { serveAwaiting($0).sent } ?? 0
+            answer = .count(awaited + bringSubscribersUpToDate(name))
         case .releaseChanged(let release, _):
             cache.forget(screen: release.screen, keeping: (view.screens[release.screen] ?? []) + [release.candidate])
             answer = .count(bringSubscribersUpToDate(release.screen))

@@ -40,19 +40,12 @@ struct ReleaseHealth: Sendable {
     /// The component name errors without one are counted under.
     static let unnamedComponent = "(none)"
 
-    private struct Seen: OptionSet {
-        let rawValue: UInt8
-        static let served = Seen(rawValue: 1)
-        static let rendered = Seen(rawValue: 2)
-        static let errored = Seen(rawValue: 4)
-    }
-
     private(set) var counts = Counts()
     /// Render errors per component (the first `maxComponents` names; later ones are not counted here).
     private(set) var byComponent: [String: Int] = [:]
     private(set) var recentErrors: [ReportedError] = []
     /// What each unit (by `ResultsTally.unitKey`) was seen doing.
-    private var units: [Int: Seen] = [:]
+    private var units: [Int: ReleaseReports] = [:]
 
     /// Folds one report of a unit (`unitKey`: `ResultsTally.unitKey(event.unit)`).
     mutating func fold(_ outcome: ResultEvent.ReleaseOutcome, unit: String, unitKey: Int, at: Int) {
@@ -105,6 +98,14 @@ struct ReleaseHealth: Sendable {
             })
         return members
     }
+}
+
+/// What a unit (or a session) was seen doing with one release's candidate.
+struct ReleaseReports: OptionSet, Sendable {
+    let rawValue: UInt8
+    static let served = ReleaseReports(rawValue: 1)
+    static let rendered = ReleaseReports(rawValue: 2)
+    static let errored = ReleaseReports(rawValue: 4)
 }
 
 /// The health of every release the results log names, by screen and release id.

@@ -31,14 +31,6 @@ final class ReadySession {
         var releases: [String: ReleaseReports] = [:]
     }
 
-    /// The release events a session reported for one release.
-    struct ReleaseReports: OptionSet {
-        let rawValue: UInt8
-        static let served = ReleaseReports(rawValue: 1)
-        static let rendered = ReleaseReports(rawValue: 2)
-        static let errored = ReleaseReports(rawValue: 4)
-    }
-
     let attributes: ClientAttributes
     var subscriptions = SubscriptionList()
     /// Made on first use (`memory`); `memoryIfAny` reads without making it.

@@ -40,7 +40,8 @@ extension Session {
         out: inout [Action]
     ) {
         guard case .ready(let ready) = state, let index = ready.index(of: screen),
-            let current = view.current(screen, for: ready.attributes, unit: ready.unit)
+            let current = view.current(
+                screen, for: ready.attributes, holding: ready.subscriptions[index].version.version)
         else { return }
         if isCongested {
             ready.needsCatchUp = true
@@ -108,7 +109,10 @@ extension Session {
         ready.memoryIfAny?.collapsedSyncs.removeAll()
         for index in ready.subscriptions.indices {
             let screen = ready.subscriptions[index].version.name
-            guard let current = view.current(screen, for: ready.attributes, unit: ready.unit) else { continue }
+            guard
+                let current = view.current(
+                    screen, for: ready.attributes, holding: ready.subscriptions[index].version.version)
+            else { continue }
             bringUpToDate(
                 ready, at: index, current, view: view, nowMilliseconds: nowMilliseconds, cache: &cache, out: &out)
         }

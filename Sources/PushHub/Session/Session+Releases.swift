@@ -1,7 +1,9 @@
 /// What a session reports of a release (DESIGN §15): that it was served the candidate, and then
-/// what the app said of it — `rendered`, or `render_error`. Each once per session and release;
-/// a report is about the candidate only when the session was served it (an error from another
-/// version, or from a client never exposed, counts nowhere).
+/// what the app said of it — `rendered`, or `render_error`. Each once per session and release,
+/// and only while the release rolls and about its candidate (an error from another version counts
+/// nowhere). A report need not come from a session that was served the candidate here: an app
+/// reports what it drew after it reconnects, before it subscribes again. The tally counts it only
+/// for a unit the log says was served (`ReleaseHealth`), so a client never exposed counts nowhere.
 extension Session {
     /// The session's subscription to `screen` is now at `version`: when that is the candidate of
     /// the screen's rolling release, the unit was served it.
@@ -18,9 +20,7 @@ extension Session {
         _ ready: ReadySession, screen: String, version: Int, _ outcome: ResultEvent.ReleaseOutcome, view: HubView,
         nowMilliseconds: Int, out: inout [Action]
     ) {
-        guard let release = view.releases[screen], release.candidate.version == version,
-            ready.memoryIfAny?.releases[Self.releaseKey(release)]?.contains(.served) == true
-        else { return }
+        guard let release = view.releases[screen], release.candidate.version == version else { return }
         report(ready, release, outcome, nowMilliseconds: nowMilliseconds, out: &out)
     }
 
@@ -28,7 +28,7 @@ extension Session {
         _ ready: ReadySession, _ release: Release, _ outcome: ResultEvent.ReleaseOutcome, nowMilliseconds: Int,
         out: inout [Action]
     ) {
-        let flag: ReadySession.ReleaseReports
+        let flag: ReleaseReports
         switch outcome {
         case .served: flag = .served
         case .rendered: flag = .rendered

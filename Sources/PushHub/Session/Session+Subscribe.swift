@@ -10,7 +10,7 @@ extension Session {
             out.append(error("invalid_screen_name", problem, ref: "subscribe"))
             return
         }
-        guard let current = view.current(screen, for: ready.attributes, unit: ready.unit) else {
+        guard let offered = view.current(screen, for: ready.attributes, holding: have?.version) else {
             // Not published yet: the subscription waits for the first version (it counts
             // against the subscription limit meanwhile).
             if ready.index(of: screen) == nil, !ready.isAwaiting(screen) {
@@ -21,6 +21,14 @@ extension Session {
             return
         }
         let (target, variants) = renderTarget(ready, screen, view: view, out: &out)
+        // A release's candidate this client sees exactly as the base is not served (nor counted
+        // as exposed), as when a release reaches a client already subscribed (`bringUpToDate`).
+        var current = offered
+        if offered.version != have?.version, let base = view.current(screen), base !== offered,
+            cache.rendered(offered, for: target).hash == cache.rendered(base, for: target).hash
+        {
+            current = base
+        }
         let rendered = cache.rendered(current, for: target)
         if let hash = have?.hash, hash == rendered.hash {
             out.append(
