@@ -473,6 +473,86 @@ import WSProtocol
         #expect(peers.answered.count == 1)
         #expect(peers.answered.first?.0.gather == 42 && peers.answered.first?.1.count == 2)
     }
+
+    // MARK: - A release's guard (DESIGN §15)
+
+    /// A state with `home` at version 1 and release r-2 rolling at 100 %, halted by one error.
+    static func releasing() -> HubState {
+        var state = HubState(keepVersions: 4)
+        state.apply(record("home", version: 1))
+        state.apply(
+            .releasePut(
+                Release(
+                    screen: "home", baseVersion: 1,
+                    candidate: ScreenVersion(name: "home", version: 2, tree: .object(["n": .string("new")]), publishedAt: 0),
+                    qaCohort: nil, healthGuard: ReleaseGuard(maxErrorRate: 0, minUnits: 1),
+                    steps: [Release.Step(at: 0, actor: "ci", action: .start(basisPoints: 10_000))])))
+        return state
+    }
+
+    /// A unit served the candidate and failing to draw it, as a loop reports them.
+    static func failingUnit(_ unit: String, on plane: ControlPlane) {
+        for outcome in [ResultEvent.ReleaseOutcome.served, .errored(component: nil, message: "boom")] {
+            let event = ResultEvent(.release(.init(screen: "home", release: "r-2", outcome: outcome)), unit: unit, at: 0)
+            plane.received(.result(event, sessionWasServed: true))
+        }
+    }
+
+    /// The halt steps the log was asked to append.
+    static func halts(in log: ScriptedLog) -> Int {
+        log.appended.flatMap(\.records).filter {
+            if case .releaseStepped(_, _, let step) = $0, case .halt = step.action { return true }
+            return false
+        }.count
+    }
+
+    @Test("a guard's halt that could not be made durable is asked for again a second later, with no new report")
+    func guardHaltRetried() {
+        let f = Fixture(state: Self.releasing())
+        Self.failingUnit("u1", on: f.plane)
+        f.tick(at: 0)  // the reports go to the results log and trip the guard
+        f.tick(at: 0)  // the halt goes to the log
+        #expect(Self.halts(in: f.log) == 1)
+        f.log.answer(.failed(AdminError(503, "storage_failed", "disk full")))
+        #expect(f.plane.state.rollingRelease("home") != nil)
+        // The time to judge again is set on the monotonic clock when the failure is heard.
+        f.tick(at: MonotonicClock.now())
+        #expect(Self.halts(in: f.log) == 1, "not before its time")
+        let later = MonotonicClock.now() + ControlPlane.judgeAgainAfter
+        f.tick(at: later)  // judged again: the halt is made again
+        f.tick(at: later)
+        #expect(Self.halts(in: f.log) == 2)
+        guard Self.halts(in: f.log) == 2 else { return }
+        f.log.answer(.durable)
+        #expect(f.plane.committed.release("home", "r-2")?.status == .halted)
+        _ = f.drain()
+        #expect(
+            f.received.changes[0].contains {
+                if case .releaseChanged(let release, let revert) = $0 { return release.status == .halted && revert?.version == 3 }
+                return false
+            })
+    }
+
+    @Test("a guard's halt that lost the race to another hub's halt of the same release records nothing more")
+    func guardHaltLosesToAnotherHub() {
+        let f = Fixture(state: Self.releasing())
+        Self.failingUnit("u1", on: f.plane)
+        f.tick()
+        f.tick()
+        #expect(Self.halts(in: f.log) == 1)
+        f.log.answer(.lostRace)
+        let theirs = Release.Step(
+            at: 1, actor: "guard", action: .halt(Release.Halt(reason: "theirs", numbers: nil, revertVersion: 3)))
+        f.log.read([.releaseStepped(screen: "home", release: "r-2", theirs)])
+        f.tick()
+        #expect(Self.halts(in: f.log) == 1, "made again after the catch-up, it finds the release halted")
+        #expect(f.plane.state.release("home", "r-2")?.halt?.reason == "theirs")
+        // A later report finds it halted too.
+        Self.failingUnit("u2", on: f.plane)
+        f.tick()
+        f.tick()
+        #expect(Self.halts(in: f.log) == 1)
+    }
 }
 
 extension Result {

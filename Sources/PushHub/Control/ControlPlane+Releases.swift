@@ -32,15 +32,17 @@ extension ControlPlane {
                         path: "/v1/screens/\(screen)/releases/\(id)/halt", status: 200, error: nil,
                         detail: reason))
             case .failure(let error):
-                // The report that tripped it is in the results log: the next report, or the next
-                // start, judges again.
+                // Asked for again in a second: no later report may come to trip the guard again.
                 Log.error("a guard's halt could not be made durable", [("release", id), ("error", error.message)])
+                releasesJudgedAgainAt = MonotonicClock.now() + Self.judgeAgainAfter
             }
         }
     }
 
+    static let judgeAgainAfter: UInt64 = 1_000_000_000
+
     /// Judges every rolling release once (at start: the log may hold reports that tripped a
-    /// guard before the hub stopped).
+    /// guard before the hub stopped; after a halt that failed).
     func judgeRollingReleases() {
         for release in state.view.releases.values { judgeRelease(screen: release.screen, id: release.id) }
     }

@@ -49,6 +49,9 @@ final class ControlPlane {
     private var targetsInUse: [String: [RenderTarget: Int]] = [:]
     private var housekeeping: Housekeeping
     private let startedAt: Int
+    /// When to judge the rolling releases again: a guard's halt that could not be made durable
+    /// is asked for again then (no later report may come to ask for it).
+    var releasesJudgedAgainAt: UInt64?
 
     /// A mutation waiting to be durable: its records and changes, whether its last change asks
     /// the loops for answers, what to do once they are in (or once it failed), and how to make it
@@ -155,6 +158,10 @@ final class ControlPlane {
         scatter.peers?.tick(now: now)
         scatter.expire(now: now)
         housekeeping.tick(now: now)
+        if let due = releasesJudgedAgainAt, now >= due {
+            releasesJudgedAgainAt = nil
+            judgeRollingReleases()
+        }
     }
 
     /// Nothing waits to be made durable, and the log is not bringing in entries made elsewhere.
@@ -167,7 +174,7 @@ final class ControlPlane {
         if !uncommitted.isEmpty && !log.isBusy { return 0 }
         return min(
             scatter.nextDeadline, log.nextDeadline, results.nextDeadline, scatter.peers?.nextDeadline ?? .max,
-            housekeeping.nextDeadline)
+            housekeeping.nextDeadline, releasesJudgedAgainAt ?? .max)
     }
 
     /// Appends the tick's mutations as one batch; reads that only waited for earlier changes are
