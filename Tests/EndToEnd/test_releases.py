@@ -49,13 +49,16 @@ class App:
     """One signed-in app subscribed to SCREEN: holds the tree it was sent, rebuilt from each
     snapshot and patch, and reports what it drew."""
 
-    def __init__(self, hub, user, key=None, have=None):
+    def __init__(self, hub, user, key=None, have=None, app_version=None):
         self.user = user
         # The sync client holds one unread message and reads nothing behind it, the hub's close
         # frame included: a close while an update is unread waits out close_timeout (10 s by default).
         self.ws = connect(hub.url + "/v1/connect", close_timeout=0.5)
         token = jwt.encode({"sub": user, "exp": int(time.time()) + 3600}, key or secret(hub), algorithm="HS256")
-        self.ws.send(json.dumps({"type": "hello", "protocol": 1, "device": "d-" + user, "token": token}))
+        hello = {"type": "hello", "protocol": 1, "device": "d-" + user, "token": token}
+        if app_version:
+            hello["app"] = {"platform": "ios", "version": app_version}
+        self.ws.send(json.dumps(hello))
         welcome = json.loads(self.ws.recv(timeout=5))
         assert welcome["type"] == "welcome", welcome
         subscribe = {"type": "subscribe", "screen": SCREEN}
@@ -414,3 +417,38 @@ def test_clients_that_reconnect_while_a_release_starts_rises_and_halts_end_with_
     for user, state in while_clients_reconnect(halt).items():
         assert state["tree"] == BASE and state["version"] in ((3,) if bucket("r-2", user) < 6000 else (1, 3)), (
             user, state)
+
+
+def test_a_unit_once_exposed_keeps_the_candidate_and_one_that_sees_no_change_is_neither_sent_nor_counted(hub_factory):
+    """Leaving the QA cohort does not take a client back (versions never go back), and a client
+    whose app version does not get the changed component is not sent the candidate, nor counted
+    as exposed, whether it subscribed before the release or after."""
+    gated = {"id": "promo", "type": "text", "text": "old", "min_app_version": "6.0.0"}
+    base = {"type": "screen", "children": [{"id": "title", "type": "text", "text": "Home"}, gated]}
+    candidate = {"type": "screen", "children": [{"id": "title", "type": "text", "text": "Home"}, dict(gated, text="new")]}
+    hub = hub_factory()
+    publish(hub, SCREEN, base)
+    assert call(hub, "PUT", "/v1/cohorts/qa", {"users": ["tester"]})[0] == 200
+    assert bucket("r-2", "tester") >= 100, "the tester is exposed by the cohort alone"
+    tester = App(hub, "tester", app_version="6.1.0")
+    before = App(hub, "old-before", app_version="5.0.0")
+    start_release(hub, {"tree": candidate, "qa_cohort": "qa", "percent": 0})
+    assert len(tester.updates()) == 1 and tester.version == 2
+    assert before.updates() == [] and before.version == 1
+    assert call(hub, "POST", "/v1/cohorts/qa/users", {"remove": ["tester"]})[0] == 200
+    assert call(hub, "POST", release_path("r-2", "percent"), {"percent": 1})[0] == 200
+    assert tester.updates() == [] and tester.version == 2, "a client never goes back to the base"
+    again = App(hub, "tester", app_version="6.1.0", have={"version": 2, "hash": tree_hash(tester.tree),
+                                                           "tree": tester.tree})
+    assert again.version == 2 and again.tree == tester.tree
+
+    assert call(hub, "POST", release_path("r-2", "percent"), {"percent": 100})[0] == 200
+    assert before.updates() == [] and before.version == 1
+    after = App(hub, "old-after", app_version="5.0.0")
+    assert after.version == 1, "a candidate it sees as the base is not served"
+    current = App(hub, "new-after", app_version="6.0.0")
+    assert current.version == 2
+    release = wait_release(hub, "r-2", lambda r: r["health"]["exposed"] >= 2)
+    time.sleep(0.2)
+    release = call(hub, "GET", release_path("r-2"))[1]
+    assert release["health"]["exposed"] == 2, release["health"]  # tester and new-after

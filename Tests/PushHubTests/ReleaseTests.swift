@@ -28,7 +28,8 @@ import Testing
     static func halt(at: Int = 3) -> HubRecord {
         .releaseStepped(
             screen: "home", release: "r-2",
-            Release.Step(at: at, actor: "ops", action: .halt(Release.Halt(reason: "bad", numbers: nil, revertVersion: 3))))
+            Release.Step(
+                at: at, actor: "ops", action: .halt(Release.Halt(reason: "bad", numbers: nil, revertVersion: 3))))
     }
 
     // MARK: - The guard
@@ -47,7 +48,8 @@ import Testing
     @Test("a guard reads its two members with the standard values for the rest, and refuses others")
     func guardReading() throws {
         #expect(try ReleaseGuard(json: nil) == .standard)
-        #expect(try ReleaseGuard(json: .object(["min_units": .number(5)])) == ReleaseGuard(maxErrorRate: 0.02, minUnits: 5))
+        #expect(
+            try ReleaseGuard(json: .object(["min_units": .number(5)])) == ReleaseGuard(maxErrorRate: 0.02, minUnits: 5))
         for bad: JSONValue in [
             .object(["max_error_rate": .number(1.5)]), .object(["min_units": .number(0)]),
             .object(["min_units": .number(2.5)]), .object(["minimum": .number(3)]), .string("strict"),
@@ -64,13 +66,17 @@ import Testing
         #expect(ReleaseExposure.basisPoints(percent: 100.01) == nil && ReleaseExposure.basisPoints(percent: -1) == nil)
         #expect(ReleaseExposure.basisPoints(percent: .nan) == nil)
         for points in [0, 1, 29, 1235, 9999, 10_000] {
-            #expect(ReleaseExposure.basisPoints(percent: ReleaseExposure.percent(basisPoints: points).numberValue!) == points)
+            #expect(
+                ReleaseExposure.basisPoints(percent: ReleaseExposure.percent(basisPoints: points).numberValue!)
+                    == points)
         }
     }
 
     // MARK: - Health
 
-    @Test("a unit counts once per set; reports of a unit never served count nowhere; rendered and errored is one reporter")
+    @Test(
+        "a unit counts once per set; reports of a unit never served count nowhere; rendered and errored is one reporter"
+    )
     func health() {
         var health = ReleaseHealth()
         func fold(_ outcome: ResultEvent.ReleaseOutcome, _ unit: String) {
@@ -99,13 +105,17 @@ import Testing
         for i in 0..<150 {
             let unit = "u\(i)"
             health.fold(.served, unit: unit, unitKey: ResultsTally.unitKey(unit), at: i)
-            health.fold(.errored(component: "C\(i)", message: "m\(i)"), unit: unit, unitKey: ResultsTally.unitKey(unit), at: i)
+            health.fold(
+                .errored(component: "C\(i)", message: "m\(i)"), unit: unit, unitKey: ResultsTally.unitKey(unit), at: i)
         }
         #expect(health.counts.errored == 150 && health.byComponent.count == ReleaseHealth.maxComponents)
-        #expect(health.recentErrors.count == ReleaseHealth.maxRecentErrors && health.recentErrors.last?.message == "m149")
+        #expect(
+            health.recentErrors.count == ReleaseHealth.maxRecentErrors && health.recentErrors.last?.message == "m149")
     }
 
-    @Test("release events are lines of the results log that read back equal (the fast reader declines them; the full one reads them)")
+    @Test(
+        "release events are lines of the results log that read back equal (the fast reader declines them; the full one reads them)"
+    )
     func releaseLines() throws {
         let events = [
             ResultEvent(.release(.init(screen: "home", release: "r-2", outcome: .served)), unit: "u1", at: 5),
@@ -113,7 +123,9 @@ import Testing
             ResultEvent(
                 .release(.init(screen: "home", release: "r-2", outcome: .errored(component: "C", message: "é \"x\""))),
                 unit: "u2", at: 7),
-            ResultEvent(.release(.init(screen: "home", release: "r-2", outcome: .errored(component: nil, message: nil))), unit: "u3", at: 8),
+            ResultEvent(
+                .release(.init(screen: "home", release: "r-2", outcome: .errored(component: nil, message: nil))),
+                unit: "u3", at: 8),
         ]
         let (read, skipped) = ResultEvent.events(inLines: ResultEvent.lines(events)[...], saltOf: { _ in "" })
         #expect(skipped == 0 && read.map(\.kind) == events.map(\.kind) && read.map(\.unit) == events.map(\.unit))
@@ -154,8 +166,11 @@ import Testing
         #expect(halted.release("home", "r-2")?.steps.count == 2)
 
         var promoted = Self.state()
-        promoted.apply(.releaseStepped(screen: "home", release: "r-2", Release.Step(at: 3, actor: "ci", action: .promote)))
-        #expect(promoted.view.screens["home"]?.map(\.version) == [1, 2] && promoted.view.current("home")?.tree == Self.candidateTree)
+        promoted.apply(
+            .releaseStepped(screen: "home", release: "r-2", Release.Step(at: 3, actor: "ci", action: .promote)))
+        #expect(
+            promoted.view.screens["home"]?.map(\.version) == [1, 2]
+                && promoted.view.current("home")?.tree == Self.candidateTree)
         #expect(promoted.release("home", "r-2")?.status == .promoted && promoted.nextVersion(of: "home") == 3)
     }
 
@@ -225,7 +240,9 @@ import Testing
         published.apply(.screenPublished(ScreenVersion(name: "home", version: 4, tree: .object([:]), publishedAt: 6)))
         let (plain, _) = halted.changes(toReach: published)
         #expect(plain.count == 1)
-        if case .screenPublished(let version, _)? = plain.first { #expect(version.version == 4) } else {
+        if case .screenPublished(let version, _)? = plain.first {
+            #expect(version.version == 4)
+        } else {
             Issue.record("expected a publish: \(plain)")
         }
     }

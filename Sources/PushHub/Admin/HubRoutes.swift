@@ -41,6 +41,7 @@ struct HubRoutes: AdminHandlers {
     func metrics() {
         var headers = HeaderFields()
         headers.append(name: "Content-Type", value: "text/plain; version=0.0.4")
-        call.reply(Response(status: 200, headers: headers, body: Array((plane.metrics.prometheusText() + plane.releaseMetricsText()).utf8)))
+        let text = plane.metrics.prometheusText() + plane.releaseMetricsText()
+        call.reply(Response(status: 200, headers: headers, body: Array(text.utf8)))
     }
 }

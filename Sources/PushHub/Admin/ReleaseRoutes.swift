@@ -67,11 +67,14 @@ struct ReleaseRoutes: AdminHandlers {
     /// `POST /v1/screens/{name}/releases[?dry_run=true]`: starts a release of the body's `tree`.
     func start() throws(AdminError) {
         let shape =
-            "{\"tree\": {…}, \"qa_cohort\": \"qa\", \"percent\": 1, \"guard\": {\"max_error_rate\": 0.02, \"min_units\": 50}, \"message\": \"…\"} (tree required)"
+            "{\"tree\": {…}, \"qa_cohort\": \"qa\", \"percent\": 1, "
+            + "\"guard\": {\"max_error_rate\": 0.02, \"min_units\": 50}, \"message\": \"…\"} (tree required)"
         guard !call.body.isEmpty else { throw AdminError(400, "empty_body", "send \(shape)") }
         let request = try AdminBody.object(
             call.body, known: ["tree", "qa_cohort", "percent", "guard", "message"], shape: shape)
-        guard let tree = request["tree"] else { throw AdminError(400, "bad_request", "\"tree\" is required: send \(shape)") }
+        guard let tree = request["tree"] else {
+            throw AdminError(400, "bad_request", "\"tree\" is required: send \(shape)")
+        }
         try ScreenRoutes.checkPublishable(tree)
         var qaCohort: String?
         if let cohort = request["qa_cohort"], cohort != .null {
@@ -94,7 +97,8 @@ struct ReleaseRoutes: AdminHandlers {
         }
         try ScreenRoutes.refuseWhileReleasing(name, in: state)
         guard tree != base.tree else {
-            throw AdminError(422, "same_as_base", "the tree equals version \(base.version) of \(name): nothing to release")
+            throw AdminError(
+                422, "same_as_base", "the tree equals version \(base.version) of \(name): nothing to release")
         }
         let now = WallClock.nowMilliseconds()
         let candidate = ScreenVersion(
@@ -104,7 +108,8 @@ struct ReleaseRoutes: AdminHandlers {
             screen: name, baseVersion: base.version, candidate: candidate, qaCohort: qaCohort, healthGuard: healthGuard,
             steps: [Release.Step(at: now, actor: actor, action: .start(basisPoints: points))])
         guard call.changes else {
-            return dryRun(release, basisPoints: points, from: nil, extra: ["base_version": .number(Double(base.version))])
+            return dryRun(
+                release, basisPoints: points, from: nil, extra: ["base_version": .number(Double(base.version))])
         }
         call.commit([.releasePut(release)], gathering: true, status: 201) { [plane, name, id = release.id] answers in
             var members = Self.described(plane.committed.release(name, id) ?? release, plane)
@@ -124,7 +129,8 @@ struct ReleaseRoutes: AdminHandlers {
         guard points >= release.basisPoints else {
             throw AdminError(
                 409, "percent_down",
-                "release \(id) is at \(Double(release.basisPoints) / 100)%: a percent only rises while it rolls (halt it to go back)")
+                "release \(id) is at \(JSONWriter.string(ReleaseExposure.percent(basisPoints: release.basisPoints)))%: "
+                    + "a percent only rises while it rolls (halt it to go back)")
         }
         guard call.changes else { return dryRun(release, basisPoints: points, from: release.basisPoints) }
         guard points > release.basisPoints else { return answerUnchanged() }

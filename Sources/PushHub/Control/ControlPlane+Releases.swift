@@ -17,7 +17,8 @@ extension ControlPlane {
         else { return }
         let step = Release.Step(
             at: WallClock.nowMilliseconds(), actor: Release.guardActor,
-            action: .halt(Release.Halt(reason: reason, numbers: health.counts, revertVersion: state.nextVersion(of: screen))))
+            action: .halt(
+                Release.Halt(reason: reason, numbers: health.counts, revertVersion: state.nextVersion(of: screen))))
         let retry = { [unowned self] in self.judgeRelease(screen: screen, id: id) }
         mutate([.releaseStepped(screen: screen, release: id, step)], retry: retry) { [unowned self] result in
             switch result {
@@ -52,7 +53,8 @@ extension ControlPlane {
         func escaped(_ text: String) -> String {
             text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
         }
-        var text = "# HELP pushhub_release_halts_total Releases halted, by who halted them.\n"
+        var text =
+            "# HELP pushhub_release_halts_total Releases halted, by who halted them.\n"
             + "# TYPE pushhub_release_halts_total counter\n"
             + "pushhub_release_halts_total{reason=\"guard\"} \(metrics.releaseHaltsByGuard.load(ordering: .relaxed))\n"
             + "pushhub_release_halts_total{reason=\"manual\"} \(metrics.releaseHaltsManual.load(ordering: .relaxed))\n"
@@ -60,7 +62,10 @@ extension ControlPlane {
         let gauges: [(String, String, (ReleaseHealth.Counts) -> Int)] = [
             ("pushhub_release_exposed_units", "Units served the candidate of each rolling release.", \.exposed),
             ("pushhub_release_rendered_units", "Exposed units that rendered the candidate.", \.rendered),
-            ("pushhub_release_errored_units", "Exposed units that reported a render error for the candidate.", \.errored),
+            (
+                "pushhub_release_errored_units", "Exposed units that reported a render error for the candidate.",
+                \.errored
+            ),
         ]
         for (name, help, value) in gauges {
             text += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"

@@ -92,7 +92,9 @@ final class ControlPlane {
         scatter = Scatter(peers: peers) { receiptsOf($0) }
         log.follower = self
         receiptsOf = { [unowned self] seqs in Self.receipts(of: seqs, in: self.state) }
-        self.results.releaseReported = { [unowned self] screen, release in self.judgeRelease(screen: screen, id: release) }
+        self.results.releaseReported = { [unowned self] screen, release in
+            self.judgeRelease(screen: screen, id: release)
+        }
         judgeRollingReleases()
     }
 

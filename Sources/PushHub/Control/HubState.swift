@@ -80,8 +80,10 @@ struct HubState {
         return change
     }
 
-    /// Keeps `release` among its screen's releases (replacing the one with its id).
+    /// Keeps `release` among its screen's releases (replacing the one with its id); one that
+    /// ended without its candidate's tree (the kept versions hold it while they keep it).
     private mutating func keep(_ release: Release) {
+        let release = release.status == .rolling ? release : release.withoutTree()
         var kept = releases.removeValue(forKey: release.screen) ?? []
         if let index = kept.firstIndex(where: { $0.id == release.id }) {
             kept[index] = release
@@ -102,7 +104,9 @@ struct HubState {
         lastVersion[screen] = max(lastVersion[screen] ?? 0, halt.revertVersion)
         guard let base = view.current(screen) else { return .releaseChanged(next, revert: nil) }
         return .releaseChanged(
-            next, revert: next.revert(of: base, version: halt.revertVersion, at: step.at, actor: step.actor, reason: halt.reason))
+            next,
+            revert: next.revert(
+                of: base, version: halt.revertVersion, at: step.at, actor: step.actor, reason: halt.reason))
     }
 
     /// The rolling release of `screen`, if any.

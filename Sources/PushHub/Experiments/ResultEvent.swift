@@ -125,7 +125,9 @@ final class ResultEvent: Sendable {
             return
         }
         if let outcome = Self.releaseOutcome(event, json: json) {
-            guard let screen = json["screen"]?.stringValue, let release = json["release"]?.stringValue else { return nil }
+            guard let screen = json["screen"]?.stringValue, let release = json["release"]?.stringValue else {
+                return nil
+            }
             kind = .release(ReleaseReport(screen: screen, release: release, outcome: outcome))
             return
         }

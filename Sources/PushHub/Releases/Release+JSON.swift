@@ -1,8 +1,9 @@
 /// A release as the journal keeps it and as the admin API shows it (one form for both; the admin
 /// answer adds the health, `ReleaseRoutes`).
 ///
-/// Invariant: `Release(json: release.json)` restores an equal release (percents are kept in
-/// basis points and written as `basisPoints / 100`, which reads back to the same basis points).
+/// Invariant: `Release(recordJSON: .object(release.recordJSON))` restores an equal release
+/// (percents are kept in basis points and written as `basisPoints / 100`, which reads back to the
+/// same basis points).
 extension Release {
     var json: JSONObject {
         var members: JSONObject = [
@@ -107,7 +108,8 @@ extension Release.Step {
                 guard let exposed = counts["exposed"]?.intValue, let rendered = counts["rendered"]?.intValue,
                     let errored = counts["errored"]?.intValue, let reported = counts["reported"]?.intValue
                 else { throw fail("a halt's numbers are exposed, rendered, errored and reported") }
-                numbers = ReleaseHealth.Counts(exposed: exposed, rendered: rendered, errored: errored, reported: reported)
+                numbers = ReleaseHealth.Counts(
+                    exposed: exposed, rendered: rendered, errored: errored, reported: reported)
             }
             self.init(
                 at: at, actor: actor,

@@ -99,6 +99,17 @@ struct Release: Sendable {
         return next
     }
 
+    /// The release with a `null` candidate tree: what is kept of one that ended (its history
+    /// and numbers; nothing renders it any more).
+    func withoutTree() -> Release {
+        let bare = ScreenVersion(
+            name: screen, version: candidate.version, tree: .null, publishedAt: candidate.publishedAt,
+            author: candidate.author, message: candidate.message)
+        return Release(
+            screen: screen, baseVersion: baseVersion, candidate: bare, qaCohort: qaCohort, healthGuard: healthGuard,
+            steps: steps)
+    }
+
     /// The version that gives the exposed clients the base tree back after a halt: `base`'s
     /// tree as `version` (the one after the candidate), published by whoever halted.
     func revert(of base: ScreenVersion, version: Int, at: Int, actor: String, reason: String) -> ScreenVersion {

@@ -67,7 +67,9 @@ struct ReleaseHealth: Sendable {
                 seen.insert(.errored)
                 counts.errored += 1
                 let name = component ?? Self.unnamedComponent
-                if byComponent[name] != nil || byComponent.count < Self.maxComponents { byComponent[name, default: 0] += 1 }
+                if byComponent[name] != nil || byComponent.count < Self.maxComponents {
+                    byComponent[name, default: 0] += 1
+                }
             }
             recentErrors.append(ReportedError(at: at, unit: unit, component: component, message: message))
             if recentErrors.count > Self.maxRecentErrors { recentErrors.removeFirst() }
@@ -114,7 +116,9 @@ struct ReleaseTally: Sendable {
 
     static func key(screen: String, release: String) -> String { screen + "\u{0}" + release }
 
-    func health(screen: String, release: String) -> ReleaseHealth? { health[Self.key(screen: screen, release: release)] }
+    func health(screen: String, release: String) -> ReleaseHealth? {
+        health[Self.key(screen: screen, release: release)]
+    }
 
     /// Folds a release event; returns the key of the release it is about (nil: not a release event).
     @discardableResult
@@ -127,6 +131,7 @@ struct ReleaseTally: Sendable {
 
     func isRepeat(_ event: ResultEvent, unitKey: Int) -> Bool {
         guard case .release(let report) = event.kind else { return false }
-        return health(screen: report.screen, release: report.release)?.isRepeat(report.outcome, unitKey: unitKey) ?? false
+        return health(screen: report.screen, release: report.release)?.isRepeat(report.outcome, unitKey: unitKey)
+            ?? false
     }
 }

@@ -16,7 +16,8 @@ public enum ScreenName {
         }
         guard allowed else { return "a screen name uses only a-z 0-9 . _ / - (got \"\(name)\")" }
         if let reserved = reservedSuffixes.first(where: { name.hasSuffix($0) }) {
-            return "a screen name may not end in \(reserved): /history, /rollback, /diff and /releases are admin API sub-resources"
+            return "a screen name may not end in \(reserved): "
+                + "/history, /rollback, /diff and /releases are admin API sub-resources"
         }
         if name.contains("/releases/") {
             return "a screen name may not contain /releases/ (the admin API's path of a screen's releases)"

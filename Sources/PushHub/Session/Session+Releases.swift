@@ -38,7 +38,8 @@ extension Session {
         guard ready.memory.releases[key]?.contains(flag) != true else { return }
         ready.memory.releases[key, default: []].insert(flag)
         let report = ResultEvent.ReleaseReport(screen: release.screen, release: release.id, outcome: outcome)
-        out.append(.result(ResultEvent(.release(report), unit: ready.unit, at: nowMilliseconds), sessionWasServed: true))
+        out.append(
+            .result(ResultEvent(.release(report), unit: ready.unit, at: nowMilliseconds), sessionWasServed: true))
     }
 
     private static func releaseKey(_ release: Release) -> String { release.screen + "|" + release.id }
