@@ -364,7 +364,8 @@ def fan_figures(messages, t0, cpu_ns=None, generator_ns=None):
                                     ms(percentile(lat, 0.99)), ms(times[0] - t0), ms(times[-1] - times[0]))
     row = {"n": len(times), "rate": len(times) / (took / 1e9), "p50": ms(percentile(lat, 0.5)),
            "p99": ms(percentile(lat, 0.99)), "last": ms(took), "first": ms(times[0] - t0),
-           "spread": ms(times[-1] - times[0])}
+           "spread": ms(times[-1] - times[0]), "pace": (times[-1] - times[0]) / 1e3 / max(1, len(times) - 1)}
+    text += " (%.2f µs apart)" % row["pace"]
     if cpu_ns is not None:
         row.update({"cpu_us": cpu_ns["all"] / 1e3 / len(times), "loop_us": cpu_ns["loops"] / 1e3 / len(times),
                     "control_us": cpu_ns["control"] / 1e3 / len(times)})
@@ -634,7 +635,8 @@ def fanout(args, hub, clients):
         rows["others"].append({"others": others.pct()})
         say("round %d: others %.0f%% CPU over the round" % (rnd, rows["others"][-1]["others"]))
     keys = (("rate", "", " deliveries/s"), ("p50", "p50", " ms"), ("p99", "p99", " ms"), ("last", "→ last", " ms"),
-            ("first", "→ first", " ms"), ("spread", "first → last", " ms"), ("cpu_us", "hub CPU", " µs/delivery"),
+            ("first", "→ first", " ms"), ("spread", "first → last", " ms"),
+            ("pace", "deliveries", " µs apart"), ("cpu_us", "hub CPU", " µs/delivery"),
             ("loop_us", "loop", " µs"), ("control_us", "control plane", " µs"), ("generator_us", "generator", " µs"))
     spread_line("(a) publish of B, %d subscribers, %d rounds" % (n, args.runs), rows["a"], keys)
     spread_line("(c) release of A at 50 %%, %d rounds" % args.runs, rows["c"], keys)
@@ -651,10 +653,11 @@ def fanout(args, hub, clients):
         return statistics.median(row[key] for row in rows[part])
 
     say("medians over the rounds: deliveries/s (a) %.0f, (c) %.0f, (d) %.0f; hub CPU per delivery (a) %.2f, (c) %.2f, "
-        "(d) %.2f µs; p50 (a) %.1f, (c) %.1f, (d) %.1f ms; p99 (a) %.1f, (c) %.1f, (d) %.1f ms" % (
+        "(d) %.2f µs; deliveries (a) %.2f, (c) %.2f, (d) %.2f µs apart; p50 (a) %.1f, (c) %.1f, (d) %.1f ms; "
+        "p99 (a) %.1f, (c) %.1f, (d) %.1f ms" % (
             median("a", "rate"), median("c", "rate"), median("d", "rate"), median("a", "cpu_us"), median("c", "cpu_us"),
-            median("d", "cpu_us"), median("a", "p50"), median("c", "p50"), median("d", "p50"), median("a", "p99"),
-            median("c", "p99"), median("d", "p99")))
+            median("d", "cpu_us"), median("a", "pace"), median("c", "pace"), median("d", "pace"), median("a", "p50"),
+            median("c", "p50"), median("d", "p50"), median("a", "p99"), median("c", "p99"), median("d", "p99")))
 
 
 # ---------------------------------------------------------------------------------------------
