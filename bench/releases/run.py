@@ -485,6 +485,7 @@ def guard_run(args, hubs, clients, run, crossing_pool):
         problems.append("the guard judged reported %s, errored %s; expected %d, %d" % (
             halt.get("reported"), halt.get("errored"), args.rendered + k, k))
     arrivals = [(m[0], m[1]) for m in messages if m[0] in set(exposed)]
+    kinds = {kind: sum(1 for m in messages if m[2] == kind) for kind in sorted({m[2] for m in messages})}
     lat = [t - t_cross for _, t in arrivals]
     decision = (halt.get("at", 0) - (t_cross + offset) // 1_000_000) * 1_000_000  # halt.at is in whole ms
     row = {"p50": ms(percentile(lat, 0.5)), "p99": ms(percentile(lat, 0.99)), "max": ms(max(lat)),
@@ -498,11 +499,11 @@ def guard_run(args, hubs, clients, run, crossing_pool):
         per_hub = " [%s]" % "; ".join(parts)
     say("guard run %d: %s at %g %%: %d exposed (hub's sent %d); %d rendered, then errors: no. %d (from hub %d) "
         "crosses (%d/%d = %.3f > %g); report → halt.at %.0f ms (the hub's wall clock, whole ms); report → base "
-        "tree at v%d on every exposed client: p50 %.1f ms, p99 %.1f ms, max %.1f ms (first %.1f ms)%s; %s; "
+        "tree at v%d on every exposed client: p50 %.1f ms, p99 %.1f ms, max %.1f ms (first %.1f ms; %s)%s; %s; "
         "others %.0f%% CPU" % (
             run, rid, args.percent, len(exposed), release["sent"], args.rendered, k, clients.pools.index(crossing_pool),
             k, args.rendered + k, k / (args.rendered + k), args.max_error_rate, row["decision"], revert, row["p50"],
-            row["p99"], row["max"], row["first"], per_hub,
+            row["p99"], row["max"], row["first"], ", ".join("%d %s" % (n, kind) for kind, n in kinds.items()), per_hub,
             "checked: the exposed got the candidate and then the base tree, nobody else got anything" if not problems
             else "PROBLEMS: " + "; ".join(problems), others_pct))
     clients.mark()
