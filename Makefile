@@ -6,7 +6,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug
 BIN_RELEASE := .build/release
 
-.PHONY: run test build release deps venv deploy-tools redis unit e2e js-client conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart bench-results tsan asan fuzz soak chaos clean
+.PHONY: run test build release deps venv deploy-tools redis unit e2e js-client conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart bench-results bench-releases tsan asan fuzz soak chaos clean
 
 # OpenSSL's headers and library (the hub links them) and its command line (the TLS tests make
 # their certificates with `openssl req`); zlib's headers (permessage-deflate).
@@ -128,6 +128,13 @@ bench-wss: deps venv
 bench-results: release venv redis
 	.venv/bin/python bench/results/run.py
 	bash bench/results/track.sh
+
+# Issue 27: releases — from the render error that trips a release's guard to every exposed client
+# holding the base tree again (one hub, then three over Redis), and what a release costs the
+# clients it does not expose (fan-out figures beside a plain publish). 10,000 signed-in clients
+# (C load generator driven by the script); its own hubs and redis-server. bench/README.md "Releases".
+bench-releases: release venv redis
+	.venv/bin/python bench/releases/run.py
 
 clean:
 	rm -rf .build .build-tsan .build-asan .build-fuzz .venv .autobahn

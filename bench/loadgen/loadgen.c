@@ -31,6 +31,10 @@
  *                    [--screens 3] [--inflight N] [--settle 2]
  *     A rolling restart (issue 24), in four phases with the hub restarted between them by
  *     bench/restart/run.sh through CDIR: see "mode: resume" below.
+ *   loadgen drive    --port P --subscribe A[,B…] [--n 10000] [--id-first K] [--jwt-secret-file F]
+ *     Clients held for a script (issue 27's releases, bench/releases/run.py), which tells them
+ *     what to send and reads what they received, one line at a time on stdin/stdout: see
+ *     "mode: drive" below.
  *
  * Each mode prints one line of figures on stdout (progress and errors go to stderr) and exits 0,
  * or 1 when a client failed, a delivery was missing or a request was refused.
@@ -413,6 +417,8 @@ static struct {
     const char *control;
     /* track */
     const char *experiment;
+    /* drive: client i is user u<id_first + i> (device d-<id_first + i>) */
+    int id_first;
 } O = {
     .host = "127.0.0.1", .n = -1, .inflight = -1, .hello = -1, .src_first = 2, .src_last = 250,
     .settle_s = 2, .timeout_s = 120, .rounds = -1, .body_size = 0, .gap_s = 0.05, .round_timeout_s = 30,
@@ -434,9 +440,11 @@ static void usage(void) {
           "           [--admin-port A --data DIR|--token-file F [--experiment bench-track]] [--pid SERVERPID]\n"
           "  resume   --port P --admin-port A --data DIR --control CDIR --pid HUBPID [--clients 19000]\n"
           "           [--screens 3] [--inflight N] [--settle S]   (driven by bench/restart/run.sh)\n"
+          "  drive    --port P --subscribe A[,B...] [--n 10000] [--id-first K]   (commands on stdin: bench/releases/run.py)\n"
           "common: --host 127.0.0.1  --src-first 2 --src-last 250 (source addresses 127.0.0.X)\n"
           "        --timeout S (bound on every connect phase)  --label TEXT (prefix of the figures line)\n"
           "        --jwt-secret-file F | --user-token-file F (sign clients in: user u<i>, or the i-th line)\n"
+          "        --id-first K (client i is user u<K+i>, device d-<K+i>: several generators, distinct units)\n"
           "        --exclude-pid P (a process of ours left out of the \"others\" CPU figure)\n",
           stderr);
     exit(2);
@@ -489,6 +497,7 @@ static void parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--screens")) O.screens = atoi(ARG());
         else if (!strcmp(a, "--control")) O.control = ARG();
         else if (!strcmp(a, "--experiment")) O.experiment = ARG();
+        else if (!strcmp(a, "--id-first")) O.id_first = atoi(ARG());
         else if (!strcmp(a, "--exclude-pid")) exclude_pid = atoi(ARG());
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) usage();
         else die("unknown option %s (try --help)", a);
@@ -511,7 +520,7 @@ static char *admin_token(void) {
 /* ------------------------------------------------------------------------------------------- */
 /* the event loop                                                                                */
 
-enum { K_WS = 1, K_HTTP = 2 };
+enum { K_WS = 1, K_HTTP = 2, K_CMD = 3 };
 static int epfd;
 static uint8_t rbuf[1 << 18];
 
@@ -545,6 +554,7 @@ static long nofile_limit(void) {
 
 enum { WS_FREE, WS_CONNECTING, WS_UPGRADING, WS_HELLO, WS_SUBSCRIBING, WS_READY, WS_CLOSED };
 #define PREFIX 200 /* room for a snapshot's "screen", "version" and "hash" (resume mode) */
+#define TAIL 64    /* a message's last bytes: a patch's "screen" and "version" come after its ops (drive mode) */
 
 typedef struct {
     int fd, id;
@@ -561,6 +571,8 @@ typedef struct {
     char accept[29];
     uint8_t fh[14];
     uint8_t prefix[PREFIX]; /* first bytes of the current message */
+    uint8_t tail[TAIL];     /* its last bytes (tail_len of them) */
+    uint8_t tail_len;
     uint8_t ctrl[125];      /* control frame payload */
 } ws;
 
@@ -582,6 +594,7 @@ static void (*hello_extra)(ws *c, char *buf, size_t cap);             /* more he
  * and is no failure. */
 static int expect_going_away, closed_1001, closed_other;
 static long bytes_in; /* every byte read from WebSocket clients (101 responses included) */
+static void (*on_command_input)(void); /* stdin is readable (drive mode): read it, run nothing */
 
 /* Closes a client without counting it as failed. */
 static void ws_drop(ws *c) {
@@ -729,14 +742,14 @@ static void ws_send_hello(ws *c) {
     if (user_tokens) {
         if (c->id >= n_user_tokens) die("--user-token-file has %d lines, client %d needs one", n_user_tokens, c->id);
         snprintf(msg, sizeof msg, "{\"type\":\"hello\",\"protocol\":1,\"token\":\"%s\",\"device\":\"d-%d\"%s}",
-                 user_tokens[c->id], c->id, extra);
+                 user_tokens[c->id], O.id_first + c->id, extra);
     } else if (jwt_secret) {
         char sub[32], jwt[1024];
-        snprintf(sub, sizeof sub, "u%d", c->id);
+        snprintf(sub, sizeof sub, "u%d", O.id_first + c->id);
         mint_jwt(jwt_secret, sub, jwt, sizeof jwt);
-        snprintf(msg, sizeof msg, "{\"type\":\"hello\",\"protocol\":1,\"token\":\"%s\",\"device\":\"d-%d\"%s}", jwt, c->id,
-                 extra);
-    } else snprintf(msg, sizeof msg, "{\"type\":\"hello\",\"protocol\":1,\"device\":\"d-%d\"%s}", c->id, extra);
+        snprintf(msg, sizeof msg, "{\"type\":\"hello\",\"protocol\":1,\"token\":\"%s\",\"device\":\"d-%d\"%s}", jwt,
+                 O.id_first + c->id, extra);
+    } else snprintf(msg, sizeof msg, "{\"type\":\"hello\",\"protocol\":1,\"device\":\"d-%d\"%s}", O.id_first + c->id, extra);
     c->state = WS_HELLO;
     ws_send_text(c, msg);
 }
@@ -771,7 +784,19 @@ static void ws_message(ws *c, int op, const uint8_t *prefix, size_t plen, uint64
     /* anything else before READY (a replayed sync) is ignored */
 }
 
-/* Incremental frame parser: bytes in, messages out; only the prefix of a payload is kept. */
+/* Keeps the last TAIL bytes of the message being read, `n` more of which are at `p`. */
+static void keep_tail(ws *c, const uint8_t *p, size_t n) {
+    if (n >= TAIL) {
+        memcpy(c->tail, p + n - TAIL, TAIL), c->tail_len = TAIL;
+        return;
+    }
+    size_t keep = c->tail_len < TAIL - n ? c->tail_len : TAIL - n;
+    memmove(c->tail, c->tail + c->tail_len - keep, keep);
+    memcpy(c->tail + keep, p, n);
+    c->tail_len = (uint8_t)(keep + n);
+}
+
+/* Incremental frame parser: bytes in, messages out; only the prefix and tail of a payload are kept. */
 static void ws_frames(ws *c, const uint8_t *p, size_t n) {
     while (n && c->state != WS_CLOSED) {
         if (!c->in_payload) {
@@ -801,7 +826,7 @@ static void ws_frames(ws *c, const uint8_t *p, size_t n) {
                 if (len > 125 || !(c->fh[0] & 0x80)) { ws_fail(c, "bad control frame"); return; }
                 c->ctrl_len = 0;
             } else if (c->op != 0) {
-                c->msg_op = c->op, c->prefix_len = 0, c->msg_len = 0;
+                c->msg_op = c->op, c->prefix_len = 0, c->msg_len = 0, c->tail_len = 0;
             }
         }
         size_t take = c->remaining < n ? (size_t)c->remaining : n;
@@ -811,6 +836,7 @@ static void ws_frames(ws *c, const uint8_t *p, size_t n) {
             memcpy(c->prefix + c->prefix_len, p, k);
             c->prefix_len += (uint8_t)k;
             c->msg_len += take;
+            keep_tail(c, p, take);
         }
         p += take, n -= take, c->remaining -= take;
         if (c->remaining) return;
@@ -1087,7 +1113,7 @@ static void pump(int timeout_ms) {
             http *h = &https[idx];
             if (e & EPOLLOUT) http_flush(h);
             if (e & (EPOLLIN | EPOLLHUP | EPOLLERR)) http_readable(h);
-        }
+        } else if (kind == K_CMD && on_command_input) on_command_input();
     }
 }
 
@@ -2441,6 +2467,212 @@ static int mode_resume(void) {
 }
 
 /* ------------------------------------------------------------------------------------------- */
+/* mode: drive (issue 27: clients a script holds; bench/releases/run.py)                       */
+/*
+ * --n clients connect (at most --inflight handshakes at once), say hello (signed in as user
+ * u<K+i> with a JWT minted from --jwt-secret-file, K = --id-first; else the anonymous device
+ * d-<K+i>), subscribe to every screen of --subscribe A[,B…] and wait for each answer. Then the mode
+ * prints "ready READY FAILED SECONDS" and obeys one command per line on stdin, answering each with
+ * one line on stdout:
+ *
+ *   mark           forget the messages recorded so far                               → ok
+ *   send I TEXT    client I sends TEXT as one text message                           → sent I T
+ *   wait N S       until N messages are recorded since the mark, at most S seconds   → count N'
+ *   probe S        every client sends an unsubscribe of a screen it does not have and reads up to
+ *                  the hub's not_subscribed: whatever the hub queued for it before has been read
+ *                  by then (at most S seconds)                                        → probed ANSWERED T
+ *   dump           the messages recorded since the mark, one line each
+ *                  "m I T TYPE SCREEN VERSION FROM HASH16 BYTES", then                → end N
+ *   stats                                                   → stats READY FAILED GENERATOR_CPU_NS
+ *   quit, or the end of stdin: exit.
+ *
+ * T is CLOCK_MONOTONIC in ns (Python's time.monotonic_ns() reads the same clock): for `send`,
+ * just before the write; for a message, when its last frame was read. A message's SCREEN is the
+ * index of its "screen" in --subscribe (-1: none or another), VERSION and FROM its numbers (-1
+ * when absent), HASH16 the first 16 hex digits of its "hash" ("-" without one). The probe's
+ * answers are not recorded; every other message after the subscriptions is. Nothing else goes to
+ * stdout; an unknown command exits with an error.
+ */
+
+#define DV_MAX_SCREENS 4
+#define DV_PROBE "{\"type\":\"unsubscribe\",\"screen\":\"bench/drive/probe\"}"
+
+typedef struct {
+    uint64_t t, len;
+    int32_t client, version, from;
+    int16_t screen;
+    char type[14];
+    char hash[17];
+} dv_message;
+
+static char dv_screen[DV_MAX_SCREENS][201];
+static int dv_screens;
+static uint8_t *dv_answers; /* per client: subscribes answered (the first screen's counts before READY) */
+static int dv_subscribed;   /* clients with every subscribe answered */
+static dv_message *dv_log;
+static size_t dv_n, dv_cap;
+static int dv_probed;
+static char *dv_in;
+static size_t dv_in_len, dv_in_cap;
+static int dv_eof;
+
+static int dv_screen_index(const char *name) {
+    for (int k = 0; k < dv_screens; k++)
+        if (!strcmp(dv_screen[k], name)) return k;
+    return -1;
+}
+
+static void dv_ready(ws *c) {
+    char msg[300];
+    dv_answers[c->id] = 1;
+    for (int k = 1; k < dv_screens; k++) {
+        snprintf(msg, sizeof msg, "{\"type\":\"subscribe\",\"screen\":\"%s\"}", dv_screen[k]);
+        ws_send_text(c, msg);
+    }
+    if (dv_screens == 1) dv_subscribed++;
+}
+
+static void dv_message_in(ws *c, int op, const uint8_t *p, size_t n, uint64_t len) {
+    (void)op;
+    uint64_t t = now_ns();
+    if (has_type(p, n, "error") && memmem(p, n, "\"not_subscribed\"", 16)) {
+        if (c->awaiting) c->awaiting = 0, dv_probed++;
+        return;
+    }
+    char type[14] = "?", screen[201] = "", hash[65] = "";
+    long version = -1, from = -1;
+    json_str(p, n, "type", type, sizeof type);
+    if (!json_str(p, n, "screen", screen, sizeof screen)) json_str(c->tail, c->tail_len, "screen", screen, sizeof screen);
+    if (!json_num(c->tail, c->tail_len, "version", &version)) json_num(p, n, "version", &version);
+    json_num(p, n, "from", &from);
+    json_str(p, n, "hash", hash, sizeof hash);
+    if (dv_answers[c->id] < dv_screens) { /* the answer to a subscribe made in dv_ready */
+        if (++dv_answers[c->id] == dv_screens) dv_subscribed++;
+        return;
+    }
+    if (dv_n == dv_cap) dv_cap = dv_cap ? dv_cap * 2 : 16384, dv_log = xrealloc(dv_log, dv_cap * sizeof *dv_log);
+    dv_message *m = &dv_log[dv_n++];
+    memset(m, 0, sizeof *m);
+    m->t = t, m->len = len, m->client = c->id, m->version = (int32_t)version, m->from = (int32_t)from;
+    m->screen = (int16_t)dv_screen_index(screen);
+    snprintf(m->type, sizeof m->type, "%s", type);
+    snprintf(m->hash, sizeof m->hash, "%s", hash[0] ? hash : "-");
+}
+
+/* stdin is readable: take what is there (commands run in mode_drive's loop, never inside pump). */
+static void dv_read_commands(void) {
+    for (;;) {
+        if (dv_in_cap - dv_in_len < 65536) dv_in_cap = dv_in_cap * 2 + 65536, dv_in = xrealloc(dv_in, dv_in_cap);
+        ssize_t r = read(0, dv_in + dv_in_len, dv_in_cap - dv_in_len - 1);
+        if (r > 0) {
+            dv_in_len += (size_t)r;
+            continue;
+        }
+        if (r == 0) {
+            dv_eof = 1;
+            epoll_ctl(epfd, EPOLL_CTL_DEL, 0, NULL);
+        } else if (errno != EAGAIN && errno != EINTR) die("stdin: %s", strerror(errno));
+        return;
+    }
+}
+
+static void dv_answer(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+    fflush(stdout);
+}
+
+/* Runs one command line; returns 0 for quit. */
+static int dv_command(char *line) {
+    char word[16] = "";
+    int at = 0;
+    sscanf(line, "%15s %n", word, &at);
+    char *rest = line + at;
+    if (!strcmp(word, "quit")) return 0;
+    if (!strcmp(word, "mark")) {
+        dv_n = 0;
+        dv_answer("ok");
+    } else if (!strcmp(word, "send")) {
+        int i = -1, k = 0;
+        if (sscanf(rest, "%d %n", &i, &k) < 1 || i < 0 || i >= n_conns || !rest[k]) die("bad command: %s", line);
+        ws *c = &conns[i];
+        uint64_t t = now_ns();
+        if (c->state == WS_READY) ws_send_text(c, rest + k);
+        dv_answer("sent %d %llu%s", i, (unsigned long long)t, c->state == WS_READY ? "" : " closed");
+    } else if (!strcmp(word, "wait")) {
+        long want = 0;
+        double seconds = 0;
+        if (sscanf(rest, "%ld %lf", &want, &seconds) != 2) die("bad command: %s", line);
+        uint64_t deadline = now_ns() + (uint64_t)(seconds * 1e9);
+        while ((long)dv_n < want && now_ns() < deadline) pump(ms_until(deadline, 20));
+        dv_answer("count %zu", dv_n);
+    } else if (!strcmp(word, "probe")) {
+        double seconds = atof(rest);
+        dv_probed = 0;
+        int asked = 0;
+        for (int i = 0; i < n_conns; i++)
+            if (conns[i].state == WS_READY) conns[i].awaiting = 1, ws_send_text(&conns[i], DV_PROBE), asked++;
+        uint64_t deadline = now_ns() + (uint64_t)(seconds * 1e9);
+        while (dv_probed < asked && now_ns() < deadline) pump(ms_until(deadline, 20));
+        dv_answer("probed %d %llu", dv_probed, (unsigned long long)now_ns());
+    } else if (!strcmp(word, "dump")) {
+        for (size_t k = 0; k < dv_n; k++) {
+            dv_message *m = &dv_log[k];
+            printf("m %d %llu %s %d %d %d %s %llu\n", m->client, (unsigned long long)m->t, m->type, m->screen, m->version,
+                   m->from, m->hash, (unsigned long long)m->len);
+        }
+        dv_answer("end %zu", dv_n);
+    } else if (!strcmp(word, "stats")) {
+        dv_answer("stats %d %d %llu", ws_ready, ws_failed, (unsigned long long)self_cpu_ns());
+    } else die("unknown command: %s", line);
+    return 1;
+}
+
+static int mode_drive(void) {
+    if (!O.subscribe) die("drive needs --subscribe A[,B...]");
+    if (O.n < 0) O.n = 10000;
+    char *list = strdup(O.subscribe), *save = NULL;
+    for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        if (dv_screens == DV_MAX_SCREENS) die("--subscribe names at most %d screens", DV_MAX_SCREENS);
+        if (strlen(name) > 200) die("screen name over 200 characters: %s", name);
+        snprintf(dv_screen[dv_screens++], sizeof dv_screen[0], "%s", name);
+    }
+    if (!dv_screens) die("--subscribe names no screen");
+    O.subscribe = dv_screen[0];
+    alloc_conns(O.n);
+    dv_answers = xcalloc((size_t)O.n, 1);
+    on_ready = dv_ready, on_message = dv_message_in;
+    uint64_t took = open_clients(0, O.n, O.inflight, "/v1/connect", 1);
+    uint64_t deadline = now_ns() + (uint64_t)(O.timeout_s * 1e9);
+    while (dv_subscribed < ws_ready && now_ns() < deadline) pump(ms_until(deadline, 20));
+    if (dv_subscribed < ws_ready) note("%d of %d clients have an answer to every subscribe", dv_subscribed, ws_ready);
+    if (ws_failed) note("%d clients failed (%s)", ws_failed, first_error);
+    dv_n = 0;
+    dv_answer("ready %d %d %.3f", dv_subscribed, ws_failed, (double)took / 1e9);
+    fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
+    ep_add(0, EPOLLIN, TAG(K_CMD, 0));
+    on_command_input = dv_read_commands;
+    for (;;) {
+        char *nl;
+        while ((nl = memchr(dv_in, '\n', dv_in_len))) {
+            *nl = 0;
+            size_t used = (size_t)(nl - dv_in) + 1;
+            char *line = strndup(dv_in, used - 1);
+            memmove(dv_in, dv_in + used, dv_in_len - used);
+            dv_in_len -= used;
+            int go_on = dv_command(line);
+            free(line);
+            if (!go_on) return ws_failed ? 1 : 0;
+        }
+        if (dv_eof) return ws_failed ? 1 : 0;
+        pump(100);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv) {
     parse_args(argc, argv);
@@ -2449,7 +2681,8 @@ int main(int argc, char **argv) {
     rng ^= (uint64_t)now_ns() ^ ((uint64_t)getpid() << 32);
     epfd = epoll_create1(EPOLL_CLOEXEC);
     if (!O.port && strcmp(O.mode, "admin") != 0) die("--port is required");
-    if (!strcmp(O.mode, "connect") || !strcmp(O.mode, "fanout") || !strcmp(O.mode, "echo") || !strcmp(O.mode, "track"))
+    if (!strcmp(O.mode, "connect") || !strcmp(O.mode, "fanout") || !strcmp(O.mode, "echo") || !strcmp(O.mode, "track") ||
+        !strcmp(O.mode, "drive"))
         load_identities();
     int rc;
     if (!strcmp(O.mode, "connect")) rc = mode_connect();
@@ -2459,6 +2692,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(O.mode, "usersync")) rc = mode_usersync();
     else if (!strcmp(O.mode, "resume")) rc = mode_resume();
     else if (!strcmp(O.mode, "track")) rc = mode_track();
+    else if (!strcmp(O.mode, "drive")) rc = mode_drive();
     else usage();
     fflush(stdout);
     _exit(rc); /* the kernel closes every socket */
