@@ -49,6 +49,8 @@ struct Release: Sendable {
     let qaCohort: String?
     let healthGuard: ReleaseGuard
     private(set) var steps: [Step]
+    /// `ReleaseExposure.prefix` of this release, made once.
+    let bucketPrefix: [UInt8]
 
     var id: String { Self.id(ofCandidate: candidate.version) }
 
@@ -64,6 +66,7 @@ struct Release: Sendable {
         self.qaCohort = qaCohort
         self.healthGuard = healthGuard
         self.steps = steps
+        bucketPrefix = ReleaseExposure.prefix(screen: screen, release: Self.id(ofCandidate: candidate.version))
     }
 
     /// The share of units exposed, in hundredths of a percent (0…10000).

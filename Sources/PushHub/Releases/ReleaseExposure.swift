@@ -4,14 +4,16 @@
 enum ReleaseExposure {
     /// The unit's bucket in this release, 0…9999.
     static func bucket(screen: String, release: String, unit: String) -> Int {
-        Assignment.bucket(prefix: Array("release/\(screen)/\(release)/".utf8), unit: unit, suffix: [])
+        Assignment.bucket(prefix: prefix(screen: screen, release: release), unit: unit, suffix: [])
     }
+
+    /// What is hashed before the unit (a release keeps it: a fan-out buckets every subscriber).
+    static func prefix(screen: String, release: String) -> [UInt8] { Array("release/\(screen)/\(release)/".utf8) }
 
     /// Whether `client` sees `release`'s candidate in `view` (its QA cohort as the view holds it).
     static func exposes(_ release: Release, _ client: ClientAttributes, unit: String, view: HubView) -> Bool {
-        exposes(
-            screen: release.screen, release: release.id, qaCohort: release.qaCohort, basisPoints: release.basisPoints,
-            client, unit: unit, view: view)
+        if let qaCohort = release.qaCohort, view.isInCohort(qaCohort, client) { return true }
+        return Assignment.bucket(prefix: release.bucketPrefix, unit: unit, suffix: []) < release.basisPoints
     }
 
     /// The same for a release described by its parts (a dry run asks about a percent it has not).
