@@ -342,13 +342,14 @@ final class Shard {
     /// those its present percent exposes.
     private func releaseReach(_ reach: ReleaseReach) -> LoopAnswer {
         var subscribers = 0, exposed = 0, before = 0
+        let prefix = ReleaseExposure.prefix(screen: reach.screen, release: reach.release)
         for connection in self.subscribers[reach.screen]?.inOrder() ?? [] {
             guard let ready = ready(connection) else { continue }
             subscribers += 1
             func exposes(at points: Int) -> Bool {
                 ReleaseExposure.exposes(
-                    screen: reach.screen, release: reach.release, qaCohort: reach.qaCohort, basisPoints: points,
-                    ready.attributes, unit: ready.unit, view: view)
+                    prefix: prefix, qaCohort: reach.qaCohort, basisPoints: points, ready.attributes, unit: ready.unit,
+                    view: view)
             }
             if exposes(at: reach.basisPoints) { exposed += 1 }
             if let from = reach.fromBasisPoints, exposes(at: from) { before += 1 }

@@ -2,27 +2,23 @@
 /// iff `u64(SHA-256("release/{screen}/{id}/{unit}")) % 10000 < percent × 100`, the unit being
 /// the JWT `sub` or, for anonymous clients, the device (as for experiments, DESIGN §6).
 enum ReleaseExposure {
-    /// The unit's bucket in this release, 0…9999.
-    static func bucket(screen: String, release: String, unit: String) -> Int {
-        Assignment.bucket(prefix: prefix(screen: screen, release: release), unit: unit, suffix: [])
-    }
-
     /// What is hashed before the unit (a release keeps it: a fan-out buckets every subscriber).
     static func prefix(screen: String, release: String) -> [UInt8] { Array("release/\(screen)/\(release)/".utf8) }
 
     /// Whether `client` sees `release`'s candidate in `view` (its QA cohort as the view holds it).
     static func exposes(_ release: Release, _ client: ClientAttributes, unit: String, view: HubView) -> Bool {
-        if let qaCohort = release.qaCohort, view.isInCohort(qaCohort, client) { return true }
-        return Assignment.bucket(prefix: release.bucketPrefix, unit: unit, suffix: []) < release.basisPoints
+        exposes(
+            prefix: release.bucketPrefix, qaCohort: release.qaCohort, basisPoints: release.basisPoints, client,
+            unit: unit, view: view)
     }
 
-    /// The same for a release described by its parts (a dry run asks about a percent it has not).
+    /// The same for a release described by its parts (a dry run asks about a percent it has not);
+    /// `prefix` is `prefix(screen:release:)`.
     static func exposes(
-        screen: String, release: String, qaCohort: String?, basisPoints: Int, _ client: ClientAttributes, unit: String,
-        view: HubView
+        prefix: [UInt8], qaCohort: String?, basisPoints: Int, _ client: ClientAttributes, unit: String, view: HubView
     ) -> Bool {
         if let qaCohort, view.isInCohort(qaCohort, client) { return true }
-        return bucket(screen: screen, release: release, unit: unit) < basisPoints
+        return Assignment.bucket(prefix: prefix, unit: unit, suffix: []) < basisPoints
     }
 
     /// A percent as basis points (hundredths of a percent), rounded to the nearest; nil outside 0…100.
