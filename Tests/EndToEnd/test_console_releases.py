@@ -12,29 +12,14 @@ import re
 import pytest
 
 from admin import call, publish
-from chromium import browser_or_skip
-from conftest import Hub
 from release_clients import Device, exposed, wait
+from test_console import browser, hub  # noqa: F401 (module fixtures: a --dev hub, headless Chromium)
 from test_console import click, confirm, go, js, screenshot, sign_in, text
 
 BASE = {"type": "screen", "children": [{"id": "hero", "type": "text", "text": "Welcome"}]}
 CANDIDATE = {"type": "screen", "children": [{"id": "hero", "type": "text", "text": "Welcome back"},
                                             {"id": "offers", "type": "section", "title": "Offers", "children": []}]}
 RELEASES = "/v1/screens/home/releases"
-
-
-@pytest.fixture(scope="module")
-def hub():
-    hub = Hub("--dev", "--hello-timeout", "5s")
-    yield hub
-    hub.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    chromium = browser_or_skip("the console release tests")
-    yield chromium
-    chromium.close()
 
 
 @pytest.fixture(scope="module")

@@ -540,19 +540,22 @@ def fanout(args, hub, clients):
         say(wait_quiet(args.quiet_pct, args.quiet_wait))
         others = Others(hub.pid, *[p.process.pid for p in clients.pools])
 
+        def publish_b(key, what):
+            """A publish of B to everyone, measured as row `key`."""
+            clients.mark()
+            generator = clients.cpu_ns()
+            cpu = HubCPU(hub.pid)
+            answer, t0, _ = hub.must("PUT", "/v1/screens/" + B, tree("other %d.%s" % (rnd, key)))
+            clients.wait({pool: pool.n for pool in clients.pools}, args.timeout)
+            cpu, generator = cpu.used(), clients.cpu_ns() - generator
+            messages = clients.dump()
+            problems = check_delivered(messages, range(n), 1, answer["version"], answer["hash"][:16], "every client")
+            text, row = fan_figures(messages, t0, cpu, generator)
+            rows[key].append(row)
+            say("round %d (%s) %s: %s%s" % (rnd, key, what, text, "; PROBLEMS: " + "; ".join(problems) if problems else ""))
+
         # (a) a publish of B to everyone
-        clients.mark()
-        generator = clients.cpu_ns()
-        cpu = HubCPU(hub.pid)
-        answer, t0, _ = hub.must("PUT", "/v1/screens/" + B, tree("other %d.a" % rnd))
-        clients.wait({pool: pool.n for pool in clients.pools}, args.timeout)
-        cpu, generator = cpu.used(), clients.cpu_ns() - generator
-        messages = clients.dump()
-        problems = check_delivered(messages, range(n), 1, answer["version"], answer["hash"][:16], "every client")
-        text, row = fan_figures(messages, t0, cpu, generator)
-        rows["a"].append(row)
-        say("round %d (a) publish of B to %d subscribers: %s%s" % (
-            rnd, n, text, "; PROBLEMS: " + "; ".join(problems) if problems else ""))
+        publish_b("a", "publish of B to %d subscribers" % n)
 
         # (b) a release at 0 %, then its halt: on A (every client subscribes) and on E (nobody does)
         parts = []
@@ -603,18 +606,7 @@ def fanout(args, hub, clients):
             rnd, release["release"], len(exposed), n, text, "; PROBLEMS: " + "; ".join(problems) if problems else ""))
 
         # (d) a publish of B while it rolls
-        clients.mark()
-        generator = clients.cpu_ns()
-        cpu = HubCPU(hub.pid)
-        answer, t0, _ = hub.must("PUT", "/v1/screens/" + B, tree("other %d.d" % rnd))
-        clients.wait({pool: pool.n for pool in clients.pools}, args.timeout)
-        cpu, generator = cpu.used(), clients.cpu_ns() - generator
-        messages = clients.dump()
-        problems = check_delivered(messages, range(n), 1, answer["version"], answer["hash"][:16], "every client")
-        text, row = fan_figures(messages, t0, cpu, generator)
-        rows["d"].append(row)
-        say("round %d (d) publish of B while %s rolls at 50 %%: %s%s" % (
-            rnd, release["release"], text, "; PROBLEMS: " + "; ".join(problems) if problems else ""))
+        publish_b("d", "publish of B while %s rolls at 50 %%" % release["release"])
 
         # the halt of (c): the exposed half gets the base tree back
         clients.mark()
