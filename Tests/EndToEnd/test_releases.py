@@ -355,14 +355,26 @@ def test_render_error_is_checked_and_screen_names_keep_the_release_paths_unambig
 def test_three_hubs_judge_reports_from_all_of_them_and_halt_once(cluster):
     hubs = cluster(3)
     publish(hubs[0], SCREEN, BASE)
-    start_release(hubs[0], {"tree": CANDIDATE, "percent": 100, "guard": {"max_error_rate": 0.2, "min_units": 30}})
+    # The guard waits for all 90 units, a third on each hub, so the numbers it judged are exact.
+    start_release(hubs[0], {"tree": CANDIDATE, "percent": 100, "guard": {"max_error_rate": 0.2, "min_units": 90}})
     apps = [App(hubs[i % 3], "c%03d" % i, key=SECRET) for i in range(90)]
     assert all(app.tree == CANDIDATE for app in apps)
-    # Half fail: the guard needs reports from every hub to reach 30 units.
-    for i, app in enumerate(apps):
-        app.report(failed=i % 2 == 0)
+    # Every hub counts the units served on all three.
     for hub in hubs:
-        wait_release(hub, "r-2", lambda r: r["status"] == "halted", timeout=15)
+        wait_release(hub, "r-2", lambda r: r["health"]["exposed"] == len(apps), timeout=15)
+        gauge = 'pushhub_release_exposed_units{screen="%s",release="r-2"}' % SCREEN
+        assert labelled_metric(hub, gauge) == len(apps)
+    # Half fail, on every hub.
+    failing = {app.user for i, app in enumerate(apps) if i % 2 == 0}
+    for app in apps:
+        app.report(failed=app.user in failing)
+    for hub in hubs:
+        halted = wait_release(hub, "r-2", lambda r: r["status"] == "halted", timeout=15)
+        assert (halted["halt"]["reported"], halted["halt"]["errored"]) == (len(apps), len(failing)), halted["halt"]
+    for hub in hubs:
+        health = wait_release(hub, "r-2", lambda r: r["health"]["reported"] == len(apps))["health"]
+        assert (health["exposed"], health["rendered"], health["errored"]) == (
+            len(apps), len(apps) - len(failing), len(failing)), health
     for app in apps:
         app.updates()
         assert app.version == 3 and app.tree == BASE, app.user

@@ -298,6 +298,11 @@ import Testing
         let events = [
             Self.served("u1", "A", at: 4), Self.confirmed("u1", "A"), Self.goal("u1", "buy", 2.5),
             Self.served("caf\u{E9}", "B", at: 5), Self.goal("caf\u{E9}", "buy", nil),
+            // A release's reports (DESIGN §15) share the log.
+            ResultEvent(.release(.init(screen: "home", release: "r-2", outcome: .served)), unit: "u1", at: 6),
+            ResultEvent(
+                .release(.init(screen: "home", release: "r-2", outcome: .errored(component: "C", message: "boom"))),
+                unit: "u1", at: 7),
         ]
         let bytes = ResultEvent.lines(events)
         let ends = bytes.indices.filter { bytes[$0] == 0x0A }  // line i ends at ends[i]
