@@ -49,11 +49,6 @@ public struct HubView: Sendable {
     mutating func apply(_ change: HubChange, keepVersions: Int) {
         switch change {
         case .screenPublished(let version, _):
-            // A version at or past a rolling release's candidate means the release ended (a hub
-            // reloading a snapshot that no longer keeps it).
-            if let release = releases[version.name], version.version >= release.candidate.version {
-                releases[version.name] = nil
-            }
             keep(version, keepVersions: keepVersions)
         case .screenDeleted(let name):
             screens[name] = nil

@@ -40,8 +40,7 @@ extension Session {
         out: inout [Action]
     ) {
         guard case .ready(let ready) = state, let index = ready.index(of: screen),
-            let current = view.current(
-                screen, for: ready.attributes, holding: ready.subscriptions[index].version.version)
+            let current = versionToSee(ready, at: index, view: view)
         else { return }
         if isCongested {
             ready.needsCatchUp = true
@@ -108,11 +107,7 @@ extension Session {
         }
         ready.memoryIfAny?.collapsedSyncs.removeAll()
         for index in ready.subscriptions.indices {
-            let screen = ready.subscriptions[index].version.name
-            guard
-                let current = view.current(
-                    screen, for: ready.attributes, holding: ready.subscriptions[index].version.version)
-            else { continue }
+            guard let current = versionToSee(ready, at: index, view: view) else { continue }
             bringUpToDate(
                 ready, at: index, current, view: view, nowMilliseconds: nowMilliseconds, cache: &cache, out: &out)
         }

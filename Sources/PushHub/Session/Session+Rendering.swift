@@ -24,6 +24,13 @@ extension Session {
         noteReleaseServed(ready, current.name, current, view: view, nowMilliseconds: nowMilliseconds, out: &out)
     }
 
+    /// The version the subscription at `index` should be at now: the screen's current one, or the
+    /// candidate of its rolling release for a client it exposes or that holds it already.
+    func versionToSee(_ ready: ReadySession, at index: Int, view: HubView) -> ScreenVersion? {
+        let held = ready.subscriptions[index].version
+        return view.current(held.name, for: ready.attributes, holding: held.version)
+    }
+
     /// What this client is rendered as on `screen`, and the variants it is exposed to there.
     /// Assignments are cached per experiment change (DESIGN §6 is pure, so this is a cache).
     func renderTarget(_ ready: ReadySession, _ screen: String, view: HubView, out: inout [Action])
