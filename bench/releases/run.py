@@ -53,16 +53,12 @@ stopped on exit.
 import argparse
 import hashlib
 import http.client
-import importlib.util
 import json
 import math
 import os
-import shutil
-import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -70,12 +66,9 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 PUSHHUB = os.environ.get("PUSHHUB", os.path.join(ROOT, ".build", "release", "pushhub"))
 LOADGEN = os.path.join(ROOT, "bench", "loadgen", "loadgen")
 
-# The machine's load, stopping processes, free ports: bench/results/run.py's.
-_spec = importlib.util.spec_from_file_location("bench_results", os.path.join(ROOT, "bench", "results", "run.py"))
-bench_results = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench_results)
-say, stop, free_port, wait_quiet, Others = (bench_results.say, bench_results.stop, bench_results.free_port,
-                                           bench_results.wait_quiet, bench_results.Others)
+sys.path.insert(0, os.path.join(ROOT, "bench", "lib"))
+from benchlib import (  # noqa: E402 (bench/lib is found through ROOT)
+    Others, add_quiet_arguments, free_port, say, started, stop, wait_quiet, work_folder)
 
 TOKEN = "bench-releases-admin-token-0123456789abcdef"
 SECRET = "bench-releases-jwt-secret-0123456789abcdef"
@@ -90,7 +83,6 @@ def tree(title):
 
 
 BASE, CANDIDATE = tree("Home"), tree("Home, with the new carousel")
-started = []  # processes to stop on exit
 
 
 def bucket(screen, release, unit):
@@ -720,11 +712,7 @@ def main():
     parser.add_argument("--rendered", type=int, default=None, help="exposed clients that render before the errors "
                                                                        "(default: min-units)")
     parser.add_argument("--timeout", type=int, default=60, help="bound on every wait, seconds (60)")
-    parser.add_argument("--quiet-pct", type=int, default=int(os.environ.get("QUIET_PCT", 10)),
-                        help="before each run, wait until the machine is at most this %% busy (10) ...")
-    parser.add_argument("--quiet-wait", type=int, default=int(os.environ.get("QUIET_WAIT", 300)),
-                        help="... for at most this many seconds (300), then measure anyway and say so")
-    parser.add_argument("--keep", action="store_true", help="keep the work folder (hub logs, generator logs)")
+    add_quiet_arguments(parser)
     args = parser.parse_args()
     args.rendered = args.min_units if args.rendered is None else args.rendered
     args.more_pids = []
@@ -733,41 +721,33 @@ def main():
         raise SystemExit("could not build %s" % LOADGEN)
     if not os.access(PUSHHUB, os.X_OK):
         raise SystemExit("no pushhub binary at %s (swift build -c release, or PUSHHUB=...)" % PUSHHUB)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
-    work = tempfile.mkdtemp(prefix="bench-releases-")
-    say("# %s; load average %s; pushhub %s" % (time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-                                              " ".join("%.2f" % x for x in os.getloadavg()), PUSHHUB))
-    try:
-        if "guard" in parts:
-            hubs, clients = set_up(args, work, "guard", 1, [A])
-            try:
-                guard(args, hubs, clients, "guard, one hub")
-            finally:
-                tear_down(hubs, clients)
-        if "fanout" in parts:
-            hubs, clients = set_up(args, work, "fanout", 1, [A, B])
-            try:
-                fanout(args, hubs[0], clients)
-            finally:
-                tear_down(hubs, clients)
-        if "redis" in parts:
-            redis, url = start_redis(os.path.join(work, "redis"))
-            args.more_pids = [redis.pid]
-            hubs, clients = set_up(args, work, "redis", 3, [A], url)
-            try:
-                guard(args, hubs, clients, "guard, three hubs over Redis")
-            finally:
-                tear_down(hubs, clients)
-                stop(redis)
-    finally:
-        for process in list(started):
-            stop(process)
-        say("# load average at the end %s" % " ".join("%.2f" % x for x in os.getloadavg()))
-        if args.keep:
-            say("# work folder kept: " + work)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-
+    with work_folder("bench-releases-", args.keep) as work:
+        say("# %s; load average %s; pushhub %s" % (time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+                                                  " ".join("%.2f" % x for x in os.getloadavg()), PUSHHUB))
+        try:
+            if "guard" in parts:
+                hubs, clients = set_up(args, work, "guard", 1, [A])
+                try:
+                    guard(args, hubs, clients, "guard, one hub")
+                finally:
+                    tear_down(hubs, clients)
+            if "fanout" in parts:
+                hubs, clients = set_up(args, work, "fanout", 1, [A, B])
+                try:
+                    fanout(args, hubs[0], clients)
+                finally:
+                    tear_down(hubs, clients)
+            if "redis" in parts:
+                redis, url = start_redis(os.path.join(work, "redis"))
+                args.more_pids = [redis.pid]
+                hubs, clients = set_up(args, work, "redis", 3, [A], url)
+                try:
+                    guard(args, hubs, clients, "guard, three hubs over Redis")
+                finally:
+                    tear_down(hubs, clients)
+                    stop(redis)
+        finally:
+            say("# load average at the end %s" % " ".join("%.2f" % x for x in os.getloadavg()))
 
 if __name__ == "__main__":
     main()

@@ -38,17 +38,17 @@ import hashlib
 import http.client
 import json
 import os
-import shutil
-import signal
 import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "bench", "lib"))
+from benchlib import (  # noqa: E402 (bench/lib is found through ROOT)
+    Others, add_quiet_arguments, cpu_seconds, free_port, proc_status, say, started, stop, wait_quiet, work_folder)
 PUSHHUB = os.environ.get("PUSHHUB", os.path.join(ROOT, ".build", "release", "pushhub"))
 KEY, SALT, SCREEN = "bench-results", "s1", "bench/results"
 VARIANTS = ("a", "b")
@@ -56,95 +56,6 @@ DEFINITION = {"key": KEY, "salt": SALT, "status": "running",
               "variants": [{"key": "a", "weight": 1}, {"key": "b", "weight": 1}],
               "screens": {SCREEN: {"b": {"title": "B"}}}}
 TREE = {"type": "screen", "title": "A", "children": [{"id": "cta", "type": "button", "text": "Buy"}]}
-CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-started = []  # every process this script started, stopped on exit
-
-
-def say(text):
-    print(text, flush=True)
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def stop(process, timeout=30):
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            say("# NOTE: pid %d did not exit %d s after SIGTERM; killed" % (process.pid, timeout))
-            process.kill()
-            process.wait(timeout=10)
-    if process in started:
-        started.remove(process)
-
-
-def proc_status(pid, field):
-    """A `kB` field of /proc/PID/status, in KiB."""
-    with open("/proc/%d/status" % pid) as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
-
-
-def cpu_seconds(pid):
-    fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
-
-
-def machine_busy():
-    """Busy CPU seconds of the whole machine (everything but idle and iowait) and wall seconds."""
-    with open("/proc/stat") as stat:
-        v = [int(x) for x in stat.readline().split()[1:9]]
-    return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / CLK_TCK, time.perf_counter()
-
-
-class Others:
-    """What processes other than ours (the hub, this script, redis-server) used of the machine
-    between `__init__` and `pct()`, in % of all cores: a disturbed figure shows."""
-
-    def __init__(self, *pids):
-        self.pids = [pid for pid in pids if pid]
-        self.busy0, self.wall0 = machine_busy()
-        self.ours0 = self.ours()
-
-    def ours(self):
-        total = time.process_time()
-        for pid in self.pids:
-            try:
-                total += cpu_seconds(pid)
-            except OSError:
-                pass
-        return total
-
-    def pct(self):
-        busy, wall = machine_busy()
-        others = (busy - self.busy0) - (self.ours() - self.ours0)
-        return max(0.0, 100 * others / ((wall - self.wall0) * os.cpu_count()))
-
-
-def wait_quiet(limit_pct, wait_s):
-    """Waits until the machine is at most `limit_pct` % busy over a second (at most `wait_s`
-    seconds, then goes on and says so); returns the line to print."""
-    start = time.perf_counter()
-    while True:
-        busy0, wall0 = machine_busy()
-        time.sleep(1)
-        busy1, wall1 = machine_busy()
-        pct = 100 * (busy1 - busy0) / ((wall1 - wall0) * os.cpu_count())
-        if pct <= limit_pct:
-            return "# machine %.0f%% busy before the run (waited %.0f s for at most %d%%)" % (
-                pct, time.perf_counter() - start, limit_pct)
-        if time.perf_counter() - start > wait_s:
-            return "# NOTE: machine busy (%.0f%% after %.0f s of waiting); measuring anyway" % (pct, wait_s)
-        time.sleep(4)
-
 
 class Hub:
     """A release pushhub; `ready_s` is the time from just before its start to its "listening"."""
@@ -538,17 +449,11 @@ def main():
     parser.add_argument("--starts", type=int, default=1, help="starts with the results measured (1)")
     parser.add_argument("--settle", type=float, default=1.0, help="seconds between ready and reading VmRSS (1)")
     parser.add_argument("--timeout", type=int, default=600, help="bound on every wait, seconds (600)")
-    parser.add_argument("--quiet-pct", type=int, default=int(os.environ.get("QUIET_PCT", 10)),
-                        help="before each measured start, wait until the machine is at most this %% busy (10) ...")
-    parser.add_argument("--quiet-wait", type=int, default=int(os.environ.get("QUIET_WAIT", 300)),
-                        help="... for at most this many seconds (300), then measure anyway and say so")
-    parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    add_quiet_arguments(parser)
     args = parser.parse_args()
     if not os.access(PUSHHUB, os.X_OK):
         raise SystemExit("no pushhub binary at %s (swift build -c release, or PUSHHUB=...)" % PUSHHUB)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
-    work = tempfile.mkdtemp(prefix="bench-results-")
-    try:
+    with work_folder("bench-results-", args.keep) as work:
         t0 = time.perf_counter()
         blocks, expected = result_lines(args.n, int(time.time() * 1000) - 3_600_000)
         say("# %d units: %s (written in %.1f s; variants by docs/assignment.md)"
@@ -558,14 +463,6 @@ def main():
             run_data_dir(args, work, blocks, expected)
         if args.only in (None, "redis"):
             run_redis(args, work, blocks, expected)
-    finally:
-        for process in list(started):
-            stop(process)
-        if args.keep:
-            say("# work folder kept: " + work)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-
 
 if __name__ == "__main__":
     main()
