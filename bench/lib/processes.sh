@@ -1,7 +1,7 @@
 # Shared by the bench scripts (bench/loadgen/run.sh, bench/restart/run.sh, bench/results/track.sh):
 # how busy the machine is, starting and stopping a hub, running loadgen units on a quiet machine,
 # and stopping what a run started. Source
-# it; it defines functions only.
+# it; it defines functions only (loadgen_bench_settings sets the settings they share).
 
 # Percent of the machine's CPU in use over one second (call it while nothing of ours runs).
 cpu_busy() {
@@ -23,6 +23,21 @@ stop_processes() {
 }
 
 say() { printf '%s\n' "$*"; }
+
+# The settings every loadgen bench shares, from the environment or their defaults: QUIET_PCT,
+# QUIET_WAIT, OTHERS_MAX, RETRIES (see wait_quiet and unit), HUB_PORT and ADMIN_PORT (BASE_PORT
+# + 1 and + 2), LOADGEN, built here; then checks that PUSHHUB is a binary (the message says how
+# to build one). Needs repo and BASE_PORT.
+loadgen_bench_settings() {
+    QUIET_PCT=${QUIET_PCT:-10}
+    QUIET_WAIT=${QUIET_WAIT:-300}
+    OTHERS_MAX=${OTHERS_MAX:-15}
+    RETRIES=${RETRIES:-2}
+    HUB_PORT=$((BASE_PORT + 1)) ADMIN_PORT=$((BASE_PORT + 2))
+    LOADGEN=$repo/bench/loadgen/loadgen
+    make -s -C "$repo/bench/loadgen" loadgen >&2 || exit 2
+    [ -x "$PUSHHUB" ] || { echo "no pushhub binary at $PUSHHUB (${1:-swift build -c release}, or set PUSHHUB=...)" >&2; exit 2; }
+}
 
 # Waits until the machine is at most QUIET_PCT % busy, for at most QUIET_WAIT seconds (then
 # measures anyway and says so); prints how busy it was.

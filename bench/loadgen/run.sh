@@ -29,28 +29,21 @@ PUSHHUB=${PUSHHUB:-$repo/.build/release/pushhub}
 LOOPS=${LOOPS:-1}
 SIZES=${SIZES:-"1000 10000 19000"}
 BASE_PORT=${BASE_PORT:-18400}
-QUIET_PCT=${QUIET_PCT:-10}
-QUIET_WAIT=${QUIET_WAIT:-300}
-OTHERS_MAX=${OTHERS_MAX:-15}
-RETRIES=${RETRIES:-2}
 UWS_PYTHON=${UWS_PYTHON:-}
 HUB_ONLY=${HUB_ONLY:-}
 REDIS_URL=${REDIS_URL:-}
-HUB_PORT=$((BASE_PORT + 1)) ADMIN_PORT=$((BASE_PORT + 2)) RAW_PORT=$((BASE_PORT + 3)) UWS_PORT=$((BASE_PORT + 4))
+RAW_PORT=$((BASE_PORT + 3)) UWS_PORT=$((BASE_PORT + 4))
 reference=$(cd "$repo/.." && pwd)/shared/bench-reference
-LOADGEN=$here/loadgen
-
-make -s -C "$here" loadgen >&2 || exit 2
+# shellcheck source=../lib/processes.sh
+. "$here/../lib/processes.sh"
+loadgen_bench_settings
 if [ -z "${RAWSERVER:-}" ]; then
     make -s -C "$reference" rawserver >&2 || { echo "cannot build $reference/rawserver" >&2; exit 2; }
     RAWSERVER=$reference/rawserver
 fi
-[ -x "$PUSHHUB" ] || { echo "no pushhub binary at $PUSHHUB (set PUSHHUB=...)" >&2; exit 2; }
 
 work=$(mktemp -d /tmp/loadgen-run.XXXXXX)
 HUB_PID="" RAW_PID="" UWS_PID="" BG_PID=""
-# shellcheck source=../lib/processes.sh
-. "$here/../lib/processes.sh"
 cleanup() {
     # shellcheck disable=SC2086 # empty ones vanish
     stop_processes $BG_PID $HUB_PID $RAW_PID $UWS_PID

@@ -44,23 +44,12 @@ SCREENS=${SCREENS:-3}
 INFLIGHT=${INFLIGHT:-0}
 LOOPS=${LOOPS:-1}
 BASE_PORT=${BASE_PORT:-18700}
-QUIET_PCT=${QUIET_PCT:-10}
-QUIET_WAIT=${QUIET_WAIT:-300}
-OTHERS_MAX=${OTHERS_MAX:-15}
-RETRIES=${RETRIES:-2}
-HUB_PORT=$((BASE_PORT + 1)) ADMIN_PORT=$((BASE_PORT + 2))
-LOADGEN=$repo/bench/loadgen/loadgen
-
-make -s -C "$repo/bench/loadgen" loadgen >&2 || exit 2
-[ -x "$PUSHHUB" ] || {
-    echo "no pushhub binary at $PUSHHUB: swift build -c release --product pushhub --scratch-path .build-resume (or set PUSHHUB=...)" >&2
-    exit 2
-}
+# shellcheck source=../lib/processes.sh
+. "$here/../lib/processes.sh"
+loadgen_bench_settings "swift build -c release --product pushhub --scratch-path .build-resume"
 
 work=$(mktemp -d /tmp/restart-run.XXXXXX)
 HUB_PID="" LG_PID=""
-# shellcheck source=../lib/processes.sh
-. "$here/../lib/processes.sh"
 cleanup() {
     # shellcheck disable=SC2086 # empty ones vanish
     stop_processes $LG_PID $HUB_PID

@@ -28,20 +28,12 @@ TRACK_INTERVAL=${TRACK_INTERVAL:-20}
 TRACK_SECONDS=${TRACK_SECONDS:-10}
 FANOUT_N=${FANOUT_N:-10000}
 REPEATS=${REPEATS:-2}
-QUIET_PCT=${QUIET_PCT:-10}
-QUIET_WAIT=${QUIET_WAIT:-300}
-OTHERS_MAX=${OTHERS_MAX:-15}
-RETRIES=${RETRIES:-2}
-HUB_PORT=$((BASE_PORT + 1)) ADMIN_PORT=$((BASE_PORT + 2))
-LOADGEN=$repo/bench/loadgen/loadgen
-
-make -s -C "$repo/bench/loadgen" loadgen >&2 || exit 2
-[ -x "$PUSHHUB" ] || { echo "no pushhub binary at $PUSHHUB (swift build -c release, or PUSHHUB=...)" >&2; exit 2; }
+# shellcheck source=../lib/processes.sh
+. "$repo/bench/lib/processes.sh"
+loadgen_bench_settings
 
 work=$(mktemp -d /tmp/bench-track.XXXXXX)
 HUB_PID="" BG_PID=""
-# shellcheck source=../lib/processes.sh
-. "$repo/bench/lib/processes.sh"
 cleanup() {
     # shellcheck disable=SC2086 # empty ones vanish
     stop_processes $BG_PID $HUB_PID
