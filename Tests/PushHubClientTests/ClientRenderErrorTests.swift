@@ -27,6 +27,14 @@ struct CarouselFailed: RenderErrorDescribing, CustomStringConvertible {
         return #"{"type":"snapshot","screen":"\#(screen)","version":\#(version),"hash":"\#(hash)","tree":\#(tree)}"#
     }
 
+    /// The `render_error` a `CarouselFailed` thrown for `tree` at `version` of `home` sends.
+    static func carouselFailed(_ tree: String, version: Int) throws -> JSONValue {
+        let hash = ScreenHash.of(try JSONReader.parse(tree))
+        return try JSONReader.parse(
+            #"{"type":"render_error","screen":"home","version":\#(version),"hash":"\#(hash)","component":"Carousel","message":"slide 2 has no image"}"#
+        )
+    }
+
     /// The `rendered` and `render_error` messages sent, in order.
     static func reports(_ transport: ScriptedTransport) -> [JSONValue] {
         transport.sent.filter { ["rendered", "render_error"].contains($0["type"]?.stringValue ?? "") }
@@ -50,13 +58,7 @@ struct CarouselFailed: RenderErrorDescribing, CustomStringConvertible {
         let tree = #"{"title":"Hi"}"#
         transport.hubSends(try Self.snapshot(tree, version: 3))
         await client.flush()
-        let hash = ScreenHash.of(try JSONReader.parse(tree))
-        #expect(
-            Self.reports(transport) == [
-                try JSONReader.parse(
-                    #"{"type":"render_error","screen":"home","version":3,"hash":"\#(hash)","component":"Carousel","message":"slide 2 has no image"}"#
-                )
-            ])
+        #expect(Self.reports(transport) == [try Self.carouselFailed(tree, version: 3)])
         #expect(drawn.withLock { $0 } == ["other v3"])
         // The next version draws: rendered, as before.
         let two = try JSONReader.parse(#"{"title":"Hey"}"#)
@@ -107,12 +109,6 @@ struct CarouselFailed: RenderErrorDescribing, CustomStringConvertible {
         #expect(Self.reports(transport).isEmpty)  // not before the welcome
         transport.hubSends(ScriptedTransport.welcome)
         await client.flush()
-        let hash = ScreenHash.of(try JSONReader.parse(tree))
-        #expect(
-            Self.reports(transport) == [
-                try JSONReader.parse(
-                    #"{"type":"render_error","screen":"home","version":3,"hash":"\#(hash)","component":"Carousel","message":"slide 2 has no image"}"#
-                )
-            ])
+        #expect(Self.reports(transport) == [try Self.carouselFailed(tree, version: 3)])
     }
 }

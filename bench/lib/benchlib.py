@@ -1,7 +1,9 @@
 """What the Python benches share: the processes a run started (stopped on the way out), the
 machine's load (wait for a quiet machine, and say what other processes used during a run), free
-ports, and the run's work folder."""
+ports, the run's work folder, and a hub process with its admin API."""
 import contextlib
+import http.client
+import json
 import os
 import shutil
 import signal
@@ -126,3 +128,70 @@ def work_folder(prefix, keep):
             say("# work folder kept: " + work)
         else:
             shutil.rmtree(work, ignore_errors=True)
+
+
+class BenchHub:
+    """A pushhub process on loopback (its stderr in `log`), up once it logs "listening"
+    (`ready_s` after its start at `t0`, `time.perf_counter`), with one keep-alive connection to
+    its admin API. The admin token
+    is read from `token_file` once it listens (the hub writes one unless the bench did)."""
+
+    def __init__(self, pushhub, arguments, log, token_file, timeout):
+        self.log = log
+        self.t0 = t0 = time.perf_counter()
+        self.process = subprocess.Popen([pushhub, *arguments], stderr=open(log, "w"))
+        started.append(self.process)
+        self.pid = self.process.pid
+        listening = self._listening(t0 + timeout, timeout)
+        self.ready_s = time.perf_counter() - t0
+        self.port = int(listening["client"].rsplit(":", 1)[1])
+        self.admin_port = int(listening["admin"].rsplit(":", 1)[1])
+        self.token = open(token_file).read().strip()
+        self.connection = http.client.HTTPConnection("127.0.0.1", self.admin_port, timeout=timeout)
+
+    def _listening(self, deadline, timeout):
+        """The "listening" line, read as the log grows."""
+        offset, buffered = 0, ""
+        while True:
+            with open(self.log) as log:
+                log.seek(offset)
+                chunk = log.read()
+                offset += len(chunk.encode())
+            buffered += chunk
+            *lines, buffered = buffered.split("\n")
+            for line in lines:
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue  # not a log line of the hub's (a crash's text): the exit below says it
+                if entry.get("msg") == "listening":
+                    return entry
+            if self.process.poll() is not None:
+                raise SystemExit("pushhub exited (%s): %s" % (self.process.returncode, open(self.log).read()[-2000:]))
+            if time.perf_counter() > deadline:
+                raise SystemExit("pushhub did not log 'listening' within %d s" % timeout)
+            time.sleep(0.002)
+
+    def call(self, method, path, body=None, redis_wait=10):
+        """One admin request → (status, answer, sent ns, answered ns). A 503 while a hub with
+        --redis has not reached Redis yet is retried for up to `redis_wait` s (a hub listens
+        before its Redis link is up)."""
+        headers = {"Authorization": "Bearer " + self.token}
+        payload = None
+        if body is not None:
+            payload = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        deadline = time.monotonic() + redis_wait
+        while True:
+            t0 = time.monotonic_ns()
+            self.connection.request(method, path, body=payload, headers=headers)
+            response = self.connection.getresponse()
+            data = response.read()
+            t1 = time.monotonic_ns()
+            if response.status != 503 or time.monotonic() > deadline:
+                return response.status, (json.loads(data) if data else None), t0, t1
+            time.sleep(0.005)
+
+    def stop(self):
+        self.connection.close()
+        stop(self.process)

@@ -52,7 +52,6 @@ stopped on exit.
 """
 import argparse
 import hashlib
-import http.client
 import json
 import math
 import os
@@ -68,7 +67,7 @@ LOADGEN = os.path.join(ROOT, "bench", "loadgen", "loadgen")
 
 sys.path.insert(0, os.path.join(ROOT, "bench", "lib"))
 from benchlib import (  # noqa: E402 (bench/lib is found through ROOT)
-    Others, add_quiet_arguments, free_port, say, started, stop, wait_quiet, work_folder)
+    BenchHub, Others, add_quiet_arguments, free_port, say, started, stop, wait_quiet, work_folder)
 
 TOKEN = "bench-releases-admin-token-0123456789abcdef"
 SECRET = "bench-releases-jwt-secret-0123456789abcdef"
@@ -144,7 +143,7 @@ def wait_until(what, check, timeout, every=0.01):
         time.sleep(every)
 
 
-class Hub:
+class Hub(BenchHub):
     """A release pushhub on loopback with its own data dir holding the shared admin token and JWT
     secret (docs/scale-out.md: every hub of a cluster gets the same two files)."""
 
@@ -156,49 +155,11 @@ class Hub:
             with open(path, "w") as file:
                 file.write(value + "\n")
             os.chmod(path, 0o600)
-        self.log = os.path.join(folder, "hub.log")
-        self.process = subprocess.Popen(
-            [PUSHHUB, "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data", self.data, "--loops", str(loops),
-             "--ping-interval", "10m", "--idle-timeout", "10m", "--hello-timeout", "10m", "--log-level", "warning",
-             *flags], stderr=open(self.log, "w"))
-        started.append(self.process)
-        self.pid = self.process.pid
-        self.timeout = timeout
-        line = wait_until("the hub to log 'listening'", self.listening, 20, every=0.02)
-        self.port = int(line["client"].rsplit(":", 1)[1])
-        self.admin_port = int(line["admin"].rsplit(":", 1)[1])
-        self.connection = http.client.HTTPConnection("127.0.0.1", self.admin_port, timeout=timeout)
-
-    def listening(self):
-        if self.process.poll() is not None:
-            raise SystemExit("pushhub exited (%s): %s" % (self.process.returncode, open(self.log).read()[-2000:]))
-        for text in open(self.log):
-            try:
-                entry = json.loads(text)
-            except ValueError:
-                continue
-            if entry.get("msg") == "listening":
-                return entry
-        return None
-
-    def call(self, method, path, body=None, redis_wait=10):
-        """One admin request → (status, answer, sent ns, answered ns). A 503 while a hub with
-        --redis has not reached Redis yet is retried for up to `redis_wait` s."""
-        headers = {"Authorization": "Bearer " + TOKEN}
-        payload = None
-        if body is not None:
-            payload = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-        deadline = time.monotonic() + redis_wait
-        while True:
-            t0 = time.monotonic_ns()
-            self.connection.request(method, path, body=payload, headers=headers)
-            response = self.connection.getresponse()
-            data = response.read()
-            t1 = time.monotonic_ns()
-            if response.status != 503 or time.monotonic() > deadline:
-                return response.status, (json.loads(data) if data else None), t0, t1
-            time.sleep(0.01)
+        super().__init__(
+            PUSHHUB, ["--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data", self.data, "--loops", str(loops),
+                      "--ping-interval", "10m", "--idle-timeout", "10m", "--hello-timeout", "10m", "--log-level",
+                      "warning", *flags],
+            os.path.join(folder, "hub.log"), os.path.join(self.data, "admin.token"), timeout)
 
     def must(self, method, path, body=None, status=(200, 201)):
         code, answer, t0, t1 = self.call(method, path, body)
@@ -211,10 +172,6 @@ class Hub:
 
     def problems(self):
         return [line.strip()[:300] for line in open(self.log) if '"level":"error"' in line]
-
-    def stop(self):
-        self.connection.close()
-        stop(self.process)
 
 
 class Pool:

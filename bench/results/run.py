@@ -36,7 +36,6 @@ started are stopped on exit.
 import argparse
 import hashlib
 import http.client
-import json
 import os
 import socket
 import statistics
@@ -48,7 +47,8 @@ import time
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench", "lib"))
 from benchlib import (  # noqa: E402 (bench/lib is found through ROOT)
-    Others, add_quiet_arguments, cpu_seconds, free_port, proc_status, say, started, stop, wait_quiet, work_folder)
+    BenchHub, Others, add_quiet_arguments, cpu_seconds, free_port, proc_status, say, started, stop, wait_quiet,
+    work_folder)
 PUSHHUB = os.environ.get("PUSHHUB", os.path.join(ROOT, ".build", "release", "pushhub"))
 KEY, SALT, SCREEN = "bench-results", "s1", "bench/results"
 VARIANTS = ("a", "b")
@@ -57,64 +57,20 @@ DEFINITION = {"key": KEY, "salt": SALT, "status": "running",
               "screens": {SCREEN: {"b": {"title": "B"}}}}
 TREE = {"type": "screen", "title": "A", "children": [{"id": "cta", "type": "button", "text": "Buy"}]}
 
-class Hub:
-    """A release pushhub; `ready_s` is the time from just before its start to its "listening"."""
+
+class Hub(BenchHub):
+    """A release pushhub with its data dir (`--dev`, one loop); `ready_s` is the time from just
+    before its start to its "listening"."""
 
     def __init__(self, data, *flags, timeout):
         self.data = data
-        self.log = data + ".log-%d" % time.monotonic_ns()
-        t0 = time.perf_counter()
-        self.process = subprocess.Popen(
-            [PUSHHUB, "--dev", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data", data, "--loops", "1",
-             "--log-level", "info", *flags], stderr=open(self.log, "w"))
-        started.append(self.process)
-        self.t0 = t0
-        deadline = t0 + timeout
-        offset, buffered = 0, ""
-        while True:
-            with open(self.log) as log:
-                log.seek(offset)
-                chunk = log.read()
-                offset += len(chunk.encode())
-            buffered += chunk
-            *lines, buffered = buffered.split("\n")
-            for line in lines:
-                try:
-                    entry = json.loads(line)
-                except ValueError:
-                    continue
-                if entry.get("msg") == "listening":
-                    self.ready_s = time.perf_counter() - t0
-                    self.port = int(entry["client"].rsplit(":", 1)[1])
-                    self.admin_port = int(entry["admin"].rsplit(":", 1)[1])
-                    self.token = open(os.path.join(data, "admin.token")).read().strip()
-                    self.connection = http.client.HTTPConnection("127.0.0.1", self.admin_port, timeout=timeout)
-                    return
-            if self.process.poll() is not None:
-                raise SystemExit("pushhub exited (%s): %s" % (self.process.returncode, open(self.log).read()[-2000:]))
-            if time.perf_counter() > deadline:
-                raise SystemExit("pushhub did not log 'listening' within %d s" % timeout)
-            time.sleep(0.002)
-
-    def call(self, method, path, body=None, redis_wait=10):
-        """One request; a 503 while a hub with --redis has not reached Redis yet is retried for
-        up to `redis_wait` seconds (the hub listens before its Redis link is up)."""
-        headers = {"Authorization": "Bearer " + self.token}
-        payload = None
-        if body is not None:
-            payload = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-        deadline = time.perf_counter() + redis_wait
-        while True:
-            self.connection.request(method, path, body=payload, headers=headers)
-            response = self.connection.getresponse()
-            data = response.read()
-            if response.status != 503 or time.perf_counter() > deadline:
-                return response.status, (json.loads(data) if data else None)
-            time.sleep(0.005)
+        super().__init__(
+            PUSHHUB, ["--dev", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data", data, "--loops", "1",
+                      "--log-level", "info", *flags],
+            data + ".log-%d" % time.monotonic_ns(), os.path.join(data, "admin.token"), timeout)
 
     def results(self):
-        status, body = self.call("GET", "/v1/experiments/%s/results" % KEY)
+        status, body, _, _ = self.call("GET", "/v1/experiments/%s/results" % KEY)
         if status != 200:
             raise SystemExit("GET results: %d %s" % (status, body))
         return body
@@ -128,16 +84,12 @@ class Hub:
     def errors(self):
         return [line.strip() for line in open(self.log) if '"level":"error"' in line or '"level":"warning"' in line]
 
-    def stop(self):
-        self.connection.close()
-        stop(self.process)
-
 
 def set_up(hub):
-    status, body = hub.call("PUT", "/v1/screens/" + SCREEN, TREE)
+    status, body, _, _ = hub.call("PUT", "/v1/screens/" + SCREEN, TREE)
     if status // 100 != 2:
         raise SystemExit("PUT screen: %d %s" % (status, body))
-    status, body = hub.call("PUT", "/v1/experiments/" + KEY, DEFINITION)
+    status, body, _, _ = hub.call("PUT", "/v1/experiments/" + KEY, DEFINITION)
     if status // 100 != 2:
         raise SystemExit("PUT experiment: %d %s" % (status, body))
 
