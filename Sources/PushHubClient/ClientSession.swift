@@ -61,6 +61,8 @@ struct ClientSession {
     static let maxQueuedTracks = 100
 
     let app: AppInfo?
+    /// What this build renders, for the hello (checked by `PushHubClient.init`); nil: not declared.
+    let components: [String: Int]?
     private(set) var screens: [String: Screen] = [:]
     private(set) var live = false
     /// Whose storage: every key this session reads or stores is inside it.
@@ -84,8 +86,12 @@ struct ClientSession {
     private(set) var stats = ClientStats()
 
     /// A session in `scope` whose storage holds `record` (its epoch and `last_sync`).
-    init(app: AppInfo?, scope: StorageScope, record: ScopeRecord = ScopeRecord(epoch: nil, lastSync: nil)) {
+    init(
+        app: AppInfo?, components: [String: Int]? = nil, scope: StorageScope,
+        record: ScopeRecord = ScopeRecord(epoch: nil, lastSync: nil)
+    ) {
         self.app = app
+        self.components = components
         self.scope = scope
         epoch = record.epoch
         lastSync = record.lastSync
@@ -231,6 +237,7 @@ struct ClientSession {
             if let version = app.version { fields["version"] = .string(version) }
             hello["app"] = .object(fields)
         }
+        if let components { hello["components"] = ComponentCapabilities.json(components) }
         if let epoch { hello["epoch"] = .string(epoch) }
         if let lastSync { hello["last_sync"] = .number(Double(lastSync)) }
         return [.send(hello)]

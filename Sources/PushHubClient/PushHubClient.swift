@@ -46,6 +46,14 @@ public final class PushHubClient: @unchecked Sendable {
         /// Every text message from the hub as received, before the client handles it (tools and
         /// debugging; called on the client's queue).
         public var onMessage: (@Sendable (String) -> Void)?
+        /// The components this build renders, each with the highest version of it that it renders
+        /// (DESIGN §16), declared in every hello: `["Carousel": 2, "Text": 1]`. The hub never sends
+        /// this client a node of a registered component it lacks, or a newer version: it gets the
+        /// node's `fallback`, or nothing. `[:]` renders no registered component. Nil (the default):
+        /// the hub uses the profile registered for `app` (`hubctl app components set`), else sends
+        /// everything. A list `ComponentCapabilities.problem(in:)` refuses stops the program at
+        /// `PushHubClient.init`: it is fixed when the app is built, so it is a programming error.
+        public var components: [String: Int]?
 
         public init() {}
     }
@@ -111,7 +119,10 @@ public final class PushHubClient: @unchecked Sendable {
         self.storage = storage
         self.transport = transport
         self.options = options
-        session = ClientSession(app: app, scope: .none)
+        if let components = options.components, let problem = ComponentCapabilities.problem(in: components) {
+            preconditionFailure("PushHubClient: Options.components maps each component to a version 1…1000: \(problem)")
+        }
+        session = ClientSession(app: app, components: options.components, scope: .none)
         queue.async { [self] in
             write(StorageScope.legacyLastSyncKey, nil)
             device = identity()

@@ -8,7 +8,7 @@ enum Screen: Command {
         "Publish, read, list, delete, diff (dry run), list history of, roll back screens; start a staged release."
     static let usage = """
         hubctl screen publish NAME FILE|- [--message TEXT]
-                      | get NAME [--user U | --device D] [--platform P] [--app-version V]
+                      | get NAME [--user U | --device D] [--platform P] [--app-version V] [--components LIST]
                       | list | delete NAME | diff NAME FILE|- | diff NAME --from V1 [--to V2] | history NAME
                       | rollback NAME [--to VERSION] [--message TEXT]
                       | release NAME FILE|- [--qa-cohort C] [--percent P] [--max-error-rate R] [--min-units N]
@@ -17,8 +17,13 @@ enum Screen: Command {
     static let options: [(String, String)] = [
         ("--user U", "get: the tree user U receives (its experiment variants)"),
         ("--device D", "get: the tree an anonymous device D receives"),
-        ("--platform P", "get: the client's platform (experiment audiences)"),
+        ("--platform P", "get: the client's platform (experiment audiences, its components profile)"),
         ("--app-version V", "get: the tree as a client of app version V sees it"),
+        (
+            "--components LIST",
+            "get: as a client that declared it renders these (Carousel:2,Text:1); default: the profile of "
+                + "--platform/--app-version (hubctl app components)"
+        ),
         ("--from V1", "diff: from kept version V1 (instead of a FILE)"),
         ("--to VERSION", "diff: to kept version (default current); rollback: the version to republish"),
         ("--message TEXT", "publish, rollback, release: why, shown by history (one line, at most 500 characters)"),
@@ -104,13 +109,24 @@ enum Screen: Command {
                         ),
                         ("renditions", "\(answer["renditions"]?.intValue ?? 0)"),
                     ])
+                    ComponentFallbacks.present(answer["components"], output: output)
                     output.print(JSONWriter.string(answer["ops"] ?? .array([])))
                 }
             }
         case "get":
             guard rest.count == 1 else { return usageError("'screen get' takes NAME.") }
-            let query = [("user", "--user"), ("device", "--device"), ("platform", "--platform"), ("app_version", "--app-version")]
-                .compactMap { field, option in arguments.options[option]?.last.map { "\(field)=\(encode($0))" } }
+            var query = [
+                ("user", "--user"), ("device", "--device"), ("platform", "--platform"),
+                ("app_version", "--app-version"),
+            ]
+            .compactMap { field, option in arguments.options[option]?.last.map { "\(field)=\(encode($0))" } }
+            if let typed = arguments.options["--components"]?.last {
+                do {
+                    query.append("components=\(encode(try ComponentList(parsing: typed).text))")
+                } catch {
+                    return usageError("--components: \(error.message)")
+                }
+            }
             let path = "/v1/screens/\(encode(rest[0]))" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
             return request(client, output, "GET", path) { answer in
                 output.table([
@@ -216,8 +232,9 @@ func fetch(
         return .failure(RequestFailure(exitCode: ExitCode.unreachable))
     }
     guard (200..<300).contains(answer.status) else {
-        output.error("the hub refused (\(answer.status)): \(answer.errorMessage)")
-        return .failure(RequestFailure(exitCode: ExitCode.refused))
+        let refusal = HubRefusal(answer)
+        output.error(refusal.text)
+        return .failure(RequestFailure(exitCode: ExitCode.refused, code: refusal.code))
     }
     guard let json = try? JSONReader.parse(answer.body) else {
         output.error("the hub answered something that is not JSON")
@@ -226,7 +243,9 @@ func fetch(
     return .success(json)
 }
 
-/// A request that failed after its reason was printed: the exit code the command returns.
+/// A request that failed after its reason was printed: the exit code the command returns, and
+/// the hub's error code when it refused (for a command's hint on what to do next).
 struct RequestFailure: Error {
     var exitCode: Int32
+    var code: String? = nil
 }

@@ -1,0 +1,42 @@
+import ScreenTree
+
+/// What a build can render (DESIGN §16): component name → the highest version of it the app
+/// renders, declared in every `hello` as `components` (`PushHubClient.Options.components`). The
+/// Swift twin of clients/js/src/component-capabilities.js.
+///
+/// A declarable list has at most `maxComponents` names, each 1–100 of `A-Z a-z 0-9 . _ -` (case
+/// matters: it is the node's `"type"`), each with a version in `versions`; `[:]` declares that the
+/// build renders no registered component.
+public enum ComponentCapabilities {
+    /// The most components a hello may declare.
+    public static let maxComponents = 1000
+    /// The versions a client may declare.
+    public static let versions = 1...1000
+
+    /// Why `components` cannot be declared (one sentence naming the first bad entry, in name
+    /// order), or nil when it can.
+    public static func problem(in components: [String: Int]) -> String? {
+        if components.count > maxComponents { return "\(components.count) components, at most \(maxComponents)" }
+        for (name, version) in components.sorted(by: { $0.key < $1.key }) {
+            guard isName(name) else { return "\"\(name)\" is not a component name (1–100 of A–Z a–z 0–9 . _ -)" }
+            guard versions.contains(version) else {
+                return "\(name) is \(version), not an integer from 1 to \(versions.upperBound)"
+            }
+        }
+        return nil
+    }
+
+    /// `hello.components`: `{"Carousel":2,"Text":1}`.
+    static func json(_ components: [String: Int]) -> JSONValue {
+        .object(JSONObject(components.mapValues { .number(Double($0)) }))
+    }
+
+    /// Whether `name` is 1–100 of `A-Z a-z 0-9 . _ -` (a component name, DESIGN §16).
+    public static func isName(_ name: String) -> Bool {
+        (1...100).contains(name.unicodeScalars.count)
+            && name.unicodeScalars.allSatisfy {
+                ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+                    || ".-_".unicodeScalars.contains($0)
+            }
+    }
+}
