@@ -58,6 +58,16 @@ export interface Backoff {
 }
 
 export interface PushHubOptions extends ClientIdentityOptions {
+  /**
+   * The components this build renders, each with the highest version of it that it renders
+   * (DESIGN §16), sent as hello.components: `{ Carousel: 2, Text: 1 }`. The hub never sends this
+   * client a node of a registered component it lacks, or a newer version than it renders: it gets
+   * the node's `fallback`, or nothing. `{}` renders no registered component. Without it the hub
+   * uses the profile registered for `app` (`hubctl app components set`), else sends everything.
+   * Names are 1–100 of A–Z a–z 0–9 . _ - (case matters: the node's "type"), versions integers
+   * 1…1000, at most 1000 names: anything else makes the constructor throw a TypeError.
+   */
+  components?: { [component: string]: number };
   /** The reconnect schedule (see Backoff); each field optional. */
   backoff?: Partial<Backoff>;
   /**

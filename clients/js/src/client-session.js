@@ -3,6 +3,7 @@
 
 import { applyPatch } from "./json-patch.js";
 import { canonicalize } from "./canonical-json.js";
+import { checkedComponents } from "./component-capabilities.js";
 import { renderErrorMessage } from "./render-error.js";
 import { NO_VARIANTS, recordKey, scopeRecord, screenKey, storedScreen, variantMap } from "./storage.js";
 import { SyncLedger } from "./sync-ledger.js";
@@ -61,11 +62,14 @@ const TRACK_EVENT = /^[A-Za-z0-9_.:-]{1,64}$/;
  */
 export class ClientSession {
   /**
-   * `app`: `{ platform, version }` for the hello. `canonical(tree)`: the RFC 8785 form of a tree
-   * the shell hashed before (its TreeHasher's, which reuses unchanged subtrees' forms).
+   * `app`: `{ platform, version }` for the hello. `components`: what this build renders, for the
+   * hello (see checkedComponents; a bad one throws a TypeError here). `canonical(tree)`: the
+   * RFC 8785 form of a tree the shell hashed before (its TreeHasher's, which reuses unchanged
+   * subtrees' forms).
    */
-  constructor({ app, canonical = canonicalize } = {}) {
+  constructor({ app, components, canonical = canonicalize } = {}) {
     this._app = app;
+    this._components = checkedComponents(components);
     this._canonical = canonical;
     /** The storage scope ("user:…" or "device:…") of the current user; undefined until entered. */
     this.scope = undefined;
@@ -192,6 +196,7 @@ export class ClientSession {
     if (token) hello.token = token;
     if (device) hello.device = device;
     if (this._app) hello.app = this._app;
+    if (this._components !== undefined) hello.components = this._components;
     if (this.epoch !== undefined) hello.epoch = this.epoch;
     if (this.lastSync !== undefined) hello.last_sync = this.lastSync;
     return [send(hello)];

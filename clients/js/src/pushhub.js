@@ -37,7 +37,9 @@ export class PushHub {
     this._random = options.random || Math.random;
     this._autoRendered = options.autoRendered !== false;
     this._hasher = new TreeHasher({ builtIn: options.hash === "built-in" });
-    this._session = new ClientSession({ app: options.app, canonical: (tree) => this._hasher.canonical(tree) });
+    this._session = new ClientSession({
+      app: options.app, components: options.components, canonical: (tree) => this._hasher.canonical(tree),
+    });
     this._transport = new Transport({
       url: options.url, WebSocket, now: options.now || monotonicNow, random: this._random,
       backoff: { ...DEFAULT_BACKOFF, ...(options.backoff || {}) }, stats: this._session.stats,

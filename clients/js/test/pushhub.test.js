@@ -101,6 +101,25 @@ test("onTree gets meta.variants (and the subscription has them); a change of var
   assert.deepEqual(late, [{}]);
 });
 
+test("the components option is sent in every hello; a bad one throws before any socket is made", async (t) => {
+  const { socket } = await live(t, new MemoryStorage(), { app: { platform: "web", version: "2.0.0" }, components: { Carousel: 2, Text: 1 } });
+  assert.deepEqual(socket.sent[0], {
+    type: "hello", protocol: 1, heartbeat: true, device: "d-1", app: { platform: "web", version: "2.0.0" }, components: { Carousel: 2, Text: 1 },
+  });
+  socket.readyState = 3;
+  socket.onclose({ code: 1006, reason: "" });
+  await until(() => FakeSocket.made.length === 2, "the reconnect");
+  const again = FakeSocket.made[1];
+  again.readyState = 1;
+  again.onopen();
+  assert.deepEqual(again.sent[0].components, { Carousel: 2, Text: 1 });
+  FakeSocket.made = [];
+  assert.throws(() => new PushHub({ url: "ws://hub/v1/connect", device: "d-1", WebSocket: FakeSocket, components: { Carousel: 0 } }),
+    { name: "TypeError", message: /Carousel is 0, not an integer from 1 to 1000/ });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(FakeSocket.made.length, 0);
+});
+
 test("track sends while live and queues while reconnecting; the queue goes after the welcome", async (t) => {
   const { hub, socket } = await live(t, new MemoryStorage(), { random: () => 0 });
   hub.track("purchase", 9.5);
