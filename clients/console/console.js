@@ -8,8 +8,9 @@ import syncs from "./syncs.js";
 import cohorts from "./cohorts.js";
 import experiments from "./experiments.js";
 import hub from "./hub.js";
+import components from "./components.js";
 
-const views = { screens, syncs, cohorts, experiments, hub };
+const views = { screens, syncs, cohorts, experiments, hub, components };
 const $ = (id) => document.getElementById(id);
 
 const state = { who: null, stop: null, route: null };
