@@ -15,6 +15,7 @@ import rfc8785
 from websockets.sync.client import connect
 
 from admin import call, publish
+from test_fetch import fetch
 from test_scale_out import cluster, redis  # noqa: F401 (fixtures)
 
 SCREEN = "shop/home"
@@ -287,6 +288,13 @@ def test_a_registry_or_profile_change_re_renders_connected_clients_within_their_
     assert code == 200 and seen["tree"] == old.tree and seen["hash"] == tree_hash(old.tree), seen
     code, seen = call(hub, "GET", "/v1/screens/%s?components=Carousel:1" % SCREEN)
     assert code == 200 and seen["tree"] == render(first, {"Carousel": 1}, {"Carousel"}), seen
+    # So does an app's HTTP fetch, by its profile or by the components it names.
+    code, _, body = fetch(hub, "/v1/screens/%s?device=w&platform=ios&app_version=5.1.0" % SCREEN)
+    assert code == 200 and json.loads(body)["tree"] == old.tree, body
+    code, _, body = fetch(hub, "/v1/screens/%s?device=w&platform=ios&app_version=5.1.0&components=Carousel:1" % SCREEN)
+    assert code == 200 and json.loads(body)["tree"] == render(first, {"Carousel": 1}, {"Carousel"}), body
+    code, _, body = fetch(hub, "/v1/screens/%s?device=w&components=Carousel:x" % SCREEN)
+    assert code == 400 and json.loads(body)["error"]["code"] == "bad_components", body
 
     # Deleting the profile, then the component, gives the old build the whole tree back.
     assert call(hub, "DELETE", "/v1/apps/ios/5.0.0/components")[0] == 200
