@@ -6,7 +6,6 @@ are checked against the clients this test connected."""
 import copy
 import hashlib
 import json
-import socket
 import time
 
 import jsonpatch
@@ -15,6 +14,7 @@ import rfc8785
 from websockets.sync.client import connect
 
 from admin import call, publish
+from conftest import drop_all
 from test_fetch import fetch
 from test_scale_out import cluster, redis  # noqa: F401 (fixtures)
 
@@ -78,15 +78,10 @@ OPEN = []
 
 
 @pytest.fixture(autouse=True)
-def close_clients():
+def close_clients(hub_factory):
+    """Closes every client a test opened before its hubs stop (`drop_all`)."""
     yield
-    while OPEN:
-        client = OPEN.pop()
-        try:
-            client.ws.socket.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            continue
-        client.ws.close()
+    drop_all(OPEN)
 
 
 class Client:
@@ -94,7 +89,7 @@ class Client:
 
     def __init__(self, hub, device, platform=None, version=None, components=None, subscribe=True):
         self.ws = connect(hub.url + "/v1/connect", close_timeout=0.5)
-        OPEN.append(self)
+        OPEN.append(self.ws)
         hello = {"type": "hello", "protocol": 1, "device": device}
         if platform:
             hello["app"] = {"platform": platform, "version": version}
