@@ -7,7 +7,6 @@ import hashlib
 import json
 import os
 import signal
-import socket
 import threading
 import time
 
@@ -18,7 +17,7 @@ import rfc8785
 from websockets.sync.client import connect
 
 from admin import call, publish
-from conftest import Hub
+from conftest import Hub, drop_all
 from test_fetch import fetch
 from test_scale_out import SECRET, cluster, redis, shared_secrets  # noqa: F401 (cluster, redis: fixtures)
 
@@ -51,19 +50,9 @@ OPEN_APPS = []
 
 @pytest.fixture(autouse=True)
 def close_apps(hub_factory):
-    """Closes every app a test opened before its hubs stop: a sync client's socket and reading
-    thread live on otherwise, and hundreds of them push later tests' descriptors past what
-    select() takes (test_wss_connects failed so)."""
+    """Closes every app a test opened before its hubs stop (`drop_all`)."""
     yield
-    while OPEN_APPS:
-        # Dropped without the close handshake: an app with an update it did not read waits for
-        # the hub's close frame behind it (close_timeout), and these tests are done with them.
-        app = OPEN_APPS.pop()
-        try:
-            app.ws.socket.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            continue  # the test closed it already
-        app.ws.close()
+    drop_all(OPEN_APPS)
 
 
 class App:
@@ -75,7 +64,7 @@ class App:
         # The sync client holds one unread message and reads nothing behind it, the hub's close
         # frame included: a close while an update is unread waits out close_timeout (10 s by default).
         self.ws = connect(hub.url + "/v1/connect", close_timeout=0.5)
-        OPEN_APPS.append(self)
+        OPEN_APPS.append(self.ws)
         token = jwt.encode({"sub": user, "exp": int(time.time()) + 3600}, key or secret(hub), algorithm="HS256")
         hello = {"type": "hello", "protocol": 1, "device": "d-" + user, "token": token}
         if app_version:

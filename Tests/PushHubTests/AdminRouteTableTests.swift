@@ -22,19 +22,25 @@ import WSProtocol
 
     /// A path `pattern` matches, with a value its variable may hold.
     static func samplePath(_ pattern: PathPattern) -> String {
-        let value: String? =
-            switch pattern.variable {
-            case nil: nil
-            case .screen: "news/home"
-            case .cohort: "beta"
-            case .experiment: "exp"
-            case .token: "ci"
-            case .sync: "s-1"
-            case .consoleFile: "index.html"
-            case .release: "r-2"
-            }
-        let later = pattern.later.map { $0.literal + "r-2" }.joined()
+        let value = pattern.variable.map(sample)
+        let later = pattern.later.map { $0.literal + sample($0.variable) }.joined()
         return value.map { pattern.prefix + $0 + later + pattern.suffix } ?? pattern.prefix
+    }
+
+    /// A value `variable` may hold.
+    static func sample(_ variable: PathVariable) -> String {
+        switch variable {
+        case .screen: "news/home"
+        case .cohort: "beta"
+        case .experiment: "exp"
+        case .token: "ci"
+        case .sync: "s-1"
+        case .consoleFile: "index.html"
+        case .release: "r-2"
+        case .component: "Carousel"
+        case .platform: "ios"
+        case .appVersion: "5.0.0"
+        }
     }
 
     func call(_ route: AdminRoute, query: String = "", token: String? = "secret-token", body: String? = nil)
@@ -86,7 +92,7 @@ import WSProtocol
                     .scope(.admin)
                 } else if route.method == "GET" {
                     .scope(.read)
-                } else if path.hasPrefix("/v1/screens") {
+                } else if path.hasPrefix("/v1/screens") || path.hasPrefix("/v1/components") || path.hasPrefix("/v1/apps") {
                     .scope(.publish)
                 } else if path.hasPrefix("/v1/syncs") || path.hasPrefix("/v1/cohorts") {
                     .scope(.sync)

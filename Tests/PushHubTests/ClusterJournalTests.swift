@@ -58,7 +58,7 @@ import Testing
         #expect(receipts.query.json == HubQuestion.receipts(seqs: [3, 5]).json)
         let queries: [LoopQuery] = [
             .reach(try Target(json: .object(["user": .string("u1")]))), .renderTargets(screen: "home"), .subscribers,
-            .clients(user: nil), .clients(user: "u2"),
+            .clients(user: nil), .clients(user: "u2"), .clientBuilds,
         ]
         for query in queries {
             let message = ClusterWire.request(from: "hub-a", id: 42, query: .loops(query))
@@ -71,14 +71,22 @@ import Testing
         }
         let client = ClientAttributes(
             session: "s1", user: "u1", device: "d1", platform: "ios", appVersion: SemanticVersion("5.2.0"),
-            claimCohorts: ["beta"], claims: ["secret": .string("stays")], connectedAt: 1234)
+            claimCohorts: ["beta"], claims: ["secret": .string("stays")], connectedAt: 1234,
+            components: DeclaredComponents(["Carousel": 2]))
         let answers: [LoopAnswer] = [
-            .published(sent: 3, renditions: [RenditionKey(patches: ["exp/a"], capabilities: 1)]), .count(7),
+            .published(
+                sent: 3,
+                renditions: [RenditionKey(patches: ["exp/a"], capabilities: 1, components: [.renders, .cannotRender])]),
+            .count(7),
             .reach(connections: 2, users: ["u1", "u2"]),
             .renderTargets([
                 RenderTarget(
-                    appVersion: SemanticVersion("6.0.0"),
+                    capabilities: Capabilities(appVersion: SemanticVersion("6.0.0"), limits: ["Carousel": 1, "Text": 1000]),
                     variantPatches: [VariantPatch(experiment: "exp", changedAt: 2, variant: "b", patch: .object(["title": .string("B")]))]): 4
+            ]),
+            .clientBuilds([
+                ClientBuild(platform: "ios", appVersion: SemanticVersion("5.1.0"), declared: nil): 3,
+                ClientBuild(platform: nil, appVersion: nil, declared: DeclaredComponents(["Carousel": 1])): 2,
             ]),
             .subscribers(["home": 5]),
             .receipts([3: ReceiptCounts(targetedOnline: 4, delivered: 3, acked: 1)]),
@@ -88,8 +96,15 @@ import Testing
         #expect(parsed.hub == "hub-b" && parsed.id == 9)
         #expect(parsed.answers.map(\.json) == answers.map(\.json))
         if case .renderTargets(let targets) = parsed.answers[3] {
-            // The patch itself travels: the asking hub renders the candidate with it.
+            // The patch itself travels: the asking hub renders the candidate with it; so do the
+            // client's capabilities.
             #expect(targets.keys.first?.variantPatches.first?.patch == .object(["title": .string("B")]))
+            #expect(targets.keys.first?.capabilities.limits == ["Carousel": 1, "Text": 1000])
+        }
+        if case .clientBuilds(let builds) = parsed.answers[4] {
+            #expect(builds.values.reduce(0, +) == 5 && builds.keys.contains { $0.declared?.versions == ["Carousel": 1] })
+        } else {
+            Issue.record("client builds came back as another kind")
         }
         guard case .clients(let clients) = parsed.answers.last else { return }
         #expect(clients.first?.claims.isEmpty == true)  // the token's claims stay on their hub

@@ -201,6 +201,13 @@ import Testing
         var changedExperiment = layout
         changedExperiment.salt = "2020"
         new.apply(.experimentPut(changedExperiment))
+        let component = try! Component(name: "Carousel", body: .object(["versions": .object(["1": .object([:])])]))
+        new.apply(.componentPut(component, at: 5))
+        new.apply(
+            .appProfilePut(
+                AppProfile(
+                    platform: "ios", appVersion: SemanticVersion("5.0.0")!, components: DeclaredComponents([:]),
+                    updatedAt: 6)))
 
         let (changes, target) = old.changes(toReach: new)
         var loop = old.view
@@ -214,7 +221,12 @@ import Testing
         #expect(target.view.experiments === loop.experiments)
         #expect(loop.sticky == new.view.sticky)
         #expect(loop.syncs.syncs.map(\.seq) == [1, 2, 3] && loop.syncs.lastSeq == 3)
+        #expect(loop.components == new.view.components && loop.components.components["Carousel"] != nil)
+        #expect(loop.components.profile("ios", for: SemanticVersion("5.1.0")) != nil)
         // Nothing for what did not change: the same screen, the same cohort.
         #expect(!changes.contains { if case .screenPublished(let v, _) = $0 { v.name == "same" } else { false } })
+        // The registry is sent once, whole, only when it differs.
+        #expect(changes.filter { if case .componentsChanged = $0 { true } else { false } }.count == 1)
+        #expect(!new.changes(toReach: new).changes.contains { if case .componentsChanged = $0 { true } else { false } })
     }
 }

@@ -47,6 +47,18 @@ enum EveryRecordKind {
             .experimentPut(experiment),
             .stickyAssigned(experiment: "e", unit: "u9", variant: "A"),
             .adminTokenCreated(AdminToken(name: "ci", scopes: [.publish, .sync], digest: "ab12", createdAt: 7)),
+            .componentPut(
+                try Component(
+                    name: "Carousel",
+                    body: try JSONReader.parse(
+                        #"{"versions":{"1":{"schema":{"type":"object","required":["items"]}},"2":{}}}"#)),
+                at: 10),
+            .appProfilePut(
+                AppProfile(
+                    platform: "ios", appVersion: SemanticVersion("5.0.0")!,
+                    components: DeclaredComponents(["Carousel": 1, "Text": 1]), updatedAt: 11)),
+            .appProfileDeleted(platform: "ios", appVersion: SemanticVersion("5.0.0")!),
+            .componentDeleted("Carousel"),
             .adminTokenRevoked("ci"),
             .experimentDeleted("e"),
             .cohortDeleted("beta"),
@@ -76,10 +88,14 @@ enum EveryRecordKind {
         case .adminTokenRevoked: "adminTokenRevoked"
         case .releasePut: "releasePut"
         case .releaseStepped: "releaseStepped"
+        case .componentPut: "componentPut"
+        case .componentDeleted: "componentDeleted"
+        case .appProfilePut: "appProfilePut"
+        case .appProfileDeleted: "appProfileDeleted"
         }
     }
 
-    static let kindCount = 16
+    static let kindCount = 20
 
     /// The records as the journal stores them: JSON with the next `lsn` (1, 2, …), as `StateJournal.append` writes.
     static func payloads(firstLSN: Int = 1) throws -> [[UInt8]] {

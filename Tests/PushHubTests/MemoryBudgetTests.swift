@@ -13,7 +13,7 @@ import Testing
         let attributes = ClientAttributes(
             session: Session.newSessionID(), user: nil, device: "d", platform: "ios",
             appVersion: SemanticVersion("1.0.0"), claimCohorts: [], claims: [:], connectedAt: 0)
-        let ready = ReadySession(attributes: attributes)
+        let ready = ReadySession(attributes: attributes, capabilities: .latest)
         // glibc's chunks go in steps of 16 bytes; 200 usable bytes is the 208-byte chunk.
         #expect(malloc_usable_size(Unmanaged.passUnretained(ready).toOpaque()) <= 200)
     }

@@ -44,6 +44,6 @@ import Testing
             Rendition.key(for: RenderTarget(appVersion: SemanticVersion($0)), thresholds: thresholds)
         }
         #expect(keys == [0, 0, 1, 1, 2, 2])
-        #expect(Rendition.key(for: .latest, thresholds: thresholds) == 2)
+        #expect(Rendition.key(for: RenderTarget.latest, thresholds: thresholds) == 2)
     }
 }

@@ -25,7 +25,7 @@ enum AdminRouteTable {
         AdminRoute("GET", "/v1/screens", .scope(.read), .read, ScreenRoutes.list),
         AdminRoute(
             "GET", "/v1/screens/{name:screen}", .scope(.read), .read,
-            query: ["user", "device", "platform", "app_version"], ScreenRoutes.get),
+            query: ["user", "device", "platform", "app_version", "components"], ScreenRoutes.get),
         AdminRoute(
             "PUT", "/v1/screens/{name:screen}", .scope(.publish), .changeUnlessDryRun(.query),
             query: ["dry_run", "message"], ScreenRoutes.put),
@@ -50,6 +50,23 @@ enum AdminRouteTable {
         AdminRoute(
             "POST", "/v1/screens/{name:screen}/releases/{id:release}/halt", .scope(.publish), .change,
             ReleaseRoutes.halt),
+
+        // Components and app profiles (DESIGN §16).
+        AdminRoute("GET", "/v1/components", .scope(.read), .read, ComponentRoutes.list),
+        AdminRoute("GET", "/v1/components/{name:component}", .scope(.read), .read, ComponentRoutes.get),
+        AdminRoute(
+            "PUT", "/v1/components/{name:component}", .scope(.publish), .change, query: ["force"], ComponentRoutes.put),
+        AdminRoute("DELETE", "/v1/components/{name:component}", .scope(.publish), .change, ComponentRoutes.delete),
+        AdminRoute("GET", "/v1/apps", .scope(.read), .read, AppProfileRoutes.list),
+        AdminRoute(
+            "GET", "/v1/apps/{platform:platform}/{version:app_version}/components", .scope(.read), .read,
+            AppProfileRoutes.get),
+        AdminRoute(
+            "PUT", "/v1/apps/{platform:platform}/{version:app_version}/components", .scope(.publish), .change,
+            AppProfileRoutes.put),
+        AdminRoute(
+            "DELETE", "/v1/apps/{platform:platform}/{version:app_version}/components", .scope(.publish), .change,
+            AppProfileRoutes.delete),
 
         // Syncs.
         AdminRoute("GET", "/v1/syncs", .scope(.read), .read, query: ["limit"], SyncRoutes.list),

@@ -220,7 +220,7 @@ struct ExperimentRoutes: AdminHandlers {
             }
             let variants = experiment.variants.map { variant -> JSONValue in
                 let tree = experiment.screens[screen]?[variant.key].map { VariantPatch.apply($0, to: current.tree) }
-                let rendered = RenderedTree(Rendition.render(tree ?? current.tree, for: .latest))
+                let rendered = RenderedTree(Rendition.render(tree ?? current.tree, for: view.latestTarget))
                 return .object([
                     "variant": .string(variant.key), "hash": .string(rendered.hash), "tree": rendered.tree,
                 ])

@@ -108,9 +108,20 @@ enum PathVariable: String, Sendable {
     case consoleFile = "console"
     /// A release's id (`r-43`): one segment, not checked (an unknown one is a 404).
     case release
+    /// A component name (`ComponentName`): one segment.
+    case component
+    /// A platform (`ios`): one segment, `[a-z0-9._-]{1,100}`.
+    case platform
+    /// An app version (`5.0.0`): one segment, a semantic version.
+    case appVersion = "app_version"
 
     /// Whether the value may contain `/` (else it is one path segment).
-    var spansSegments: Bool { self != .experiment && self != .release }
+    var spansSegments: Bool {
+        switch self {
+        case .screen, .cohort, .token, .sync, .consoleFile: true
+        case .experiment, .release, .component, .platform, .appVersion: false
+        }
+    }
 
     var isPercentEncoded: Bool { self == .screen }
 
@@ -120,6 +131,14 @@ enum PathVariable: String, Sendable {
         case .screen: ScreenName.validationError(value).map { AdminError(422, "invalid_screen_name", $0) }
         case .cohort: CohortRoutes.validationError(value).map { AdminError(422, "invalid_cohort_name", $0) }
         case .experiment: ExperimentRoutes.validationError(value).map { AdminError(422, "invalid_experiment_key", $0) }
+        case .component:
+            ComponentName.isValid(value)
+                ? nil
+                : AdminError(422, "invalid_component_name", "a component name is 1 to 100 of A-Z a-z 0-9 . _ - (got \"\(value)\")")
+        case .platform: Identifier.validationError(value, kind: "a platform").map { AdminError(422, "invalid_platform", $0) }
+        case .appVersion:
+            SemanticVersion(value) == nil
+                ? AdminError(422, "invalid_app_version", "\"\(value)\" is not a semantic version such as 5.0.0") : nil
         case .token, .sync, .consoleFile, .release: nil
         }
     }

@@ -75,7 +75,7 @@ struct ReleaseRoutes: AdminHandlers {
         guard let tree = request["tree"] else {
             throw AdminError(400, "bad_request", "\"tree\" is required: send \(shape)")
         }
-        try ScreenRoutes.checkPublishable(tree)
+        try ScreenRoutes.checkPublishable(tree, call: call)
         var qaCohort: String?
         if let cohort = request["qa_cohort"], cohort != .null {
             guard let text = cohort.stringValue, CohortRoutes.validationError(text) == nil else {

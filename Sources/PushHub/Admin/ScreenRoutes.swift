@@ -17,7 +17,7 @@ struct ScreenRoutes: AdminHandlers {
     /// `?dry_run=true` only tells what that would do.
     func put() throws(AdminError) {
         let tree = try parse(call.body)
-        try Self.checkPublishable(tree)
+        try Self.checkPublishable(tree, call: call)
         try Self.refuseWhileReleasing(name, in: call.state)
         // Checked in a dry run too, so that it tells whether the publish would be taken.
         let message = try Self.message(call.query("message"), field: "?message=")
@@ -86,12 +86,36 @@ struct ScreenRoutes: AdminHandlers {
     }
 
     /// A tree every client can be sent: each `min_app_version` a semantic version.
-    static func checkPublishable(_ tree: JSONValue) throws(AdminError) {
+    static func checkPublishable(_ tree: JSONValue, call: AdminCall) throws(AdminError) {
         if let path = Rendition.invalidThreshold(in: tree) {
             throw AdminError(
                 422, "invalid_min_app_version",
                 "\(path) must be a semantic version such as \"5.3.0\" (each number at most \(Int.max))")
         }
+        try checkComponents(tree, call: call)
+    }
+
+    /// The most violations a 422 lists (a 10,000-node tree can have more; the answer says so).
+    static let maxReportedViolations = 1000
+
+    /// DESIGN §16: every node of a registered component matches the schema of its version (and,
+    /// with `--strict-components`, every node names a registered one); else 422 `invalid_tree`
+    /// listing each violation with its JSON Pointer.
+    static func checkComponents(_ tree: JSONValue, call: AdminCall) throws(AdminError) {
+        let registry = call.state.view.components
+        let strict = call.plane.config.strictComponents
+        guard strict || !registry.components.isEmpty else { return }
+        let violations = TreeValidation.violations(
+            in: tree, components: registry.componentsByName, strict: strict, limit: maxReportedViolations + 1)
+        guard let first = violations.first else { return }
+        let listed = violations.prefix(maxReportedViolations)
+        var error = AdminError(
+            422, "invalid_tree",
+            "\(violations.count > listed.count ? "more than \(listed.count)" : String(listed.count)) node(s) do not "
+                + "match their component's schema; the first: \(first.pointer.isEmpty ? "the root" : first.pointer): \(first.message)")
+        error.details["errors"] = .array(listed.map(\.json))
+        if violations.count > listed.count { error.details["truncated"] = .bool(true) }
+        throw error
     }
 
     /// A screen with a rolling release takes no other publish, delete or rollback (DESIGN §15).
@@ -137,22 +161,28 @@ struct ScreenRoutes: AdminHandlers {
             // A scratch cache: the candidate is never published, so nothing of it is kept.
             var scratch = RenditionCache()
             let reach = scratch.reach(from: current, to: candidate, targets: targets)
-            let before = current.map { scratch.rendered($0, for: .latest).tree } ?? .null
-            let after = scratch.rendered(candidate, for: .latest)
+            let latest = call.state.view.latestTarget
+            let before = current.map { scratch.rendered($0, for: latest).tree } ?? .null
+            let after = scratch.rendered(candidate, for: latest)
             let ops = JSONPatchDiff.diff(before, after.tree)
-            reply.json(
-                200,
-                .object([
-                    "name": .string(name), "from": current.map { .number(Double($0.version)) } ?? .null,
-                    "version": .number(Double(candidate.version)), "hash": .string(after.hash),
-                    "ops": ops.json, "renditions": .number(Double(max(reach.renditions, 1))),
-                    "would_send": .number(Double(reach.sent)),
-                    "subscribers": .number(Double(targets.values.reduce(0, +))),
-                ]))
+            // Then who would get a fallback or lose a node, over every connected client (DESIGN §16).
+            call.gather(.clientBuilds) { [call, reply, name] answers in
+                reply.json(
+                    200,
+                    .object([
+                        "name": .string(name), "from": current.map { .number(Double($0.version)) } ?? .null,
+                        "version": .number(Double(candidate.version)), "hash": .string(after.hash),
+                        "ops": ops.json, "renditions": .number(Double(max(reach.renditions, 1))),
+                        "would_send": .number(Double(reach.sent)),
+                        "subscribers": .number(Double(targets.values.reduce(0, +))),
+                        "components": FallbackReport.json(
+                            tree: tree, builds: answers.clientBuilds, registry: call.state.view.components),
+                    ]))
+            }
         }
     }
 
-    /// The client `?user=&device=&platform=&app_version=` describe (nil: none, the base tree at
+    /// The client `?user=&device=&platform=&app_version=&components=` describe (nil: none, the base tree at
     /// the latest app version). Without a user or device there is no unit, so no variants: the
     /// base tree as that app version sees it. Its cohorts are those its user is listed in or its
     /// attributes match; token-claim cohorts are not known here.
@@ -166,11 +196,16 @@ struct ScreenRoutes: AdminHandlers {
             }
             appVersion = version
         }
+        let components = try value("components").map { text throws(AdminError) in
+            try AdminError.mapping { () throws(InputError) in try DeclaredComponents(query: text) }
+        }
         let user = value("user"), device = value("device"), platform = value("platform")
-        guard user != nil || device != nil || platform != nil || appVersion != nil else { return nil }
+        guard user != nil || device != nil || platform != nil || appVersion != nil || components != nil else {
+            return nil
+        }
         return ClientAttributes(
             session: "admin", user: user, device: device ?? user ?? "", platform: platform,
-            appVersion: appVersion, claimCohorts: [], claims: [:], connectedAt: 0)
+            appVersion: appVersion, claimCohorts: [], claims: [:], connectedAt: 0, components: components)
     }
 
     /// `GET /v1/screens/{name}`: the tree the client the query describes receives (DESIGN §7–8):
@@ -181,14 +216,10 @@ struct ScreenRoutes: AdminHandlers {
         let view = call.state.view
         let seen = client.flatMap { view.current(name, for: $0) } ?? view.current(name)
         guard let current = seen else { throw AdminError.notFound("no screen named \(name)") }
-        var target = RenderTarget(appVersion: client?.appVersion)
-        if let client, !(client.user ?? client.device).isEmpty, let experiments = view.experiments.touching[name] {
-            let unit = client.user ?? client.device
-            target.variantPatches =
-                view.variants(on: name, experiments: experiments) { experiment, _ in
-                    view.assignment(experiment, unit: unit, client: client).variant
-                }.patches
-        }
+        let target =
+            client.map {
+                view.renderTarget(for: $0, on: name, capabilities: plane.renditions.capabilities(of: $0, view: view))
+            } ?? view.latestTarget
         let rendered = plane.renditions.rendered(current, for: target)
         var body = Array(#"{"name":"#.utf8)
         JSONWriter.writeString(name, to: &body)
@@ -227,7 +258,8 @@ struct ScreenRoutes: AdminHandlers {
         else {
             throw AdminError.notFound("\(name) keeps versions \(kept); ask for two of those")
         }
-        let before = plane.renditions.rendered(old, for: .latest), after = plane.renditions.rendered(new, for: .latest)
+        let latest = call.state.view.latestTarget
+        let before = plane.renditions.rendered(old, for: latest), after = plane.renditions.rendered(new, for: latest)
         reply.json(
             200,
             .object([
@@ -292,6 +324,8 @@ struct ScreenRoutes: AdminHandlers {
                 ])
             }
         }
+        // The registry may have changed since that version was live: it is checked as a publish.
+        try Self.checkPublishable(earlier.tree, call: call)
         publish(earlier.tree, message: message, rollbackOf: earlier.version)
     }
 

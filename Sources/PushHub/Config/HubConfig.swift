@@ -20,6 +20,8 @@ public struct HubConfig: Sendable {
     /// Development mode: anonymous clients allowed.
     public var dev = false
     public var allowAnonymous = false
+    /// A publish naming an unregistered component type is refused (DESIGN §16).
+    public var strictComponents = false
     /// WebSocket connections the hub holds at once; an upgrade beyond is answered 503.
     public var maxConnections = 100_000
     /// WebSocket connections one client IPv4 address may hold (0: no limit); beyond, 429.

@@ -11,7 +11,7 @@ public enum HubOptions {
 
     public static let usage = """
         USAGE: pushhub [--config FILE | --check-config FILE] [--listen HOST:PORT] [--admin HOST:PORT] [--data DIR] [--loops N]
-                       [--echo-path PATH] [--dev] [--allow-anonymous] [--keep-versions N]
+                       [--echo-path PATH] [--dev] [--allow-anonymous] [--keep-versions N] [--strict-components]
                        [--jwt-issuer ISS] [--jwt-audience AUD] [--jwt-require-exp[=on|off]]
                        [--message-rate N/s] [--message-burst N] [--max-connections N]
                        [--max-connections-per-ip N] [--max-subscriptions N] [--allowed-origins URL,URL]
@@ -49,6 +49,8 @@ public enum HubOptions {
                                default on): each shared frame is compressed once per loop
           --compression-min-bytes N  messages below N bytes go uncompressed (default 256)
           --keep-versions N    versions of each screen kept for resumption (env PUSHHUB_KEEP_VERSIONS; default 16)
+          --strict-components  a publish whose nodes name an unregistered component type is refused
+                               (env PUSHHUB_STRICT_COMPONENTS=1; off by default: such nodes pass as they are)
           --jwt-issuer ISS     require this iss in client tokens (env PUSHHUB_JWT_ISSUER)
           --jwt-audience AUD   require this aud in client tokens (env PUSHHUB_JWT_AUDIENCE)
           --jwt-require-exp[=on|off]  refuse client tokens without exp (env PUSHHUB_JWT_REQUIRE_EXP;
@@ -96,7 +98,9 @@ public enum HubOptions {
                 version = true
                 continue
             }
-            if argument == "--dev" || argument == "--allow-anonymous" || argument == "--jwt-require-exp" {
+            if argument == "--dev" || argument == "--allow-anonymous" || argument == "--jwt-require-exp"
+                || argument == "--strict-components"
+            {
                 values[argument] = "1"
                 continue
             }
@@ -151,6 +155,9 @@ public enum HubOptions {
             config.allowAnonymous = true
         }
         if let text = values["--allow-anonymous"] { config.allowAnonymous = try Self.switchSetting("--allow-anonymous", text) }
+        if let text = values["--strict-components"] {
+            config.strictComponents = try Self.switchSetting("--strict-components", text)
+        }
         if let text = values["--jwt-issuer"] { config.jwtIssuer = text }
         if let text = values["--jwt-audience"] { config.jwtAudience = text }
         if let text = values["--jwt-require-exp"] { config.jwtRequireExpiry = try Self.switchSetting("--jwt-require-exp", text) }
@@ -297,6 +304,7 @@ public enum HubOptions {
 
     static let variables: [String: String] = [
         "--allow-anonymous": "PUSHHUB_ALLOW_ANONYMOUS", "--keep-versions": "PUSHHUB_KEEP_VERSIONS",
+        "--strict-components": "PUSHHUB_STRICT_COMPONENTS",
         "--jwt-issuer": "PUSHHUB_JWT_ISSUER", "--jwt-audience": "PUSHHUB_JWT_AUDIENCE",
         "--jwt-require-exp": "PUSHHUB_JWT_REQUIRE_EXP", "--message-rate": "PUSHHUB_MESSAGE_RATE",
         "--message-burst": "PUSHHUB_MESSAGE_BURST",

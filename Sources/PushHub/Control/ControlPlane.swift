@@ -289,7 +289,7 @@ final class ControlPlane {
             let previous = kept.firstIndex { $0 === version }.flatMap { $0 > 0 ? kept[$0 - 1] : nil }
             // The up-to-date rendition is rendered for the admin answer's hash; frames are encoded
             // only for the targets some loop's subscribers use.
-            _ = renditions.rendered(version, for: .latest)
+            _ = renditions.rendered(version, for: latestTarget)
             let entry = renditions.prepare(
                 version, from: previous, for: targetsInUse[version.name].map { Array($0.keys) } ?? [])
             renditions.forget(screen: version.name, keeping: kept)
@@ -297,13 +297,17 @@ final class ControlPlane {
         case .screenDeleted(let name):
             renditions.forget(screen: name, keeping: [])
             return change
-        case .cohortChanged, .experimentsChanged, .stickyRecorded, .syncAppended, .releaseChanged, .screenReloaded:
+        case .cohortChanged, .experimentsChanged, .stickyRecorded, .syncAppended, .releaseChanged, .screenReloaded,
+            .componentsChanged:
             return change
         }
     }
 
     /// The hash of `version` as an up-to-date client sees it (what admin answers report).
-    func latestHash(_ version: ScreenVersion) -> String { renditions.rendered(version, for: .latest).hash }
+    func latestHash(_ version: ScreenVersion) -> String { renditions.rendered(version, for: latestTarget).hash }
+
+    /// An up-to-date client without variants that renders every registered component (DESIGN §16).
+    var latestTarget: RenderTarget { committed.view.latestTarget }
 
     // MARK: - Scatter-gather
 

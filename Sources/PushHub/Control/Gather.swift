@@ -14,6 +14,8 @@ enum LoopQuery: Sendable {
     case clients(user: String?)
     /// How many subscribers a release's percent would expose (a release's dry run).
     case releaseReach(ReleaseReach)
+    /// The signed-in connections counted by what decides their capabilities (DESIGN §16).
+    case clientBuilds
 }
 
 /// A release's exposure to ask the loops about (DESIGN §15 dry runs): its screen, id and QA
@@ -39,12 +41,20 @@ enum LoopAnswer: Sendable {
     case clients([ClientAttributes])
     /// Subscribers of the screen, those the asked percent exposes, and those exposed already.
     case releaseReach(subscribers: Int, exposed: Int, exposedBefore: Int)
+    case clientBuilds([ClientBuild: Int])
     /// Scaled out: another hub's receipts of the syncs asked about, by seq (its control plane
     /// answers, not its loops).
     case receipts([Int: ReceiptCounts])
 }
 
 extension [LoopAnswer] {
+    /// The `.clientBuilds` answers summed.
+    var clientBuilds: [ClientBuild: Int] {
+        var total: [ClientBuild: Int] = [:]
+        for case .clientBuilds(let counts) in self { total.merge(counts) { $0 &+ $1 } }
+        return total
+    }
+
     /// The sum of the `.count` answers (a sync's targets, a deletion's subscribers).
     var totalCount: Int {
         var total = 0

@@ -1,14 +1,16 @@
 /// The control plane's scatter-gathers in flight (`Gather`), by id.
 ///
 /// Invariant: a gather is here from its start until it finishes (complete, expired or dropped);
-/// ids are never reused.
-struct GatherBook {
+/// ids are never reused. A class, so that a gather's `finish` may start another gather (a
+/// publish dry run asks twice): a struct's mutating method would hold exclusive access to the
+/// book while `finish` runs inside it, and the second start would be a conflicting access.
+final class GatherBook {
     private var gathers: [GatherID: Gather] = [:]
     private var nextID: GatherID = 1
 
     /// Starts a gather awaiting `loops` answers and the other hubs in `remote` (nil: learnt
     /// later, `expectRemote`); one that awaits nothing finishes at once.
-    mutating func start(
+    func start(
         loops: Int, remote: Set<String>?, deadline: UInt64, finish: @escaping ([LoopAnswer], Bool) -> Void
     ) -> GatherID {
         let id = nextID
@@ -22,17 +24,17 @@ struct GatherBook {
     }
 
     /// A loop's answer to gather `id`.
-    mutating func add(_ answer: LoopAnswer, to id: GatherID) {
+    func add(_ answer: LoopAnswer, to id: GatherID) {
         if let gather = gathers[id], gather.add(answer) { gathers[id] = nil }
     }
 
     /// Another hub's answers to gather `id`.
-    mutating func add(_ answers: [LoopAnswer], from hub: String, to id: GatherID) {
+    func add(_ answers: [LoopAnswer], from hub: String, to id: GatherID) {
         if let gather = gathers[id], gather.addRemote(from: hub, answers) { gathers[id] = nil }
     }
 
     /// The other hubs gathers `ids` wait for, now known.
-    mutating func expect(_ hubs: Set<String>, in ids: [GatherID]) {
+    func expect(_ hubs: Set<String>, in ids: [GatherID]) {
         for id in ids {
             if let gather = gathers[id], gather.expectRemote(hubs) { gathers[id] = nil }
         }
@@ -44,10 +46,10 @@ struct GatherBook {
     }
 
     /// Forgets gather `id` unfinished (the change it waits for will not be delivered).
-    mutating func drop(_ id: GatherID) { gathers[id] = nil }
+    func drop(_ id: GatherID) { gathers[id] = nil }
 
     /// Finishes the gathers whose deadline passed with what they have.
-    mutating func expire(now: UInt64) {
+    func expire(now: UInt64) {
         for (id, gather) in gathers where now >= gather.deadline {
             gathers[id] = nil
             gather.expire()

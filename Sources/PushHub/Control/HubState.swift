@@ -75,6 +75,14 @@ struct HubState {
             change = release.status == .rolling ? .releaseChanged(release, revert: nil) : nil
         case .releaseStepped(let screen, let id, let step):
             change = stepped(screen, id, step)
+        case .componentPut(let component, let time):
+            change = componentsChanged { $0.put(component, at: time) }
+        case .componentDeleted(let name):
+            change = componentsChanged { $0.delete(name) }
+        case .appProfilePut(let profile):
+            change = componentsChanged { $0.put(profile) }
+        case .appProfileDeleted(let platform, let appVersion):
+            change = componentsChanged { $0.deleteProfile(platform: platform, appVersion: appVersion) }
         }
         if let change { view.apply(change, keepVersions: keepVersions) }
         return change
@@ -124,6 +132,13 @@ struct HubState {
         let screens = Set(old.all[key]?.screens.keys.map { $0 } ?? []).union(experiment?.screens.keys.map { $0 } ?? [])
         return .experimentsChanged(
             ExperimentSet(generation: old.generation + 1, all: all, changedAt: changedAt), screens: screens.sorted())
+    }
+
+    /// The registry after `edit` (DESIGN §16): every loop re-resolves what its clients render.
+    private func componentsChanged(_ edit: (inout ComponentRegistry) -> Void) -> HubChange {
+        var registry = view.components
+        edit(&registry)
+        return .componentsChanged(registry)
     }
 
     /// The named token whose secret is `presented`, if any.
@@ -192,6 +207,7 @@ struct HubState {
             }
         }
         for sync in target.view.syncs.syncs where sync.seq > view.syncs.lastSeq { changes.append(.syncAppended(sync)) }
+        if view.components != target.view.components { changes.append(.componentsChanged(target.view.components)) }
         return (changes, target)
     }
 
@@ -216,6 +232,14 @@ struct HubState {
         records.append(.syncNumbered(view.syncs.lastSeq))
         for name in releases.keys.sorted() { for release in releases[name]! { records.append(.releasePut(release)) } }
         for name in adminTokens.keys.sorted() { records.append(.adminTokenCreated(adminTokens[name]!)) }
+        let registry = view.components
+        for name in registry.components.keys.sorted() {
+            let registered = registry.components[name]!
+            records.append(.componentPut(registered.component, at: registered.updatedAt))
+        }
+        for platform in registry.profiles.keys.sorted() {
+            for profile in registry.profiles[platform]! { records.append(.appProfilePut(profile)) }
+        }
         return records
     }
 }

@@ -9,7 +9,7 @@ final class Scatter {
     /// The client loops' mailboxes; set once before any loop runs.
     private var loops: [Mailbox] = []
     let peers: (any HubPeers)?
-    private var gathers = GatherBook()
+    private let gathers = GatherBook()
     /// This hub's receipts of the syncs asked about (for another hub's question).
     private let localReceipts: ([Int]) -> [Int: ReceiptCounts]
     /// How long a scatter-gather waits for a loop before answering with what it has.

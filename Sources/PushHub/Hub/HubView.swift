@@ -16,6 +16,8 @@ public struct HubView: Sendable {
     /// The rolling release of each screen that has one (DESIGN §15). Its candidate is not among
     /// `screens` until the release ends; the base, the screen's current version, is.
     var releases: [String: Release] = [:]
+    /// The registered components and app profiles (DESIGN §16).
+    public internal(set) var components = ComponentRegistry()
 
     public init() {}
 
@@ -75,6 +77,8 @@ public struct HubView: Sendable {
             sticky[experiment, default: [:]][unit] = variant
         case .syncAppended(let sync):
             syncs.append(sync)
+        case .componentsChanged(let registry):
+            components = registry
         }
     }
 
@@ -143,4 +147,7 @@ enum HubChange: Sendable {
     /// A hub reloading the shared state (DESIGN §11): a screen's kept versions and its rolling
     /// release as they now are, without publishing each version (`HubState.changes(toReach:)`).
     case screenReloaded(String, versions: [ScreenVersion], release: Release?)
+    /// Components or app profiles changed (DESIGN §16): the registry as it now is. What each
+    /// client renders is resolved again, and every subscription brought to its new rendition.
+    case componentsChanged(ComponentRegistry)
 }

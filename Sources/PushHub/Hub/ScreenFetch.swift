@@ -5,7 +5,8 @@ import WSProtocol
 /// would receive — its variants and its app version's capability filter — for widgets and
 /// background refresh that cannot hold a socket. Identified like a session (a token as
 /// `Authorization: Bearer` or `?token=`, or `?device=` where anonymous clients are allowed), with
-/// `?platform=` and `?app_version=`. Answered with `ETag: "<hash>"` and `Cache-Control: no-cache`;
+/// `?platform=`, `?app_version=` and `?components=Carousel:2,Text:1` (what it renders, DESIGN §16,
+/// as `hello.components` says over the socket). Answered with `ETag: "<hash>"` and `Cache-Control: no-cache`;
 /// `If-None-Match` with the current hash is a 304 without a body.
 extension Shard {
     static let fetchPrefix = "/v1/screens/"
@@ -58,26 +59,30 @@ extension Shard {
             }
             appVersion = version
         }
+        var declared: DeclaredComponents?
+        if let text = value("components") {
+            do {
+                declared = try DeclaredComponents(query: text)
+            } catch {
+                return .error(400, code: error.code, message: error.message)
+            }
+        }
         let view = self.view
         let client = ClientAttributes(
             session: "fetch", user: identity.user, device: device, platform: value("platform"), appVersion: appVersion,
-            claimCohorts: identity.claimCohorts, claims: identity.claims, connectedAt: now)
+            claimCohorts: identity.claimCohorts, claims: identity.claims, connectedAt: now, components: declared)
         // A release's candidate for a unit it exposes, as over the socket (DESIGN §15).
         guard let current = view.current(name, for: client) else {
             return .error(404, code: "unknown_screen", message: "no screen named \(name)")
         }
-        var target = RenderTarget(appVersion: appVersion)
-        if let experiments = view.experiments.touching[name] {
-            let unit = client.user ?? client.device
-            target.variantPatches = view.variants(on: name, experiments: experiments) { experiment, _ in
-                let outcome = view.assignment(experiment, unit: unit, client: client)
-                if experiment.sticky, let variant = outcome.variant, outcome.reason != "sticky",
-                    experiment.overrides[unit] == nil
-                {
-                    recordSticky(experiment: experiment.key, unit: unit, variant: variant)
-                }
-                return outcome.variant
-            }.patches
+        let target = view.renderTarget(
+            for: client, on: name, capabilities: cache.capabilities(of: client, view: view)
+        ) { experiment, outcome, unit in
+            if experiment.sticky, let variant = outcome.variant, outcome.reason != "sticky",
+                experiment.overrides[unit] == nil
+            {
+                recordSticky(experiment: experiment.key, unit: unit, variant: variant)
+            }
         }
         let rendered = cache.rendered(current, for: target)
         let tag = "\"" + ScreenFetchTag.of(hash: rendered.hash, variants: target.variants) + "\""

@@ -166,6 +166,8 @@ final class Shard {
             answer = .count(bringSubscribersUpToDate(release.screen))
         case .syncAppended(let sync):
             answer = .count(deliver(sync))
+        case .componentsChanged:
+            answer = .count(renderAgain())
         case .cohortChanged, .stickyRecorded:
             answer = nil  // read when targeting and rendering; nothing to send now
         }
@@ -183,6 +185,23 @@ final class Shard {
             sessions[slot].screenMayHaveChanged(
                 screen: screen, view: view, isCongested: connection.isCongested, nowMilliseconds: now, cache: &cache,
                 out: &actions)
+            if actions.contains(where: \.isSendOrHold) { sent += 1 }
+            perform(on: connection, sending: .writeNow)
+        }
+        return sent
+    }
+
+    /// Resolves again what every signed-in client here renders (the registry or the app profiles
+    /// changed, DESIGN §16) and brings each whose capabilities changed to its new renditions.
+    /// - Returns: how many were sent an update.
+    private func renderAgain() -> Int {
+        let now = WallClock.nowMilliseconds()
+        let view = self.view
+        var sent = 0
+        loop.forEachConnection { connection in
+            guard let slot = connection.session, sessions[slot].ready != nil else { return }
+            sessions[slot].capabilitiesMayHaveChanged(
+                view: view, isCongested: connection.isCongested, nowMilliseconds: now, cache: &cache, out: &actions)
             if actions.contains(where: \.isSendOrHold) { sent += 1 }
             perform(on: connection, sending: .writeNow)
         }
@@ -334,6 +353,10 @@ final class Shard {
             answer = .clients(found)
         case .releaseReach(let reach):
             answer = releaseReach(reach)
+        case .clientBuilds:
+            var counts: [ClientBuild: Int] = [:]
+            loop.forEachConnection { if let ready = ready($0) { counts[ClientBuild(ready.attributes), default: 0] += 1 } }
+            answer = .clientBuilds(counts)
         }
         control.post(.event(.answer(reply, answer)))
     }

@@ -25,6 +25,12 @@ enum HubRecord: Sendable {
     case releasePut(Release)
     /// A step of a rolling release: a percent raised, promoted, or halted.
     case releaseStepped(screen: String, release: String, Release.Step)
+    /// A component registered (DESIGN §16), replacing any of that name, at a time in milliseconds.
+    case componentPut(Component, at: Int)
+    case componentDeleted(String)
+    /// An app profile registered, replacing any at its platform and version.
+    case appProfilePut(AppProfile)
+    case appProfileDeleted(platform: String, appVersion: SemanticVersion)
 
     /// Why a stored record cannot be restored.
     struct DecodingError: Error, CustomStringConvertible {
@@ -98,6 +104,22 @@ enum HubRecord: Sendable {
             return .object([
                 "kind": .string("release_step"), "screen": .string(screen), "release": .string(release),
                 "step": .object(step.json),
+            ])
+        case .componentPut(let component, let time):
+            var members = component.json.objectValue ?? JSONObject()
+            members["kind"] = .string("component_put")
+            members["at"] = .number(Double(time))
+            return .object(members)
+        case .componentDeleted(let name):
+            return .object(["kind": .string("component_deleted"), "name": .string(name)])
+        case .appProfilePut(let profile):
+            var members = profile.json.objectValue ?? JSONObject()
+            members["kind"] = .string("app_profile_put")
+            return .object(members)
+        case .appProfileDeleted(let platform, let appVersion):
+            return .object([
+                "kind": .string("app_profile_deleted"), "platform": .string(platform),
+                "app_version": .string(appVersion.description),
             ])
         }
     }
@@ -177,6 +199,31 @@ enum HubRecord: Sendable {
             self = .releaseStepped(
                 screen: try fields.string("screen"), release: try fields.string("release"),
                 try Release.Step(json: json["step"] ?? .null))
+        case "component_put":
+            let name = try fields.string("name")
+            let component: Component
+            do {
+                component = try Component(name: name, body: .object(["versions": json["versions"] ?? .null]))
+            } catch {
+                throw DecodingError(description: "component_put \(name) no longer validates: \(error.message)")
+            }
+            self = .componentPut(component, at: try fields.int("at"))
+        case "component_deleted":
+            self = .componentDeleted(try fields.string("name"))
+        case "app_profile_put":
+            let components: DeclaredComponents
+            do {
+                components = try DeclaredComponents(json: json["components"] ?? .null)
+            } catch {
+                throw DecodingError(description: "app_profile_put: the components no longer parse: \(error.message)")
+            }
+            self = .appProfilePut(
+                AppProfile(
+                    platform: try fields.string("platform"), appVersion: try fields.semanticVersion("app_version"),
+                    components: components, updatedAt: try fields.int("updated_at")))
+        case "app_profile_deleted":
+            self = .appProfileDeleted(
+                platform: try fields.string("platform"), appVersion: try fields.semanticVersion("app_version"))
         default:
             throw DecodingError(description: "unknown record kind \"\(kind)\"")
         }
@@ -211,6 +258,13 @@ enum HubRecord: Sendable {
             guard let value = json[name], value != .null else { return nil }
             guard let text = value.stringValue else { throw missing(name, "a string") }
             return text
+        }
+
+        func semanticVersion(_ name: String) throws(DecodingError) -> SemanticVersion {
+            guard let version = json[name]?.stringValue.flatMap(SemanticVersion.init) else {
+                throw missing(name, "a semantic version")
+            }
+            return version
         }
 
         func optionalInt(_ name: String) throws(DecodingError) -> Int? {

@@ -215,7 +215,7 @@ final class ClusterJournal {
                 ops.append(.array([.string("delete"), .string(name)]))
             case .screenPublished, .screenDeleted, .screenNumbered, .cohortRuleSet, .experimentPut, .experimentDeleted,
                 .stickyAssigned, .syncAppended, .syncNumbered, .adminTokenCreated, .adminTokenRevoked, .releasePut,
-                .releaseStepped:
+                .releaseStepped, .componentPut, .componentDeleted, .appProfilePut, .appProfileDeleted:
                 continue
             }
         }

@@ -79,6 +79,7 @@ extension LoopQuery {
                 "basis_points": .number(Double(reach.basisPoints)),
                 "from_basis_points": reach.fromBasisPoints.map { .number(Double($0)) } ?? .null,
             ])
+        case .clientBuilds: .object(["kind": .string("client_builds")])
         }
     }
 
@@ -95,6 +96,8 @@ extension LoopQuery {
             self = .subscribers
         case "clients":
             self = .clients(user: json["user"]?.stringValue)
+        case "client_builds":
+            self = .clientBuilds
         case "release_reach":
             guard let screen = json["screen"]?.stringValue, let release = json["release"]?.stringValue,
                 let points = json["basis_points"]?.intValue
@@ -120,6 +123,7 @@ extension LoopAnswer {
                         .object([
                             "patches": .array($0.patches.map(JSONValue.string)),
                             "capabilities": .number(Double($0.capabilities)),
+                            "components": .array($0.components.map { .number(Double($0.rawValue)) }),
                         ])
                     }),
             ])
@@ -136,7 +140,7 @@ extension LoopAnswer {
                 "targets": .array(
                     counts.map { target, count in
                         .object([
-                            "app_version": target.appVersion.map { .string($0.description) } ?? .null,
+                            "capabilities": target.capabilities.json,
                             "variants": .array(
                                 target.variantPatches.map {
                                     .object([
@@ -158,6 +162,14 @@ extension LoopAnswer {
             return .object([
                 "kind": .string("release_reach"), "subscribers": .number(Double(subscribers)),
                 "exposed": .number(Double(exposed)), "exposed_before": .number(Double(exposedBefore)),
+            ])
+        case .clientBuilds(let counts):
+            return .object([
+                "kind": .string("client_builds"),
+                "builds": .array(
+                    counts.map { build, count in
+                        .object(["build": build.json, "count": .number(Double(count))])
+                    }),
             ])
         case .receipts(let counts):
             return .object([
@@ -182,7 +194,10 @@ extension LoopAnswer {
                 guard let patches = item["patches"]?.arrayValue?.compactMap(\.stringValue),
                     let capabilities = int(item["capabilities"])
                 else { return nil }
-                keys.insert(RenditionKey(patches: patches, capabilities: capabilities))
+                let components = (item["components"]?.arrayValue ?? []).map {
+                    ComponentJudgement(rawValue: UInt8(clamping: $0.intValue ?? 0)) ?? .passes
+                }
+                keys.insert(RenditionKey(patches: patches, capabilities: capabilities, components: components))
             }
             self = .published(sent: sent, renditions: keys)
         case "count":
@@ -210,7 +225,8 @@ extension LoopAnswer {
                     patches.append(VariantPatch(label: label, experiment: experiment, variant: key, patch: patch))
                 }
                 let target = RenderTarget(
-                    appVersion: item["app_version"]?.stringValue.flatMap(SemanticVersion.init), variantPatches: patches)
+                    capabilities: Capabilities(json: item["capabilities"], appVersion: item["app_version"]),
+                    variantPatches: patches)
                 counts[target, default: 0] &+= count  // counts from another hub: never a trap
             }
             self = .renderTargets(counts)
@@ -227,6 +243,14 @@ extension LoopAnswer {
         case "clients":
             guard let list = json["clients"]?.arrayValue else { return nil }
             self = .clients(list.compactMap(ClientAttributes.init(json:)))
+        case "client_builds":
+            guard let list = json["builds"]?.arrayValue else { return nil }
+            var counts: [ClientBuild: Int] = [:]
+            for item in list {
+                guard let count = int(item["count"]), let build = ClientBuild(json: item["build"] ?? .null) else { continue }
+                counts[build, default: 0] &+= count  // counts from another hub: never a trap
+            }
+            self = .clientBuilds(counts)
         case "receipts":
             guard let list = json["syncs"]?.arrayValue else { return nil }
             var counts: [Int: ReceiptCounts] = [:]
@@ -253,6 +277,25 @@ extension ClientAttributes {
             session: session, user: json["user"]?.stringValue, device: device, platform: json["platform"]?.stringValue,
             appVersion: json["app_version"]?.stringValue.flatMap(SemanticVersion.init),
             claimCohorts: json["claim_cohorts"]?.arrayValue?.compactMap(\.stringValue) ?? [], claims: [:],
-            connectedAt: connectedAt)
+            connectedAt: connectedAt, components: json["components"].flatMap { try? DeclaredComponents(json: $0) })
+        // try?: a listing from another hub is shown as given; a declaration it accepted parses here.
+    }
+}
+
+extension Capabilities {
+    /// `{"app_version":…,"limits":{…}}`: what another hub's client renders.
+    var json: JSONValue {
+        .object([
+            "app_version": appVersion.map { .string($0.description) } ?? .null,
+            "limits": .object(JSONObject(limits.mapValues { .number(Double($0)) })),
+        ])
+    }
+
+    /// From `json` (a hub before components sent `app_version` alone, beside the variants).
+    convenience init(json: JSONValue?, appVersion legacy: JSONValue?) {
+        var limits: [String: Int] = [:]
+        for (name, value) in json?["limits"]?.objectValue ?? [:] { limits[name] = value.intValue ?? 0 }
+        let version = (json?["app_version"] ?? legacy)?.stringValue.flatMap(SemanticVersion.init)
+        self.init(appVersion: version, limits: limits)
     }
 }

@@ -19,10 +19,10 @@ public struct RenditionCache {
         fileprivate var messages: [MessageKey: [UInt8]] = [:]
     }
 
-    /// The tree after a combination of variant patches, and its capability thresholds.
+    /// The tree after a combination of variant patches, and what it asks of its clients.
     public struct MergedTree: Sendable {
         var tree: JSONValue
-        var thresholds: [SemanticVersion]
+        var requirements: TreeRequirements
     }
 
     /// The outgoing messages that end at a version, as complete WebSocket frames.
@@ -35,28 +35,42 @@ public struct RenditionCache {
 
     /// Per screen name, per version (by identity): what was derived from it.
     private var entries: [String: [ObjectIdentifier: Entry]] = [:]
+    /// One object per distinct capabilities and declaration of this thread's clients (DESIGN §16).
+    private var capabilities = Interner<Capabilities>()
+    private var declarations = Interner<DeclaredComponents>()
 
     public init() {}
 
     /// The tree with `target`'s variant patches applied (in order), and its thresholds.
     mutating func mergedTree(_ version: ScreenVersion, for target: RenderTarget) -> MergedTree {
         if target.variantPatches.allSatisfy({ $0.patch == nil }) {
-            return MergedTree(tree: version.tree, thresholds: version.thresholds)
+            return MergedTree(tree: version.tree, requirements: version.requirements)
         }
         let labels = target.variantPatches.map(\.label)
         let id = ObjectIdentifier(version)
         if let cached = entries[version.name]?[id]?.merged[labels] { return cached }
         let tree = target.variantPatches.reduce(version.tree) { tree, variant in variant.apply(to: tree) }
-        let merged = MergedTree(tree: tree, thresholds: Rendition.thresholds(in: tree))
+        let merged = MergedTree(tree: tree, requirements: TreeRequirements(tree))
         entries[version.name, default: [:]][id, default: Entry(version: version)].merged[labels] = merged
         return merged
     }
 
     /// The rendition key of `target` for `version`: clients with equal keys see equal trees.
     mutating func renditionKey(_ version: ScreenVersion, for target: RenderTarget) -> RenditionKey {
-        RenditionKey(
+        let requirements = mergedTree(version, for: target).requirements
+        let capabilities = target.capabilities
+        return RenditionKey(
             patches: target.variantPatches.map(\.label),
-            capabilities: Rendition.key(for: target, thresholds: mergedTree(version, for: target).thresholds))
+            capabilities: Rendition.key(for: capabilities, thresholds: requirements.thresholds),
+            components: Self.judgements(of: requirements.components, by: capabilities))
+    }
+
+    /// How `capabilities` fares with each need; none when it renders every one as it is (so that
+    /// the clients of a hub without registered components share renditions whatever they render).
+    private static func judgements(of needs: [ComponentNeed], by capabilities: Capabilities) -> [ComponentJudgement] {
+        guard !capabilities.limits.isEmpty else { return [] }
+        let judged = needs.map(capabilities.judge)
+        return judged.allSatisfy { $0 == .passes } ? [] : judged
     }
 
     /// The tree `target` sees of `version`, rendered once.
@@ -65,8 +79,9 @@ public struct RenditionCache {
         let id = ObjectIdentifier(version)
         if let cached = entries[version.name]?[id]?.rendered[key] { return cached }
         let base = mergedTree(version, for: target)
-        // Without capability nodes every client sees the merged tree as it is.
-        let rendered = RenderedTree(base.thresholds.isEmpty ? base.tree : Rendition.render(base.tree, for: target))
+        let rendered = RenderedTree(
+            base.requirements.leavesUnchanged(for: target.capabilities)
+                ? base.tree : Rendition.render(base.tree, for: target))
         Metrics.renders.add(1, ordering: .relaxed)
         entries[version.name, default: [:]][id, default: Entry(version: version)].rendered[key] = rendered
         return rendered
@@ -83,6 +98,16 @@ public struct RenditionCache {
         entries[version.name, default: [:]][id, default: Entry(version: version)].messages[key] = made
         return made
     }
+
+    // MARK: - What clients render (DESIGN §16)
+
+    /// What `client` renders under `view`'s registry, shared with this thread's equal clients.
+    mutating func capabilities(of client: ClientAttributes, view: HubView) -> Capabilities {
+        capabilities.intern(view.components.capabilities(of: client))
+    }
+
+    /// `declared`, or the equal declaration another client here made.
+    mutating func intern(_ declared: DeclaredComponents) -> DeclaredComponents { declarations.intern(declared) }
 
     // MARK: - What a client is sent (DESIGN §4)
 

@@ -22,8 +22,8 @@ public final class ScreenVersion: Sendable {
     public let tree: JSONValue
     /// Milliseconds since the Unix epoch.
     public let publishedAt: Int
-    /// The capability thresholds of the base tree (DESIGN §4).
-    public let thresholds: [SemanticVersion]
+    /// What the base tree asks of its clients: thresholds and component needs (DESIGN §4, §16).
+    public let requirements: TreeRequirements
     /// The name of the admin token that published it (`root` for the root token); nil for a
     /// version stored before versions recorded it.
     public let author: String?
@@ -43,6 +43,6 @@ public final class ScreenVersion: Sendable {
         self.author = author
         self.message = message
         self.rollbackOf = rollbackOf
-        thresholds = Rendition.thresholds(in: tree)
+        requirements = TreeRequirements(tree)
     }
 }

@@ -32,6 +32,9 @@ final class ReadySession {
     }
 
     let attributes: ClientAttributes
+    /// What it renders (DESIGN §16), resolved from `attributes` and the view's registry; resolved
+    /// again when the registry changes.
+    var capabilities: Capabilities
     var subscriptions = SubscriptionList()
     /// Made on first use (`memory`); `memoryIfAny` reads without making it.
     private(set) var memoryIfAny: Memory?
@@ -51,10 +54,13 @@ final class ReadySession {
         }
     }
 
-    init(attributes: ClientAttributes) { self.attributes = attributes }
+    init(attributes: ClientAttributes, capabilities: Capabilities) {
+        self.attributes = attributes
+        self.capabilities = capabilities
+    }
 
-    /// What the client is rendered as before experiments (its app version).
-    var target: RenderTarget { RenderTarget(appVersion: attributes.appVersion) }
+    /// What the client is rendered as before experiments (its capabilities).
+    var target: RenderTarget { RenderTarget(capabilities: capabilities) }
 
     /// The unit experiments assign (DESIGN §6): the user, or the device of an anonymous client.
     var unit: String { attributes.user ?? attributes.device }

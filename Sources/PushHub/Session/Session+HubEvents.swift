@@ -50,6 +50,28 @@ extension Session {
         bringUpToDate(ready, at: index, current, view: view, nowMilliseconds: nowMilliseconds, cache: &cache, out: &out)
     }
 
+    /// The registry or the app profiles changed (DESIGN §16): if what this client renders changed,
+    /// each subscription is brought to its new rendition (a patch within the same version).
+    mutating func capabilitiesMayHaveChanged(
+        view: HubView, isCongested: Bool, nowMilliseconds: Int, cache: inout RenditionCache, out: inout [Action]
+    ) {
+        guard case .ready(let ready) = state else { return }
+        let capabilities = cache.capabilities(of: ready.attributes, view: view)
+        guard capabilities != ready.capabilities else { return }
+        ready.capabilities = capabilities
+        if isCongested {
+            // The catch-up brings every subscription to the new capabilities' renditions.
+            ready.needsCatchUp = true
+            out.append(.coalesced)
+            return
+        }
+        for index in ready.subscriptions.indices {
+            guard let current = versionToSee(ready, at: index, view: view) else { continue }
+            bringUpToDate(
+                ready, at: index, current, view: view, nowMilliseconds: nowMilliseconds, cache: &cache, out: &out)
+        }
+    }
+
     /// The first version of a screen this client waits for was published: its snapshot.
     mutating func awaitedScreenPublished(
         _ screen: String, view: HubView, nowMilliseconds: Int, cache: inout RenditionCache, out: inout [Action]

@@ -106,7 +106,7 @@ struct Session {
         case (.awaitingHello(_, let upgradeToken), .hello(let hello)):
             helloReceived(
                 hello, upgradeToken: upgradeToken, view: view, settings: settings, nowMilliseconds: nowMilliseconds,
-                out: &out)
+                cache: &cache, out: &out)
         case (.awaitingHello, _):
             out.append(error("hello_first", "say hello before anything else", ref: message.typeName))
         case (.ready, .hello):
@@ -160,7 +160,7 @@ struct Session {
 
     private mutating func helloReceived(
         _ hello: ClientMessage.Hello, upgradeToken: String?, view: HubView, settings: Settings,
-        nowMilliseconds: Int, out: inout [Action]
+        nowMilliseconds: Int, cache: inout RenditionCache, out: inout [Action]
     ) {
         guard hello.protocolVersion == 1 else {
             refuse(
@@ -193,8 +193,8 @@ struct Session {
         let attributes = ClientAttributes(
             session: Self.newSessionID(), user: user, device: device, platform: hello.platform,
             appVersion: appVersion, claimCohorts: claimCohorts, claims: claims,
-            connectedAt: nowMilliseconds)
-        let ready = ReadySession(attributes: attributes)
+            connectedAt: nowMilliseconds, components: hello.components.map { cache.intern($0) })
+        let ready = ReadySession(attributes: attributes, capabilities: cache.capabilities(of: attributes, view: view))
         state = .ready(ready)
         out.append(.signedIn(ready))
         if hello.wantsHeartbeats { out.append(.sendHeartbeats) }

@@ -14,10 +14,12 @@ public struct ClientAttributes: Sendable {
     public let claims: JSONObject
     /// Milliseconds since the Unix epoch.
     public let connectedAt: Int
+    /// The components it declared in its hello (DESIGN §16); nil: it declared none.
+    public let components: DeclaredComponents?
 
     public init(
         session: String, user: String?, device: String, platform: String?, appVersion: SemanticVersion?,
-        claimCohorts: [String], claims: JSONObject, connectedAt: Int
+        claimCohorts: [String], claims: JSONObject, connectedAt: Int, components: DeclaredComponents? = nil
     ) {
         self.session = session
         self.user = user
@@ -27,6 +29,7 @@ public struct ClientAttributes: Sendable {
         self.claimCohorts = claimCohorts
         self.claims = claims
         self.connectedAt = connectedAt
+        self.components = components
     }
 
     public var json: JSONValue {
@@ -35,6 +38,7 @@ public struct ClientAttributes: Sendable {
             "platform": platform.map(JSONValue.string) ?? .null,
             "app_version": appVersion.map { .string($0.description) } ?? .null,
             "claim_cohorts": .array(claimCohorts.map(JSONValue.string)), "connected_at": .number(Double(connectedAt)),
+            "components": components?.json ?? .null,
         ])
     }
 }

@@ -14,6 +14,8 @@ public enum ClientMessage: Equatable, Sendable {
         public var epoch: String?
         /// The client wants `heartbeat` messages it can see (browsers cannot see pings).
         public var wantsHeartbeats = false
+        /// The components it renders (DESIGN §16); nil: it declares none.
+        public var components: DeclaredComponents?
     }
 
     /// The client's cached state of a screen, for resumption.
@@ -90,7 +92,8 @@ public enum ClientMessage: Equatable, Sendable {
                     appVersion: try optionalString(app?["version"], "app.version"),
                     lastSync: try optionalInt(json["last_sync"], "last_sync"),
                     epoch: try optionalString(json["epoch"], "epoch"),
-                    wantsHeartbeats: try optionalBool(json["heartbeat"], "heartbeat") ?? false))
+                    wantsHeartbeats: try optionalBool(json["heartbeat"], "heartbeat") ?? false,
+                    components: try declaredComponents(json["components"])))
         case "subscribe":
             let screen = try string("screen")
             var have: Have?
@@ -123,6 +126,16 @@ public enum ClientMessage: Equatable, Sendable {
 }
 
 extension ClientMessage {
+    /// `hello.components` (absent or null: none declared).
+    private static func declaredComponents(_ value: JSONValue?) throws(WireError) -> DeclaredComponents? {
+        guard let value, value != .null else { return nil }
+        do {
+            return try DeclaredComponents(json: value)
+        } catch {
+            throw WireError(code: error.code, message: error.message, ref: "hello")
+        }
+    }
+
     /// The longest goal event name (`[A-Za-z0-9_.:-]`).
     public static let maxTrackEventLength = 64
     /// The largest magnitude of a goal event's value: sums of millions of them stay finite and

@@ -1,0 +1,153 @@
+/// `/v1/components…` (DESIGN §16): register, read, list and delete components, with how many
+/// connected clients (on every hub) can render each version.
+///
+/// Invariant: a registration that the current version or a rolling release's candidate of some
+/// screen would violate is refused naming them, unless `?force=true`, which registers it and
+/// names them in the answer — a tree already live is never silently out of its schema.
+struct ComponentRoutes: AdminHandlers {
+    let call: AdminCall
+
+    init(_ call: AdminCall) { self.call = call }
+
+    /// The component the path names (`/v1/components/{name}`).
+    private var name: String { call.variable }
+
+    /// `GET /v1/components`: every component, its versions, and the connected clients that can
+    /// render each.
+    func list() {
+        call.gather(.clientBuilds) { [call, reply] answers in
+            let builds = answers.clientBuilds
+            let registry = call.state.view.components
+            let components = registry.components.keys.sorted().map { name -> JSONValue in
+                let registered = registry.components[name]!
+                let versions = registered.component.sortedVersions.map { version -> JSONValue in
+                    .object([
+                        "version": .number(Double(version)),
+                        "clients": .number(Double(Self.clients(rendering: name, version, of: builds, in: registry))),
+                    ])
+                }
+                return .object([
+                    "name": .string(name), "versions": .array(versions),
+                    "updated_at": .number(Double(registered.updatedAt)),
+                ])
+            }
+            reply.json(
+                200,
+                .object([
+                    "components": .array(components), "clients": .number(Double(builds.values.reduce(0, &+))),
+                ]))
+        }
+    }
+
+    /// `GET /v1/components/{name}`: its schemas, and the clients that can render each version.
+    func get() throws(AdminError) {
+        guard call.state.view.components.components[name] != nil else {
+            throw AdminError.notFound("no component named \(name)")
+        }
+        call.gather(.clientBuilds) { [call, reply, name] answers in
+            let registry = call.state.view.components
+            guard let registered = registry.components[name] else {
+                reply.error(AdminError.notFound("no component named \(name)"))
+                return
+            }
+            let builds = answers.clientBuilds
+            var versions = JSONObject()
+            for version in registered.component.sortedVersions {
+                versions[String(version)] = .object([
+                    "schema": registered.component.versions[version]!.json,
+                    "clients": .number(Double(Self.clients(rendering: name, version, of: builds, in: registry))),
+                ])
+            }
+            reply.json(
+                200,
+                .object([
+                    "name": .string(name), "versions": .object(versions),
+                    "updated_at": .number(Double(registered.updatedAt)),
+                ]))
+        }
+    }
+
+    /// `PUT /v1/components/{name}[?force=true]` `{"versions":{"1":{"schema":{…}},…}}`.
+    func put() throws(AdminError) {
+        guard !call.body.isEmpty else {
+            throw AdminError(400, "empty_body", "send {\"versions\":{\"1\":{\"schema\":{…}}}}")
+        }
+        let body = try AdminBody.json(call.body)
+        let component = try AdminError.mapping { () throws(InputError) in try Component(name: name, body: body) }
+        let force = try Self.flag(call.query("force"), "force")
+        let violations = Self.screensViolating(component, in: call.state)
+        if !violations.isEmpty && !force {
+            var error = AdminError(
+                409, "screens_violate",
+                "\(violations.count) screen(s) would violate \(name): fix them first, or register with ?force=true")
+            error.details["screens"] = .array(violations)
+            throw error
+        }
+        call.commit([.componentPut(component, at: WallClock.nowMilliseconds())], gathering: true) {
+            [plane, name] answers in
+            let registered = plane.committed.view.components.components[name]
+            var members = component.json.objectValue ?? JSONObject()
+            members["updated_at"] = .number(Double(registered?.updatedAt ?? 0))
+            members["violations"] = .array(violations)
+            members["sent"] = .number(Double(answers.totalCount))
+            return .object(members)
+        }
+    }
+
+    /// `DELETE /v1/components/{name}`: its nodes pass unjudged from now on.
+    func delete() throws(AdminError) {
+        guard call.state.view.components.components[name] != nil else {
+            throw AdminError.notFound("no component named \(name)")
+        }
+        call.commit([.componentDeleted(name)], gathering: true) { [name] answers in
+            .object(["name": .string(name), "deleted": .bool(true), "sent": .number(Double(answers.totalCount))])
+        }
+    }
+
+    // MARK: - Shared
+
+    /// The clients among `builds` that can render `version` of component `name`.
+    static func clients(rendering name: String, _ version: Int, of builds: [ClientBuild: Int], in registry: ComponentRegistry)
+        -> Int
+    {
+        let need = ComponentNeed(component: name, version: version)
+        var total = 0
+        for (build, count) in builds {
+            let capabilities = registry.capabilities(
+                platform: build.platform, appVersion: build.appVersion, declared: build.declared)
+            if capabilities.judge(need) != .cannotRender { total &+= count }
+        }
+        return total
+    }
+
+    /// The screens whose current version or rolling candidate violates `component`, with their
+    /// errors: `[{"screen","version","errors":[…]}]`, by screen name.
+    static func screensViolating(_ component: Component, in state: HubState) -> [JSONValue] {
+        let view = state.view
+        var found: [JSONValue] = []
+        for name in view.screens.keys.sorted() {
+            let versions = [view.current(name), view.releases[name]?.candidate].compactMap { $0 }
+            for version in versions {
+                let errors = TreeValidation.violations(
+                    in: version.tree, components: [component.name: component], strict: false,
+                    limit: ScreenRoutes.maxReportedViolations)
+                guard !errors.isEmpty else { continue }
+                found.append(
+                    .object([
+                        "screen": .string(name), "version": .number(Double(version.version)),
+                        "errors": .array(errors.map { $0.json }),
+                    ]))
+            }
+        }
+        return found
+    }
+
+    /// A true/false query flag (absent: false).
+    static func flag(_ text: String?, _ name: String) throws(AdminError) -> Bool {
+        switch text {
+        case nil, "false", "0": return false
+        case "true", "1": return true
+        case let other?: throw AdminError(400, "bad_query", "?\(name)= is true or false, not \"\(other)\"")
+        }
+    }
+}
