@@ -1,8 +1,9 @@
 import ScreenTree
 
 /// What a build can render (DESIGN §16): component name → the highest version of it the app
-/// renders, declared in every `hello` as `components` (`PushHubClient.Options.components`). The
-/// Swift twin of clients/js/src/component-capabilities.js.
+/// renders, declared in every `hello` as `components` and by `fetchScreen` as its `components`
+/// query parameter (`PushHubClient.Options.components`). The Swift twin of
+/// clients/js/src/component-capabilities.js.
 ///
 /// A declarable list has at most `maxComponents` names, each 1–100 of `A-Z a-z 0-9 . _ -` (case
 /// matters: it is the node's `"type"`), each with a version in `versions`; `[:]` declares that the
@@ -29,6 +30,11 @@ public enum ComponentCapabilities {
     /// `hello.components`: `{"Carousel":2,"Text":1}`.
     static func json(_ components: [String: Int]) -> JSONValue {
         .object(JSONObject(components.mapValues { .number(Double($0)) }))
+    }
+
+    /// An HTTP fetch's `components` query parameter: `Carousel:2,Text:1`, names in order (`""` for `[:]`).
+    static func query(_ components: [String: Int]) -> String {
+        components.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")
     }
 
     /// Whether `name` is 1–100 of `A-Z a-z 0-9 . _ -` (a component name, DESIGN §16).

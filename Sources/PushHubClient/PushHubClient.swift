@@ -47,7 +47,7 @@ public final class PushHubClient: @unchecked Sendable {
         /// debugging; called on the client's queue).
         public var onMessage: (@Sendable (String) -> Void)?
         /// The components this build renders, each with the highest version of it that it renders
-        /// (DESIGN §16), declared in every hello: `["Carousel": 2, "Text": 1]`. The hub never sends
+        /// (DESIGN §16), declared in every hello (and by `fetchScreen`): `["Carousel": 2, "Text": 1]`. The hub never sends
         /// this client a node of a registered component it lacks, or a newer version: it gets the
         /// node's `fallback`, or nothing. `[:]` renders no registered component. Nil (the default):
         /// the hub uses the profile registered for `app` (`hubctl app components set`), else sends

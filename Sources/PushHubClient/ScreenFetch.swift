@@ -62,7 +62,7 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 extension PushHubClient {
-    /// `GET /v1/screens/{name}` as this client (its token or device, platform and app version)
+    /// `GET /v1/screens/{name}` as this client (its token or device, platform, app version and components)
     /// with `If-None-Match` set to the hash it holds: a 304 returns the held tree, a 200 checks the
     /// new tree's hash and stores it (a later `subscribe` starts from it and resumes with `have`).
     /// Needs no live connection; a subscription keeps following the socket.
@@ -93,6 +93,7 @@ extension PushHubClient {
         var query: [(String, String)] = []
         if let platform = app?.platform { query.append(("platform", platform)) }
         if let version = app?.version { query.append(("app_version", version)) }
+        if let components = session.components { query.append(("components", ComponentCapabilities.query(components))) }
         if let device { query.append(("device", device)) }
         let path =
             "/v1/screens/" + Self.percentEncoded(screen)

@@ -10,10 +10,16 @@ import json
 import pytest
 
 from admin import call, publish
-from component_clients import CAROUSEL, HOME, TEXT, App, expected_counts
+from chromium import PageServer
+from component_clients import CAROUSEL, HOME, TEXT, App, client_token, expected_counts
 from release_clients import wait
 from test_console import browser, hub  # noqa: F401 (module fixtures: a --dev hub, headless Chromium)
 from test_console import click, go, js, screenshot, sign_in, text
+
+
+#: A page that loads the JavaScript client as `window.P` (PageServer serves the bundle).
+PAGE = """<!doctype html><meta charset="utf-8"><title>components</title>
+<script type="module">import * as P from "/pushhub-client.js"; window.P = P; window.harnessReady = true;</script>"""
 
 
 @pytest.fixture(scope="module")
@@ -156,3 +162,29 @@ def test_a_read_token_sees_the_components_page(hub, browser, registry):
     go(browser, "#components", "!!document.querySelector('table.components') && !!document.querySelector('table.app-profiles')")
     wait("the registry", lambda: rows(browser, "table.components")[0][0] == "Carousel")
     assert browser.evaluate("a11yProblems()") == []
+
+
+def test_the_javascript_client_declares_its_components_to_a_real_hub(hub, browser, apps):
+    """The JavaScript client (the bundle of clients/js/src, on a page of its own origin) made with
+    `components` is sent the tree a Python client that declared the same is sent, its fetch gets
+    that tree too, and the hub counts it; a bad list throws before anything is sent."""
+    declared = next(app for app in apps if app.user == "u-text")  # {"Text": 1}
+    server = PageServer({"/": ("text/html", PAGE)})
+    try:
+        browser.open(server.url("/"))
+        browser.evaluate("""(() => {
+            window.jsClient = new P.PushHub({ url: %s, token: %s, app: { platform: 'web', version: '1.0.0' },
+                                              components: { Text: 1 } });
+            window.jsClient.subscribe('home', (tree, meta) => { window.jsHash = meta.hash; });
+            return true; })()""" % (js(hub.url + "/v1/connect"), js(client_token(hub, "u-js"))))
+        browser.wait_for("window.jsHash === %s" % js(declared.snapshot["hash"]), what="the JavaScript client's tree")
+        fetched = browser.evaluate("window.jsClient.fetchScreen('home').then(r => ({ hash: r.hash, status: r.status }))")
+        assert fetched == {"hash": declared.snapshot["hash"], "status": 304}, fetched
+        wait("the JavaScript client counted", lambda: call(hub, "GET", "/v1/components")[1]["clients"] == len(apps) + 1)
+        thrown = browser.evaluate("""(() => {
+            try { new P.PushHub({ url: 'ws://127.0.0.1:1/v1/connect', components: { Text: 0 } }); return null; }
+            catch (error) { return error.name + ': ' + error.message; } })()""")
+        assert thrown.startswith("TypeError: PushHub: components must map") and "Text is 0" in thrown, thrown
+    finally:
+        browser.evaluate("window.jsClient?.close(), true")
+        server.close()

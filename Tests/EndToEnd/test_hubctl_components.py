@@ -105,7 +105,7 @@ def test_components_registered_and_counted_by_the_clients_that_can_render_them(h
             app.close()
 
     # delete: gone from the list; a second delete and a get are refused (404).
-    assert fields(ok(hub, "component", "delete", "Text")) == {"deleted": "Text"}
+    assert fields(ok(hub, "component", "delete", "Text")) == {"deleted": "Text", "sent": "0 connected clients"}
     assert [c["name"] for c in call(hub, "GET", "/v1/components")[1]["components"]] == ["Carousel"]
     for args in (("component", "delete", "Text"), ("component", "get", "Text")):
         refused = hubctl(hub, *args)
@@ -114,10 +114,11 @@ def test_components_registered_and_counted_by_the_clients_that_can_render_them(h
 
 def test_a_put_that_breaks_screens_lists_them_and_force_registers_it(hub, files, tmp_path):
     carousel, text = files
-    # Published before Carousel had a schema: items is a string, which the schema refuses.
-    publish(hub, "home", {"type": "screen", "children": [{"id": "hero", "type": "Carousel", "items": "a,b"}]})
+    # Published before Carousel had a schema: without the items it requires, and a version it lacks.
+    publish(hub, "home", {"type": "screen", "children": [{"id": "hero", "type": "Carousel", "slides": ["a"]}]})
     publish(hub, "promo", {"type": "screen", "children": [{"id": "p1", "type": "Carousel", "items": [1]},
-                                                          {"id": "p2", "type": "Carousel"}]})
+                                                          {"id": "p2", "type": "Carousel"},
+                                                          {"id": "p3", "type": "Carousel", "v": 3, "items": []}]})
     status, refusal = call(hub, "PUT", "/v1/components/Carousel", CAROUSEL)
     assert status == 409 and refusal["error"]["code"] == "screens_violate", refusal
     screens = refusal["error"]["screens"]
@@ -144,8 +145,10 @@ def test_a_put_that_breaks_screens_lists_them_and_force_registers_it(hub, files,
             assert "    " + line in forced.splitlines(), (line, forced)
 
     # A publish that breaks it is 422 invalid_tree: every error on its own line, nothing published.
-    bad = {"type": "screen", "children": [{"id": "a", "type": "Carousel", "items": [1, "ok", 2]},
-                                          {"id": "b", "type": "Carousel", "v": 3, "items": []}]}
+    bad = {"type": "screen", "children": [{"id": "a", "type": "Carousel"},
+                                          {"id": "b", "type": "Carousel", "v": 3, "items": []},
+                                          {"id": "c", "type": "Carousel", "items": [1, "ok", 2]},
+                                          {"id": "d", "type": "Carousel", "fallback": {"type": "Carousel"}}]}
     (tmp_path / "bad.json").write_text(json.dumps(bad))
     status, invalid = call(hub, "PUT", "/v1/screens/home", bad)
     assert status == 422 and invalid["error"]["code"] == "invalid_tree" and len(invalid["error"]["errors"]) >= 3, invalid
@@ -157,9 +160,9 @@ def test_a_put_that_breaks_screens_lists_them_and_force_registers_it(hub, files,
         assert lines[0] == "Error: the hub refused (422): " + invalid["error"]["message"], lines
         assert lines[1:] == ["  " + l for l in error_lines(invalid["error"]["errors"])], lines
     assert call(hub, "GET", "/v1/screens/home")[1]["version"] == 1
-    # The pointers lead to the offending values of the published body.
+    # The pointers lead to the offending nodes of the published body, a fallback's too.
     pointers = [e["pointer"] for e in invalid["error"]["errors"]]
-    assert "/children/1" in pointers and any(p.startswith("/children/0/items/") for p in pointers), pointers
+    assert {"/children/0", "/children/1", "/children/3/fallback"} <= set(pointers), pointers
 
 
 def test_app_profiles_set_from_a_list_a_file_or_stdin_and_a_build_sees_its_profile(hub, files, tmp_path):
@@ -204,19 +207,21 @@ def test_app_profiles_set_from_a_list_a_file_or_stdin_and_a_build_sees_its_profi
         assert five["children"][0] == HOME["children"][0]["fallback"]  # Carousel v2 → its Text fallback
         assert android["children"] == [HOME["children"][0]["fallback"], HOME["children"][2]]  # no Carousel at all
         assert six["children"][0]["type"] == "Carousel" and "fallback" not in six["children"][0]
+
+        # delete: only the profile at exactly that version. Then the 5.9.1 build has none (it
+        # renders everything): its tree changed, and it alone is sent the patch.
+        refused = hubctl(hub, "app", "components", "delete", "ios", "5.9.1")
+        assert refused.returncode == 1 and "(404)" in refused.stderr, refused.stderr
+        deleted = fields(ok(hub, "app", "components", "delete", "ios", "5.0.0"))
+        assert deleted == {"deleted": "ios 5.0.0", "sent": "1 connected client"}, deleted
+        gone = hubctl(hub, "app", "components", "get", "ios", "5.9.1")
+        assert gone.returncode == 1 and "(404)" in gone.stderr
     finally:
         for app in held:
             app.close()
 
-    # delete: only the profile at exactly that version; then the build below falls back to nothing.
-    refused = hubctl(hub, "app", "components", "delete", "ios", "5.9.1")
-    assert refused.returncode == 1 and "(404)" in refused.stderr, refused.stderr
-    assert fields(ok(hub, "app", "components", "delete", "ios", "5.0.0")) == {"deleted": "ios 5.0.0"}
-    gone = hubctl(hub, "app", "components", "get", "ios", "5.9.1")
-    assert gone.returncode == 1 and "(404)" in gone.stderr
 
-
-def test_screen_get_as_a_build_that_declares_its_components(hub, files):
+def test_screen_get_and_diff_as_builds_that_declare_their_components(hub, files, tmp_path):
     carousel, text = files
     ok(hub, "component", "put", "Carousel", str(carousel))
     ok(hub, "component", "put", "Text", str(text))
@@ -237,6 +242,25 @@ def test_screen_get_as_a_build_that_declares_its_components(hub, files):
         assert held[2].snapshot["tree"]["children"] == [HOME["children"][0]["fallback"], HOME["children"][2]]
         assert held[3].snapshot["tree"]["children"][:2] == [
             {k: v for k, v in HOME["children"][0].items() if k != "fallback"}, HOME["children"][1]]
+
+        # screen diff (a publish's dry run) says who cannot render which node: the hub's report, a row each.
+        status, dry = call(hub, "PUT", "/v1/screens/home?dry_run=true", HOME)
+        assert status == 200, dry
+        report = dry["components"]
+        assert report["clients"] == 4
+        assert {(f["pointer"], f["type"], f["v"], f["outcome"], f["clients"]) for f in report["fallbacks"]} == {
+            ("/children/0", "Carousel", 2, "fallback", 2),  # Carousel:1,Text:1 and Text:1 get the Text
+            ("/children/1", "Carousel", 1, "removed", 1),   # Text:1
+            ("/children/2", "Text", 1, "removed", 1)}, report  # Carousel:5
+        assert all(f["by_app"] == [{"platform": "ios", "app_version": "2.0.0", "clients": f["clients"]}]
+                   for f in report["fallbacks"]), report
+        (tmp_path / "home.json").write_text(json.dumps(HOME))
+        lines = ok(hub, "screen", "diff", "home", str(tmp_path / "home.json")).splitlines()
+        start = lines.index("components: who cannot render a node, of 4 clients connected:")
+        rows = [line.split() for line in lines[start + 1:start + 1 + len(report["fallbacks"])]]
+        assert rows == [[f["pointer"], f["type"], "v%d" % f["v"], f["outcome"], str(f["clients"]),
+                         "client" if f["clients"] == 1 else "clients", "ios", "2.0.0:", str(f["clients"])]
+                        for f in report["fallbacks"]], rows
     finally:
         for app in held:
             app.close()

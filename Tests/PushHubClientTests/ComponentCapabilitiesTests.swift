@@ -73,6 +73,71 @@ import Testing
         #expect(hellos.allSatisfy { $0["components"] == .object(["Carousel": .number(2), "Text": .number(1)]) })
     }
 
+    @Test("fetchScreen is made as the same build: ?components=Carousel:2,Text:1 ('' for [:]), none without the option")
+    func fetchSendsComponents() async {
+        var paths: [String] = []
+        for components in [["Text": 1, "Carousel": 2], [:], nil] as [[String: Int]?] {
+            let transport = CannedTransport(answer: HTTPAnswer(status: 503, headers: HeaderFields(), body: []))
+            var options = PushHubClient.Options()
+            options.components = components
+            let client = PushHubClient(
+                url: HubURL("ws://127.0.0.1:1/v1/connect")!, credentials: .device("d-1"), transport: transport,
+                options: options)
+            _ = try? await client.fetchScreen("home")
+            client.close()
+            paths += transport.requested.withLock { $0 }
+        }
+        #expect(
+            paths == [
+                "/v1/screens/home?components=Carousel%3A2%2CText%3A1&device=d-1",
+                "/v1/screens/home?components=&device=d-1",
+                "/v1/screens/home?device=d-1",
+            ])
+    }
+
+    @Test(
+        "against a hub: a client that renders Text alone gets the Carousel's Text fallback, over the socket and by fetch, and is counted"
+    )
+    func againstAHub() async throws {
+        let fixture = try HubFixture()
+        defer { fixture.stop() }
+        let carousel = #"{"versions":{"1":{"schema":{"type":"object","required":["items"]}}}}"#
+        #expect(try fixture.admin("PUT", "/v1/components/Carousel", carousel).status == 200)
+        #expect(try fixture.admin("PUT", "/v1/components/Text", #"{"versions":{"1":{}}}"#).status == 200)
+        let fallback = try JSONReader.parse(#"{"id":"hero","type":"Text","text":"Swipe through our offers"}"#)
+        let published = try fixture.publish(
+            "home",
+            .object([
+                "type": .string("screen"),
+                "children": .array([
+                    .object([
+                        "id": .string("hero"), "type": .string("Carousel"), "items": .array([.string("a")]),
+                        "fallback": fallback,
+                    ])
+                ]),
+            ]))
+        var options = ClientAgainstHubTests.options()
+        options.components = ["Text": 1]
+        let client = PushHubClient(
+            url: fixture.url, credentials: .token(fixture.token(user: "u-text")), options: options)
+        defer { client.close() }
+        let recorder = Recorder()
+        recorder.attach(client, screen: "home")
+        #expect(recorder.wait { recorder.lastTree != nil })
+        let (tree, meta) = try #require(recorder.lastTree)
+        #expect(tree["children"] == .array([fallback]))
+        #expect(meta.hash != published.hash)  // not the tree a client that renders everything gets
+        // The fetch is made as the same build: the hub finds the tree it holds current.
+        let fetched = try await client.fetchScreen("home")
+        #expect(fetched.hash == meta.hash && fetched.status == 304)
+        let counts = try fixture.admin("GET", "/v1/components").json
+        #expect(counts["clients"] == .number(1))
+        let clients = (counts["components"]?.arrayValue ?? []).map { component in
+            "\(component["name"]?.stringValue ?? ""):\(component["versions"]?.arrayValue?.first?["clients"]?.intValue ?? -1)"
+        }
+        #expect(clients == ["Carousel:0", "Text:1"])
+    }
+
     @Test("a bad list stops the program at PushHubClient.init (a programming error, as the JavaScript client throws)")
     func badListStops() async {
         await #expect(processExitsWith: .failure) {

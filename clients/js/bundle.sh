@@ -13,8 +13,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 src="$here/src"
 
 # Dependencies first (a module's top-level code may use what an earlier one defines).
-modules="json-patch canonical-json sha256 screen-hash storage fetch-screen reconnect-schedule link-liveness
-transport sync-ledger render-error component-capabilities client-session pushhub"
+modules="json-patch canonical-json sha256 screen-hash storage component-capabilities fetch-screen reconnect-schedule
+link-liveness transport sync-ledger render-error client-session pushhub"
 
 fail() { echo "bundle.sh: $*" >&2; exit 1; }
 

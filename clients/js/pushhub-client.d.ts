@@ -29,6 +29,17 @@ export interface ClientIdentityOptions {
   /** The platform and semantic app version: sent in hello (or as ?platform= and ?app_version=), for targeting and the capability filter. */
   app?: { platform?: string; version?: string };
   /**
+   * The components this build renders, each with the highest version of it that it renders
+   * (DESIGN §16): `{ Carousel: 2, Text: 1 }`, sent as hello.components (and as ?components= by a
+   * fetch). The hub never sends this client a node of a registered component it lacks, or a newer
+   * version than it renders: it gets the node's `fallback`, or nothing. `{}` renders no
+   * registered component. Without it the hub uses the profile registered for `app` (`hubctl app
+   * components set`), else sends everything. Names are 1–100 of A–Z a–z 0–9 . _ - (case matters:
+   * the node's "type"), versions integers 1…1000, at most 1000 names: anything else makes
+   * `new PushHub` throw a TypeError (and `fetchScreen` reject with one).
+   */
+  components?: { [component: string]: number };
+  /**
    * Where `have` (tree, version, hash per screen), `last_sync` and the device id live. Default:
    * localStorage in browsers, else memory. Kept per user (the token's `sub`, or the device) and
    * per hub state (`welcome.epoch`): one storage may serve several users and hubs.
@@ -58,16 +69,6 @@ export interface Backoff {
 }
 
 export interface PushHubOptions extends ClientIdentityOptions {
-  /**
-   * The components this build renders, each with the highest version of it that it renders
-   * (DESIGN §16), sent as hello.components: `{ Carousel: 2, Text: 1 }`. The hub never sends this
-   * client a node of a registered component it lacks, or a newer version than it renders: it gets
-   * the node's `fallback`, or nothing. `{}` renders no registered component. Without it the hub
-   * uses the profile registered for `app` (`hubctl app components set`), else sends everything.
-   * Names are 1–100 of A–Z a–z 0–9 . _ - (case matters: the node's "type"), versions integers
-   * 1…1000, at most 1000 names: anything else makes the constructor throw a TypeError.
-   */
-  components?: { [component: string]: number };
   /** The reconnect schedule (see Backoff); each field optional. */
   backoff?: Partial<Backoff>;
   /**

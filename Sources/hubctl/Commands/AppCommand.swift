@@ -64,13 +64,15 @@ enum AppCommand: Command {
                     ("platform", answer["platform"]?.stringValue ?? rest[1]),
                     ("app version", answer["app_version"]?.stringValue ?? rest[2]),
                     ("components", ComponentList.describe(answer["components"])),
-                    ("updated", answer["updated_at"]?.intValue.map(Screen.time) ?? "-"),
+                    ("updated", answer["updated_at"]?.intValue.map(Screen.time) ?? "-"), ReleaseReport.sent(answer),
                 ])
             }
         case ("delete", 3):
             return request(client, output, "DELETE", path(rest[1], rest[2])) { answer in
                 let version = answer["app_version"]?.stringValue ?? rest[2]
-                output.table([("deleted", "\(answer["platform"]?.stringValue ?? rest[1]) \(version)")])
+                output.table([
+                    ("deleted", "\(answer["platform"]?.stringValue ?? rest[1]) \(version)"), ReleaseReport.sent(answer),
+                ])
             }
         case (nil, _):
             return usageError("Missing an app components subcommand: set, get, list or delete.")

@@ -47,8 +47,8 @@ enum ComponentCommand: Command {
         case ("put", 3):
             return put(words[1], file: words[2], force: arguments.options["--force"] != nil, client, output)
         case ("delete", 2):
-            return request(client, output, "DELETE", path(words[1])) { _ in
-                output.table([("deleted", words[1])])
+            return request(client, output, "DELETE", path(words[1])) { answer in
+                output.table([("deleted", words[1]), ReleaseReport.sent(answer)])
             }
         case (nil, _):
             return usageError("Missing a component subcommand.")
@@ -88,16 +88,18 @@ enum ComponentCommand: Command {
     }
 
     /// A component as `get` and `put` answer it: name, versions (with the clients that can render
-    /// each, when the answer counts them), when it was updated, the screens `put --force` found
-    /// breaking it, then each version's schema.
+    /// each, when the answer counts them), when it was updated, how many connected clients were
+    /// sent a changed tree (`put`), the screens `put --force` found breaking it, then each
+    /// version's schema.
     static func present(_ component: JSONValue, output: Output) {
         let versions = component["versions"]?.objectValue ?? JSONObject()
         let numbers = versions.keys.sorted { (Int($0) ?? 0) < (Int($1) ?? 0) }
-        output.table([
-            ("component", component["name"]?.stringValue ?? "-"),
-            ("versions", numbers.joined(separator: ", ")),
-            ("updated", component["updated_at"]?.intValue.map(Screen.time) ?? "-"),
-        ])
+        output.table(
+            [
+                ("component", component["name"]?.stringValue ?? "-"),
+                ("versions", numbers.joined(separator: ", ")),
+                ("updated", component["updated_at"]?.intValue.map(Screen.time) ?? "-"),
+            ] + (component["sent"] == nil ? [] : [ReleaseReport.sent(component)]))
         let violations = component["violations"]?.arrayValue ?? []
         if !violations.isEmpty {
             output.print("registered although these screens break it (--force):")

@@ -14,6 +14,7 @@ enum ComponentFallbacks {
     static func present(_ components: JSONValue?, output: Output) {
         guard let components, let fallbacks = components["fallbacks"]?.arrayValue else { return }
         let total = components["clients"]?.intValue ?? 0
+        guard total > 0 else { return output.print("components: no client is connected") }
         guard !fallbacks.isEmpty else {
             return output.print("components: all \(clients(total)) connected can render every node")
         }

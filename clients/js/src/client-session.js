@@ -69,7 +69,8 @@ export class ClientSession {
    */
   constructor({ app, components, canonical = canonicalize } = {}) {
     this._app = app;
-    this._components = checkedComponents(components);
+    /** What this build renders (a frozen checked copy), for every hello and fetch; undefined: not declared. */
+    this.components = checkedComponents(components);
     this._canonical = canonical;
     /** The storage scope ("user:…" or "device:…") of the current user; undefined until entered. */
     this.scope = undefined;
@@ -196,7 +197,7 @@ export class ClientSession {
     if (token) hello.token = token;
     if (device) hello.device = device;
     if (this._app) hello.app = this._app;
-    if (this._components !== undefined) hello.components = this._components;
+    if (this.components !== undefined) hello.components = this.components;
     if (this.epoch !== undefined) hello.epoch = this.epoch;
     if (this.lastSync !== undefined) hello.last_sync = this.lastSync;
     return [send(hello)];

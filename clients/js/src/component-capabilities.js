@@ -1,5 +1,6 @@
 // What this build can render (DESIGN §16): the `components` client option, sent as
-// hello.components. The JavaScript twin of Sources/PushHubClient/ComponentCapabilities.swift.
+// hello.components and as an HTTP fetch's `components` query parameter. The JavaScript twin of
+// Sources/PushHubClient/ComponentCapabilities.swift.
 
 /** A component name (docs/protocol.md "hello"): 1–100 of A–Z a–z 0–9 . _ - (case matters). */
 const COMPONENT_NAME = /^[A-Za-z0-9._-]{1,100}$/;
@@ -25,6 +26,11 @@ export function checkedComponents(components) {
       + `e.g. { Carousel: 2, Text: 1 }: ${problem}`);
   }
   return Object.freeze({ ...components });
+}
+
+/** `Carousel:2,Text:1`: a checked list as the `components` query parameter of an HTTP fetch ("" for `{}`). */
+export function componentsQuery(components) {
+  return Object.entries(components).map(([name, version]) => `${name}:${version}`).join(",");
 }
 
 /** Why `components` cannot be sent as hello.components, or null when it can. */

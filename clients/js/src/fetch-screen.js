@@ -5,6 +5,7 @@ import { hasOwn } from "./json-patch.js";
 import { canonicalize, deepFreeze } from "./canonical-json.js";
 import { sha256Hex } from "./sha256.js";
 import { screenHash } from "./screen-hash.js";
+import { checkedComponents, componentsQuery } from "./component-capabilities.js";
 import {
   defaultStorage, readScopeRecord, recordKey, screenKey, storageScope, storedDevice, storedScreen, variantMap,
 } from "./storage.js";
@@ -80,7 +81,8 @@ async function fetchTag(hash, variants) {
  * Fetches one screen over HTTP without holding a socket (widgets, background refresh, a poll):
  * `GET /v1/screens/{name}` on the hub's client listener, as the client these options describe
  * (`token` as `Authorization: Bearer`, else `device` — generated and kept in `storage` like
- * PushHub's — and `app.platform`/`app.version`). The tree kept in `storage` (the same entry
+ * PushHub's — `app.platform`/`app.version`, and `components`, checked as PushHub checks it: a
+ * bad list throws a TypeError). The tree kept in `storage` (the same entry
  * PushHub keeps, in this user's scope and labelled with the hub state (epoch) the user's storage
  * last saw, so a PushHub created later in that state starts from it and resumes with `have`) is
  * sent as `If-None-Match`; a 304 returns it. A 200's tree is checked against its hash and stored.
@@ -98,20 +100,24 @@ export async function fetchScreen(name, options) {
   if (!device && !token) device = await storedDevice(storage, prefix);
   const scope = storageScope(token, device);
   const { epoch } = await readScopeRecord(storage, prefix + recordKey(scope));
-  return fetchScreenAs(name, { ...options, token, device, storage, prefix, scope, epoch, held: undefined });
+  return fetchScreenAs(name, {
+    ...options, components: checkedComponents(options.components), token, device, storage, prefix, scope, epoch, held: undefined,
+  });
 }
 
 /**
  * `fetchScreen` with everything resolved: `prefix` (`<storageKey>:`) and `scope` name the user's
- * keys, `epoch` the hub state they belong to, `held` the tree a live client holds (else the stored one).
+ * keys, `epoch` the hub state they belong to, `held` the tree a live client holds (else the stored
+ * one), `components` a checked list (checkedComponents) or undefined.
  */
-export async function fetchScreenAs(name, { url, token, device, app, storage, prefix, scope, epoch, held, fetch: fetchImpl, signal }) {
+export async function fetchScreenAs(name, { url, token, device, app, components, storage, prefix, scope, epoch, held, fetch: fetchImpl, signal }) {
   const doFetch = fetchImpl || globalThis.fetch;
   if (typeof doFetch !== "function") throw new TypeError("no fetch here: pass options.fetch");
   const target = screenURL(url, name);
   if (!token && device) target.searchParams.set("device", device);
   if (app && app.platform) target.searchParams.set("platform", app.platform);
   if (app && app.version) target.searchParams.set("app_version", app.version);
+  if (components !== undefined) target.searchParams.set("components", componentsQuery(components));
   const key = prefix + screenKey(scope, name);
   const cached = held || (await readCached(storage, key, epoch));
   const headers = { Accept: "application/json" };

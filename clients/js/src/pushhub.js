@@ -143,7 +143,7 @@ export class PushHub {
   }
 
   /**
-   * `fetchScreen(name)` as this client (its token, device, app and storage): an HTTP GET of the
+   * `fetchScreen(name)` as this client (its token, device, app, components and storage): an HTTP GET of the
    * screen with `If-None-Match` the hash this client holds. Needs no live connection; a
    * subscription keeps following the socket (the fetched tree goes to storage only).
    */
@@ -156,7 +156,8 @@ export class PushHub {
       ? { tree: entry.tree, version: entry.version, hash: entry.hash, variants: entry.variants } : undefined;
     await this._scoped;
     return fetchScreenAs(screen, {
-      url: this.url, token, device: this._device, app: this._options.app, storage: this._storage, prefix: this._prefix,
+      url: this.url, token, device: this._device, app: this._options.app, components: this._session.components,
+      storage: this._storage, prefix: this._prefix,
       scope: this._session.scope, epoch: this._session.epoch, held, fetch: this._options.fetch, signal,
     });
   }

@@ -3,9 +3,11 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { checkedComponents, MAX_COMPONENTS } from "../src/component-capabilities.js";
+import { checkedComponents, componentsQuery, MAX_COMPONENTS } from "../src/component-capabilities.js";
 import { ClientSession } from "../src/client-session.js";
-import { sent } from "./helpers.js";
+import { fetchScreen } from "../src/fetch-screen.js";
+import { MemoryStorage } from "../src/storage.js";
+import { hashOf, sent } from "./helpers.js";
 
 test("the hello carries components as given, after app; {} declares none; without the option there is no member", () => {
   const session = new ClientSession({ app: { platform: "ios", version: "5.3.0" }, components: { Carousel: 2, "text.v-1_x": 1 } });
@@ -50,4 +52,25 @@ test("a bad list is a TypeError that names what is wrong, thrown by the session'
       && error.message.startsWith("PushHub: components must map each component name to the highest version")
       && error.message.includes(says), says);
   }
+});
+
+/** A fetch that answers `tree` as version 1 and records the URLs asked for. */
+function recordingFetch(tree, asked) {
+  return async (url) => {
+    asked.push(new URL(url));
+    return new Response(JSON.stringify({ name: "home", version: 1, hash: hashOf(tree), tree }), { status: 200 });
+  };
+}
+
+test("fetchScreen sends the components as ?components=Carousel:2,Text:1 ('' for {}), none without the option; a bad list rejects", async () => {
+  const tree = { title: "Hi" };
+  const asked = [];
+  const options = { url: "ws://hub/v1/connect", device: "d-1", storage: new MemoryStorage(), fetch: recordingFetch(tree, asked) };
+  await fetchScreen("home", { ...options, components: { Carousel: 2, Text: 1 } });
+  await fetchScreen("home", { ...options, components: {} });
+  await fetchScreen("home", options);
+  assert.deepEqual(asked.map((url) => url.searchParams.get("components")), ["Carousel:2,Text:1", "", null]);
+  assert.equal(componentsQuery({ A: 1 }), "A:1");
+  await assert.rejects(fetchScreen("home", { ...options, components: { Carousel: 0 } }), { name: "TypeError", message: /Carousel is 0/ });
+  assert.equal(asked.length, 3);
 });

@@ -101,8 +101,14 @@ test("onTree gets meta.variants (and the subscription has them); a change of var
   assert.deepEqual(late, [{}]);
 });
 
-test("the components option is sent in every hello; a bad one throws before any socket is made", async (t) => {
-  const { socket } = await live(t, new MemoryStorage(), { app: { platform: "web", version: "2.0.0" }, components: { Carousel: 2, Text: 1 } });
+test("the components option is sent in every hello and with fetchScreen; a bad one throws before any socket is made", async (t) => {
+  const asked = [];
+  const tree = { title: "Hi" };
+  const fetch = async (url) => {
+    asked.push(new URL(url));
+    return new Response(JSON.stringify({ name: "home", version: 1, hash: hashOf(tree), tree }), { status: 200 });
+  };
+  const { hub, socket } = await live(t, new MemoryStorage(), { app: { platform: "web", version: "2.0.0" }, components: { Carousel: 2, Text: 1 }, fetch });
   assert.deepEqual(socket.sent[0], {
     type: "hello", protocol: 1, heartbeat: true, device: "d-1", app: { platform: "web", version: "2.0.0" }, components: { Carousel: 2, Text: 1 },
   });
@@ -113,6 +119,8 @@ test("the components option is sent in every hello; a bad one throws before any 
   again.readyState = 1;
   again.onopen();
   assert.deepEqual(again.sent[0].components, { Carousel: 2, Text: 1 });
+  await hub.fetchScreen("home");
+  assert.equal(asked[0].searchParams.get("components"), "Carousel:2,Text:1");  // the fetch is made as the same build
   FakeSocket.made = [];
   assert.throws(() => new PushHub({ url: "ws://hub/v1/connect", device: "d-1", WebSocket: FakeSocket, components: { Carousel: 0 } }),
     { name: "TypeError", message: /Carousel is 0, not an integer from 1 to 1000/ });
