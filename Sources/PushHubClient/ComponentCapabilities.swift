@@ -10,9 +10,9 @@ import ScreenTree
 /// build renders no registered component.
 public enum ComponentCapabilities {
     /// The most components a hello may declare.
-    public static let maxComponents = 1000
+    public static let maxComponents = ComponentName.maxDeclared
     /// The versions a client may declare.
-    public static let versions = 1...1000
+    public static let versions = ComponentName.versions
 
     /// Why `components` cannot be declared (one sentence naming the first bad entry, in name
     /// order), or nil when it can.
@@ -37,12 +37,6 @@ public enum ComponentCapabilities {
         components.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")
     }
 
-    /// Whether `name` is 1–100 of `A-Z a-z 0-9 . _ -` (a component name, DESIGN §16).
-    public static func isName(_ name: String) -> Bool {
-        (1...100).contains(name.unicodeScalars.count)
-            && name.unicodeScalars.allSatisfy {
-                ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
-                    || ".-_".unicodeScalars.contains($0)
-            }
-    }
+    /// Whether `name` is a component name (`ComponentName.isValid`, the hub's rule).
+    public static func isName(_ name: String) -> Bool { ComponentName.isValid(name) }
 }

@@ -2,22 +2,19 @@
 /// for in a query (`?components=Carousel:2,Text:1`): component → the highest version it renders.
 ///
 /// Invariants: immutable; names are 1–100 of `A-Z a-z 0-9 . _ -`, versions in `ComponentName.versions`,
-/// at most `maxEntries` of them. Sessions intern it (`RenditionCache`): one object per distinct set.
+/// at most `ComponentName.maxDeclared` of them. Sessions intern it (`RenditionCache`): one object per distinct set.
 public final class DeclaredComponents: Hashable, Sendable {
     public let versions: [String: Int]
 
     public init(_ versions: [String: Int]) { self.versions = versions }
-
-    /// The most components one client may declare.
-    public static let maxEntries = 1000
 
     /// From `hello.components`: an object of name → integer. The error names what is wrong.
     public convenience init(json: JSONValue) throws(InputError) {
         guard let members = json.objectValue else {
             throw InputError("bad_message", "\"components\" must be an object of component name → highest version")
         }
-        guard members.count <= Self.maxEntries else {
-            throw InputError("bad_message", "\"components\" names \(members.count) components; at most \(Self.maxEntries)")
+        guard members.count <= ComponentName.maxDeclared else {
+            throw InputError("bad_message", "\"components\" names \(members.count) components; at most \(ComponentName.maxDeclared)")
         }
         var versions: [String: Int] = [:]
         for (name, value) in members {
@@ -44,8 +41,8 @@ public final class DeclaredComponents: Hashable, Sendable {
             try ComponentName.check(String(parts[0]), field: "components", code: "bad_components")
             versions[String(parts[0])] = version
         }
-        guard versions.count <= Self.maxEntries else {
-            throw InputError("bad_components", "components names \(versions.count) components; at most \(Self.maxEntries)")
+        guard versions.count <= ComponentName.maxDeclared else {
+            throw InputError("bad_components", "components names \(versions.count) components; at most \(ComponentName.maxDeclared)")
         }
         self.init(versions)
     }
@@ -56,21 +53,8 @@ public final class DeclaredComponents: Hashable, Sendable {
     public func hash(into hasher: inout Hasher) { hasher.combine(versions) }
 }
 
-/// The rules for component names and versions (DESIGN §16).
-public enum ComponentName {
-    /// Versions a component, a node's `"v"` or a capability may name.
-    public static let versions = 1...1000
-
-    /// Whether `name` is 1–100 of `A-Z a-z 0-9 . _ -` (a node's `"type"` matches it exactly).
-    public static func isValid(_ name: String) -> Bool {
-        (1...100).contains(name.utf8.count)
-            && name.utf8.allSatisfy { byte in
-                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".")
-                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
-            }
-    }
-
+extension ComponentName {
+    /// Refuses a name that is not `isValid`, naming `field`.
     static func check(_ name: String, field: String, code: String = "bad_message") throws(InputError) {
         guard isValid(name) else {
             throw InputError(code, "\(field): a component name is 1 to 100 of A-Z a-z 0-9 . _ - (got \"\(name)\")")
