@@ -1,0 +1,467 @@
+/// Why a schema cannot be registered: where in the schema (RFC 6901, relative to the schema's
+/// root) and one sentence saying what to change.
+public struct SchemaError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var pointer: String
+    public var message: String
+
+    public init(pointer: String, message: String) {
+        self.pointer = pointer
+        self.message = message
+    }
+
+    public var description: String { pointer.isEmpty ? message : "\(pointer): \(message)" }
+}
+
+/// A component version's schema (DESIGN §16): the documented subset of JSON Schema 2020-12,
+/// compiled once when registered and then only evaluated.
+///
+/// Keywords, with 2020-12's meaning: `type` (a name or an array of names: object, array,
+/// string, number, integer, boolean, null — 1.0 is an integer), `properties`, `required`,
+/// `additionalProperties` (a boolean or a schema), `items` (one schema), `enum`, `const`
+/// (JSON equality: numbers by value, member order irrelevant, strings scalar by scalar),
+/// `minimum`, `maximum`, `minLength`, `maxLength` (in Unicode scalars) and `pattern`
+/// (`SchemaPattern`: an unanchored search). The annotations `$schema`, `$id`, `$comment`,
+/// `title`, `description`, `default` and `examples` are accepted and ignored; any other keyword
+/// is refused, naming it. `true` and `false` are schemas wherever a schema may stand.
+///
+/// Invariants: `json` is exactly what was registered (answered by GET); every keyword in it has
+/// been checked and compiled, so validating never parses, and never fails other than by
+/// reporting violations of the value.
+public struct ComponentSchema: Sendable, Equatable {
+    public let json: JSONValue
+    let root: Compiled
+
+    /// The keywords validation understands, in the order error messages list them.
+    public static let keywords = [
+        "type", "properties", "required", "additionalProperties", "items", "enum", "const", "minimum", "maximum",
+        "minLength", "maxLength", "pattern",
+    ]
+    /// Accepted and ignored.
+    public static let annotations = ["$schema", "$id", "$comment", "title", "description", "default", "examples"]
+
+    /// Checks and compiles `json`.
+    /// - Throws: `SchemaError` at the first keyword that is unknown, malformed or (a pattern)
+    ///   outside the supported regular-expression subset.
+    public init(json: JSONValue) throws(SchemaError) {
+        self.json = json
+        self.root = try Compiled(json, at: JSONPointer())
+    }
+
+    /// Appends each way `value` fails (pointers are `pointer` + the path inside `value`); stops
+    /// appending once `violations.count == limit`.
+    public func validate(
+        _ value: JSONValue, at pointer: JSONPointer, into violations: inout [TreeViolation], limit: Int
+    ) {
+        var path = ViolationPath(base: pointer)
+        root.validate(value, path: &path, into: &violations, limit: limit, ignoringHubKeys: false)
+    }
+
+    /// Validates a node with its hub keys (`type`, `v`, `fallback`, `min_app_version`) skipped,
+    /// as if they were removed, at `path` — without copying the node.
+    func validateNode(
+        _ node: JSONValue, path: inout ViolationPath, into violations: inout [TreeViolation], limit: Int
+    ) {
+        root.validate(node, path: &path, into: &violations, limit: limit, ignoringHubKeys: true)
+    }
+
+    /// Whether the value has no violation.
+    public func isValid(_ value: JSONValue) -> Bool {
+        var violations: [TreeViolation] = []
+        validate(value, at: JSONPointer(), into: &violations, limit: 1)
+        return violations.isEmpty
+    }
+
+    public static func == (a: ComponentSchema, b: ComponentSchema) -> Bool { a.json == b.json }
+}
+
+// MARK: - Types
+
+extension ComponentSchema {
+    /// The seven type names of JSON Schema's `type`, as a set.
+    struct TypeSet: OptionSet, Sendable {
+        let rawValue: UInt8
+
+        static let object = TypeSet(rawValue: 1 << 0)
+        static let array = TypeSet(rawValue: 1 << 1)
+        static let string = TypeSet(rawValue: 1 << 2)
+        static let number = TypeSet(rawValue: 1 << 3)
+        static let integer = TypeSet(rawValue: 1 << 4)
+        static let boolean = TypeSet(rawValue: 1 << 5)
+        static let null = TypeSet(rawValue: 1 << 6)
+
+        /// In the order messages name them, with their article.
+        static let names: [(name: String, type: TypeSet, phrase: String)] = [
+            ("object", .object, "an object"), ("array", .array, "an array"), ("string", .string, "a string"),
+            ("number", .number, "a number"), ("integer", .integer, "an integer"), ("boolean", .boolean, "a boolean"),
+            ("null", .null, "null"),
+        ]
+
+        /// Whether `value` is one of these types (an integer is a number with no fraction,
+        /// whatever its spelling: 1.0 and 1e2 are integers).
+        func admits(_ value: JSONValue) -> Bool {
+            switch value {
+            case .null: contains(.null)
+            case .bool: contains(.boolean)
+            case .string: contains(.string)
+            case .array: contains(.array)
+            case .object: contains(.object)
+            case .number(let number):
+                contains(.number) || (contains(.integer) && number.rounded(.towardZero) == number)
+            }
+        }
+
+        /// "a string", "a string or null", "an object, an array or null".
+        var phrase: String {
+            let phrases = Self.names.filter { contains($0.type) }.map(\.phrase)
+            guard phrases.count > 1 else { return phrases.first ?? "nothing" }
+            return phrases.dropLast().joined(separator: ", ") + " or " + phrases.last!
+        }
+    }
+}
+
+// MARK: - Compiled keywords
+
+extension ComponentSchema {
+    /// One schema object (or boolean schema), its keywords checked and compiled.
+    ///
+    /// Invariant: `properties` and `required` are sorted in `JSONWriter.precedes` order — the
+    /// order of `JSONObject`'s members — so an object is validated in one merge walk.
+    final class Compiled: Sendable {
+        struct Property: Sendable {
+            let name: String
+            let schema: Compiled
+        }
+
+        /// The `false` schema: no value is valid.
+        let rejectsEverything: Bool
+        let types: TypeSet?
+        let properties: [Property]
+        let required: [String]
+        /// nil: any other member is allowed.
+        let additionalProperties: Compiled?
+        let items: Compiled?
+        let enumValues: [JSONValue]?
+        let constValue: JSONValue?
+        let minimum: Double?
+        let maximum: Double?
+        let minLength: Int?
+        let maxLength: Int?
+        let pattern: SchemaPattern?
+
+        /// Whether this schema constrains nothing (`true`, `{}`, annotations only).
+        var acceptsEverything: Bool {
+            !rejectsEverything && types == nil && properties.isEmpty && required.isEmpty
+                && additionalProperties == nil && items == nil && enumValues == nil && constValue == nil
+                && minimum == nil && maximum == nil && minLength == nil && maxLength == nil && pattern == nil
+        }
+
+        init(_ json: JSONValue, at pointer: JSONPointer) throws(SchemaError) {
+            func fail(_ keyword: String?, _ message: String) -> SchemaError {
+                SchemaError(pointer: (keyword.map { pointer.appending($0) } ?? pointer).description, message: message)
+            }
+            let members: JSONObject
+            switch json {
+            case .bool(let accepts):
+                rejectsEverything = !accepts
+                members = JSONObject()
+            case .object(let object):
+                rejectsEverything = false
+                members = object
+            case .null, .number, .string, .array:
+                throw fail(nil, "a schema is an object or a boolean, not \(Self.phrase(json))")
+            }
+            for (keyword, _) in members
+            where !ComponentSchema.keywords.contains(keyword) && !ComponentSchema.annotations.contains(keyword) {
+                throw fail(
+                    keyword,
+                    "\(JSONWriter.string(.string(keyword))) is not supported; the supported keywords are "
+                        + ComponentSchema.keywords.joined(separator: ", ") + " (and the annotations "
+                        + ComponentSchema.annotations.joined(separator: ", ") + ", which are ignored)")
+            }
+
+            types = try Self.types(members["type"], fail: { fail("type", $0) }, at: pointer)
+
+            if let value = members["properties"] {
+                guard let object = value.objectValue else {
+                    throw fail("properties", "properties must be an object of schemas, not \(Self.phrase(value))")
+                }
+                var properties: [Property] = []
+                for (name, schema) in object {
+                    properties.append(
+                        Property(
+                            name: name,
+                            schema: try Compiled(schema, at: pointer.appending("properties").appending(name))))
+                }
+                self.properties = properties  // already in member order
+            } else {
+                properties = []
+            }
+
+            if let value = members["required"] {
+                guard let names = value.arrayValue else {
+                    throw fail("required", "required must be an array of property names, not \(Self.phrase(value))")
+                }
+                var required: [String] = []
+                for (i, name) in names.enumerated() {
+                    guard let text = name.stringValue else {
+                        throw SchemaError(
+                            pointer: pointer.appending("required").appending(i).description,
+                            message: "required lists property names, which are strings, not \(Self.phrase(name))")
+                    }
+                    guard !required.contains(where: { $0.isScalarEqual(to: text) }) else {
+                        throw SchemaError(
+                            pointer: pointer.appending("required").appending(i).description,
+                            message: "\(JSONWriter.string(name)) is listed twice in required")
+                    }
+                    required.append(text)
+                }
+                self.required = required.sorted(by: JSONWriter.precedes)
+            } else {
+                required = []
+            }
+
+            additionalProperties = try members["additionalProperties"].map { value throws(SchemaError) in
+                try Compiled(value, at: pointer.appending("additionalProperties"))
+            }
+
+            if let value = members["items"] {
+                if case .array = value {
+                    throw fail("items", "items must be one schema; the array form (prefixItems) is not supported")
+                }
+                items = try Compiled(value, at: pointer.appending("items"))
+            } else {
+                items = nil
+            }
+
+            if let value = members["enum"] {
+                guard let values = value.arrayValue else {
+                    throw fail("enum", "enum must be an array of the allowed values, not \(Self.phrase(value))")
+                }
+                guard !values.isEmpty else { throw fail("enum", "enum lists no values, so no value would be valid") }
+                enumValues = values
+            } else {
+                enumValues = nil
+            }
+            constValue = members["const"]
+
+            func number(_ keyword: String) throws(SchemaError) -> Double? {
+                guard let value = members[keyword] else { return nil }
+                guard let number = value.numberValue else {
+                    throw fail(keyword, "\(keyword) must be a number, not \(Self.phrase(value))")
+                }
+                return number
+            }
+            minimum = try number("minimum")
+            maximum = try number("maximum")
+
+            func count(_ keyword: String) throws(SchemaError) -> Int? {
+                guard let value = members[keyword] else { return nil }
+                guard let number = value.numberValue, number >= 0, number.rounded(.towardZero) == number else {
+                    throw fail(keyword, "\(keyword) must be a non-negative integer, not \(Self.describe(value))")
+                }
+                return number < Double(Int.max / 2) ? Int(number) : Int.max / 2
+            }
+            minLength = try count("minLength")
+            maxLength = try count("maxLength")
+
+            if let value = members["pattern"] {
+                guard let source = value.stringValue else {
+                    throw fail("pattern", "pattern must be a string, not \(Self.phrase(value))")
+                }
+                do throws(SchemaPattern.SyntaxError) {
+                    pattern = try SchemaPattern(source)
+                } catch {
+                    throw fail("pattern", "the pattern \(Self.describe(value)) cannot be used: \(error.message)")
+                }
+            } else {
+                pattern = nil
+            }
+        }
+
+        private static func types(
+            _ value: JSONValue?, fail: (String) -> SchemaError, at pointer: JSONPointer
+        ) throws(SchemaError) -> TypeSet? {
+            guard let value else { return nil }
+            let allowed = TypeSet.names.map { JSONWriter.string(.string($0.name)) }
+            let hint = "use " + allowed.dropLast().joined(separator: ", ") + " or " + allowed.last!
+            func type(_ name: JSONValue, at pointer: String) throws(SchemaError) -> TypeSet {
+                guard let text = name.stringValue, let entry = TypeSet.names.first(where: { $0.name == text }) else {
+                    throw SchemaError(pointer: pointer, message: "\(describe(name)) is not a type name: \(hint)")
+                }
+                return entry.type
+            }
+            switch value {
+            case .string:
+                return try type(value, at: pointer.appending("type").description)
+            case .array(let names):
+                guard !names.isEmpty else { throw fail("type lists no types: \(hint)") }
+                var types: TypeSet = []
+                for (i, name) in names.enumerated() {
+                    let at = pointer.appending("type").appending(i).description
+                    let one = try type(name, at: at)
+                    guard !types.contains(one) else {
+                        throw SchemaError(pointer: at, message: "\(describe(name)) is listed twice in type")
+                    }
+                    types.insert(one)
+                }
+                return types
+            case .null, .bool, .number, .object:
+                throw fail("type must be a type name or an array of them, not \(phrase(value))")
+            }
+        }
+
+        // MARK: Validation
+
+        /// Appends `value`'s violations of this schema; with `ignoringHubKeys`, an object's hub
+        /// keys are skipped as if they were absent (the top of a node).
+        func validate(
+            _ value: JSONValue, path: inout ViolationPath, into violations: inout [TreeViolation], limit: Int,
+            ignoringHubKeys: Bool
+        ) {
+            guard violations.count < limit else { return }
+            if rejectsEverything {
+                violations.append(path.violation("is not allowed here (the schema here is false)"))
+                return
+            }
+            if let types, !types.admits(value) {
+                let actual =
+                    if case .number = value, types.contains(.integer) { Compiled.describe(value) } else {
+                        Self.phrase(value)
+                    }
+                violations.append(path.violation("must be \(types.phrase), not \(actual)"))
+                return  // the other keywords would only repeat that the value is of another type
+            }
+            if let enumValues, !enumValues.contains(value) {
+                violations.append(path.violation("must be \(Self.oneOf(enumValues)), not \(Self.describe(value))"))
+                guard violations.count < limit else { return }
+            }
+            if let constValue, constValue != value {
+                violations.append(path.violation("must be \(Self.describe(constValue)), not \(Self.describe(value))"))
+                guard violations.count < limit else { return }
+            }
+            switch value {
+            case .number(let number):
+                if let minimum, number < minimum {
+                    violations.append(
+                        path.violation(
+                            "must be at least \(Self.describe(.number(minimum))), not \(Self.describe(value))"))
+                    guard violations.count < limit else { return }
+                }
+                if let maximum, number > maximum {
+                    violations.append(
+                        path.violation(
+                            "must be at most \(Self.describe(.number(maximum))), not \(Self.describe(value))"))
+                }
+            case .string(let text):
+                validateString(text, value: value, path: &path, into: &violations, limit: limit)
+            case .array(let elements):
+                guard let items, !items.acceptsEverything else { return }
+                for (index, element) in elements.enumerated() {
+                    path.push(index)
+                    items.validate(element, path: &path, into: &violations, limit: limit, ignoringHubKeys: false)
+                    path.pop()
+                    guard violations.count < limit else { return }
+                }
+            case .object(let members):
+                validateObject(members, path: &path, into: &violations, limit: limit, ignoringHubKeys: ignoringHubKeys)
+            case .null, .bool:
+                break
+            }
+        }
+
+        private func validateString(
+            _ text: String, value: JSONValue, path: inout ViolationPath, into violations: inout [TreeViolation],
+            limit: Int
+        ) {
+            if minLength != nil || maxLength != nil {
+                let length = text.unicodeScalars.count
+                if let minLength, length < minLength {
+                    violations.append(
+                        path.violation(
+                            "must be at least \(minLength) characters long (Unicode scalars), not \(length)"))
+                    guard violations.count < limit else { return }
+                }
+                if let maxLength, length > maxLength {
+                    violations.append(
+                        path.violation(
+                            "must be at most \(maxLength) characters long (Unicode scalars), not \(length)"))
+                    guard violations.count < limit else { return }
+                }
+            }
+            if let pattern, !pattern.matches(text) {
+                violations.append(
+                    path.violation(
+                        "must match the pattern \(Self.describe(.string(pattern.source))), not \(Self.describe(value))")
+                )
+            }
+        }
+
+        /// One walk over the members (sorted) beside `properties` and `required` (sorted alike).
+        private func validateObject(
+            _ members: JSONObject, path: inout ViolationPath, into violations: inout [TreeViolation], limit: Int,
+            ignoringHubKeys: Bool
+        ) {
+            var next = 0  // into `properties`
+            for (name, member) in members {
+                if ignoringHubKeys && TreeValidation.isHubKey(name) { continue }
+                while next < properties.count, JSONWriter.precedes(properties[next].name, name) { next += 1 }
+                let schema: Compiled
+                if next < properties.count, properties[next].name.isScalarEqual(to: name) {
+                    schema = properties[next].schema
+                } else if let additionalProperties {
+                    guard !additionalProperties.rejectsEverything else {
+                        violations.append(
+                            path.violation(
+                                "property \(JSONWriter.string(.string(name))) is not allowed (additionalProperties is false)"
+                            ))
+                        guard violations.count < limit else { return }
+                        continue
+                    }
+                    schema = additionalProperties
+                } else {
+                    continue
+                }
+                path.push(name)
+                schema.validate(member, path: &path, into: &violations, limit: limit, ignoringHubKeys: false)
+                path.pop()
+                guard violations.count < limit else { return }
+            }
+            for name in required {
+                let isPresent = members[name] != nil && !(ignoringHubKeys && TreeValidation.isHubKey(name))
+                if !isPresent {
+                    violations.append(path.violation("missing required property \(JSONWriter.string(.string(name)))"))
+                    guard violations.count < limit else { return }
+                }
+            }
+        }
+
+        // MARK: Messages
+
+        /// "a string", "an object", "null": the JSON type of `value` with its article.
+        static func phrase(_ value: JSONValue) -> String {
+            switch value {
+            case .null: "null"
+            case .bool: "a boolean"
+            case .number: "a number"
+            case .string: "a string"
+            case .array: "an array"
+            case .object: "an object"
+            }
+        }
+
+        /// The value as compact JSON, cut after 60 characters.
+        static func describe(_ value: JSONValue) -> String {
+            let text = JSONWriter.string(value)
+            let scalars = text.unicodeScalars
+            guard scalars.count > 60 else { return text }
+            return String(String.UnicodeScalarView(scalars.prefix(60))) + "…"
+        }
+
+        /// `"a"`, or `one of "a", "b", "c"` (the first ten, then how many more).
+        static func oneOf(_ values: [JSONValue]) -> String {
+            guard values.count > 1 else { return describe(values[0]) }
+            let shown = values.prefix(10).map(describe).joined(separator: ", ")
+            return "one of " + shown + (values.count > 10 ? " (and \(values.count - 10) more)" : "")
+        }
+    }
+}
