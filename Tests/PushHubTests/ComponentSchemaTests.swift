@@ -206,6 +206,20 @@ import Testing
                 == [#": must be "y", not "\#(String(repeating: "x", count: 59))…"#])
     }
 
+    @Test("messages write combining marks and format characters escaped, so that look-alikes read apart")
+    func lookAlikes() {
+        #expect(Self.violations(#"{"const":"é"}"#, "\"e\u{301}\"") == [#": must be "é", not "e\u0301""#])
+        #expect(Self.violations(#"{"enum":["a"]}"#, "\"a\u{FEFF}\"") == [#": must be "a", not "a\ufeff""#])
+        #expect(
+            Self.violations(#"{"maxLength":0}"#, #""x""#) == [
+                ": must be at most 0 characters long (Unicode scalars), not 1"
+            ])
+        #expect(
+            Self.violations(#"{"minLength":1}"#, #""""#) == [
+                ": must be at least 1 character long (Unicode scalars), not 0"
+            ])
+    }
+
     @Test("const: one value, JSON equality")
     func const() {
         #expect(Self.isValid(#"{"const":2}"#, "2.0"))

@@ -67,6 +67,23 @@ import Testing
                 && !TreeValidation.isHubKey("V"))
     }
 
+    @Test("enum and const at a node's top compare the node without its hub keys")
+    func enumOfNodes() {
+        let registry = [
+            "Badge": Self.component(
+                "Badge", #"{"versions":{"1":{"schema":{"enum":[{"kind":"new"},{"kind":"sale"}]}}}}"#),
+            "Rule": Self.component("Rule", #"{"versions":{"1":{"schema":{"const":{}}}}}"#),
+        ]
+        let tree = Self.json(
+            #"[{"type":"Badge","kind":"sale","v":1},{"type":"Badge","kind":"old"},{"type":"Rule","fallback":null},{"type":"Rule","x":1}]"#
+        )
+        #expect(
+            TreeValidation.violations(in: tree, components: registry, strict: false, limit: 10).map(\.description) == [
+                #"/1: must be one of {"kind":"new"}, {"kind":"sale"}, not {"kind":"old"}"#,
+                #"/3: must be {}, not {"x":1}"#,
+            ])
+    }
+
     @Test("v must be a positive integer naming a registered version")
     func versions() {
         let tree = #"""

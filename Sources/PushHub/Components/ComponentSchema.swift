@@ -331,13 +331,23 @@ extension ComponentSchema {
                 violations.append(path.violation("must be \(types.phrase), not \(actual)"))
                 return  // the other keywords would only repeat that the value is of another type
             }
-            if let enumValues, !enumValues.contains(value) {
-                violations.append(path.violation("must be \(Self.oneOf(enumValues)), not \(Self.describe(value))"))
-                guard violations.count < limit else { return }
-            }
-            if let constValue, constValue != value {
-                violations.append(path.violation("must be \(Self.describe(constValue)), not \(Self.describe(value))"))
-                guard violations.count < limit else { return }
+            if enumValues != nil || constValue != nil {
+                // The node as its component sees it: without hub keys (rare: a copy only here).
+                var compared = value
+                if ignoringHubKeys, case .object(var members) = value {
+                    for key in TreeValidation.hubKeys { members[key] = nil }
+                    compared = .object(members)
+                }
+                if let enumValues, !enumValues.contains(compared) {
+                    violations.append(
+                        path.violation("must be \(Self.oneOf(enumValues)), not \(Self.describe(compared))"))
+                    guard violations.count < limit else { return }
+                }
+                if let constValue, constValue != compared {
+                    violations.append(
+                        path.violation("must be \(Self.describe(constValue)), not \(Self.describe(compared))"))
+                    guard violations.count < limit else { return }
+                }
             }
             switch value {
             case .number(let number):
@@ -378,13 +388,13 @@ extension ComponentSchema {
                 if let minLength, length < minLength {
                     violations.append(
                         path.violation(
-                            "must be at least \(minLength) characters long (Unicode scalars), not \(length)"))
+                            "must be at least \(Self.characters(minLength)) long (Unicode scalars), not \(length)"))
                     guard violations.count < limit else { return }
                 }
                 if let maxLength, length > maxLength {
                     violations.append(
                         path.violation(
-                            "must be at most \(maxLength) characters long (Unicode scalars), not \(length)"))
+                            "must be at most \(Self.characters(maxLength)) long (Unicode scalars), not \(length)"))
                     guard violations.count < limit else { return }
                 }
             }
@@ -449,13 +459,26 @@ extension ComponentSchema {
             }
         }
 
-        /// The value as compact JSON, cut after 60 characters.
+        /// The value as compact JSON, cut after 60 characters. Combining marks and invisible
+        /// format characters are written as `\uXXXX`, so that `"é"` and `"e\u0301"` read apart.
         static func describe(_ value: JSONValue) -> String {
-            let text = JSONWriter.string(value)
-            let scalars = text.unicodeScalars
-            guard scalars.count > 60 else { return text }
-            return String(String.UnicodeScalarView(scalars.prefix(60))) + "…"
+            var text = String.UnicodeScalarView()
+            for scalar in JSONWriter.string(value).unicodeScalars.prefix(60) {
+                switch scalar.properties.generalCategory {
+                case .nonspacingMark, .spacingMark, .enclosingMark, .format:
+                    let digits = String(scalar.value, radix: 16)
+                    text.append(
+                        contentsOf: "\\u\(String(repeating: "0", count: max(0, 4 - digits.count)))\(digits)"
+                            .unicodeScalars)
+                default:
+                    text.append(scalar)
+                }
+            }
+            return String(text) + (JSONWriter.string(value).unicodeScalars.count > 60 ? "…" : "")
         }
+
+        /// "1 character", "3 characters".
+        static func characters(_ count: Int) -> String { count == 1 ? "1 character" : "\(count) characters" }
 
         /// `"a"`, or `one of "a", "b", "c"` (the first ten, then how many more).
         static func oneOf(_ values: [JSONValue]) -> String {

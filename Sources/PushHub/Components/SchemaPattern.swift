@@ -77,8 +77,9 @@ public struct SchemaPattern: Sendable, Equatable, CustomStringConvertible {
         return program.matches(text)
     }
 
-    /// The NFA simulation alone, whether or not a DFA exists (tests compare the two).
-    func matchesBySimulation(_ text: String) -> Bool { program.matches(text) }
+    /// What `matches` answers, from the NFA simulation alone whether or not a DFA exists (slower):
+    /// the unit tests and the fuzzer check that the two agree.
+    public func matchesBySimulation(_ text: String) -> Bool { program.matches(text) }
 
     public var description: String { source }
 

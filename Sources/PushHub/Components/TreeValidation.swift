@@ -59,12 +59,12 @@ struct ViolationPath {
 /// positive integer naming a registered version, and the node without its hub keys must match
 /// that version's schema. With `strict`, a node of an unregistered type is a violation too.
 /// Types are compared scalar by scalar (`"K"` with U+212A KELVIN SIGN is not `"K"`).
-enum TreeValidation {
+public enum TreeValidation {
     /// Members of a node that belong to the hub, not to its component's data: removed (here:
     /// skipped) before the node is validated.
-    static let hubKeys = ["type", "v", "fallback", "min_app_version"]
+    public static let hubKeys = ["type", "v", "fallback", "min_app_version"]
 
-    static func isHubKey(_ name: String) -> Bool {
+    public static func isHubKey(_ name: String) -> Bool {
         // The four names are ASCII and 1, 4, 8 and 15 bytes long: most names are ruled out by length.
         switch name.utf8.count {
         case 1: name.isScalarEqual(to: "v")
@@ -79,7 +79,7 @@ enum TreeValidation {
     /// `strict` every node of an unregistered type, in document order: a node's own violations
     /// (at its pointer and inside it), then those of the nodes inside it, members in canonical
     /// order.
-    static func violations(
+    public static func violations(
         in tree: JSONValue, components: [String: Component], strict: Bool, limit: Int
     ) -> [TreeViolation] {
         guard limit > 0, strict || !components.isEmpty else { return [] }
