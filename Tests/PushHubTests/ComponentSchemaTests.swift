@@ -141,7 +141,9 @@ import Testing
         #expect(Self.isValid(#"{"additionalProperties":true}"#, #"{"a":1}"#))
     }
 
-    @Test("properties, additionalProperties and required in one walk: member names in any order, sorted or not")
+    @Test(
+        "properties, additionalProperties and required in one walk, in member order (a missing name where it would sort)"
+    )
     func oneWalk() {
         let schema = #"""
             {"properties":{"z":{"const":1},"a":{"const":2},"é":{"const":3},"\uD83D\uDE00":{"const":4},"\uFFFF":{"const":5}},
@@ -151,8 +153,8 @@ import Testing
         #expect(
             Self.violations(schema, #"{"b":0,"z":1,"\uFFFF":5,"\uD83D\uDE00":0}"#)
                 == [
-                    #": property "b" is not allowed (additionalProperties is false)"#, "/😀: must be 4, not 0",
                     #": missing required property "a""#,
+                    #": property "b" is not allowed (additionalProperties is false)"#, "/😀: must be 4, not 0",
                 ])
     }
 
@@ -257,6 +259,10 @@ import Testing
                 ": must be at most 3 characters long (Unicode scalars), not 4"
             ])
         #expect(Self.isValid(#"{"maxLength":0}"#, #""""#))
+        // Many bytes, few scalars: a length is never read off the UTF-8 bytes.
+        #expect(!Self.isValid(#"{"minLength":2}"#, #""😀""#))
+        #expect(!Self.isValid(#"{"minLength":2}"#, #""é""#))
+        #expect(Self.isValid(#"{"maxLength":1}"#, #""😀""#))
         #expect(Self.isValid(#"{"minLength":1.0}"#, #""a""#), "a count written 1.0 is the integer 1")
     }
 

@@ -52,23 +52,30 @@ public struct ComponentSchema: Sendable, Equatable {
     public func validate(
         _ value: JSONValue, at pointer: JSONPointer, into violations: inout [TreeViolation], limit: Int
     ) {
-        var path = ViolationPath(base: pointer)
-        root.validate(value, path: &path, into: &violations, limit: limit, ignoringHubKeys: false)
+        var list = ViolationList(base: pointer, violations: violations, limit: limit)
+        violations = []  // `list` holds the only reference: appending does not copy
+        if !list.isDone { root.validate(value, into: &list, ignoringHubKeys: false) }
+        violations = list.violations
     }
 
-    /// Validates a node with its hub keys (`type`, `v`, `fallback`, `min_app_version`) skipped,
-    /// as if they were removed, at `path` — without copying the node.
-    func validateNode(
-        _ node: JSONValue, path: inout ViolationPath, into violations: inout [TreeViolation], limit: Int
-    ) {
-        root.validate(node, path: &path, into: &violations, limit: limit, ignoringHubKeys: true)
-    }
-
-    /// Whether the value has no violation.
+    /// Whether `value` has no violation (the first one found ends the check).
     public func isValid(_ value: JSONValue) -> Bool {
-        var violations: [TreeViolation] = []
-        validate(value, at: JSONPointer(), into: &violations, limit: 1)
-        return violations.isEmpty
+        var first = FirstViolation()
+        root.validate(value, into: &first, ignoringHubKeys: false)
+        return !first.isDone
+    }
+
+    /// Whether a node matches with its hub keys (`type`, `v`, `fallback`, `min_app_version`)
+    /// skipped, as if they were removed — without copying the node.
+    func admitsNode(_ node: JSONValue) -> Bool {
+        var first = FirstViolation()
+        root.validate(node, into: &first, ignoringHubKeys: true)
+        return !first.isDone
+    }
+
+    /// Reports a node's violations with its hub keys skipped (see `admitsNode`) to `sink`.
+    func validateNode<Sink: ViolationSink>(_ node: JSONValue, into sink: inout Sink) {
+        root.validate(node, into: &sink, ignoringHubKeys: true)
     }
 
     public static func == (a: ComponentSchema, b: ComponentSchema) -> Bool { a.json == b.json }
@@ -149,11 +156,9 @@ extension ComponentSchema {
         let pattern: SchemaPattern?
 
         /// Whether this schema constrains nothing (`true`, `{}`, annotations only).
-        var acceptsEverything: Bool {
-            !rejectsEverything && types == nil && properties.isEmpty && required.isEmpty
-                && additionalProperties == nil && items == nil && enumValues == nil && constValue == nil
-                && minimum == nil && maximum == nil && minLength == nil && maxLength == nil && pattern == nil
-        }
+        let acceptsEverything: Bool
+        /// Whether a keyword applies to strings (minLength, maxLength, pattern): others skip them.
+        let checksStrings: Bool
 
         init(_ json: JSONValue, at pointer: JSONPointer) throws(SchemaError) {
             func fail(_ keyword: String?, _ message: String) -> SchemaError {
@@ -276,6 +281,11 @@ extension ComponentSchema {
             } else {
                 pattern = nil
             }
+            checksStrings = minLength != nil || maxLength != nil || pattern != nil
+            acceptsEverything =
+                !rejectsEverything && types == nil && properties.isEmpty && required.isEmpty
+                && additionalProperties == nil && items == nil && enumValues == nil && constValue == nil
+                && minimum == nil && maximum == nil && !checksStrings
         }
 
         private static func types(
@@ -312,140 +322,179 @@ extension ComponentSchema {
 
         // MARK: Validation
 
-        /// Appends `value`'s violations of this schema; with `ignoringHubKeys`, an object's hub
-        /// keys are skipped as if they were absent (the top of a node).
-        func validate(
-            _ value: JSONValue, path: inout ViolationPath, into violations: inout [TreeViolation], limit: Int,
-            ignoringHubKeys: Bool
-        ) {
-            guard violations.count < limit else { return }
+        /// Reports `value`'s violations of this schema to `sink`, until it is done; with
+        /// `ignoringHubKeys`, an object's hub keys are skipped as if absent (the top of a node).
+        ///
+        /// Generic over the sink so that one piece of code serves both the check a valid tree
+        /// takes (`FirstViolation`: no pointers, no messages, the first violation ends it) and
+        /// the listing an invalid one needs (`ViolationList`); each is specialised.
+        func validate<Sink: ViolationSink>(_ value: JSONValue, into sink: inout Sink, ignoringHubKeys: Bool) {
             if rejectsEverything {
-                violations.append(path.violation("is not allowed here (the schema here is false)"))
+                sink.report("is not allowed here (the schema here is false)")
                 return
             }
             if let types, !types.admits(value) {
-                let actual =
-                    if case .number = value, types.contains(.integer) { Compiled.describe(value) } else {
-                        Self.phrase(value)
-                    }
-                violations.append(path.violation("must be \(types.phrase), not \(actual)"))
+                sink.report("must be \(types.phrase), not \(Self.phrase(value, against: types))")
                 return  // the other keywords would only repeat that the value is of another type
             }
             if enumValues != nil || constValue != nil {
-                // The node as its component sees it: without hub keys (rare: a copy only here).
-                var compared = value
-                if ignoringHubKeys, case .object(var members) = value {
-                    for key in TreeValidation.hubKeys { members[key] = nil }
-                    compared = .object(members)
-                }
+                // The node as its component sees it: without hub keys (a copy only here, and rare).
+                let compared = ignoringHubKeys ? Self.withoutHubKeys(value) : value
                 if let enumValues, !enumValues.contains(compared) {
-                    violations.append(
-                        path.violation("must be \(Self.oneOf(enumValues)), not \(Self.describe(compared))"))
-                    guard violations.count < limit else { return }
+                    sink.report("must be \(Self.oneOf(enumValues)), not \(Self.describe(compared))")
+                    if sink.isDone { return }
                 }
                 if let constValue, constValue != compared {
-                    violations.append(
-                        path.violation("must be \(Self.describe(constValue)), not \(Self.describe(compared))"))
-                    guard violations.count < limit else { return }
+                    sink.report("must be \(Self.describe(constValue)), not \(Self.describe(compared))")
+                    if sink.isDone { return }
                 }
             }
             switch value {
             case .number(let number):
                 if let minimum, number < minimum {
-                    violations.append(
-                        path.violation(
-                            "must be at least \(Self.describe(.number(minimum))), not \(Self.describe(value))"))
-                    guard violations.count < limit else { return }
+                    sink.report("must be at least \(Self.describe(.number(minimum))), not \(Self.describe(value))")
+                    if sink.isDone { return }
                 }
                 if let maximum, number > maximum {
-                    violations.append(
-                        path.violation(
-                            "must be at most \(Self.describe(.number(maximum))), not \(Self.describe(value))"))
+                    sink.report("must be at most \(Self.describe(.number(maximum))), not \(Self.describe(value))")
                 }
-            case .string(let text):
-                validateString(text, value: value, path: &path, into: &violations, limit: limit)
+            case .string(let text) where checksStrings:
+                validateString(text, into: &sink)
             case .array(let elements):
                 guard let items, !items.acceptsEverything else { return }
-                for (index, element) in elements.enumerated() {
-                    path.push(index)
-                    items.validate(element, path: &path, into: &violations, limit: limit, ignoringHubKeys: false)
-                    path.pop()
-                    guard violations.count < limit else { return }
+                for index in elements.indices {
+                    sink.enter(index)
+                    items.validate(elements[index], into: &sink, ignoringHubKeys: false)
+                    sink.leave()
+                    if sink.isDone { return }
                 }
             case .object(let members):
-                validateObject(members, path: &path, into: &violations, limit: limit, ignoringHubKeys: ignoringHubKeys)
-            case .null, .bool:
+                validateObject(members, into: &sink, ignoringHubKeys: ignoringHubKeys)
+            case .null, .bool, .string:
                 break
             }
         }
 
-        private func validateString(
-            _ text: String, value: JSONValue, path: inout ViolationPath, into violations: inout [TreeViolation],
-            limit: Int
-        ) {
+        private func validateString<Sink: ViolationSink>(_ text: String, into sink: inout Sink) {
             if minLength != nil || maxLength != nil {
-                let length = text.unicodeScalars.count
-                if let minLength, length < minLength {
-                    violations.append(
-                        path.violation(
-                            "must be at least \(Self.characters(minLength)) long (Unicode scalars), not \(length)"))
-                    guard violations.count < limit else { return }
-                }
-                if let maxLength, length > maxLength {
-                    violations.append(
-                        path.violation(
-                            "must be at most \(Self.characters(maxLength)) long (Unicode scalars), not \(length)"))
-                    guard violations.count < limit else { return }
+                // A scalar is 1 to 4 UTF-8 bytes: the bytes alone decide most strings.
+                let bytes = text.utf8.count
+                if bytes > (maxLength ?? .max) || (bytes + 3) / 4 < (minLength ?? 0) {
+                    let length = Self.scalarCount(text)
+                    if let minLength, length < minLength {
+                        sink.report(
+                            "must be at least \(Self.characters(minLength)) long (Unicode scalars), not \(length)")
+                        if sink.isDone { return }
+                    }
+                    if let maxLength, length > maxLength {
+                        sink.report(
+                            "must be at most \(Self.characters(maxLength)) long (Unicode scalars), not \(length)")
+                        if sink.isDone { return }
+                    }
                 }
             }
             if let pattern, !pattern.matches(text) {
-                violations.append(
-                    path.violation(
-                        "must match the pattern \(Self.describe(.string(pattern.source))), not \(Self.describe(value))")
+                sink.report(
+                    "must match the pattern \(Self.describe(.string(pattern.source))), not \(Self.describe(.string(text)))"
                 )
             }
         }
 
-        /// One walk over the members (sorted) beside `properties` and `required` (sorted alike).
-        private func validateObject(
-            _ members: JSONObject, path: inout ViolationPath, into violations: inout [TreeViolation], limit: Int,
-            ignoringHubKeys: Bool
+        /// One walk over the members (sorted) beside `properties` and `required` (sorted alike):
+        /// a required name that sorts before the member reached is missing, and reported there.
+        private func validateObject<Sink: ViolationSink>(
+            _ members: JSONObject, into sink: inout Sink, ignoringHubKeys: Bool
         ) {
-            var next = 0  // into `properties`
-            for (name, member) in members {
+            var nextProperty = 0
+            var nextRequired = 0
+            // Indexing, not iterating: a member is not copied (retained) on the way.
+            let list = members.members
+            for i in list.indices {
+                let name = list[i].key
                 if ignoringHubKeys && TreeValidation.isHubKey(name) { continue }
-                while next < properties.count, JSONWriter.precedes(properties[next].name, name) { next += 1 }
-                let schema: Compiled
-                if next < properties.count, properties[next].name.isScalarEqual(to: name) {
-                    schema = properties[next].schema
-                } else if let additionalProperties {
+                while nextRequired < required.count {
+                    let order = Self.order(required[nextRequired], name)
+                    guard order <= 0 else { break }
+                    if order < 0 {
+                        sink.report("missing required property \(JSONWriter.string(.string(required[nextRequired])))")
+                        if sink.isDone { return }
+                    }
+                    nextRequired += 1
+                }
+                var schema: Compiled?
+                while nextProperty < properties.count {
+                    let order = Self.order(properties[nextProperty].name, name)
+                    guard order <= 0 else { break }
+                    if order == 0 { schema = properties[nextProperty].schema }
+                    nextProperty += 1
+                }
+                if schema == nil, let additionalProperties {
                     guard !additionalProperties.rejectsEverything else {
-                        violations.append(
-                            path.violation(
-                                "property \(JSONWriter.string(.string(name))) is not allowed (additionalProperties is false)"
-                            ))
-                        guard violations.count < limit else { return }
+                        sink.report(
+                            "property \(JSONWriter.string(.string(name))) is not allowed (additionalProperties is false)"
+                        )
+                        if sink.isDone { return }
                         continue
                     }
                     schema = additionalProperties
-                } else {
-                    continue
                 }
-                path.push(name)
-                schema.validate(member, path: &path, into: &violations, limit: limit, ignoringHubKeys: false)
-                path.pop()
-                guard violations.count < limit else { return }
+                guard let schema, !schema.acceptsEverything else { continue }
+                sink.enter(name)
+                schema.validate(list[i].value, into: &sink, ignoringHubKeys: false)
+                sink.leave()
+                if sink.isDone { return }
             }
-            for name in required {
-                let isPresent = members[name] != nil && !(ignoringHubKeys && TreeValidation.isHubKey(name))
-                if !isPresent {
-                    violations.append(path.violation("missing required property \(JSONWriter.string(.string(name)))"))
-                    guard violations.count < limit else { return }
-                }
+            while nextRequired < required.count {
+                sink.report("missing required property \(JSONWriter.string(.string(required[nextRequired])))")
+                if sink.isDone { return }
+                nextRequired += 1
             }
         }
 
+        /// `a` against `b` in `JSONWriter.precedes` order (UTF-16 code units): negative, 0 (the
+        /// same scalars) or positive. UTF-8 bytes decide unless both strings have a non-ASCII
+        /// byte at their first difference.
+        static func order(_ a: String, _ b: String) -> Int {
+            let undecided = 2
+            let fast: Int?? = a.utf8.withContiguousStorageIfAvailable { x in
+                b.utf8.withContiguousStorageIfAvailable { y -> Int in
+                    let count = min(x.count, y.count)
+                    var i = 0
+                    while i < count && x[i] == y[i] { i += 1 }
+                    if i == count { return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1) }
+                    if x[i] < 0x80 || y[i] < 0x80 { return x[i] < y[i] ? -1 : 1 }
+                    return undecided
+                }
+            }
+            if let decided = fast ?? nil, decided != undecided { return decided }
+            if a.isScalarEqual(to: b) { return 0 }
+            return JSONWriter.precedes(a, b) ? -1 : 1
+        }
+
+        /// Unicode scalars in `text`: its UTF-8 bytes that are not continuation bytes.
+        static func scalarCount(_ text: String) -> Int {
+            text.utf8.withContiguousStorageIfAvailable { bytes in
+                var count = 0
+                for byte in bytes where byte & 0xC0 != 0x80 { count += 1 }
+                return count
+            } ?? text.unicodeScalars.count
+        }
+
+        /// `value` without its hub keys when it is an object.
+        static func withoutHubKeys(_ value: JSONValue) -> JSONValue {
+            guard case .object(var members) = value else { return value }
+            for key in TreeValidation.hubKeys { members[key] = nil }
+            return .object(members)
+        }
+
         // MARK: Messages
+
+        /// What `value` is, for a type violation: its type with its article, or the number itself
+        /// when an integer was asked for (`must be an integer, not 1.5`).
+        static func phrase(_ value: JSONValue, against types: TypeSet) -> String {
+            if case .number = value, types.contains(.integer) { return describe(value) }
+            return phrase(value)
+        }
 
         /// "a string", "an object", "null": the JSON type of `value` with its article.
         static func phrase(_ value: JSONValue) -> String {

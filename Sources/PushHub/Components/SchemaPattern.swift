@@ -756,8 +756,9 @@ extension SchemaPattern {
     /// match is found anywhere), to the empty set `dead`; state 0 is the start of the string
     /// (where `^` holds), never shared with a state reached later.
     struct Automaton: Sendable {
-        static let maxStates = 1000
-        static let maxTransitions = 200_000
+        static let maxStates = 500
+        /// 256 KiB of table per pattern at most (and as much again for `asciiTransitions`).
+        static let maxTransitions = 65_536
         static let maxClosureSteps = 4_000_000
         static let matched: Int32 = -1
         static let dead: Int32 = -2
@@ -768,6 +769,8 @@ extension SchemaPattern {
         let classCount: Int
         /// `transitions[state * classCount + class]`.
         let transitions: [Int32]
+        /// `transitions` for ASCII scalars, without the class lookup: `[state * 128 + scalar]`.
+        let asciiTransitions: [Int32]
         /// Whether the string ending in that state is a match (`$` reached).
         let acceptsAtEnd: [Bool]
         /// `matched` or `dead` when the empty prefix decides already, else 0.
@@ -807,6 +810,7 @@ extension SchemaPattern {
             let first = builder.closure(from: [0], isStart: true)
             guard !first.reachesMatch else {
                 transitions = []
+                asciiTransitions = []
                 acceptsAtEnd = []
                 start = Self.matched
                 return
@@ -838,7 +842,11 @@ extension SchemaPattern {
                     return nil
                 }
             }
+            guard states.count * 128 <= Self.maxTransitions else { return nil }
             transitions = table
+            asciiTransitions = states.indices.flatMap { state in
+                asciiClasses.map { table[state * classCount + Int($0)] }
+            }
             acceptsAtEnd = states.enumerated().map { i, state in
                 builder.closure(from: state.blockedAtEnd.map { $0 + 1 }, isStart: i == 0, isEnd: true).reachesMatch
             }
@@ -912,11 +920,55 @@ extension SchemaPattern {
         func matches(_ text: String) -> Bool {
             var state = start
             guard state >= 0 else { return state == Self.matched }
-            for scalar in text.unicodeScalars {
-                state = transitions[Int(state) * classCount + classOf(scalar.value)]
-                if state < 0 { return state == Self.matched }
+            // Native strings are contiguous, valid UTF-8: decode it in place, ASCII in one step.
+            let ended: Int32? = text.utf8.withContiguousStorageIfAvailable { bytes in
+                asciiTransitions.withUnsafeBufferPointer { ascii in
+                    run(from: state, over: bytes, ascii: ascii)
+                }
             }
-            return acceptsAtEnd[Int(state)]
+            if let ended {
+                state = ended
+            } else {
+                for scalar in text.unicodeScalars {
+                    state = transitions[Int(state) * classCount + classOf(scalar.value)]
+                    if state < 0 { break }
+                }
+            }
+            return state < 0 ? state == Self.matched : acceptsAtEnd[Int(state)]
+        }
+
+        /// Runs the DFA over valid UTF-8 from `state`: where it ends, or `matched`/`dead` as soon as
+        /// it is decided. An ASCII byte takes one lookup in `ascii` (`asciiTransitions`).
+        private func run(
+            from start: Int32, over bytes: UnsafeBufferPointer<UInt8>, ascii: UnsafeBufferPointer<Int32>
+        ) -> Int32 {
+            var state = start
+            var i = 0
+            while i < bytes.count {
+                let lead = UInt32(bytes[i])
+                if lead < 0x80 {
+                    state = ascii[Int(state) &<< 7 | Int(lead)]
+                    i += 1
+                } else {
+                    let scalar: UInt32
+                    switch lead {
+                    case ..<0xE0:
+                        scalar = (lead & 0x1F) << 6 | UInt32(bytes[i + 1] & 0x3F)
+                        i += 2
+                    case ..<0xF0:
+                        scalar = (lead & 0x0F) << 12 | UInt32(bytes[i + 1] & 0x3F) << 6 | UInt32(bytes[i + 2] & 0x3F)
+                        i += 3
+                    default:
+                        scalar =
+                            (lead & 0x07) << 18 | UInt32(bytes[i + 1] & 0x3F) << 12 | UInt32(bytes[i + 2] & 0x3F) << 6
+                            | UInt32(bytes[i + 3] & 0x3F)
+                        i += 4
+                    }
+                    state = transitions[Int(state) * classCount + classOf(scalar)]
+                }
+                if state < 0 { return state }
+            }
+            return state
         }
     }
 }

@@ -52,6 +52,51 @@ struct ViolationPath {
     func violation(_ message: String) -> TreeViolation { TreeViolation(pointer: pointer, message: message) }
 }
 
+/// Where validation reports what it finds, as it descends into members and elements.
+///
+/// Invariant: once `isDone`, validation reports nothing more and returns; `enter` and `leave`
+/// come in pairs.
+protocol ViolationSink {
+    /// No more violations are wanted (the limit is reached, or one is enough).
+    var isDone: Bool { get }
+    mutating func enter(_ name: String)
+    mutating func enter(_ index: Int)
+    mutating func leave()
+    /// A violation where validation is; the message is only built if the sink keeps it.
+    mutating func report(_ message: @autoclosure () -> String)
+}
+
+/// Only whether there is a violation: no path is kept and no message is built, so checking a
+/// valid value allocates nothing.
+struct FirstViolation: ViolationSink {
+    private(set) var isDone = false
+
+    mutating func enter(_ name: String) {}
+    mutating func enter(_ index: Int) {}
+    mutating func leave() {}
+    mutating func report(_ message: @autoclosure () -> String) { isDone = true }
+}
+
+/// Every violation, with its pointer, up to `limit`.
+struct ViolationList: ViolationSink {
+    var path: ViolationPath
+    private(set) var violations: [TreeViolation]
+    let limit: Int
+
+    init(base: JSONPointer = JSONPointer(), violations: [TreeViolation] = [], limit: Int) {
+        path = ViolationPath(base: base)
+        self.violations = violations
+        self.limit = limit
+    }
+
+    var isDone: Bool { violations.count >= limit }
+
+    mutating func enter(_ name: String) { path.push(name) }
+    mutating func enter(_ index: Int) { path.push(index) }
+    mutating func leave() { path.pop() }
+    mutating func report(_ message: @autoclosure () -> String) { violations.append(path.violation(message())) }
+}
+
 /// Every violation of a tree against the component registry (DESIGN §16).
 ///
 /// Every object and array of the tree is visited, `fallback`s included. A node (an object whose
@@ -83,76 +128,76 @@ public enum TreeValidation {
         in tree: JSONValue, components: [String: Component], strict: Bool, limit: Int
     ) -> [TreeViolation] {
         guard limit > 0, strict || !components.isEmpty else { return [] }
-        var walk = Walk(components: components, strict: strict, limit: limit)
-        var path = ViolationPath()
-        walk.visit(tree, path: &path)
-        return walk.violations
+        var walk = Walk(components: components, strict: strict, list: ViolationList(limit: limit))
+        walk.visit(tree)
+        return walk.list.violations
     }
 
     private struct Walk {
         let components: [String: Component]
         let strict: Bool
-        let limit: Int
-        var violations: [TreeViolation] = []
+        var list: ViolationList
 
-        init(components: [String: Component], strict: Bool, limit: Int) {
-            self.components = components
-            self.strict = strict
-            self.limit = limit
-        }
-
-        mutating func visit(_ value: JSONValue, path: inout ViolationPath) {
+        mutating func visit(_ value: JSONValue) {
             switch value {
             case .object(let members):
-                if let type = members["type"]?.stringValue {
-                    judge(value, type: type, version: members["v"], path: &path)
+                // One pass for both members (a lookup of the absent "v" would search twice).
+                var type: String?
+                var version: JSONValue?
+                let all = members.members
+                for i in all.indices {
+                    switch all[i].key.utf8.count {
+                    case 4 where all[i].key.isScalarEqual(to: "type"): type = all[i].value.stringValue
+                    case 1 where all[i].key.isScalarEqual(to: "v"): version = all[i].value
+                    default: break
+                    }
                 }
-                for (name, member) in members where member.isContainer {
-                    guard violations.count < limit else { return }
-                    path.push(name)
-                    visit(member, path: &path)
-                    path.pop()
+                if let type { judge(value, type: type, version: version) }
+                for i in all.indices where all[i].value.isContainer {
+                    guard !list.isDone else { return }
+                    list.enter(all[i].key)
+                    visit(all[i].value)
+                    list.leave()
                 }
             case .array(let elements):
-                for (index, element) in elements.enumerated() where element.isContainer {
-                    guard violations.count < limit else { return }
-                    path.push(index)
-                    visit(element, path: &path)
-                    path.pop()
+                for index in elements.indices where elements[index].isContainer {
+                    guard !list.isDone else { return }
+                    list.enter(index)
+                    visit(elements[index])
+                    list.leave()
                 }
             case .null, .bool, .number, .string:
                 break
             }
         }
 
-        private mutating func judge(_ node: JSONValue, type: String, version: JSONValue?, path: inout ViolationPath) {
-            guard violations.count < limit else { return }
+        private mutating func judge(_ node: JSONValue, type: String, version: JSONValue?) {
+            guard !list.isDone else { return }
             guard let component = components[type], component.name.isScalarEqual(to: type) else {
                 if strict {
-                    violations.append(
-                        path.violation(
-                            "\(JSONWriter.string(.string(type))) is not a registered component: register it or use a registered type (this hub runs with --strict-components)"
-                        ))
+                    list.report(
+                        "\(JSONWriter.string(.string(type))) is not a registered component: register it or use a registered type (this hub runs with --strict-components)"
+                    )
                 }
                 return
             }
             var number = 1  // no "v": version 1
             if let version {
                 guard let given = version.intValue, given >= 1 else {
-                    violations.append(
-                        path.violation(
-                            "\"v\" must be a positive integer (the version of \(type) the node needs), not \(ComponentSchema.Compiled.describe(version))"
-                        ))
+                    list.report(
+                        "\"v\" must be a positive integer (the version of \(type) the node needs), not \(ComponentSchema.Compiled.describe(version))"
+                    )
                     return
                 }
                 number = given
             }
             guard let schema = component.versions[number] else {
                 let registered = component.sortedVersions.map(String.init).joined(separator: ", ")
-                violations.append(path.violation("\(type) has no version \(number) (registered: \(registered))"))
+                list.report("\(type) has no version \(number) (registered: \(registered))")
                 return
             }
-            schema.validateNode(node, path: &path, into: &violations, limit: limit)
+            // Most nodes are valid: check without pointers or messages first.
+            if !schema.admitsNode(node) { schema.validateNode(node, into: &list) }
         }
     }
 }
