@@ -81,6 +81,9 @@ public struct SchemaPattern: Sendable, Equatable, CustomStringConvertible {
     /// the unit tests and the fuzzer check that the two agree.
     public func matchesBySimulation(_ text: String) -> Bool { program.matches(text) }
 
+    /// Whether matching runs the DFA (else the NFA simulation: `\b`/`\B`, or a DFA past its limits).
+    public var isDeterministic: Bool { automaton != nil }
+
     public var description: String { source }
 
     public static func == (a: SchemaPattern, b: SchemaPattern) -> Bool { a.source.isScalarEqual(to: b.source) }
