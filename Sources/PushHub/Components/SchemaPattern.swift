@@ -752,8 +752,9 @@ extension SchemaPattern {
 
 extension SchemaPattern {
     /// The NFA's subset construction, built once when it stays within `maxStates` states,
-    /// `maxTransitions` table entries and `maxClosureSteps` steps of work. Scalars are read through equivalence classes: ranges of
-    /// scalars that every set of the program either wholly holds or wholly lacks.
+    /// `maxTransitions` table entries and `maxClosureSteps` steps of work. Scalars are read
+    /// through equivalence classes: ranges of scalars that every set of the program either
+    /// wholly holds or wholly lacks; ASCII scalars also through `asciiTransitions`, directly.
     ///
     /// Invariants: a transition to an accepting set is `matched` (the search is over once a
     /// match is found anywhere), to the empty set `dead`; state 0 is the start of the string

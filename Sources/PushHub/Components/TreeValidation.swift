@@ -94,7 +94,10 @@ struct ViolationList: ViolationSink {
     mutating func enter(_ name: String) { path.push(name) }
     mutating func enter(_ index: Int) { path.push(index) }
     mutating func leave() { path.pop() }
-    mutating func report(_ message: @autoclosure () -> String) { violations.append(path.violation(message())) }
+    mutating func report(_ message: @autoclosure () -> String) {
+        guard !isDone else { return }
+        violations.append(path.violation(message()))
+    }
 }
 
 /// Every violation of a tree against the component registry (DESIGN §16).
