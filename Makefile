@@ -6,7 +6,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug
 BIN_RELEASE := .build/release
 
-.PHONY: run test build release deps venv deploy-tools redis unit e2e js-client conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart bench-results bench-releases tsan asan fuzz soak chaos clean
+.PHONY: run test build release deps venv deploy-tools redis unit e2e js-client conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart bench-results bench-releases bench-components-validate tsan asan fuzz soak chaos clean
 
 # OpenSSL's headers and library (the hub links them) and its command line (the TLS tests make
 # their certificates with `openssl req`); zlib's headers (permessage-deflate).
@@ -135,6 +135,13 @@ bench-results: release venv redis
 # (C load generator driven by the script); its own hubs and redis-server. bench/README.md "Releases".
 bench-releases: release venv redis
 	.venv/bin/python bench/releases/run.py
+
+# Issue 28: validating a 10,001-node screen against 20 registered component schemas (DESIGN §16),
+# in process: what the check costs a publish. Release build of the bench alone. bench/README.md
+# "Component validation".
+bench-components-validate: deps
+	$(SWIFT) build -c release --product components-bench
+	$(BIN_RELEASE)/components-bench
 
 clean:
 	rm -rf .build .build-tsan .build-asan .build-fuzz .venv .autobahn

@@ -4,7 +4,8 @@
 Each file is one input in the target's format (see its doc comment in Fuzz/FuzzTargets):
 WebSocket and HTTP seeds start with a settings byte and a chunk-plan seed byte; the JSON pair
 targets take two texts around a NUL; jwt a settings byte and a token; hub-options NUL-separated
-arguments and PUSHHUB_ variables. Seeds are rewritten on each run; other files (crashes the
+arguments and PUSHHUB_ variables; component-schema a schema and a value around a NUL, or a
+settings byte and a pattern and strings around NULs. Seeds are rewritten on each run; other files (crashes the
 fuzzer found, kept as regression inputs) are left alone.
 
     python3 Fuzz/make-corpus.py
@@ -318,12 +319,62 @@ def hub_options():
         write("hub-options", name, b"\0".join(p.encode() for p in parts))
 
 
+# --- component-schema: schema NUL value; or an even byte, pattern NUL strings; or an odd byte and bytes --
+
+SCHEMA_PAIRS = [  # ComponentSchemaTests, TreeValidationTests
+    ('{"type":"integer"}', '1.0'),
+    ('{"type":["string","null"]}', '3'),
+    ('{"properties":{"title":{"type":"string"},"count":{"type":"integer","minimum":0}}}', '{"title":7,"count":-1}'),
+    ('{"properties":{"a/b":{"properties":{"c~d":{"items":{"properties":{"x":{"type":"boolean"}}}}}}}}',
+     '{"a/b":{"c~d":[{"x":true},{"x":1},{"x":false},{"x":"no"}]}}'),
+    ('{"required":["items","title"],"additionalProperties":false}', '{"colour":"red","type":"Text","v":1}'),
+    ('{"properties":{"id":{"type":"string"}},"additionalProperties":{"type":"number"}}', '{"id":"x","a":"1"}'),
+    ('{"enum":[1,"a",{"x":1,"y":[true,null]},[1,2],null,false]}', '{"y":[true,null],"x":1.0}'),
+    ('{"const":{"b":1,"a":2}}', '{"a":2,"b":1}'),
+    ('{"minimum":-1.5,"maximum":10}', '10.000001'),
+    ('{"minLength":2,"maxLength":3}', '"e\\u0301e\\u0301"'),
+    ('{"pattern":"^[a-z]+(-[a-z0-9]+)*$"}', '"carousel-2"'),
+    ('{"items":false}', '[1]'),
+    ('{"properties":{"z":{"const":1},"\\uFFFF":{"const":5}},"required":["\\uFFFF","a"],"additionalProperties":false}',
+     '{"b":0,"z":1,"\\uFFFF":5,"\\ud83d\\ude00":0}'),
+    ('{"type":"object","properties":{"text":{"type":"string","maxLength":80},"style":{"enum":["body","title"]}},'
+     '"required":["text"],"additionalProperties":false}',
+     '{"type":"Text","text":"hi","style":"title","min_app_version":"5.0.0","fallback":{"type":"Text","text":"x"}}'),
+    ('{"oneOf":[]}', '1'),
+    ('{"pattern":"(?=a)"}', '"a"'),
+]
+
+PATTERNS = [  # SchemaPatternTests: the pattern, then strings
+    ["^#[0-9a-fA-F]{6}$", "#00ff7F", "#00ff7"],
+    ["^[\\w.-]+@[\\w-]+\\.[a-z]{2,}$", "a.b-c@x-y.org", "a@b.c"],
+    ["\\bcat\\b", "a cat.", "concat"],
+    ["^(a+)+$", "a" * 40 + "!"],
+    ["(a|b)*a(a|b){12}$", "bbba" + "b" * 12],
+    ["a.c", "a\u2028c", "a\U0001F600c"],
+    ["\\uD83D\\uDE00|[\u00e9-\u00eb]", "\u00ea", "e\u0301"],
+    ["(?<n>a)\\k<n>", "aa"],
+    ["a{2,1}", "aa"],
+    ["^[^]$|[]", "\n"],
+    ["caf\u00e9", "caf\u00e9 cr\u00e8me", "cafe"],
+]
+
+
+def component_schema():
+    for i, (schema, value) in enumerate(SCHEMA_PAIRS):
+        write("component-schema", f"pair-{i}", schema.encode() + b"\0" + value.encode())
+    for i, parts in enumerate(PATTERNS):
+        write("component-schema", f"pattern-{i}", bytes([2]) + b"\0".join(p.encode() for p in parts))
+    for i, data in enumerate([bytes(range(1, 64, 2)), bytes([0x41, 0x35, 0x21, 0x07, 0x33, 0x91, 0x4b]) * 6]):
+        write("component-schema", f"generated-{i}", bytes([1]) + data)
+
+
 if __name__ == "__main__":
     websocket()
     http()
     json_targets()
     jwt()
     hub_options()
+    component_schema()
     for target in sorted(os.listdir(ROOT)):
         files = os.listdir(os.path.join(ROOT, target))
         size = sum(os.path.getsize(os.path.join(ROOT, target, f)) for f in files)
