@@ -56,7 +56,7 @@ let package = Package(
         .executableTarget(
             name: "ws-bench", dependencies: ["PushHub", "PushHubClient", "WSProtocol", "CLinux", "COpenSSL", "TestSupport"], path: "bench/ws-bench"),
         // DESIGN §16: validating a 10,000-node screen against 20 component schemas (bench/README.md).
-        .executableTarget(name: "components-bench", dependencies: ["PushHub"], path: "bench/components"),
+        .executableTarget(name: "components-bench", dependencies: ["PushHub"], path: "bench/components/validate"),
         .target(name: "FuzzTargets", dependencies: ["PushHub", "WSProtocol", "COpenSSL"], path: "Fuzz/FuzzTargets"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "WSProtocolTests", dependencies: ["WSProtocol", "TestSupport"]),
