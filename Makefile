@@ -6,7 +6,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug
 BIN_RELEASE := .build/release
 
-.PHONY: run test build release deps venv deploy-tools redis unit e2e js-client conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart bench-results bench-releases bench-components-validate tsan asan fuzz soak chaos clean
+.PHONY: run test build release deps venv deploy-tools node redis unit e2e js-client conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart bench-results bench-releases bench-components-validate tsan asan fuzz soak chaos clean
 
 # OpenSSL's headers and library (the hub links them) and its command line (the TLS tests make
 # their certificates with `openssl req`); zlib's headers (permessage-deflate).
@@ -37,21 +37,24 @@ redis:
 	  echo "installing redis-server, redis-sentinel, redis-tools"; apt-get update -qq && \
 	  apt-get install -y -qq redis-server redis-sentinel redis-tools; }
 
-unit: build redis
+# The regex tests check our `pattern` subset against node's RegExp (ECMA-262).
+unit: build redis node
 	$(SWIFT) test
 
+node:
+	@command -v node >/dev/null 2>&1 || { echo "installing nodejs (the JavaScript tests, the pattern tests)"; \
+	  apt-get update -qq && apt-get install -y -qq nodejs; }
+
 # What the end-to-end tests need besides Python: Debian's nginx, strace and systemd-analyze
-# (deploy/), headless chromium and node (the JavaScript client, and its modules' unit tests).
+# (deploy/) and headless chromium (the JavaScript client in a browser); node is `node`.
 deploy-tools:
 	@command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || { echo "installing nginx, strace"; \
 	  apt-get update -qq && apt-get install -y -qq nginx strace openssl; }
 	@command -v systemd-analyze >/dev/null 2>&1 || apt-get install -y -qq systemd
 	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium (the JavaScript client's tests)"; \
 	  apt-get update -qq && apt-get install -y -qq chromium; }
-	@command -v node >/dev/null 2>&1 || { echo "installing nodejs (the JavaScript client's unit tests)"; \
-	  apt-get update -qq && apt-get install -y -qq nodejs; }
 
-e2e: build venv deploy-tools redis
+e2e: build venv deploy-tools node redis
 	.venv/bin/python -m pytest -q Tests/EndToEnd
 
 # The one-file JavaScript client as a file, clients/js/pushhub-client.js (not tracked), from its

@@ -52,6 +52,16 @@ import Testing
             Self.rendered(textOnly)
                 == #"{"children":[{"text":"t","type":"Text"},{"fallback":{"text":"m","type":"Text"},"type":"Map"}],"type":"Screen"}"#
         )
+        // A type that only Swift's string equality holds equal to a registered name (KELVIN SIGN
+        // for "K") is not that component: it passes, as validation treats it.
+        var withK = registry
+        withK.put(try Component(name: "K", body: try JSONReader.parse(#"{"versions":{"1":{}}}"#)), at: 1)
+        let kelvin = JSONValue.object(["type": .string("\u{212A}"), "fallback": .string("f")])
+        let none = withK.capabilities(platform: nil, appVersion: nil, declared: DeclaredComponents([:]))
+        #expect(Rendition.render(kelvin, for: RenderTarget(capabilities: none)) == kelvin)
+        #expect(
+            Rendition.render(.object(["type": .string("K"), "fallback": .string("f")]), for: RenderTarget(capabilities: none))
+                == .string("f"))
         // Nothing registered: the tree as it is (today's behaviour).
         #expect(Self.rendered(ComponentRegistry().latest) == JSONWriter.string(Self.tree))
     }

@@ -28,6 +28,14 @@ import Testing
 
     // MARK: type
 
+    @Test("a string too long to check against a pattern without a DFA is a violation that says so")
+    func patternBudget() {
+        let long = "\"" + String(repeating: "a", count: 10_000) + "\""
+        let found = Self.violations(#"{"pattern":"[ab]{0,1000}c"}"#, long)
+        #expect(found.count == 1 && found[0].contains("too long (10000 characters) to check"), "\(found)")
+        #expect(Self.isValid(#"{"pattern":"[ab]{0,1000}c"}"#, #""aabc""#))
+    }
+
     @Test("type: each of the seven names admits its own values only")
     func typeNames() {
         let values = [

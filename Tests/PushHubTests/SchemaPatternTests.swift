@@ -262,6 +262,25 @@ import Testing
         #expect(!explosive.matches("bbbb" + String(repeating: "b", count: 12)))
     }
 
+    @Test("without a DFA, a check keeps to a budget of work per scalar and says when it ran out")
+    func simulationBudget() throws {
+        // Hundreds of threads alive at once: no DFA within its limits, and a long string costs
+        // the simulation ~1000 steps per scalar.
+        let wide = try SchemaPattern("[ab]{0,1000}c")
+        #expect(!wide.isDeterministic)
+        #expect(wide.check("abc") == true && wide.check("ab") == false)
+        let long = String(repeating: "a", count: 10_000)
+        #expect(wide.check(long) == nil, "past the budget: no verdict, rather than seconds of work")
+        #expect(wide.matches(long) == false, "unbudgeted matching still answers")
+        // Patterns without a DFA that keep few threads alive are checked in full.
+        let literal = try SchemaPattern(String(repeating: "x", count: 600))
+        #expect(!literal.isDeterministic)
+        #expect(literal.check(String(repeating: "x", count: 5_000)) == true)
+        #expect(try SchemaPattern(#"\bword\b"#).check(String(repeating: "a ", count: 5_000) + "word") == true)
+        // A DFA answers whatever the length.
+        #expect(try SchemaPattern("^[a-z]+$").check(String(repeating: "a", count: 100_000)) == true)
+    }
+
     @Test("a pattern is equal to another with the same source, scalar by scalar")
     func equality() throws {
         #expect(try SchemaPattern("é") == SchemaPattern("é"))

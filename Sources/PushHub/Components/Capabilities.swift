@@ -65,12 +65,15 @@ public struct ComponentNeed: Hashable, Comparable, Sendable {
         self.version = version
     }
 
-    /// What `node` needs, if it is a node (an object with a string `"type"`). Its version is `"v"`:
+    /// What `node` needs, if it is a node of a component that can be registered (an object whose
+    /// `"type"` is a component name, `ComponentName.isValid`: other types are never judged — and
+    /// Swift's string equality, which holds "\u{212A}" (KELVIN SIGN) equal to "K", never makes one
+    /// look like a registered name; validation compares names scalar by scalar). Its version is `"v"`:
     /// absent means 1; a value that is not a positive integer means a version no client renders
     /// (publishing refuses such a node of a registered component; one published before its
     /// component was registered falls back for everyone rather than reach a client unjudged).
     public init?(node members: JSONObject) {
-        guard let component = members["type"]?.stringValue else { return nil }
+        guard let component = members["type"]?.stringValue, ComponentName.isValid(component) else { return nil }
         self.component = component
         guard let v = members["v"] else {
             version = 1

@@ -393,10 +393,20 @@ extension ComponentSchema {
                     }
                 }
             }
-            if let pattern, !pattern.matches(text) {
-                sink.report(
-                    "must match the pattern \(Self.describe(.string(pattern.source))), not \(Self.describe(.string(text)))"
-                )
+            if let pattern {
+                switch pattern.check(text) {
+                case true?:
+                    break
+                case false?:
+                    sink.report(
+                        "must match the pattern \(Self.describe(.string(pattern.source))), not \(Self.describe(.string(text)))"
+                    )
+                case nil:
+                    sink.report(
+                        "is too long (\(text.unicodeScalars.count) characters) to check against the pattern "
+                            + "\(Self.describe(.string(pattern.source))) in time: shorten it, or simplify the pattern "
+                            + "(fewer counted repetitions or alternatives)")
+                }
             }
         }
 

@@ -74,12 +74,27 @@ public struct SchemaPattern: Sendable, Equatable, CustomStringConvertible {
     /// Whether the pattern matches somewhere in `text` (JSON Schema's unanchored search).
     public func matches(_ text: String) -> Bool {
         if let automaton { return automaton.matches(text) }
-        return program.matches(text)
+        return program.matches(text, budget: .max) ?? false
+    }
+
+    /// The NFA simulation's work per scalar that `check` allows (on average over the string):
+    /// the DFA does one step per scalar, and ordinary patterns without one (`\b`, long literals)
+    /// keep a few threads alive; only patterns that keep hundreds alive at once pass it.
+    public static let simulationStepsPerScalar = 64
+
+    /// `matches`, within a budget of work: nil when the pattern has no DFA and simulating it on
+    /// `text` would take more than `simulationStepsPerScalar` steps per scalar (`[ab]{0,1000}c` on
+    /// a long string). Validation runs on the control plane's one thread, so what a publish costs
+    /// there stays proportional to its size whatever the schema's patterns (the verdict is
+    /// deterministic: the same string and pattern always give the same answer).
+    public func check(_ text: String) -> Bool? {
+        if let automaton { return automaton.matches(text) }
+        return program.matches(text, budget: Self.simulationStepsPerScalar * (text.unicodeScalars.count + 16))
     }
 
     /// What `matches` answers, from the NFA simulation alone whether or not a DFA exists (slower):
     /// the unit tests and the fuzzer check that the two agree.
-    public func matchesBySimulation(_ text: String) -> Bool { program.matches(text) }
+    public func matchesBySimulation(_ text: String) -> Bool { program.matches(text, budget: .max) ?? false }
 
     /// Whether matching runs the DFA (else the NFA simulation: `\b`/`\B`, or a DFA past its limits).
     public var isDeterministic: Bool { automaton != nil }
@@ -696,11 +711,15 @@ extension SchemaPattern {
         }
 
         /// Follows ε-moves from `pc` at `position`, listing the consuming instructions reached;
-        /// true as soon as `.match` is reached. `stack` is scratch space.
-        func addThread(_ pc: Int, at position: Position, to list: inout ThreadList, stack: inout [Int]) -> Bool {
+        /// true as soon as `.match` is reached. `stack` is scratch space; `steps` counts the
+        /// instructions visited.
+        func addThread(
+            _ pc: Int, at position: Position, to list: inout ThreadList, stack: inout [Int], steps: inout Int
+        ) -> Bool {
             stack.append(pc)
             while let pc = stack.popLast() {
                 guard list.mark(pc) else { continue }
+                steps &+= 1
                 switch instructions[pc] {
                 case .scalar, .set:
                     list.pcs.append(pc)
@@ -720,11 +739,13 @@ extension SchemaPattern {
         }
 
         /// Pike's simulation without captures: one set of states per position, each scalar
-        /// read once, so time is O(scalars × instructions).
-        func matches(_ text: String) -> Bool {
+        /// read once, so time is O(scalars × instructions). nil once more than `budget`
+        /// instructions were visited.
+        func matches(_ text: String, budget: Int) -> Bool? {
             var current = ThreadList(count: instructions.count)
             var next = ThreadList(count: instructions.count)
             var stack: [Int] = []
+            var steps = 0
             var iterator = text.unicodeScalars.makeIterator()
             var previous: UInt32?
             var scalar = iterator.next()?.value
@@ -732,13 +753,14 @@ extension SchemaPattern {
                 let position = Position(
                     isStart: previous == nil, isEnd: scalar == nil, previous: previous, next: scalar)
                 // A match may start here (the search is unanchored).
-                if addThread(0, at: position, to: &current, stack: &stack) { return true }
+                if addThread(0, at: position, to: &current, stack: &stack, steps: &steps) { return true }
                 guard let consumed = scalar else { return false }
+                guard steps <= budget else { return nil }
                 let following = iterator.next()?.value
                 let after = Position(isStart: false, isEnd: following == nil, previous: consumed, next: following)
                 next.clear()
                 for pc in current.pcs where accepts(pc, consumed) {
-                    if addThread(pc + 1, at: after, to: &next, stack: &stack) { return true }
+                    if addThread(pc + 1, at: after, to: &next, stack: &stack, steps: &steps) { return true }
                 }
                 swap(&current, &next)
                 previous = consumed
