@@ -151,6 +151,25 @@ import Testing
         #expect(places.first?["by_app"]?.arrayValue?.count == 2)
     }
 
+    @Test("the fallback report lists nodes in document order, indexes as numbers")
+    func reportOrder() throws {
+        let registry = try Self.registry()
+        let children = (0..<12).map { _ in JSONValue.object(["type": .string("Carousel"), "v": .number(2)]) }
+        let tree = JSONValue.object(["a": .object(["type": .string("Text"), "v": .number(2)]), "children": .array(children)])
+        let builds = [ClientBuild(platform: nil, appVersion: nil, declared: DeclaredComponents(["Carousel": 1, "Text": 1])): 1]
+        let pointers = FallbackReport.json(tree: tree, builds: builds, registry: registry)["fallbacks"]?.arrayValue?.compactMap {
+            $0["pointer"]?.stringValue
+        }
+        #expect(pointers == ["/a"] + (0..<12).map { "/children/\($0)" })
+    }
+
+    @Test("a build's platform finds its profile whatever its case; profiles are registered lowercase")
+    func platformCase() throws {
+        let registry = try Self.registry(profiles: [("ios", "5.0.0", ["Text": 1])])
+        #expect(registry.profile("iOS", for: SemanticVersion("5.1.0"))?.platform == "ios")
+        #expect(registry.capabilities(platform: "IOS", appVersion: SemanticVersion("5.1.0"), declared: nil).limits["Carousel"] == 0)
+    }
+
     @Test("declarations are checked as the protocol says")
     func declarations() throws {
         #expect(try DeclaredComponents(json: JSONReader.parse(#"{"Carousel":2,"a.b_c-1":1000}"#)).versions.count == 2)

@@ -225,8 +225,10 @@ import Testing
         #expect(loop.components.profile("ios", for: SemanticVersion("5.1.0")) != nil)
         // Nothing for what did not change: the same screen, the same cohort.
         #expect(!changes.contains { if case .screenPublished(let v, _) = $0 { v.name == "same" } else { false } })
-        // The registry is sent once, whole, only when it differs.
+        // The registry is sent once, whole, only when it differs, and first: versions published
+        // meanwhile are rendered with it.
         #expect(changes.filter { if case .componentsChanged = $0 { true } else { false } }.count == 1)
+        #expect({ if case .componentsChanged = changes.first { true } else { false } }())
         #expect(!new.changes(toReach: new).changes.contains { if case .componentsChanged = $0 { true } else { false } })
     }
 }

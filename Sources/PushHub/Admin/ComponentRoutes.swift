@@ -18,12 +18,13 @@ struct ComponentRoutes: AdminHandlers {
         call.gather(.clientBuilds) { [call, reply] answers in
             let builds = answers.clientBuilds
             let registry = call.state.view.components
+            let resolved = Self.resolve(builds, in: registry)
             let components = registry.components.keys.sorted().map { name -> JSONValue in
                 let registered = registry.components[name]!
                 let versions = registered.component.sortedVersions.map { version -> JSONValue in
                     .object([
                         "version": .number(Double(version)),
-                        "clients": .number(Double(Self.clients(rendering: name, version, of: builds, in: registry))),
+                        "clients": .number(Double(Self.clients(rendering: name, version, of: resolved))),
                     ])
                 }
                 return .object([
@@ -50,12 +51,12 @@ struct ComponentRoutes: AdminHandlers {
                 reply.error(AdminError.notFound("no component named \(name)"))
                 return
             }
-            let builds = answers.clientBuilds
+            let resolved = Self.resolve(answers.clientBuilds, in: registry)
             var versions = JSONObject()
             for version in registered.component.sortedVersions {
                 versions[String(version)] = .object([
                     "schema": registered.component.versions[version]!.json,
-                    "clients": .number(Double(Self.clients(rendering: name, version, of: builds, in: registry))),
+                    "clients": .number(Double(Self.clients(rendering: name, version, of: resolved))),
                 ])
             }
             reply.json(
@@ -106,17 +107,18 @@ struct ComponentRoutes: AdminHandlers {
 
     // MARK: - Shared
 
-    /// The clients among `builds` that can render `version` of component `name`.
-    static func clients(rendering name: String, _ version: Int, of builds: [ClientBuild: Int], in registry: ComponentRegistry)
-        -> Int
-    {
+    /// What each of `builds` renders under `registry`, resolved once per build, with its clients.
+    static func resolve(_ builds: [ClientBuild: Int], in registry: ComponentRegistry) -> [(Capabilities, Int)] {
+        builds.map { build, count in
+            (registry.capabilities(platform: build.platform, appVersion: build.appVersion, declared: build.declared), count)
+        }
+    }
+
+    /// The clients of `builds` that can render `version` of component `name`.
+    static func clients(rendering name: String, _ version: Int, of builds: [(Capabilities, Int)]) -> Int {
         let need = ComponentNeed(component: name, version: version)
         var total = 0
-        for (build, count) in builds {
-            let capabilities = registry.capabilities(
-                platform: build.platform, appVersion: build.appVersion, declared: build.declared)
-            if capabilities.judge(need) != .cannotRender { total &+= count }
-        }
+        for (capabilities, count) in builds where capabilities.judge(need) != .cannotRender { total &+= count }
         return total
     }
 

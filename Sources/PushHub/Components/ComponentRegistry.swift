@@ -64,8 +64,12 @@ public struct ComponentRegistry: Sendable {
     }
 
     /// The profile that applies to a build: the newest of its platform at or below its version.
+    /// Profiles are registered under lowercase platforms; a client's `iOS` is `ios` here (an app
+    /// that spells it otherwise must not fall back to rendering everything).
     public func profile(_ platform: String?, for appVersion: SemanticVersion?) -> AppProfile? {
-        guard let platform, let appVersion, let list = profiles[platform] else { return nil }
+        guard let platform, let appVersion, let list = profiles[platform] ?? profiles[platform.lowercased()] else {
+            return nil
+        }
         return list.last { $0.appVersion <= appVersion }
     }
 

@@ -36,8 +36,11 @@ enum FallbackReport {
                     count
             }
         }
-        // Document order; for one node, fallback before removal.
-        order.sort { ($0.pointer, $0.outcome.rawValue) < ($1.pointer, $1.outcome.rawValue) }
+        // Document order (a node before what is inside it, array elements by index, members by
+        // name as the canonical form orders them); for one node, fallback before removal.
+        order.sort { a, b in
+            a.pointer == b.pointer ? a.outcome.rawValue < b.outcome.rawValue : Self.precedes(a.pointer, b.pointer)
+        }
         let places = order.map { place -> JSONValue in
             let apps = counts[place]!
             let byApp = apps.sorted { a, b in
@@ -59,5 +62,16 @@ enum FallbackReport {
             ])
         }
         return .object(["clients": .number(Double(builds.values.reduce(0, &+))), "fallbacks": .array(places)])
+    }
+
+    /// Whether the node at pointer `a` comes before the one at `b` in the tree: token by token,
+    /// indexes as numbers (`/children/2` before `/children/10`), a node before its descendants.
+    static func precedes(_ a: String, _ b: String) -> Bool {
+        let first = JSONPointer(parsing: a)?.tokens ?? [], second = JSONPointer(parsing: b)?.tokens ?? []
+        for (x, y) in zip(first, second) where x != y {
+            if let i = Int(x), let j = Int(y) { return i < j }
+            return x < y
+        }
+        return first.count < second.count
     }
 }

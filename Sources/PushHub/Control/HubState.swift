@@ -156,6 +156,9 @@ struct HubState {
     func changes(toReach target: HubState) -> (changes: [HubChange], target: HubState) {
         var changes: [HubChange] = []
         var target = target
+        // The registry first: versions published meanwhile are rendered with what clients can
+        // render now, not with what they could before (the other hub published them so).
+        if view.components != target.view.components { changes.append(.componentsChanged(target.view.components)) }
         // A screen whose release started, rose or ended meanwhile, or that gained the candidate of
         // a release, is reloaded whole: its versions and its release in one change, after which
         // each subscriber is brought from what it holds to what it should see. Publishing those
@@ -207,7 +210,6 @@ struct HubState {
             }
         }
         for sync in target.view.syncs.syncs where sync.seq > view.syncs.lastSeq { changes.append(.syncAppended(sync)) }
-        if view.components != target.view.components { changes.append(.componentsChanged(target.view.components)) }
         return (changes, target)
     }
 

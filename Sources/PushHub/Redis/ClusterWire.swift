@@ -166,10 +166,11 @@ extension LoopAnswer {
         case .clientBuilds(let counts):
             return .object([
                 "kind": .string("client_builds"),
+                // Sorted by their JSON text: the same counts always travel as the same bytes.
                 "builds": .array(
                     counts.map { build, count in
-                        .object(["build": build.json, "count": .number(Double(count))])
-                    }),
+                        JSONValue.object(["build": build.json, "count": .number(Double(count))])
+                    }.sorted { JSONWriter.string($0) < JSONWriter.string($1) }),
             ])
         case .receipts(let counts):
             return .object([
