@@ -346,3 +346,31 @@ def test_bad_component_declarations_in_hello_are_errors(hub):
             assert error["type"] == "error" and error["code"] == "bad_message" and needle in error["message"], error
     finally:
         ws.close()
+
+
+def test_an_experiment_variant_that_would_send_a_bad_node_is_refused_like_a_publish(hub_factory):
+    hub = hub_factory("--allow-anonymous")
+    register(hub, "Carousel", CAROUSEL)
+    base = {"type": "Screen", "title": "Shop"}
+    publish(hub, SCREEN, base)
+    bad_variant = {"key": "promo", "status": "running",
+                   "variants": [{"key": "A"}, {"key": "B"}],
+                   "screens": {SCREEN: {"B": {"+promo": {"type": "Carousel", "bogus": 1}}}}}
+    code, answer = call(hub, "PUT", "/v1/experiments/promo", bad_variant)
+    assert code == 422 and answer["error"]["code"] == "invalid_tree", answer
+    errors = answer["error"]["errors"]
+    assert len(errors) == 2 and {(e["experiment"], e["variant"], e["pointer"]) for e in errors} == {
+        ("promo", "B", "/promo")}, errors  # "bogus" not allowed, "items" missing
+
+    # A valid variant is taken: B turns the base's banner into a Carousel. A base whose banner
+    # would make a bad Carousel in B is then refused, naming the variant.
+    publish(hub, SCREEN, {"type": "Screen", "hero": {"type": "Banner", "items": []}})
+    good_variant = dict(bad_variant, screens={SCREEN: {"B": {"hero": {"type": "Carousel"}}}})
+    code, answer = call(hub, "PUT", "/v1/experiments/promo", good_variant)
+    assert code == 200, answer
+    code, answer = call(hub, "PUT", "/v1/screens/" + SCREEN, {"type": "Screen", "hero": {"type": "Banner", "image": "x"}})
+    assert code == 422 and {(e.get("variant"), e["pointer"]) for e in answer["error"]["errors"]} == {("B", "/hero")}, answer
+    # Registering a schema the variant breaks names the variant.
+    code, answer = call(hub, "PUT", "/v1/components/Carousel", {"versions": {"1": {"schema": {
+        "type": "object", "required": ["items", "title"]}}}})
+    assert code == 409 and answer["error"]["screens"][0]["variant"] == "B", answer

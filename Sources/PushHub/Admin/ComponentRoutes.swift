@@ -122,23 +122,33 @@ struct ComponentRoutes: AdminHandlers {
         return total
     }
 
-    /// The screens whose current version or rolling candidate violates `component`, with their
-    /// errors: `[{"screen","version","errors":[…]}]`, by screen name.
+    /// The screens whose current version, rolling candidate, or a running experiment's variant
+    /// of it violates `component`, with their errors: `[{"screen","version","errors":[…]}]` (and
+    /// `"experiment"`, `"variant"` for a variant's tree), by screen name.
     static func screensViolating(_ component: Component, in state: HubState) -> [JSONValue] {
         let view = state.view
+        let components = [component.name: component]
         var found: [JSONValue] = []
+        func check(_ tree: JSONValue, _ screen: String, _ version: Int, _ context: JSONObject = [:]) {
+            let errors = TreeValidation.violations(
+                in: tree, components: components, strict: false, limit: ComponentCheck.maxReportedErrors)
+            guard !errors.isEmpty else { return }
+            var members: JSONObject = [
+                "screen": .string(screen), "version": .number(Double(version)), "errors": .array(errors.map { $0.json }),
+            ]
+            for (key, value) in context { members[key] = value }
+            found.append(.object(members))
+        }
         for name in view.screens.keys.sorted() {
-            let versions = [view.current(name), view.releases[name]?.candidate].compactMap { $0 }
-            for version in versions {
-                let errors = TreeValidation.violations(
-                    in: version.tree, components: [component.name: component], strict: false,
-                    limit: ScreenRoutes.maxReportedViolations)
-                guard !errors.isEmpty else { continue }
-                found.append(
-                    .object([
-                        "screen": .string(name), "version": .number(Double(version.version)),
-                        "errors": .array(errors.map { $0.json }),
-                    ]))
+            guard let current = view.current(name) else { continue }
+            check(current.tree, name, current.version)
+            if let candidate = view.releases[name]?.candidate { check(candidate.tree, name, candidate.version) }
+            for experiment in view.experiments.touching[name] ?? [] {
+                for (variant, patch) in (experiment.screens[name] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                    check(
+                        VariantPatch.apply(patch, to: current.tree), name, current.version,
+                        ["experiment": .string(experiment.key), "variant": .string(variant)])
+                }
             }
         }
         return found

@@ -167,6 +167,7 @@ struct ExperimentRoutes: AdminHandlers {
     private func validated(_ json: JSONValue) throws(AdminError) -> Experiment {
         let experiment = try Experiment(key: key, json: json)
         try checkVariantPatches(experiment)
+        try ComponentCheck(call: call).check(variantsOf: experiment)
         let set = call.state.view.experiments
         if let layer = experiment.layer, let range = experiment.layerRange {
             for other in set.all.values where other.key != key && other.layer == layer && other.status != .stopped {

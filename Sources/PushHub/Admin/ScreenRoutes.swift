@@ -92,30 +92,7 @@ struct ScreenRoutes: AdminHandlers {
                 422, "invalid_min_app_version",
                 "\(path) must be a semantic version such as \"5.3.0\" (each number at most \(Int.max))")
         }
-        try checkComponents(tree, call: call)
-    }
-
-    /// The most violations a 422 lists (a 10,000-node tree can have more; the answer says so).
-    static let maxReportedViolations = 1000
-
-    /// DESIGN §16: every node of a registered component matches the schema of its version (and,
-    /// with `--strict-components`, every node names a registered one); else 422 `invalid_tree`
-    /// listing each violation with its JSON Pointer.
-    static func checkComponents(_ tree: JSONValue, call: AdminCall) throws(AdminError) {
-        let registry = call.state.view.components
-        let strict = call.plane.config.strictComponents
-        guard strict || !registry.components.isEmpty else { return }
-        let violations = TreeValidation.violations(
-            in: tree, components: registry.componentsByName, strict: strict, limit: maxReportedViolations + 1)
-        guard let first = violations.first else { return }
-        let listed = violations.prefix(maxReportedViolations)
-        var error = AdminError(
-            422, "invalid_tree",
-            "\(violations.count > listed.count ? "more than \(listed.count)" : String(listed.count)) node(s) do not "
-                + "match their component's schema; the first: \(first.pointer.isEmpty ? "the root" : first.pointer): \(first.message)")
-        error.details["errors"] = .array(listed.map(\.json))
-        if violations.count > listed.count { error.details["truncated"] = .bool(true) }
-        throw error
+        try ComponentCheck(call: call).check(tree, screen: call.variable)
     }
 
     /// A screen with a rolling release takes no other publish, delete or rollback (DESIGN §15).
