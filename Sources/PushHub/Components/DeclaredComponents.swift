@@ -5,8 +5,13 @@
 /// at most `ComponentName.maxDeclared` of them. Sessions intern it (`RenditionCache`): one object per distinct set.
 public final class DeclaredComponents: Hashable, Sendable {
     public let versions: [String: Int]
+    /// Hashed once: a declaration is hashed per hello (interning, the capabilities memo).
+    private let hashCode: Int
 
-    public init(_ versions: [String: Int]) { self.versions = versions }
+    public init(_ versions: [String: Int]) {
+        self.versions = versions
+        hashCode = versions.hashValue
+    }
 
     /// From `hello.components`: an object of name → integer. The error names what is wrong.
     public convenience init(json: JSONValue) throws(InputError) {
@@ -49,8 +54,10 @@ public final class DeclaredComponents: Hashable, Sendable {
 
     public var json: JSONValue { .object(JSONObject(versions.mapValues { .number(Double($0)) })) }
 
-    public static func == (a: DeclaredComponents, b: DeclaredComponents) -> Bool { a === b || a.versions == b.versions }
-    public func hash(into hasher: inout Hasher) { hasher.combine(versions) }
+    public static func == (a: DeclaredComponents, b: DeclaredComponents) -> Bool {
+        a === b || (a.hashCode == b.hashCode && a.versions == b.versions)
+    }
+    public func hash(into hasher: inout Hasher) { hasher.combine(hashCode) }
 }
 
 extension ComponentName {

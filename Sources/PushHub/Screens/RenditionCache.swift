@@ -17,6 +17,9 @@ public struct RenditionCache {
         fileprivate var merged: [[String]: MergedTree] = [:]
         fileprivate var rendered: [RenditionKey: RenderedTree] = [:]
         fileprivate var messages: [MessageKey: [UInt8]] = [:]
+        /// Rendition keys of targets without variants that judge components, by their
+        /// capabilities (kept alive here, so an identifier is never another object's).
+        fileprivate var keys: [ObjectIdentifier: (capabilities: Capabilities, key: RenditionKey)] = [:]
     }
 
     /// The tree after a combination of variant patches, and what it asks of its clients.
@@ -38,6 +41,13 @@ public struct RenditionCache {
     /// One object per distinct capabilities and declaration of this thread's clients (DESIGN §16).
     private var capabilities = Interner<Capabilities>()
     private var declarations = Interner<DeclaredComponents>()
+    /// What each build renders under the registry whose `latest` is `resolvedUnder`: a hello,
+    /// and every session again after a registry change, resolve a build once per thread.
+    private var resolvedUnder: Capabilities?
+    private var resolved: [ClientBuild: Capabilities] = [:]
+    /// Past this many builds the memo starts over (clients declaring made-up components cannot
+    /// grow it without bound).
+    static let maxResolvedBuilds = 10_000
 
     public init() {}
 
@@ -56,13 +66,20 @@ public struct RenditionCache {
     }
 
     /// The rendition key of `target` for `version`: clients with equal keys see equal trees.
+    /// Judging components costs a lookup per need, so for a target without variants that judges
+    /// some, the key is kept per capabilities object (a fan-out to many builds asks often).
     mutating func renditionKey(_ version: ScreenVersion, for target: RenderTarget) -> RenditionKey {
-        let requirements = mergedTree(version, for: target).requirements
         let capabilities = target.capabilities
-        return RenditionKey(
+        let kept = target.variantPatches.isEmpty && !capabilities.limits.isEmpty
+        let id = ObjectIdentifier(version), by = ObjectIdentifier(capabilities)
+        if kept, let known = entries[version.name]?[id]?.keys[by], known.capabilities === capabilities { return known.key }
+        let requirements = mergedTree(version, for: target).requirements
+        let key = RenditionKey(
             patches: target.variantPatches.map(\.label),
             capabilities: Rendition.key(for: capabilities, thresholds: requirements.thresholds),
             components: Self.judgements(of: requirements.components, by: capabilities))
+        if kept { entries[version.name, default: [:]][id, default: Entry(version: version)].keys[by] = (capabilities, key) }
+        return key
     }
 
     /// How `capabilities` fares with each need; none when it renders every one as it is (so that
@@ -103,7 +120,18 @@ public struct RenditionCache {
 
     /// What `client` renders under `view`'s registry, shared with this thread's equal clients.
     mutating func capabilities(of client: ClientAttributes, view: HubView) -> Capabilities {
-        capabilities.intern(view.components.capabilities(of: client))
+        let registry = view.components
+        // Every registry change makes a new `latest`: the memo is of this registry exactly.
+        if resolvedUnder !== registry.latest {
+            resolvedUnder = registry.latest
+            resolved.removeAll()
+        }
+        let build = ClientBuild(client)
+        if let known = resolved[build] { return known }
+        let made = capabilities.intern(registry.capabilities(of: client))
+        if resolved.count >= Self.maxResolvedBuilds { resolved.removeAll() }
+        resolved[build] = made
+        return made
     }
 
     /// `declared`, or the equal declaration another client here made.
@@ -200,6 +228,7 @@ public struct RenditionCache {
         merged.merged.merge(mine.merged) { theirs, _ in theirs }
         merged.rendered.merge(mine.rendered) { theirs, _ in theirs }
         merged.messages.merge(mine.messages) { theirs, _ in theirs }
+        merged.keys.merge(mine.keys) { theirs, _ in theirs }
         entries[entry.version.name, default: [:]][id] = merged
     }
 
