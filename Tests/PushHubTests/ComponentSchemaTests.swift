@@ -28,6 +28,15 @@ import Testing
 
     // MARK: type
 
+    @Test("properties, required and enum have at most 1000 entries")
+    func listLimits() {
+        func listed(_ count: Int, _ make: (Int) -> String) -> String { (0..<count).map(make).joined(separator: ",") }
+        #expect(Self.refusal(#"{"enum":[\#(listed(1000) { "\($0)" })]}"#) == nil)
+        #expect(Self.refusal(#"{"enum":[\#(listed(1001) { "\($0)" })]}"#)?.contains("at most 1000") == true)
+        #expect(Self.refusal(#"{"required":[\#(listed(1001) { "\"p\($0)\"" })]}"#)?.contains("at most 1000") == true)
+        #expect(Self.refusal(#"{"properties":{\#(listed(1001) { "\"p\($0)\":{}" })}}"#)?.contains("at most 1000") == true)
+    }
+
     @Test("a string too long to check against a pattern without a DFA is a violation that says so")
     func patternBudget() {
         let long = "\"" + String(repeating: "a", count: 10_000) + "\""

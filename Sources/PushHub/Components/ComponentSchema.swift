@@ -38,6 +38,10 @@ public struct ComponentSchema: Sendable, Equatable {
     ]
     /// Accepted and ignored.
     public static let annotations = ["$schema", "$id", "$comment", "title", "description", "default", "examples"]
+    /// The most entries one `properties`, `required` or `enum` may have: each node is checked
+    /// against them on the control plane's one thread, so a publish's cost must stay proportional
+    /// to its size, not to its size times a schema's.
+    public static let maxListed = 1000
 
     /// Checks and compiles `json`.
     /// - Throws: `SchemaError` at the first keyword that is unknown, malformed or (a pattern)
@@ -190,6 +194,9 @@ extension ComponentSchema {
                 guard let object = value.objectValue else {
                     throw fail("properties", "properties must be an object of schemas, not \(Self.phrase(value))")
                 }
+                guard object.count <= ComponentSchema.maxListed else {
+                    throw fail("properties", "properties names \(object.count) members; at most \(ComponentSchema.maxListed)")
+                }
                 var properties: [Property] = []
                 for (name, schema) in object {
                     properties.append(
@@ -205,6 +212,9 @@ extension ComponentSchema {
             if let value = members["required"] {
                 guard let names = value.arrayValue else {
                     throw fail("required", "required must be an array of property names, not \(Self.phrase(value))")
+                }
+                guard names.count <= ComponentSchema.maxListed else {
+                    throw fail("required", "required lists \(names.count) names; at most \(ComponentSchema.maxListed)")
                 }
                 var required: [String] = []
                 for (i, name) in names.enumerated() {
@@ -243,6 +253,9 @@ extension ComponentSchema {
                     throw fail("enum", "enum must be an array of the allowed values, not \(Self.phrase(value))")
                 }
                 guard !values.isEmpty else { throw fail("enum", "enum lists no values, so no value would be valid") }
+                guard values.count <= ComponentSchema.maxListed else {
+                    throw fail("enum", "enum lists \(values.count) values; at most \(ComponentSchema.maxListed)")
+                }
                 enumValues = values
             } else {
                 enumValues = nil
