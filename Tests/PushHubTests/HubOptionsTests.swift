@@ -79,7 +79,7 @@ import TestSupport
              "tls_cert": "\#(certificate)", "tls_key": "\#(key)",
              "admin_tls_cert": "\#(certificate)", "admin_tls_key": "\#(key)",
              "redis": "rediss://hub:pw@10.0.0.5:6380/2", "redis_sentinel": "10.0.0.7:26379, 10.0.0.8:26379",
-             "redis_master": "pushhub", "redis_ca": "\#(certificate)"}
+             "redis_master": "pushhub", "redis_ca": "\#(certificate)", "strict_components": true}
             """#
         try file.write(toFile: path, atomically: true, encoding: .utf8)
         // Every flag the hub has (bar the file itself) is a key of this file: a new flag must join it.
@@ -98,6 +98,9 @@ import TestSupport
         #expect(config.handshakeTimeout == .seconds(3) && config.drainTimeout == .seconds(7))
         #expect(config.helloTimeout == .seconds(4) && config.pingInterval == .seconds(5) && config.idleTimeout == .seconds(6))
         #expect(!config.compression && config.compressionMinimumBytes == 1024)
+        #expect(config.strictComponents)
+        #expect(try !HubOptions.parse([], environment: [:]).config.strictComponents)
+        #expect(try HubOptions.parse([], environment: ["PUSHHUB_STRICT_COMPONENTS": "1"]).config.strictComponents)
         #expect(config.redis?.description == "rediss://hub:***@10.0.0.5:6380/2")
         #expect(config.redisTLS?.caFile == certificate)
         #expect(config.redisSentinels.map(\.description) == ["10.0.0.7:26379", "10.0.0.8:26379"])
