@@ -14,7 +14,7 @@ from chromium import PageServer
 from component_clients import CAROUSEL, HOME, TEXT, App, client_token, expected_counts
 from release_clients import wait
 from test_console import browser, hub  # noqa: F401 (module fixtures: a --dev hub, headless Chromium)
-from test_console import click, go, js, screenshot, sign_in, text
+from test_console import click, go, js, screenshot, set_value, sign_in, text
 
 
 #: A page that loads the JavaScript client as `window.P` (PageServer serves the bundle).
@@ -57,9 +57,6 @@ def apps(hub, registry):
         app.close()
 
 
-def set_value(browser, selector, value):
-    browser.evaluate("(() => { const f = document.querySelector(%s); f.value = %s;"
-                     " f.dispatchEvent(new Event('input', { bubbles: true })); return true; })()" % (js(selector), js(value)))
 
 
 def rows(browser, selector):

@@ -14,7 +14,7 @@ import pytest
 from admin import call, publish
 from release_clients import Device, exposed, wait
 from test_console import browser, hub  # noqa: F401 (module fixtures: a --dev hub, headless Chromium)
-from test_console import click, confirm, go, js, screenshot, sign_in, text
+from test_console import click, confirm, go, js, screenshot, set_value, sign_in, text
 
 BASE = {"type": "screen", "children": [{"id": "hero", "type": "text", "text": "Welcome"}]}
 CANDIDATE = {"type": "screen", "children": [{"id": "hero", "type": "text", "text": "Welcome back"},
@@ -40,10 +40,6 @@ def devices(hub):
         device.close()
 
 
-def set_value(browser, selector, value):
-    """Types `value` into a field the way a person does: the value, then an input event."""
-    browser.evaluate("(() => { const f = document.querySelector(%s); f.value = %s;"
-                     " f.dispatchEvent(new Event('input', { bubbles: true })); return true; })()" % (js(selector), js(value)))
 
 
 def field_message(browser, selector):
