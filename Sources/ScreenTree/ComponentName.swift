@@ -11,7 +11,8 @@ public enum ComponentName {
     public static func isValid(_ name: String) -> Bool {
         (1...100).contains(name.utf8.count)
             && name.utf8.allSatisfy { byte in
-                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
                     || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".")
                     || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
             }

@@ -47,7 +47,8 @@ import Testing
             Self.rendered(carouselOne)
                 == #"{"children":[{"items":[1],"type":"Carousel"},{"fallback":{"text":"m","type":"Text"},"type":"Map"}],"type":"Screen"}"#
         )
-        let textOnly = registry.capabilities(platform: "ios", appVersion: nil, declared: DeclaredComponents(["Text": 1]))
+        let textOnly = registry.capabilities(
+            platform: "ios", appVersion: nil, declared: DeclaredComponents(["Text": 1]))
         #expect(
             Self.rendered(textOnly)
                 == #"{"children":[{"text":"t","type":"Text"},{"fallback":{"text":"m","type":"Text"},"type":"Map"}],"type":"Screen"}"#
@@ -60,7 +61,8 @@ import Testing
         let none = withK.capabilities(platform: nil, appVersion: nil, declared: DeclaredComponents([:]))
         #expect(Rendition.render(kelvin, for: RenderTarget(capabilities: none)) == kelvin)
         #expect(
-            Rendition.render(.object(["type": .string("K"), "fallback": .string("f")]), for: RenderTarget(capabilities: none))
+            Rendition.render(
+                .object(["type": .string("K"), "fallback": .string("f")]), for: RenderTarget(capabilities: none))
                 == .string("f"))
         // Nothing registered: the tree as it is (today's behaviour).
         #expect(Self.rendered(ComponentRegistry().latest) == JSONWriter.string(Self.tree))
@@ -137,7 +139,8 @@ import Testing
         let builds: [ClientBuild: Int] = [
             ClientBuild(platform: "ios", appVersion: SemanticVersion("5.1.0"), declared: nil): 3,
             ClientBuild(platform: "ios", appVersion: SemanticVersion("4.0.0"), declared: nil): 2,
-            ClientBuild(platform: "android", appVersion: nil, declared: DeclaredComponents(["Carousel": 1, "Text": 1])): 4,
+            ClientBuild(
+                platform: "android", appVersion: nil, declared: DeclaredComponents(["Carousel": 1, "Text": 1])): 4,
         ]
         let report = FallbackReport.json(tree: Self.tree, builds: builds, registry: registry)
         #expect(report["clients"]?.intValue == 9)
@@ -155,11 +158,16 @@ import Testing
     func reportOrder() throws {
         let registry = try Self.registry()
         let children = (0..<12).map { _ in JSONValue.object(["type": .string("Carousel"), "v": .number(2)]) }
-        let tree = JSONValue.object(["a": .object(["type": .string("Text"), "v": .number(2)]), "children": .array(children)])
-        let builds = [ClientBuild(platform: nil, appVersion: nil, declared: DeclaredComponents(["Carousel": 1, "Text": 1])): 1]
-        let pointers = FallbackReport.json(tree: tree, builds: builds, registry: registry)["fallbacks"]?.arrayValue?.compactMap {
-            $0["pointer"]?.stringValue
-        }
+        let tree = JSONValue.object([
+            "a": .object(["type": .string("Text"), "v": .number(2)]), "children": .array(children),
+        ])
+        let builds = [
+            ClientBuild(platform: nil, appVersion: nil, declared: DeclaredComponents(["Carousel": 1, "Text": 1])): 1
+        ]
+        let pointers = FallbackReport.json(tree: tree, builds: builds, registry: registry)["fallbacks"]?.arrayValue?
+            .compactMap {
+                $0["pointer"]?.stringValue
+            }
         #expect(pointers == ["/a"] + (0..<12).map { "/children/\($0)" })
     }
 
@@ -167,13 +175,17 @@ import Testing
     func platformCase() throws {
         let registry = try Self.registry(profiles: [("ios", "5.0.0", ["Text": 1])])
         #expect(registry.profile("iOS", for: SemanticVersion("5.1.0"))?.platform == "ios")
-        #expect(registry.capabilities(platform: "IOS", appVersion: SemanticVersion("5.1.0"), declared: nil).limits["Carousel"] == 0)
+        #expect(
+            registry.capabilities(platform: "IOS", appVersion: SemanticVersion("5.1.0"), declared: nil).limits[
+                "Carousel"] == 0)
     }
 
     @Test("declarations are checked as the protocol says")
     func declarations() throws {
         #expect(try DeclaredComponents(json: JSONReader.parse(#"{"Carousel":2,"a.b_c-1":1000}"#)).versions.count == 2)
-        for bad in [#"[]"#, #"{"Carousel":0}"#, #"{"Carousel":1001}"#, #"{"Carousel":1.5}"#, #"{"bad name":1}"#, #"{"":1}"#] {
+        for bad in [
+            #"[]"#, #"{"Carousel":0}"#, #"{"Carousel":1001}"#, #"{"Carousel":1.5}"#, #"{"bad name":1}"#, #"{"":1}"#,
+        ] {
             #expect(throws: InputError.self) { try DeclaredComponents(json: JSONReader.parse(bad)) }
         }
         #expect(try DeclaredComponents(query: "Carousel:2,Text:1").versions == ["Carousel": 2, "Text": 1])

@@ -110,7 +110,10 @@ struct ComponentRoutes: AdminHandlers {
     /// What each of `builds` renders under `registry`, resolved once per build, with its clients.
     static func resolve(_ builds: [ClientBuild: Int], in registry: ComponentRegistry) -> [(Capabilities, Int)] {
         builds.map { build, count in
-            (registry.capabilities(platform: build.platform, appVersion: build.appVersion, declared: build.declared), count)
+            (
+                registry.capabilities(platform: build.platform, appVersion: build.appVersion, declared: build.declared),
+                count
+            )
         }
     }
 
@@ -134,7 +137,8 @@ struct ComponentRoutes: AdminHandlers {
                 in: tree, components: components, strict: false, limit: ComponentCheck.maxReportedErrors)
             guard !errors.isEmpty else { return }
             var members: JSONObject = [
-                "screen": .string(screen), "version": .number(Double(version)), "errors": .array(errors.map { $0.json }),
+                "screen": .string(screen), "version": .number(Double(version)),
+                "errors": .array(errors.map { $0.json }),
             ]
             for (key, value) in context { members[key] = value }
             found.append(.object(members))

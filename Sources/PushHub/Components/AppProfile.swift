@@ -20,7 +20,9 @@ public struct AppProfile: Sendable, Equatable {
     /// A PUT body `{"components":{"Carousel":1,…}}`; the error names what is wrong.
     static func components(body: JSONValue) throws(InputError) -> DeclaredComponents {
         guard let members = body.objectValue, let components = members["components"] else {
-            throw InputError("bad_profile", "send {\"components\":{\"Carousel\":1,…}}: each component the build renders and its highest version")
+            throw InputError(
+                "bad_profile",
+                "send {\"components\":{\"Carousel\":1,…}}: each component the build renders and its highest version")
         }
         if let unknown = members.keys.first(where: { $0 != "components" }) {
             throw InputError("bad_profile", "unknown member \"\(unknown)\"; a profile has only \"components\"")

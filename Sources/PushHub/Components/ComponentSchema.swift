@@ -195,7 +195,8 @@ extension ComponentSchema {
                     throw fail("properties", "properties must be an object of schemas, not \(Self.phrase(value))")
                 }
                 guard object.count <= ComponentSchema.maxListed else {
-                    throw fail("properties", "properties names \(object.count) members; at most \(ComponentSchema.maxListed)")
+                    throw fail(
+                        "properties", "properties names \(object.count) members; at most \(ComponentSchema.maxListed)")
                 }
                 var properties: [Property] = []
                 for (name, schema) in object {

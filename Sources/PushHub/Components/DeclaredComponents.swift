@@ -19,7 +19,8 @@ public final class DeclaredComponents: Hashable, Sendable {
             throw InputError("bad_message", "\"components\" must be an object of component name → highest version")
         }
         guard members.count <= ComponentName.maxDeclared else {
-            throw InputError("bad_message", "\"components\" names \(members.count) components; at most \(ComponentName.maxDeclared)")
+            throw InputError(
+                "bad_message", "\"components\" names \(members.count) components; at most \(ComponentName.maxDeclared)")
         }
         var versions: [String: Int] = [:]
         for (name, value) in members {
@@ -47,7 +48,8 @@ public final class DeclaredComponents: Hashable, Sendable {
             versions[String(parts[0])] = version
         }
         guard versions.count <= ComponentName.maxDeclared else {
-            throw InputError("bad_components", "components names \(versions.count) components; at most \(ComponentName.maxDeclared)")
+            throw InputError(
+                "bad_components", "components names \(versions.count) components; at most \(ComponentName.maxDeclared)")
         }
         self.init(versions)
     }

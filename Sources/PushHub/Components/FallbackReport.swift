@@ -45,7 +45,9 @@ enum FallbackReport {
             let apps = counts[place]!
             let byApp = apps.sorted { a, b in
                 if a.key.platform != b.key.platform { return (a.key.platform ?? "") < (b.key.platform ?? "") }
-                guard let first = a.key.appVersion, let second = b.key.appVersion else { return a.key.appVersion == nil }
+                guard let first = a.key.appVersion, let second = b.key.appVersion else {
+                    return a.key.appVersion == nil
+                }
                 return first < second
             }.map { app, count -> JSONValue in
                 .object([

@@ -35,7 +35,8 @@ public struct RenderTarget: Hashable, Sendable {
     /// The app's variants on this screen (`"variants"` of DESIGN §6), by experiment key.
     public var variants: JSONObject {
         JSONObject(
-            Dictionary(variantPatches.map { ($0.experiment, JSONValue.string($0.variant)) }, uniquingKeysWith: { a, _ in a })
+            Dictionary(
+                variantPatches.map { ($0.experiment, JSONValue.string($0.variant)) }, uniquingKeysWith: { a, _ in a })
         )
     }
 }
@@ -71,7 +72,9 @@ public struct TreeRequirements: Sendable, Equatable {
         components = needs.sorted()
     }
 
-    private static func collect(_ value: JSONValue, _ thresholds: inout Set<SemanticVersion>, _ needs: inout Set<ComponentNeed>) {
+    private static func collect(
+        _ value: JSONValue, _ thresholds: inout Set<SemanticVersion>, _ needs: inout Set<ComponentNeed>
+    ) {
         switch value {
         case .object(let members):
             if let text = members["min_app_version"]?.stringValue, let version = SemanticVersion(text) {
@@ -88,7 +91,8 @@ public struct TreeRequirements: Sendable, Equatable {
 
     /// Whether every client sees the tree as it is: no thresholds, and no need `capabilities` judge.
     func leavesUnchanged(for capabilities: Capabilities) -> Bool {
-        thresholds.isEmpty && (capabilities.limits.isEmpty || components.allSatisfy { capabilities.judge($0) == .passes })
+        thresholds.isEmpty
+            && (capabilities.limits.isEmpty || components.allSatisfy { capabilities.judge($0) == .passes })
     }
 }
 

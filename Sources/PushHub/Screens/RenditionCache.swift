@@ -72,13 +72,17 @@ public struct RenditionCache {
         let capabilities = target.capabilities
         let kept = target.variantPatches.isEmpty && !capabilities.limits.isEmpty
         let id = ObjectIdentifier(version), by = ObjectIdentifier(capabilities)
-        if kept, let known = entries[version.name]?[id]?.keys[by], known.capabilities === capabilities { return known.key }
+        if kept, let known = entries[version.name]?[id]?.keys[by], known.capabilities === capabilities {
+            return known.key
+        }
         let requirements = mergedTree(version, for: target).requirements
         let key = RenditionKey(
             patches: target.variantPatches.map(\.label),
             capabilities: Rendition.key(for: capabilities, thresholds: requirements.thresholds),
             components: Self.judgements(of: requirements.components, by: capabilities))
-        if kept { entries[version.name, default: [:]][id, default: Entry(version: version)].keys[by] = (capabilities, key) }
+        if kept {
+            entries[version.name, default: [:]][id, default: Entry(version: version)].keys[by] = (capabilities, key)
+        }
         return key
     }
 
@@ -167,7 +171,8 @@ public struct RenditionCache {
                 screen: new.name, version: new.version, rendered: rendered, variants: variants)
             guard patch.count < snapshotSize else {
                 Metrics.snapshotsEncoded.add(1, ordering: .relaxed)
-                return ServerMessage.snapshot(screen: new.name, version: new.version, rendered: rendered, variants: variants)
+                return ServerMessage.snapshot(
+                    screen: new.name, version: new.version, rendered: rendered, variants: variants)
             }
             Metrics.patchesEncoded.add(1, ordering: .relaxed)
             return patch

@@ -34,7 +34,8 @@ struct FanoutMemo {
         cache: inout RenditionCache
     ) -> [UInt8]? {
         // Newest first: consecutive subscribers of one build hit at the first comparison.
-        for entry in remembered.reversed() where entry.from === old && entry.fromTarget == oldTarget && entry.target == target {
+        for entry in remembered.reversed()
+        where entry.from === old && entry.fromTarget == oldTarget && entry.target == target {
             return entry.frame
         }
         let frame = cache.update(from: old, oldTarget: oldTarget, to: new, newTarget: target)
