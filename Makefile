@@ -6,7 +6,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug
 BIN_RELEASE := .build/release
 
-.PHONY: run test build release deps venv deploy-tools node redis unit e2e js-client conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart bench-results bench-releases bench-components-validate tsan asan fuzz soak chaos clean
+.PHONY: run test build release deps venv deploy-tools node redis unit e2e js-client conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart bench-results bench-releases bench-components bench-components-validate tsan asan fuzz soak chaos clean
 
 # OpenSSL's headers and library (the hub links them) and its command line (the TLS tests make
 # their certificates with `openssl req`); zlib's headers (permessage-deflate).
@@ -138,6 +138,14 @@ bench-results: release venv redis
 # (C load generator driven by the script); its own hubs and redis-server. bench/README.md "Releases".
 bench-releases: release venv redis
 	.venv/bin/python bench/releases/run.py
+
+# Issue 28: components — a publish's fan-out to 10,000 clients that render different sets of
+# components (one build; four builds; a realistic mix of 20 app versions with profiles and
+# declarations; 200 app versions): deliveries/s, renditions, renders and encodes per publish
+# (/metrics), hub CPU per delivery. C load generator driven by the script; its own hubs.
+# bench/README.md "Components (issue 28)".
+bench-components: release venv
+	.venv/bin/python bench/components/run.py
 
 # Issue 28: validating a 10,001-node screen against 20 registered component schemas (DESIGN §16),
 # in process: what the check costs a publish. Release build of the bench alone. bench/README.md

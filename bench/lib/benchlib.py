@@ -1,9 +1,11 @@
 """What the Python benches share: the processes a run started (stopped on the way out), the
 machine's load (wait for a quiet machine, and say what other processes used during a run), free
-ports, the run's work folder, and a hub process with its admin API."""
+ports, the run's work folder, a hub process with its admin API and its threads' CPU time, clients
+held by `loadgen drive`, and the figures' formatting (percentiles, one line of ranges)."""
 import contextlib
 import http.client
 import json
+import math
 import os
 import shutil
 import signal
@@ -192,6 +194,149 @@ class BenchHub:
                 return response.status, (json.loads(data) if data else None), t0, t1
             time.sleep(0.005)
 
+    def text(self, path):
+        """One admin GET whose answer is not JSON (`/metrics`) → (status, text)."""
+        self.connection.request("GET", path, headers={"Authorization": "Bearer " + self.token})
+        response = self.connection.getresponse()
+        return response.status, response.read().decode()
+
+    def metrics(self):
+        """`/metrics` as {name: value} (samples without labels only)."""
+        status, text = self.text("/metrics")
+        if status != 200:
+            raise SystemExit("GET /metrics: %d %s" % (status, text[:300]))
+        values = {}
+        for line in text.splitlines():
+            parts = line.split()
+            if len(parts) == 2 and not line.startswith("#") and "{" not in parts[0]:
+                values[parts[0]] = float(parts[1])
+        return values
+
     def stop(self):
         self.connection.close()
+        stop(self.process)
+
+
+class HubCPU:
+    """CPU time of a hub's threads, in ns (schedstat's time on CPU; /proc/PID/stat counts clock
+    ticks, 10 ms, too coarse for one admin call), split as loadgen's track mode splits it: the
+    main thread (tid = pid), the client loops, the control plane (LoopGroup starts it last: the
+    highest tid)."""
+
+    def __init__(self, pid):
+        self.pid = pid
+        self.start = self.read()
+
+    def read(self):
+        times = {}
+        for task in os.listdir("/proc/%d/task" % self.pid):
+            try:
+                with open("/proc/%d/task/%s/schedstat" % (self.pid, task)) as stat:
+                    times[int(task)] = int(stat.read().split()[0])
+            except OSError:
+                pass
+        return times
+
+    def used(self):
+        """{"all", "loops", "control"} ns since the start."""
+        now = self.read()
+        delta = {tid: ns - self.start.get(tid, 0) for tid, ns in now.items()}
+        control = max(delta)
+        return {"all": sum(delta.values()), "control": delta[control],
+                "loops": sum(ns for tid, ns in delta.items() if tid not in (self.pid, control))}
+
+
+def percentile(values, fraction):
+    """Nearest rank, as loadgen's."""
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    rank = max(1, min(len(ordered), math.ceil(fraction * len(ordered) - 1e-9)))
+    return ordered[rank - 1]
+
+
+def spread_line(label, rows, keys):
+    """One line: for each (key, name, unit), the smallest and largest value over the rows."""
+    def figure(x):
+        return "%.*f" % (0 if abs(x) >= 100 else 1 if abs(x) >= 10 else 2, x)
+
+    parts = []
+    for key, name, unit in keys:
+        values = [row[key] for row in rows if row.get(key) is not None]
+        if values:
+            parts.append("%s %s–%s%s" % (name, figure(min(values)), figure(max(values)), unit))
+    say("%s: %s" % (label, ", ".join(parts)))
+
+
+class DrivePool:
+    """One `loadgen drive` process (bench/loadgen/loadgen.c, "mode: drive"): `n` clients of the
+    hub at `port`, client i being device d-<first+i> (user u<first+i> with `--jwt-secret-file` in
+    `flags`), subscribed to `screens`, held until `stop`. Its stderr goes to
+    `folder`/loadgen-<first>.log."""
+
+    def __init__(self, loadgen, port, n, first, screens, folder, timeout, flags=(), probe_s=30):
+        self.n, self.first, self.probe_s = n, first, probe_s
+        self.process = subprocess.Popen(
+            [loadgen, "drive", "--port", str(port), "--n", str(n), "--id-first", str(first),
+             "--subscribe", ",".join(screens), "--timeout", str(timeout), *flags],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
+            stderr=open(os.path.join(folder, "loadgen-%d.log" % first), "w"))
+        started.append(self.process)
+        ready, failed, seconds = self.expect("ready")[1:]
+        if int(ready) != n or int(failed):
+            raise SystemExit("loadgen: %s of %d clients ready, %s failed (its log is in the work folder)"
+                             % (ready, n, failed))
+        self.connect_s = float(seconds)
+
+    def expect(self, word):
+        line = self.process.stdout.readline()
+        if not line.startswith(word + " ") and line.strip() != word:
+            raise SystemExit("loadgen answered %r, expected %s (exit %s)" % (line, word, self.process.poll()))
+        return line.split()
+
+    def command(self, text, word):
+        self.process.stdin.write(text + "\n")
+        return self.expect(word)
+
+    def mark(self):
+        self.command("mark", "ok")
+
+    def send(self, client, message):
+        """Client `client` (this pool's index) sends `message`; returns the ns just before the write."""
+        answer = self.command("send %d %s" % (client, json.dumps(message, separators=(",", ":"))), "sent")
+        if len(answer) > 3:
+            raise SystemExit("client %d of pool %d is closed" % (client, self.first))
+        return int(answer[2])
+
+    def wait(self, count, seconds):
+        return int(self.command("wait %d %g" % (count, seconds), "count")[1])
+
+    def probe(self):
+        answered = int(self.command("probe %d" % self.probe_s, "probed")[1])
+        if answered != self.n:
+            raise SystemExit("only %d of %d clients answered the probe in %d s" % (answered, self.n, self.probe_s))
+
+    def dump(self):
+        """The messages since the mark: [(client, t, type, screen index, version, from, hash16, bytes)]."""
+        self.process.stdin.write("dump\n")
+        messages = []
+        while True:
+            line = self.process.stdout.readline()
+            if line.startswith("end "):
+                return messages
+            if not line.startswith("m "):
+                raise SystemExit("loadgen dump: %r" % line)
+            _, client, t, kind, screen, version, since, digest, size = line.split()
+            messages.append((int(client), int(t), kind, int(screen), int(version), int(since), digest, int(size)))
+
+    def cpu_ns(self):
+        return int(self.command("stats", "stats")[3])
+
+    def stop(self):
+        if self.process.poll() is None:
+            try:
+                self.process.stdin.write("quit\n")
+                self.process.stdin.flush()
+            except BrokenPipeError:
+                pass
         stop(self.process)

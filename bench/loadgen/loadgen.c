@@ -32,7 +32,9 @@
  *     A rolling restart (issue 24), in four phases with the hub restarted between them by
  *     bench/restart/run.sh through CDIR: see "mode: resume" below.
  *   loadgen drive    --port P --subscribe A[,B…] [--n 10000] [--id-first K] [--jwt-secret-file F]
- *     Clients held for a script (issue 27's releases, bench/releases/run.py), which tells them
+ *                    [--hello-extra-file F]
+ *     Clients held for a script (issue 27's releases, bench/releases/run.py; issue 28's components,
+ *     bench/components/run.py), which tells them
  *     what to send and reads what they received, one line at a time on stdin/stdout: see
  *     "mode: drive" below.
  *
@@ -419,6 +421,7 @@ static struct {
     const char *experiment;
     /* drive: client i is user u<id_first + i> (device d-<id_first + i>) */
     int id_first;
+    const char *hello_extra_file; /* drive: line i % L of it goes into client i's hello */
 } O = {
     .host = "127.0.0.1", .n = -1, .inflight = -1, .hello = -1, .src_first = 2, .src_last = 250,
     .settle_s = 2, .timeout_s = 120, .rounds = -1, .body_size = 0, .gap_s = 0.05, .round_timeout_s = 30,
@@ -441,6 +444,8 @@ static void usage(void) {
           "  resume   --port P --admin-port A --data DIR --control CDIR --pid HUBPID [--clients 19000]\n"
           "           [--screens 3] [--inflight N] [--settle S]   (driven by bench/restart/run.sh)\n"
           "  drive    --port P --subscribe A[,B...] [--n 10000] [--id-first K]   (commands on stdin: bench/releases/run.py)\n"
+          "           [--hello-extra-file F]   (client i's hello gets line i % L of F: members such as\n"
+          "           \"app\":{\"platform\":\"ios\",\"version\":\"5.2.0\"},\"components\":{\"Carousel\":2})\n"
           "common: --host 127.0.0.1  --src-first 2 --src-last 250 (source addresses 127.0.0.X)\n"
           "        --timeout S (bound on every connect phase)  --label TEXT (prefix of the figures line)\n"
           "        --jwt-secret-file F | --user-token-file F (sign clients in: user u<i>, or the i-th line)\n"
@@ -498,6 +503,7 @@ static void parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--control")) O.control = ARG();
         else if (!strcmp(a, "--experiment")) O.experiment = ARG();
         else if (!strcmp(a, "--id-first")) O.id_first = atoi(ARG());
+        else if (!strcmp(a, "--hello-extra-file")) O.hello_extra_file = ARG();
         else if (!strcmp(a, "--exclude-pid")) exclude_pid = atoi(ARG());
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) usage();
         else die("unknown option %s (try --help)", a);
@@ -2471,7 +2477,10 @@ static int mode_resume(void) {
 /*
  * --n clients connect (at most --inflight handshakes at once), say hello (signed in as user
  * u<K+i> with a JWT minted from --jwt-secret-file, K = --id-first; else the anonymous device
- * d-<K+i>), subscribe to every screen of --subscribe A[,B…] and wait for each answer. Then the mode
+ * d-<K+i>), subscribe to every screen of --subscribe A[,B…] and wait for each answer. With
+ * --hello-extra-file F (L non-empty lines, each at most 400 bytes), client i's hello also carries
+ * line i % L of F, pasted as members after a comma (e.g. "app":{"platform":"ios","version":"5.2.0"}
+ * or "components":{"Carousel":2,"Text":1}: issue 28's capability profiles). Then the mode
  * prints "ready READY FAILED SECONDS" and obeys one command per line on stdin, answering each with
  * one line on stdout:
  *
@@ -2515,6 +2524,28 @@ static int dv_probed;
 static char *dv_in;
 static size_t dv_in_len, dv_in_cap;
 static int dv_eof;
+
+static char **dv_extras; /* --hello-extra-file's lines */
+static int dv_n_extras;
+
+static void dv_load_extras(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) die("cannot read %s: %s", path, strerror(errno));
+    char line[4096];
+    int cap = 0;
+    while (fgets(line, sizeof line, f)) {
+        size_t l = strcspn(line, "\r\n");
+        line[l] = 0;
+        if (!l) continue;
+        if (l > 400) die("%s: a line over 400 bytes (a hello has room for 512 of extra members)", path);
+        if (dv_n_extras == cap) cap = cap ? cap * 2 : 64, dv_extras = xrealloc(dv_extras, (size_t)cap * sizeof *dv_extras);
+        dv_extras[dv_n_extras++] = strdup(line);
+    }
+    fclose(f);
+    if (!dv_n_extras) die("%s has no line", path);
+}
+
+static void dv_hello_extra(ws *c, char *buf, size_t cap) { snprintf(buf, cap, ",%s", dv_extras[c->id % dv_n_extras]); }
 
 static int dv_screen_index(const char *name) {
     for (int k = 0; k < dv_screens; k++)
@@ -2645,6 +2676,7 @@ static int mode_drive(void) {
     alloc_conns(O.n);
     dv_answers = xcalloc((size_t)O.n, 1);
     on_ready = dv_ready, on_message = dv_message_in;
+    if (O.hello_extra_file) dv_load_extras(O.hello_extra_file), hello_extra = dv_hello_extra;
     uint64_t took = open_clients(0, O.n, O.inflight, "/v1/connect", 1);
     uint64_t deadline = now_ns() + (uint64_t)(O.timeout_s * 1e9);
     while (dv_subscribed < ws_ready && now_ns() < deadline) pump(ms_until(deadline, 20));

@@ -52,8 +52,6 @@ stopped on exit.
 """
 import argparse
 import hashlib
-import json
-import math
 import os
 import statistics
 import subprocess
@@ -67,7 +65,8 @@ LOADGEN = os.path.join(ROOT, "bench", "loadgen", "loadgen")
 
 sys.path.insert(0, os.path.join(ROOT, "bench", "lib"))
 from benchlib import (  # noqa: E402 (bench/lib is found through ROOT)
-    BenchHub, Others, add_quiet_arguments, free_port, say, started, stop, wait_quiet, work_folder)
+    BenchHub, DrivePool, HubCPU, Others, add_quiet_arguments, free_port, percentile, say, spread_line, started, stop,
+    wait_quiet, work_folder)
 
 TOKEN = "bench-releases-admin-token-0123456789abcdef"
 SECRET = "bench-releases-jwt-secret-0123456789abcdef"
@@ -88,44 +87,6 @@ def bucket(screen, release, unit):
     """DESIGN §15: u64(SHA-256("release/{screen}/{id}/{unit}")) % 10000."""
     digest = hashlib.sha256(("release/%s/%s/%s" % (screen, release, unit)).encode()).digest()
     return int.from_bytes(digest[:8], "big") % 10000
-
-
-class HubCPU:
-    """CPU time of a hub's threads, in ns (schedstat's time on CPU; /proc/PID/stat counts clock
-    ticks, 10 ms, too coarse for one admin call), split as loadgen's track mode splits it: the
-    main thread (tid = pid), the client loops, the control plane (LoopGroup starts it last: the
-    highest tid)."""
-
-    def __init__(self, pid):
-        self.pid = pid
-        self.start = self.read()
-
-    def read(self):
-        times = {}
-        for task in os.listdir("/proc/%d/task" % self.pid):
-            try:
-                with open("/proc/%d/task/%s/schedstat" % (self.pid, task)) as stat:
-                    times[int(task)] = int(stat.read().split()[0])
-            except OSError:
-                pass
-        return times
-
-    def used(self):
-        """{"all", "loops", "control"} ns since the start."""
-        now = self.read()
-        delta = {tid: ns - self.start.get(tid, 0) for tid, ns in now.items()}
-        control = max(delta)
-        return {"all": sum(delta.values()), "control": delta[control],
-                "loops": sum(ns for tid, ns in delta.items() if tid not in (self.pid, control))}
-
-
-def percentile(values, fraction):
-    """Nearest rank, as loadgen's."""
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    rank = max(1, min(len(ordered), math.ceil(fraction * len(ordered) - 1e-9)))
-    return ordered[rank - 1]
 
 
 def ms(ns):
@@ -174,76 +135,13 @@ class Hub(BenchHub):
         return [line.strip()[:300] for line in open(self.log) if '"level":"error"' in line]
 
 
-class Pool:
+class Pool(DrivePool):
     """One `loadgen drive` process: `n` clients of one hub, users u<first>…u<first+n−1>."""
 
     def __init__(self, hub, n, first, screens, folder, timeout):
-        self.hub, self.n, self.first = hub, n, first
-        self.process = subprocess.Popen(
-            [LOADGEN, "drive", "--port", str(hub.port), "--n", str(n), "--id-first", str(first),
-             "--subscribe", ",".join(screens), "--jwt-secret-file", os.path.join(hub.data, "jwt.secret"),
-             "--timeout", str(timeout)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
-            stderr=open(os.path.join(folder, "loadgen-%d.log" % first), "w"))
-        started.append(self.process)
-        ready, failed, seconds = self.expect("ready")[1:]
-        if int(ready) != n or int(failed):
-            raise SystemExit("loadgen: %s of %d clients ready, %s failed (its log is in the work folder)"
-                             % (ready, n, failed))
-        self.connect_s = float(seconds)
-
-    def expect(self, word):
-        line = self.process.stdout.readline()
-        if not line.startswith(word + " ") and line.strip() != word:
-            raise SystemExit("loadgen answered %r, expected %s (exit %s)" % (line, word, self.process.poll()))
-        return line.split()
-
-    def command(self, text, word):
-        self.process.stdin.write(text + "\n")
-        return self.expect(word)
-
-    def mark(self):
-        self.command("mark", "ok")
-
-    def send(self, client, message):
-        """Client `client` (this pool's index) sends `message`; returns the ns just before the write."""
-        answer = self.command("send %d %s" % (client, json.dumps(message, separators=(",", ":"))), "sent")
-        if len(answer) > 3:
-            raise SystemExit("client %d of pool %d is closed" % (client, self.first))
-        return int(answer[2])
-
-    def wait(self, count, seconds):
-        return int(self.command("wait %d %g" % (count, seconds), "count")[1])
-
-    def probe(self):
-        answered = int(self.command("probe %d" % PROBE_S, "probed")[1])
-        if answered != self.n:
-            raise SystemExit("only %d of %d clients answered the probe in %d s" % (answered, self.n, PROBE_S))
-
-    def dump(self):
-        """The messages since the mark: [(client, t, type, screen index, version, from, hash16, bytes)]."""
-        self.process.stdin.write("dump\n")
-        messages = []
-        while True:
-            line = self.process.stdout.readline()
-            if line.startswith("end "):
-                return messages
-            if not line.startswith("m "):
-                raise SystemExit("loadgen dump: %r" % line)
-            _, client, t, kind, screen, version, since, digest, size = line.split()
-            messages.append((int(client), int(t), kind, int(screen), int(version), int(since), digest, int(size)))
-
-    def cpu_ns(self):
-        return int(self.command("stats", "stats")[3])
-
-    def stop(self):
-        if self.process.poll() is None:
-            try:
-                self.process.stdin.write("quit\n")
-                self.process.stdin.flush()
-            except BrokenPipeError:
-                pass
-        stop(self.process)
+        self.hub = hub
+        super().__init__(LOADGEN, hub.port, n, first, screens, folder, timeout,
+                         ("--jwt-secret-file", os.path.join(hub.data, "jwt.secret")), probe_s=PROBE_S)
 
 
 class Clients:
@@ -357,19 +255,6 @@ def crossing_errors(rendered, max_error_rate, min_units):
     while not (rendered + k >= min_units and k / (rendered + k) > max_error_rate):
         k += 1
     return k
-
-
-def spread_line(label, rows, keys):
-    """One line: for each (key, name, unit), the smallest and largest value over the rows."""
-    def figure(x):
-        return "%.*f" % (0 if abs(x) >= 100 else 1 if abs(x) >= 10 else 2, x)
-
-    parts = []
-    for key, name, unit in keys:
-        values = [row[key] for row in rows if row.get(key) is not None]
-        if values:
-            parts.append("%s %s–%s%s" % (name, figure(min(values)), figure(max(values)), unit))
-    say("%s: %s" % (label, ", ".join(parts)))
 
 
 # ---------------------------------------------------------------------------------------------
