@@ -354,6 +354,8 @@ def run_scenario(args, work, name, attempt):
         others = Others(hub.pid, pool.process.pid)
         recorder = None
         for edition in range(1, args.publishes + 2):
+            if edition == 2:
+                ticks = user_system_ticks(hub.pid)
             if edition == 2 and args.perf:
                 # The measured publishes, profiled (perf's own CPU shows in "others").
                 recorder = subprocess.Popen(
@@ -401,6 +403,9 @@ def run_scenario(args, work, name, attempt):
             if problems:
                 args.failures += 1
         others_pct = others.pct()
+        ticks = [b - a for a, b in zip(ticks, user_system_ticks(hub.pid))]
+        total = sum(r["n"] for r in rows)
+        user_us, system_us = (t / CLK_TCK * 1e6 / total for t in ticks)
         if recorder:
             recorder.send_signal(signal.SIGINT)
             recorder.wait(timeout=args.timeout)
@@ -411,20 +416,19 @@ def run_scenario(args, work, name, attempt):
                 ("cpu_us", "hub CPU", " µs/delivery"), ("loop_us", "loop", " µs"),
                 ("control_us", "control plane", " µs"), ("generator_us", "generator", " µs"))
         spread_line("%s (run %d), %d publishes to %d clients" % (name, attempt, len(rows), args.clients), rows, keys)
-        total = sum(r["n"] for r in rows)
         stream = total / (sum(r["last"] for r in rows) / 1e3)
         summary = {"scenario": name, "builds": len(distinct),
                    "targets": len({b.capabilities() for b in distinct.values()}), "renditions_expected": len(renditions),
-                   "stream_rate": stream, "others": others_pct,
+                   "stream_rate": stream, "others": others_pct, "user_us": user_us, "system_us": system_us,
                    **{key: statistics.median(r[key] for r in rows) for key in (
                        "rate", "p50", "p99", "renditions", "renders", "encodes", "patches", "snapshots", "cpu_us",
                        "loop_us", "control_us", "generator_us", "bytes")}}
         say("%s (run %d) medians: %.0f deliveries/s (over the stream: %.0f), p50 %.1f ms, p99 %.1f ms; renditions "
-            "%g, renders %g, encodes %g per publish; hub CPU %.2f µs/delivery (loop %.2f, control plane %.2f); "
-            "others %.0f%% CPU over the publishes" % (
+            "%g, renders %g, encodes %g per publish; hub CPU %.2f µs/delivery (loop %.2f, control plane %.2f; over "
+            "all the publishes: user %.2f, system %.2f); others %.0f%% CPU over the publishes" % (
                 name, attempt, summary["rate"], stream, summary["p50"], summary["p99"], summary["renditions"],
                 summary["renders"], summary["encodes"], summary["cpu_us"], summary["loop_us"], summary["control_us"],
-                others_pct))
+                user_us, system_us, others_pct))
         return summary
     finally:
         if pool:
@@ -433,6 +437,15 @@ def run_scenario(args, work, name, attempt):
         hub.stop()
         if problems:
             say("# NOTE: the hub logged errors: %s" % " | ".join(problems[:3]))
+
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def user_system_ticks(pid):
+    """The process's user and system CPU time, in clock ticks (/proc/PID/stat)."""
+    fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return int(fields[11]), int(fields[12])
 
 
 def check(messages, n, version, hashes, group_of_client):
@@ -487,14 +500,14 @@ def main():
         finally:
             say("# load average at the end %s" % " ".join("%.2f" % x for x in os.getloadavg()))
         say("summary (medians over each run's publishes):")
-        say("  %-10s %6s %7s %10s %12s %12s %8s %8s %8s %8s %10s %7s" % (
+        say("  %-10s %6s %7s %10s %12s %12s %8s %8s %8s %8s %10s %12s %7s" % (
             "scenario", "builds", "targets", "renditions", "deliveries/s", "(stream)", "p99 ms", "renders", "encodes",
-            "hub µs", "(loop/cp)", "others"))
+            "hub µs", "(loop/cp)", "(user/sys)", "others"))
         for s in summaries:
-            say("  %-10s %6d %7d %10s %12.0f %12.0f %8.1f %8g %8g %8.2f %4.2f/%.2f %6.0f%%" % (
+            say("  %-10s %6d %7d %10s %12.0f %12.0f %8.1f %8g %8g %8.2f %4.2f/%.2f %6.2f/%.2f %6.0f%%" % (
                 s["scenario"], s["builds"], s["targets"], "%g (%d)" % (s["renditions"], s["renditions_expected"]), s["rate"],
                 s["stream_rate"], s["p99"], s["renders"], s["encodes"], s["cpu_us"], s["loop_us"], s["control_us"],
-                s["others"]))
+                s["user_us"], s["system_us"], s["others"]))
         if args.failures:
             raise SystemExit("%d publishes had problems (above)" % args.failures)
 
