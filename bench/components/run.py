@@ -10,11 +10,12 @@ registered (Text 1, Image 1, Carousel 1 and 2, Video 1: each version with a sche
 profiles (ios 4.0.0 {Text 1, Image 1, Carousel 1}; ios 5.2.0 {Text 1, Image 1, Carousel 2};
 android 5.0.0 {Text 1, Image 1, Carousel 2, Video 1}). One screen of ~200 nodes: a header, four
 Carousel v2 with a Carousel v1 fallback that falls back to a Text, two Video with an Image fallback,
-ten Section of 17 Text rows each (every node keyed by "id"). `--clients` clients
+ten Section of 17 Text rows each (every node keyed by "id"; 198 nodes, 19.6 KB). `--clients` clients
 (`bench/loadgen/loadgen drive`, one process, signed in as users u0…, each hello carrying its
 build — `app` and/or `components` — from `--hello-extra-file`) subscribe to it; then
-`--publishes` publishes, one after the other, each changing one row's text (a one-op patch that
-every rendition sees), after one publish not counted (warm-up).
+`--publishes` publishes, one after the other (the next once every client has the previous one),
+each changing the header's text (a one-op patch that every rendition shows), after one publish not
+counted (warm-up).
 
 Scenarios:
 - **same**: every client is iOS 5.3.0 (its profile: ios 5.2.0): one rendition.
@@ -34,7 +35,10 @@ Measured per publish: deliveries/s (= deliveries ÷ PUT sent → last delivery),
 delivery, the publish answer's `renditions` and `sent`, the deltas of the hub's `/metrics`
 counters `pushhub_renders_total`, `pushhub_encodes_total` (of which patches, snapshots) over the
 publish, the hub's CPU per delivery (its threads' schedstat: client loop and control plane) and
-the generator's. Checked per publish: every client got exactly one patch at the new version whose
+the generator's; over all the measured publishes, the hub's user and system CPU per delivery
+(/proc/PID/stat: per-client work in the hub apart from the kernel's send path). `--perf PREFIX`
+records the hub with `perf record -g` over each scenario's measured publishes (perf's own CPU then
+shows in "others"). Checked per publish: every client got exactly one patch at the new version whose
 hash is the one `GET /v1/screens/{name}?platform=&app_version=&components=` gives for its build;
 before the publishes, that every build's tree is the one this script renders from DESIGN §16's
 rules (fallback, or removal; a rendered node loses its "fallback"), so each client is known to
