@@ -66,7 +66,7 @@ LOADGEN = os.path.join(ROOT, "bench", "loadgen", "loadgen")
 
 sys.path.insert(0, os.path.join(ROOT, "bench", "lib"))
 from benchlib import (  # noqa: E402 (bench/lib is found through ROOT)
-    BenchHub, DrivePool, HubCPU, Others, add_quiet_arguments, percentile, say, spread_line, started, wait_quiet,
+    DrivePool, HubCPU, Others, SecretsHub, add_quiet_arguments, percentile, say, spread_line, started, wait_quiet,
     work_folder)
 
 TOKEN = "bench-components-admin-token-0123456789abcdef"
@@ -260,29 +260,9 @@ def scenario_builds(name, n, minors=5, seed=28):
 
 # ---------------------------------------------------------------------------------------------
 
-class Hub(BenchHub):
+class Hub(SecretsHub):
     def __init__(self, folder, loops, timeout):
-        self.data = os.path.join(folder, "data")
-        os.makedirs(self.data)
-        for name, value in (("admin.token", TOKEN), ("jwt.secret", SECRET)):
-            path = os.path.join(self.data, name)
-            with open(path, "w") as file:
-                file.write(value + "\n")
-            os.chmod(path, 0o600)
-        super().__init__(
-            PUSHHUB, ["--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data", self.data, "--loops", str(loops),
-                      "--ping-interval", "10m", "--idle-timeout", "10m", "--hello-timeout", "10m", "--log-level",
-                      "warning"],
-            os.path.join(folder, "hub.log"), os.path.join(self.data, "admin.token"), timeout)
-
-    def must(self, method, path, body=None, status=(200, 201)):
-        code, answer, t0, t1 = self.call(method, path, body)
-        if code not in status:
-            raise SystemExit("%s %s: %d %s" % (method, path, code, answer))
-        return answer, t0, t1
-
-    def problems(self):
-        return [line.strip()[:300] for line in open(self.log) if '"level":"error"' in line]
+        super().__init__(PUSHHUB, folder, loops, TOKEN, SECRET, timeout=timeout)
 
 
 def ms(ns):

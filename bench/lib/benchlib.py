@@ -217,6 +217,37 @@ class BenchHub:
         stop(self.process)
 
 
+class SecretsHub(BenchHub):
+    """A release pushhub on loopback for the benches that sign clients in: its own data dir holds
+    the admin token and JWT secret the bench chose (docs/scale-out.md: every hub of a cluster gets
+    the same two files), timeouts long enough not to close idle generator clients, warnings only.
+    `must` is a call that must answer `status`."""
+
+    def __init__(self, pushhub, folder, loops, token, secret, *flags, timeout):
+        self.data = os.path.join(folder, "data")
+        os.makedirs(self.data)
+        for name, value in (("admin.token", token), ("jwt.secret", secret)):
+            path = os.path.join(self.data, name)
+            with open(path, "w") as file:
+                file.write(value + "\n")
+            os.chmod(path, 0o600)
+        super().__init__(
+            pushhub, ["--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data", self.data, "--loops", str(loops),
+                      "--ping-interval", "10m", "--idle-timeout", "10m", "--hello-timeout", "10m", "--log-level",
+                      "warning", *flags],
+            os.path.join(folder, "hub.log"), os.path.join(self.data, "admin.token"), timeout)
+
+    def must(self, method, path, body=None, status=(200, 201)):
+        code, answer, t0, t1 = self.call(method, path, body)
+        if code not in status:
+            raise SystemExit("%s %s: %d %s" % (method, path, code, answer))
+        return answer, t0, t1
+
+    def problems(self):
+        """The hub's error lines so far."""
+        return [line.strip()[:300] for line in open(self.log) if '"level":"error"' in line]
+
+
 class HubCPU:
     """CPU time of a hub's threads, in ns (schedstat's time on CPU; /proc/PID/stat counts clock
     ticks, 10 ms, too coarse for one admin call), split as loadgen's track mode splits it: the

@@ -65,7 +65,7 @@ LOADGEN = os.path.join(ROOT, "bench", "loadgen", "loadgen")
 
 sys.path.insert(0, os.path.join(ROOT, "bench", "lib"))
 from benchlib import (  # noqa: E402 (bench/lib is found through ROOT)
-    BenchHub, DrivePool, HubCPU, Others, add_quiet_arguments, free_port, percentile, say, spread_line, started, stop,
+    DrivePool, HubCPU, Others, SecretsHub, add_quiet_arguments, free_port, percentile, say, spread_line, started, stop,
     wait_quiet, work_folder)
 
 TOKEN = "bench-releases-admin-token-0123456789abcdef"
@@ -104,35 +104,14 @@ def wait_until(what, check, timeout, every=0.01):
         time.sleep(every)
 
 
-class Hub(BenchHub):
-    """A release pushhub on loopback with its own data dir holding the shared admin token and JWT
-    secret (docs/scale-out.md: every hub of a cluster gets the same two files)."""
+class Hub(SecretsHub):
+    """The releases bench's hub (`SecretsHub`), with a release's reader."""
 
     def __init__(self, folder, loops, *flags, timeout):
-        self.data = os.path.join(folder, "data")
-        os.makedirs(self.data)
-        for name, value in (("admin.token", TOKEN), ("jwt.secret", SECRET)):
-            path = os.path.join(self.data, name)
-            with open(path, "w") as file:
-                file.write(value + "\n")
-            os.chmod(path, 0o600)
-        super().__init__(
-            PUSHHUB, ["--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data", self.data, "--loops", str(loops),
-                      "--ping-interval", "10m", "--idle-timeout", "10m", "--hello-timeout", "10m", "--log-level",
-                      "warning", *flags],
-            os.path.join(folder, "hub.log"), os.path.join(self.data, "admin.token"), timeout)
-
-    def must(self, method, path, body=None, status=(200, 201)):
-        code, answer, t0, t1 = self.call(method, path, body)
-        if code not in status:
-            raise SystemExit("%s %s: %d %s" % (method, path, code, answer))
-        return answer, t0, t1
+        super().__init__(PUSHHUB, folder, loops, TOKEN, SECRET, *flags, timeout=timeout)
 
     def release(self, screen, release_id):
         return self.must("GET", "/v1/screens/%s/releases/%s" % (screen, release_id))[0]
-
-    def problems(self):
-        return [line.strip()[:300] for line in open(self.log) if '"level":"error"' in line]
 
 
 class Pool(DrivePool):
