@@ -710,16 +710,21 @@ extension SchemaPattern {
             }
         }
 
-        /// Follows ε-moves from `pc` at `position`, listing the consuming instructions reached;
-        /// true as soon as `.match` is reached. `stack` is scratch space; `steps` counts the
-        /// instructions visited.
-        func addThread(
-            _ pc: Int, at position: Position, to list: inout ThreadList, stack: inout [Int], steps: inout Int
+        /// Follows ε-moves from `pcs`, listing in `list` the consuming instructions reached (each
+        /// once per generation of `list`); `passes` says whether the walk goes on past an
+        /// assertion. `stack` is scratch space; `steps` counts the instructions visited (popped).
+        /// The one ε-walk of both the simulation and the DFA's construction.
+        /// - Returns: whether `.match` was reached (with `stopAtMatch`, the walk ends there).
+        func followEpsilons(
+            from pcs: some BidirectionalCollection<Int>, into list: inout ThreadList, stack: inout [Int],
+            steps: inout Int, stopAtMatch: Bool,
+            passes: (Assertion, _ pc: Int) -> Bool
         ) -> Bool {
-            stack.append(pc)
+            var reachesMatch = false
+            stack.append(contentsOf: pcs.reversed())
             while let pc = stack.popLast() {
-                guard list.mark(pc) else { continue }
                 steps &+= 1
+                guard list.mark(pc) else { continue }
                 switch instructions[pc] {
                 case .scalar, .set:
                     list.pcs.append(pc)
@@ -729,13 +734,25 @@ extension SchemaPattern {
                 case .jump(let target):
                     stack.append(target)
                 case .assertion(let assertion):
-                    if position.satisfies(assertion) { stack.append(pc + 1) }
+                    if passes(assertion, pc) { stack.append(pc + 1) }
                 case .match:
-                    stack.removeAll(keepingCapacity: true)
-                    return true
+                    reachesMatch = true
+                    if stopAtMatch {
+                        stack.removeAll(keepingCapacity: true)
+                        return true
+                    }
                 }
             }
-            return false
+            return reachesMatch
+        }
+
+        /// The simulation's step: ε-moves from `pc` at `position`; true as soon as `.match` is reached.
+        func addThread(
+            _ pc: Int, at position: Position, to list: inout ThreadList, stack: inout [Int], steps: inout Int
+        ) -> Bool {
+            followEpsilons(from: CollectionOfOne(pc), into: &list, stack: &stack, steps: &steps, stopAtMatch: true) { assertion, _ in
+                position.satisfies(assertion)
+            }
         }
 
         /// Pike's simulation without captures: one set of states per position, each scalar
@@ -904,29 +921,20 @@ extension SchemaPattern {
             mutating func closure(from pcs: [Int], isStart: Bool, isEnd: Bool = false) -> Closure {
                 list.clear()
                 var blocked: [Int] = []
-                var reachesMatch = false
-                stack.append(contentsOf: pcs.reversed())
-                while let pc = stack.popLast() {
-                    budget -= 1
-                    guard list.mark(pc) else { continue }
-                    switch program.instructions[pc] {
-                    case .scalar, .set:
-                        list.pcs.append(pc)
-                    case .split(let a, let b):
-                        stack.append(b)
-                        stack.append(a)
-                    case .jump(let target):
-                        stack.append(target)
-                    case .assertion(.start):
-                        if isStart { stack.append(pc + 1) }
-                    case .assertion(.end):
-                        if isEnd { stack.append(pc + 1) } else { blocked.append(pc) }
-                    case .assertion(.wordBoundary), .assertion(.notWordBoundary):
+                var steps = 0
+                let reachesMatch = program.followEpsilons(
+                    from: pcs, into: &list, stack: &stack, steps: &steps, stopAtMatch: false
+                ) { assertion, pc in
+                    switch assertion {
+                    case .start: return isStart
+                    case .end:
+                        if !isEnd { blocked.append(pc) }
+                        return isEnd
+                    case .wordBoundary, .notWordBoundary:
                         preconditionFailure("no DFA is built for a pattern with \\b or \\B")
-                    case .match:
-                        reachesMatch = true
                     }
                 }
+                budget -= steps
                 return Closure(consuming: list.pcs.sorted(), blockedAtEnd: blocked.sorted(), reachesMatch: reachesMatch)
             }
         }
