@@ -3,6 +3,7 @@ it more. Real hubs, real clients: what each client should see is computed here b
 renderer of the documented rule, every tree a client holds is rebuilt from its snapshot and patches
 with `jsonpatch` and its hash checked with `rfc8785` + SHA-256, and the counts the admin API gives
 are checked against the clients this test connected."""
+import collections
 import copy
 import hashlib
 import json
@@ -321,19 +322,43 @@ def test_a_registration_on_one_hub_re_renders_and_counts_the_clients_of_another(
     first, second = cluster(2)
     publish(first, SCREEN, tree("a", "Hello"))
     time.sleep(0.2)
-    client = Client(second, "c", "ios", "5.1.0")
-    declared = Client(second, "d", "android", "1.0.0", {"Carousel": 1})
+    # Builds on both hubs: (hub, device, platform, version, declared, what it renders once the
+    # registry and profile below are in).
+    builds = [
+        (first, "f1", "ios", "5.1.0", None, {}), (first, "f2", "android", "2.0.0", {"Carousel": 2}, {"Carousel": 2}),
+        (first, "f3", "web", "1.0.0", None, None),
+        (second, "s1", "ios", "5.1.0", None, {}), (second, "s2", "android", "1.0.0", {"Carousel": 1}, {"Carousel": 1}),
+        (second, "s3", "ios", "4.0.0", None, None), (second, "s4", "ios", "6.0.0", None, {}),
+    ]
+    clients = [(Client(hub, device, platform, version, declared), renders)
+               for hub, device, platform, version, declared, renders in builds]
     register(first, "Carousel", CAROUSEL)
     put_profile(first, "ios", "5.0.0", {})
     deadline = time.time() + 5
-    expected = render(tree("a", "Hello"), {}, {"Carousel"})
-    while client.tree != expected:
-        assert time.time() < deadline, client.tree
-        client.updates()
-    code, listing = call(first, "GET", "/v1/components")
-    assert code == 200 and listing["clients"] == 2, listing
-    assert [(v["version"], v["clients"]) for v in listing["components"][0]["versions"]] == [(1, 1), (2, 0)], listing
-    assert declared.updates() and declared.tree == render(tree("a", "Hello"), {"Carousel": 1}, {"Carousel"})
+    for client, renders in clients:
+        expected = render(tree("a", "Hello"), renders, {"Carousel"})
+        while client.tree != expected:
+            assert time.time() < deadline, (client.tree, expected)
+            client.updates()
+
+    # Every hub counts every hub's clients: the sums computed here from the clients themselves.
+    def can_render(renders, version):
+        return renders is None or renders.get("Carousel", 0) >= version
+    expected_counts = [(v, sum(can_render(renders, v) for _, renders in clients)) for v in (1, 2)]
+    assert expected_counts == [(1, 4), (2, 3)]
+    second_tree = tree("b", "Hello")
+    falls_back = [b for b in builds if not can_render(b[5], 2)]
+    for hub in (first, second):
+        code, listing = call(hub, "GET", "/v1/components")
+        assert code == 200 and listing["clients"] == len(clients), listing
+        assert [(v["version"], v["clients"]) for v in listing["components"][0]["versions"]] == expected_counts, listing
+        code, dry = call(hub, "PUT", "/v1/screens/%s?dry_run=true" % SCREEN, second_tree)
+        assert code == 200 and dry["components"]["clients"] == len(clients), dry
+        outer = next(f for f in dry["components"]["fallbacks"] if f["pointer"] == "/children/0")
+        assert outer["clients"] == len(falls_back), outer
+        by_app = sorted((a["platform"], a["app_version"], a["clients"]) for a in outer["by_app"])
+        per_app = collections.Counter((b[2], b[3]) for b in falls_back)
+        assert by_app == sorted((platform, version, n) for (platform, version), n in per_app.items()), by_app
 
 
 def test_bad_component_declarations_in_hello_are_errors(hub):
