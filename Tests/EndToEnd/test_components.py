@@ -242,6 +242,8 @@ def test_registering_a_schema_live_screens_break_is_refused_naming_them_unless_f
     assert answer["error"]["screens"] == [{"screen": SCREEN, "version": 1, "errors": [
         {"pointer": "/children/0/text", "message": answer["error"]["screens"][0]["errors"][0]["message"]}]}]
     assert call(hub, "GET", "/v1/components/Text")[0] == 404
+    code, answer = call(hub, "PUT", "/v1/components/Text?force=yes", TEXT)
+    assert code == 400 and answer["error"]["code"] == "bad_query", answer
     forced = register(hub, "Text", TEXT, query="?force=true")
     assert [v["screen"] for v in forced["violations"]] == [SCREEN], forced
     assert call(hub, "GET", "/v1/components/Text")[0] == 200

@@ -54,7 +54,7 @@ struct AdminRoute: Sendable {
         func isAsked(_ head: RequestHead, body: [UInt8]) -> Bool {
             switch self {
             case .query:
-                return head.query.contains { $0.name == "dry_run" && ($0.value == "true" || $0.value == "1") }
+                return head.queryFlag("dry_run") == true
             case .body:
                 // A body that is not JSON is refused by the route with a 400; as a change it is
                 // audited, so `try?` hides nothing here.

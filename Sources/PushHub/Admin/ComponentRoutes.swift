@@ -75,7 +75,9 @@ struct ComponentRoutes: AdminHandlers {
         }
         let body = try AdminBody.json(call.body)
         let component = try AdminError.mapping { () throws(InputError) in try Component(name: name, body: body) }
-        let force = try Self.flag(call.query("force"), "force")
+        guard let force = call.head.queryFlag("force") else {
+            throw AdminError(400, "bad_query", "?force= is true or false, not \"\(call.query("force") ?? "")\"")
+        }
         let violations = Self.screensViolating(component, in: call.state)
         if !violations.isEmpty && !force {
             var error = AdminError(
@@ -156,14 +158,5 @@ struct ComponentRoutes: AdminHandlers {
             }
         }
         return found
-    }
-
-    /// A true/false query flag (absent: false).
-    static func flag(_ text: String?, _ name: String) throws(AdminError) -> Bool {
-        switch text {
-        case nil, "false", "0": return false
-        case "true", "1": return true
-        case let other?: throw AdminError(400, "bad_query", "?\(name)= is true or false, not \"\(other)\"")
-        }
     }
 }

@@ -25,6 +25,16 @@ public struct RequestHead: Sendable, Equatable {
         }
     }
 
+    /// A true/false query parameter (`?dry_run=true`, `?force=1`): false when absent, nil when
+    /// its value is neither `true`/`1` nor `false`/`0`.
+    public func queryFlag(_ name: String) -> Bool? {
+        switch query.first(where: { $0.name == name })?.value {
+        case nil, "false", "0": false
+        case "true", "1": true
+        default: nil
+        }
+    }
+
     /// Whether the connection stays open after the response (RFC 9112 §9.3).
     public var isKeepAlive: Bool {
         if headers.containsToken("close", in: "Connection") { return false }
