@@ -89,8 +89,11 @@ public struct JSONPatch: Equatable, Sendable {
                 case .replace(let path, let value):
                     _ = try Self.remove(at: path.tokens[...], in: &result, replacingWith: value)
                 case .move(let from, let to):
-                    if from == to { continue }
-                    guard !(to.tokens.starts(with: from.tokens) && to.tokens.count > from.tokens.count) else {
+                    if from == to {  // moves nothing, but §4.4 still wants `from` to exist
+                        _ = try Self.value(at: from.tokens[...], in: result)
+                        continue
+                    }
+                    guard !from.isProperPrefix(of: to) else {
                         throw PathError("cannot move a value into itself")
                     }
                     let value = try Self.remove(at: from.tokens[...], in: &result)

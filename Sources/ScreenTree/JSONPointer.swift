@@ -42,6 +42,11 @@ public struct JSONPointer: Equatable, Sendable, CustomStringConvertible {
         a.tokens.count == b.tokens.count && zip(a.tokens, b.tokens).allSatisfy { $0.isScalarEqual(to: $1) }
     }
 
+    /// Whether `other` points inside what this pointer points at (tokens compared as `==` does).
+    public func isProperPrefix(of other: JSONPointer) -> Bool {
+        other.tokens.count > tokens.count && zip(tokens, other.tokens).allSatisfy { $0.isScalarEqual(to: $1) }
+    }
+
     public func appending(_ token: String) -> JSONPointer { JSONPointer(tokens + [token]) }
     public func appending(_ index: Int) -> JSONPointer { JSONPointer(tokens + [String(index)]) }
 
