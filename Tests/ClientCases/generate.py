@@ -148,6 +148,16 @@ CANONICAL = [
     ("numbers: 999999999999999999999 rounds to 1e21", "999999999999999999999", None),
     ("numbers: 2.5e-5 and 1.5e+300", "[2.5e-5,1.5e+300]", None),
     ("numbers: -0 in an array", "[-0]", None),
+    ("numbers: 1e23 is not exactly representable", "1e23", None),
+    ("numbers: the smallest normal double", "2.2250738585072014e-308", None),
+    ("numbers: the largest subnormal double", "2.225073858507201e-308", None),
+    ("numbers: 2.2250738585072011e-308 (a parser that once hung)", "2.2250738585072011e-308", None),
+    ("numbers: halfway between 1 and the next double rounds to even",
+     "1.00000000000000011102230246251565404236316680908203125", None),
+    ("numbers: just above halfway rounds up", "1.00000000000000011102230246251565404236316680908203126", None),
+    ("numbers: 7.038531e-26", "7.038531e-26", None),
+    ("keys: integer-like names sort as strings", '{"10":1,"9":2,"1":3,"a":4,"01":5}', None),
+    ("keys: __proto__ is an ordinary member", '{"b":1,"__proto__":{"x":1},"a":2}', None),
     # SHA-256 padding boundaries (the canonical text is the string plus its two quotes).
 ] + [("hash: a canonical text of %d bytes" % (n + 2), json.dumps("x" * n), None) for n in (53, 54, 62, 63, 64, 119)]
 
@@ -299,6 +309,13 @@ PATCH = [
      J('{"\\u00e9":1,"e\\u0301":2}')),
     ("RFC 6901: __proto__ is an ordinary member", {"a": 1}, [{"op": "add", "path": "/__proto__", "value": {"x": 1}}],
      {"a": 1, "__proto__": {"x": 1}}),
+    ("§4.4 move: from /U+00E9 into /e U+0301/x is not a move into itself", J('{"\\u00e9":1,"e\\u0301":{}}'),
+     [{"op": "move", "from": "/\u00e9", "path": "/e\u0301/x"}], J('{"e\\u0301":{"x":1}}')),
+    ("§4.6 test: an array is not an object with index names", {"a": [1]}, [{"op": "test", "path": "/a", "value": {"0": 1}}],
+     Error("test fails: an array is not an object")),
+    ("§4.6 test: without a value is an error", {"a": 1}, [{"op": "test", "path": "/a"}], Error("test has no value")),
+    ("§4.5 copy: without from is an error", {"a": 1}, [{"op": "copy", "path": "/b"}], Error("copy has no from")),
+    ("§4.3 replace: without a value is an error", {"a": 1}, [{"op": "replace", "path": "/a"}], Error("replace has no value")),
     # RFC 6902 §3 and §5: the patch document, all-or-nothing
     ("§4: an unknown op is an error", {"a": 1}, [{"op": "frobnicate", "path": "/a"}], Error("unknown op")),
     ("§4: an op without a path is an error", {"a": 1}, [{"op": "remove"}], Error("remove has no path")),
