@@ -10,8 +10,15 @@ import PackageDescription
 /// compiles and `swift test` replays over the corpus (Fuzz/corpus).
 let isFuzzing = Context.environment["PUSHHUB_FUZZ"] == "1"
 
+/// Where the client's Linux-only dependencies apply (its socket transport and OpenSSL).
+let linux: [Platform] = [.linux]
+
 let package = Package(
     name: "PushHub",
+    // The client (PushHubClient) builds for Apple's platforms too: its API uses `Duration` and
+    // `ContinuousClock`, which Apple ships from iOS 16 and macOS 13 (docs/clients.md "iOS").
+    // The hub and its tools run on Linux only.
+    platforms: [.iOS(.v16), .macOS(.v13)],
     products: [
         .library(name: "WSProtocol", targets: ["WSProtocol"]),
         .library(name: "ScreenTree", targets: ["ScreenTree"]),
@@ -33,15 +40,29 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Records the checkout's commit before each build, for `--version`.
         .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
-        .target(name: "WSProtocol", dependencies: ["COpenSSL", "CZlib"]),
+        // Pure Swift that builds on every platform (no libc, no OpenSSL): UTF-8 validation, HTTP
+        // header fields, reconnect backoff, duration units. WSProtocol and Sockets re-export it.
+        .target(name: "Portable"),
+        .target(name: "WSProtocol", dependencies: ["Portable", "COpenSSL", "CZlib"]),
         // The screen tree shared by the hub and its Swift client: JSON values, RFC 8785 writing,
-        // RFC 6901 pointers, RFC 6902 patches, SHA-256 screen hashes. No sockets, threads or clocks.
-        .target(name: "ScreenTree", dependencies: ["WSProtocol", "COpenSSL"]),
+        // RFC 6901 pointers, RFC 6902 patches, SHA-256 screen hashes (OpenSSL on Linux, CryptoKit
+        // on Apple's platforms). No sockets, threads or clocks.
+        .target(name: "ScreenTree", dependencies: ["Portable", .target(name: "COpenSSL", condition: .when(platforms: linux))]),
         // Host:port addresses, name resolution, errno errors and a blocking TCP socket with
-        // timeouts: what the hub and its clients and tools share about sockets.
-        .target(name: "Sockets"),
-        // The Swift client of protocol v1 (DESIGN §12), for apps and tools (hubctl watch).
-        .target(name: "PushHubClient", dependencies: ["ScreenTree", "Sockets", "WSProtocol", "COpenSSL"]),
+        // timeouts: what the hub and its clients and tools share about sockets (Linux).
+        .target(name: "Sockets", dependencies: ["Portable"]),
+        // The Swift client of protocol v1 (DESIGN §12), for apps and tools (hubctl watch). On Apple's
+        // platforms it is ScreenTree, Portable and the system's frameworks (URLSession, CryptoKit);
+        // on Linux it adds its socket transport (WSProtocol over Sockets, TLS from OpenSSL).
+        // scripts/check-client-portability.sh checks the Apple side as far as Linux can.
+        .target(
+            name: "PushHubClient",
+            dependencies: [
+                "ScreenTree", "Portable",
+                .target(name: "Sockets", condition: .when(platforms: linux)),
+                .target(name: "WSProtocol", condition: .when(platforms: linux)),
+                .target(name: "COpenSSL", condition: .when(platforms: linux)),
+            ]),
         .target(
             name: "PushHub", dependencies: ["ScreenTree", "Sockets", "WSProtocol", "COpenSSL", "CLinux"],
             // Release builds skip the run-time exclusivity checks (`swift_beginAccess` on every

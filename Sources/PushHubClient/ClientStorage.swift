@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Where the client keeps what lets a restart resume without a full resend: each subscribed
 /// screen's tree, version and hash (`have`), `last_sync`, and an anonymous device id. Keys are
@@ -14,7 +13,7 @@ public protocol ClientStorage: Sendable {
 
 /// Storage for one process's lifetime (the default; tests).
 public final class MemoryStorage: ClientStorage {
-    private let values = Mutex<[String: String]>([:])
+    private let values = Locked<[String: String]>([:])
 
     public init() {}
 

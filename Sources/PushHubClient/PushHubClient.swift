@@ -1,8 +1,5 @@
 import Foundation
 import ScreenTree
-import Sockets
-import Synchronization
-import WSProtocol
 
 /// The Swift client of protocol v1 (DESIGN §12), the JavaScript client's behaviour in Swift:
 /// subscribes to screens and keeps each tree current (RFC 6902 patches, checked against the
@@ -26,7 +23,7 @@ import WSProtocol
 /// readable from anywhere.
 ///
 /// Invariant (why `@unchecked Sendable` holds): every `var` below the `queue` mark is read and
-/// written only on `queue`; `published` is a `Mutex`; the rest is immutable.
+/// written only on `queue`; `published` and `handlerIDs` are `Locked`; the rest is immutable.
 public final class PushHubClient: @unchecked Sendable {
     public struct Options: Sendable {
         /// Reconnect delays: attempt n waits a random 0..min(cap, initial × 2ⁿ) (0.5 s doubling to 30 s).
@@ -73,7 +70,7 @@ public final class PushHubClient: @unchecked Sendable {
     let transport: any ClientTransport
     let options: Options
     let queue = DispatchQueue(label: "PushHubClient")
-    private let handlerIDs = Atomic<Int>(0)
+    private let handlerIDs = Locked(0)
 
     /// What other threads may read.
     private struct Published {
@@ -85,7 +82,7 @@ public final class PushHubClient: @unchecked Sendable {
         var pending: Set<String> = []
     }
 
-    private let published = Mutex(Published())
+    private let published = Locked(Published())
 
     // MARK: queue-confined
 
@@ -111,7 +108,7 @@ public final class PushHubClient: @unchecked Sendable {
 
     public init(
         url: HubURL, credentials: Credentials, app: AppInfo? = nil, storage: any ClientStorage = MemoryStorage(),
-        transport: any ClientTransport = SocketTransport(), options: Options = Options()
+        transport: any ClientTransport = PlatformTransport.standard, options: Options = Options()
     ) {
         self.url = url
         self.credentials = credentials
@@ -473,7 +470,9 @@ public final class PushHubClient: @unchecked Sendable {
     fileprivate func unsubscribe(_ screen: String, id: Int) {
         queue.async { [self] in
             pendingHandlers[screen]?[id] = nil
-            guard treeHandlers[screen]?.removeValue(forKey: id) != nil, treeHandlers[screen]?.isEmpty == true else { return }
+            guard treeHandlers[screen]?.removeValue(forKey: id) != nil, treeHandlers[screen]?.isEmpty == true else {
+                return
+            }
             treeHandlers[screen] = nil
             pendingHandlers[screen] = nil
             published.withLock { _ = $0.trees.removeValue(forKey: screen) }
@@ -536,7 +535,12 @@ public final class PushHubClient: @unchecked Sendable {
         }
     }
 
-    private func handlerID() -> Int { handlerIDs.wrappingAdd(1, ordering: .relaxed).newValue }
+    private func handlerID() -> Int {
+        handlerIDs.withLock { id in
+            id += 1
+            return id
+        }
+    }
 }
 
 /// One `subscribe` call: `current` is the latest tree it was given; `close()` removes its callback.

@@ -1,6 +1,6 @@
 import Foundation
 import ScreenTree
-import WSProtocol
+import Portable
 
 /// A screen fetched over HTTP (DESIGN §12), for code that cannot hold a socket.
 public struct FetchedScreen: Sendable, Equatable {

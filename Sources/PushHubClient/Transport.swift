@@ -1,4 +1,4 @@
-import WSProtocol
+import Portable
 
 /// What `PushHubClient` needs from the network, behind a small protocol so that each platform
 /// plugs in its own: `SocketTransport` (Linux and macOS sockets over WSProtocol) ships; an iOS app

@@ -1,4 +1,4 @@
-import WSProtocol
+import Portable
 
 /// Why a JSON text was refused: where (byte offset) and what was expected there.
 public struct JSONError: Error, Equatable, Sendable, CustomStringConvertible {
