@@ -55,4 +55,25 @@ import Testing
         client.close()
     }
 
+    @Test(
+        "URLSessionTransport without WebSockets: .opened, then one .closed 1006 naming why, nothing after",
+        .enabled(if: !webSocketsAvailable, "this URLSession has WebSockets"))
+    func withoutWebSockets() throws {
+        let fixture = try HubFixture()
+        defer { fixture.stop() }
+        let events = Locked<[TransportEvent]>([])
+        let closed = DispatchSemaphore(value: 0)
+        let connection = URLSessionTransport().open(TransportRequest(url: fixture.url)) { event in
+            events.withLock { $0.append(event) }
+            if case .closed = event { closed.signal() }
+        }
+        #expect(closed.wait(timeout: .now() + 10) == .success)
+        connection.send(text: "{}")
+        connection.close(code: 1000, reason: "")
+        Thread.sleep(forTimeInterval: 0.2)
+        let seen = events.withLock { $0 }
+        #expect(seen.count == 2 && seen.first == .opened, "\(seen)")
+        guard case .closed(let code, let reason) = seen.last else { return }
+        #expect(code == 1006 && reason.contains("WebSockets"), "\(reason)")
+    }
 }
