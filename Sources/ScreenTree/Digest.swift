@@ -1,5 +1,6 @@
 #if canImport(CryptoKit)
     import CryptoKit
+    import Foundation  // `[UInt8]: DataProtocol`, which `SHA256.hash(data:)` takes
 #else
     import COpenSSL
 #endif
