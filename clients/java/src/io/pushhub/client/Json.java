@@ -39,6 +39,12 @@ public final class Json {
     private final List<Json> items;
     /** For OBJECT: an unmodifiable view of a map no one else holds; otherwise null. */
     private final Map<String, Json> members;
+    /**
+     * For a container: its canonical UTF-8 when {@link JsonWriter} chose to keep it, else null.
+     * It depends on the value alone, which never changes, so it is right for every tree that
+     * shares this subtree; a race writes the same bytes twice, harmlessly (volatile: published whole).
+     */
+    private volatile byte[] canonicalForm;
 
     private Json(Kind kind, boolean bool, double number, String string, List<Json> items, Map<String, Json> members) {
         this.kind = kind;
@@ -209,6 +215,15 @@ public final class Json {
     /** The object's members (unmodifiable, in stored order); empty for every other kind. */
     public Map<String, Json> members() {
         return kind == Kind.OBJECT ? members : Collections.emptyMap();
+    }
+
+    /** The canonical UTF-8 kept by {@link JsonWriter}, or null; the caller must not change it. */
+    byte[] canonicalForm() {
+        return canonicalForm;
+    }
+
+    void keepCanonicalForm(byte[] form) {
+        canonicalForm = form;
     }
 
     /** Arrays and objects. */

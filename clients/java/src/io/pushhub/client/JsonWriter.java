@@ -16,6 +16,13 @@ import java.util.Map;
  * escapes: {@code \"} and {@code \\}, control characters as {@code \b \t \n \f \r} or
  * <code>&#92;u00xx</code> (lowercase hex), everything else (U+2028, U+007F, non-BMP characters) raw.
  *
+ * <p>The canonical writer keeps the form of some containers in them ({@link Json#canonicalForm()})
+ * and copies it the next time: the containers of at least {@link #KEEP_BYTES} none of whose
+ * children is that large (the "frontier"). Kept subtrees are disjoint, so the forms kept take at
+ * most the size of the tree's own form; a patched tree shares its untouched subtrees, and with
+ * them their forms, so checking its hash rewrites only the containers on the patched paths (and
+ * the frontier containers there), then copies bytes and hashes them.
+ *
  * <p>Invariant: {@code Json.parse(text) .equals(value)} for the text written from every value.
  * A writer is single-use and not shared between threads.
  */
@@ -24,6 +31,9 @@ final class JsonWriter {
     private static final byte[] NULL = {'n', 'u', 'l', 'l'};
     private static final byte[] TRUE = {'t', 'r', 'u', 'e'};
     private static final byte[] FALSE = {'f', 'a', 'l', 's', 'e'};
+
+    /** The size from which a container without such large children keeps its canonical form. */
+    static final int KEEP_BYTES = 1024;
 
     private final boolean sortsMembers;
     private byte[] bytes;
@@ -87,29 +97,61 @@ final class JsonWriter {
             case BOOLEAN: append(value.asBoolean() ? TRUE : FALSE); break;
             case NUMBER: number(value.asDouble()); break;
             case STRING: string(value.asString()); break;
-            case ARRAY: array(value.items()); break;
-            case OBJECT: object(value.members()); break;
+            case ARRAY: array(value); break;
+            case OBJECT: object(value); break;
             default: throw new AssertionError(value.kind());
         }
     }
 
-    private void array(List<Json> items) {
+    /** Copies the container's kept canonical form if it has one (canonical writer only). */
+    private boolean copiedKeptForm(Json container) {
+        if (!sortsMembers) return false;
+        byte[] kept = container.canonicalForm();
+        if (kept == null) return false;
+        append(kept);
+        return true;
+    }
+
+    /** Keeps the form just written from {@code start} in {@code container} if it is on the frontier (see above). */
+    private void keepIfFrontier(Json container, int start, boolean hasLargeChild) {
+        if (sortsMembers && !hasLargeChild && size - start >= KEEP_BYTES) {
+            container.keepCanonicalForm(Arrays.copyOfRange(bytes, start, size));
+        }
+    }
+
+    /** Writes {@code value}; whether its form is at least {@link #KEEP_BYTES} long. */
+    private boolean writeMeasured(Json value) {
+        int start = size;
+        write(value);
+        return size - start >= KEEP_BYTES;
+    }
+
+    private void array(Json array) {
+        if (copiedKeptForm(array)) return;
+        int start = size;
+        boolean hasLargeChild = false;
+        List<Json> items = array.items();
         append((byte) '[');
         for (int i = 0, n = items.size(); i < n; i++) {
             if (i > 0) append((byte) ',');
-            write(items.get(i));
+            hasLargeChild |= writeMeasured(items.get(i));
         }
         append((byte) ']');
+        keepIfFrontier(array, start, hasLargeChild);
     }
 
-    private void object(Map<String, Json> members) {
+    private void object(Json object) {
+        if (copiedKeptForm(object)) return;
+        int start = size;
+        boolean hasLargeChild = false;
+        Map<String, Json> members = object.members();
         append((byte) '{');
         if (sortsMembers) {
             String[] names = members.keySet().toArray(new String[0]);
             if (!isSorted(names)) Arrays.sort(names);
             for (int i = 0; i < names.length; i++) {
                 if (i > 0) append((byte) ',');
-                member(names[i], members.get(names[i]));
+                hasLargeChild |= member(names[i], members.get(names[i]));
             }
         } else {
             boolean first = true;
@@ -120,6 +162,7 @@ final class JsonWriter {
             }
         }
         append((byte) '}');
+        keepIfFrontier(object, start, hasLargeChild);
     }
 
     /** Whether the names are already in RFC 8785 order (the hub sends canonical trees, so usually yes). */
@@ -130,10 +173,11 @@ final class JsonWriter {
         return true;
     }
 
-    private void member(String name, Json value) {
+    /** Writes one member; whether its value's form is at least {@link #KEEP_BYTES} long. */
+    private boolean member(String name, Json value) {
         string(name);
         append((byte) ':');
-        write(value);
+        return writeMeasured(value);
     }
 
     private void number(double x) {
