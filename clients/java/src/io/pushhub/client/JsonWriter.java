@@ -147,11 +147,24 @@ final class JsonWriter {
         Map<String, Json> members = object.members();
         append((byte) '{');
         if (sortsMembers) {
-            String[] names = members.keySet().toArray(new String[0]);
-            if (!isSorted(names)) Arrays.sort(names);
-            for (int i = 0; i < names.length; i++) {
+            int count = members.size();
+            String[] names = new String[count];
+            Json[] values = new Json[count];
+            boolean sorted = true;
+            int i = 0;
+            for (Map.Entry<String, Json> member : members.entrySet()) {
+                names[i] = member.getKey();
+                values[i] = member.getValue();
+                if (i > 0 && sorted && names[i - 1].compareTo(names[i]) > 0) sorted = false;
+                i++;
+            }
+            if (!sorted) {
+                Arrays.sort(names);
+                for (i = 0; i < count; i++) values[i] = members.get(names[i]);
+            }
+            for (i = 0; i < count; i++) {
                 if (i > 0) append((byte) ',');
-                hasLargeChild |= member(names[i], members.get(names[i]));
+                hasLargeChild |= member(names[i], values[i]);
             }
         } else {
             boolean first = true;
@@ -163,14 +176,6 @@ final class JsonWriter {
         }
         append((byte) '}');
         keepIfFrontier(object, start, hasLargeChild);
-    }
-
-    /** Whether the names are already in RFC 8785 order (the hub sends canonical trees, so usually yes). */
-    private static boolean isSorted(String[] names) {
-        for (int i = 1; i < names.length; i++) {
-            if (names[i - 1].compareTo(names[i]) > 0) return false;
-        }
-        return true;
     }
 
     /** Writes one member; whether its value's form is at least {@link #KEEP_BYTES} long. */
