@@ -54,12 +54,18 @@ public final class JsonPatch {
             case "test": {
                 Json found = valueAt(document, path);
                 Json expected = value(op);
-                if (!found.equals(expected)) throw new JsonException("test failed at \"" + path + "\": " + found + " is not " + expected);
+                if (!found.equals(expected)) throw new JsonException("test failed at \"" + path + "\": " + brief(found) + " is not " + brief(expected));
                 return document;
             }
             default:
                 throw new JsonException("unknown op \"" + name.asString() + "\"; expected add, remove, replace, move, copy or test");
         }
+    }
+
+    /** A value's compact text for a message, cut after 100 chars. */
+    private static String brief(Json value) {
+        String text = value.toString();
+        return text.length() <= 100 ? text : text.substring(0, 100) + "…";
     }
 
     private static JsonPointer pointer(Json op, String field) {

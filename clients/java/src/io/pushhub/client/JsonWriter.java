@@ -23,7 +23,7 @@ import java.util.Map;
  * them their forms, so checking its hash rewrites only the containers on the patched paths (and
  * the frontier containers there), then copies bytes and hashes them.
  *
- * <p>Invariant: {@code Json.parse(text) .equals(value)} for the text written from every value.
+ * <p>Invariant: {@code Json.parse(text).equals(value)} for the text written from every value.
  * A writer is single-use and not shared between threads.
  */
 final class JsonWriter {
