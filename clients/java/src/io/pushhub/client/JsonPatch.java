@@ -1,7 +1,6 @@
 package io.pushhub.client;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Objects;
 
@@ -87,11 +86,8 @@ public final class JsonPatch {
         if (path.isRoot()) return value;
         return edit(document, path, 0, (parent, token) -> {
             switch (parent.kind()) {
-                case OBJECT: {
-                    LinkedHashMap<String, Json> members = copy(parent);
-                    members.put(token, value);
-                    return Json.ownedObject(members);
-                }
+                case OBJECT:
+                    return Json.ownedObject(parent.memberTable().with(token, value));
                 case ARRAY: {
                     int index = JsonPointer.arrayIndex(token, parent.size(), true);
                     ArrayList<Json> items = copyItems(parent, 1);
@@ -108,12 +104,8 @@ public final class JsonPatch {
         if (path.isRoot()) throw new JsonException("cannot remove the whole document");
         return edit(document, path, 0, (parent, token) -> {
             switch (parent.kind()) {
-                case OBJECT: {
-                    member(parent, token, path);
-                    LinkedHashMap<String, Json> members = copy(parent);
-                    members.remove(token);
-                    return Json.ownedObject(members);
-                }
+                case OBJECT:
+                    return Json.ownedObject(parent.memberTable().without(memberIndex(parent, token, path)));
                 case ARRAY: {
                     int index = JsonPointer.arrayIndex(token, parent.size(), false);
                     ArrayList<Json> items = copyItems(parent, 0);
@@ -154,12 +146,9 @@ public final class JsonPatch {
     /** {@code node} with its existing child {@code token} replaced by {@code value}. */
     private static Json withChild(Json node, String token, Json value, JsonPointer path) {
         switch (node.kind()) {
-            case OBJECT: {
-                member(node, token, path);
-                LinkedHashMap<String, Json> members = copy(node);
-                members.put(token, value);
-                return Json.ownedObject(members);
-            }
+            case OBJECT:
+                memberIndex(node, token, path);
+                return Json.ownedObject(node.memberTable().with(token, value));
             case ARRAY: {
                 int index = JsonPointer.arrayIndex(token, node.size(), false);
                 ArrayList<Json> items = copyItems(node, 0);
@@ -172,26 +161,21 @@ public final class JsonPatch {
 
     private static Json child(Json node, String token, JsonPointer path) {
         switch (node.kind()) {
-            case OBJECT: return member(node, token, path);
+            case OBJECT: return node.memberTable().value(memberIndex(node, token, path));
             case ARRAY: return node.get(JsonPointer.arrayIndex(token, node.size(), false));
             default: throw notContainer(node, path);
         }
     }
 
-    private static Json member(Json object, String token, JsonPointer path) {
-        Json member = object.get(token);
-        if (member == null) throw new JsonException("no member \"" + token + "\" (path \"" + path + "\")");
-        return member;
+    /** The position of the existing member {@code token} of {@code object}. */
+    private static int memberIndex(Json object, String token, JsonPointer path) {
+        int i = object.memberTable().indexOf(token);
+        if (i < 0) throw new JsonException("no member \"" + token + "\" (path \"" + path + "\")");
+        return i;
     }
 
     private static JsonException notContainer(Json node, JsonPointer path) {
         return new JsonException("cannot descend into a " + node.typeName() + " (path \"" + path + "\")");
-    }
-
-    private static LinkedHashMap<String, Json> copy(Json object) {
-        LinkedHashMap<String, Json> members = new LinkedHashMap<>(Json.capacityFor(object.size() + 1));
-        members.putAll(object.members());
-        return members;
     }
 
     private static ArrayList<Json> copyItems(Json array, int extra) {

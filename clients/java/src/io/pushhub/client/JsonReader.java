@@ -1,7 +1,6 @@
 package io.pushhub.client;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 
 /**
  * A strict RFC 8259 parser with I-JSON's rules (RFC 7493): no comments, trailing commas, NaN,
@@ -90,7 +89,7 @@ final class JsonReader {
             index++;
             return Json.emptyObject();
         }
-        LinkedHashMap<String, Json> members = new LinkedHashMap<>();
+        Members.Builder members = new Members.Builder(4);
         while (true) {
             skipWhitespace();
             if (current() != '"') throw error("expected a member name in double quotes");
@@ -100,7 +99,7 @@ final class JsonReader {
             if (current() != ':') throw error("expected ':' after the member name");
             index++;
             skipWhitespace();
-            if (members.put(name, value(depth)) != null) {
+            if (!members.add(name, value(depth))) {
                 throw errorAt(nameOffset, "duplicate member name \"" + name + "\"");
             }
             skipWhitespace();
@@ -110,7 +109,7 @@ final class JsonReader {
                     break;
                 case '}':
                     index++;
-                    return Json.ownedObject(members);
+                    return Json.ownedObject(members.build());
                 default:
                     throw error("expected ',' or '}' in the object");
             }

@@ -3,7 +3,6 @@ package io.pushhub.client;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Writes a {@link Json} as UTF-8 JSON text with no whitespace, in one of two member orders:
@@ -144,38 +143,30 @@ final class JsonWriter {
         if (copiedKeptForm(object)) return;
         int start = size;
         boolean hasLargeChild = false;
-        Map<String, Json> members = object.members();
+        Members members = object.memberTable();
+        int[] order = sortsMembers ? canonicalOrder(members) : null;
         append((byte) '{');
-        if (sortsMembers) {
-            int count = members.size();
-            String[] names = new String[count];
-            Json[] values = new Json[count];
-            boolean sorted = true;
-            int i = 0;
-            for (Map.Entry<String, Json> member : members.entrySet()) {
-                names[i] = member.getKey();
-                values[i] = member.getValue();
-                if (i > 0 && sorted && names[i - 1].compareTo(names[i]) > 0) sorted = false;
-                i++;
-            }
-            if (!sorted) {
-                Arrays.sort(names);
-                for (i = 0; i < count; i++) values[i] = members.get(names[i]);
-            }
-            for (i = 0; i < count; i++) {
-                if (i > 0) append((byte) ',');
-                hasLargeChild |= member(names[i], values[i]);
-            }
-        } else {
-            boolean first = true;
-            for (Map.Entry<String, Json> member : members.entrySet()) {
-                if (!first) append((byte) ',');
-                first = false;
-                member(member.getKey(), member.getValue());
-            }
+        for (int i = 0, n = members.count(); i < n; i++) {
+            if (i > 0) append((byte) ',');
+            int at = order == null ? i : order[i];
+            hasLargeChild |= member(members.name(at), members.value(at));
         }
         append((byte) '}');
         keepIfFrontier(object, start, hasLargeChild);
+    }
+
+    /** The member positions in RFC 8785 order, or null when the stored order is that order (as in the trees the hub sends). */
+    private static int[] canonicalOrder(Members members) {
+        int n = members.count();
+        int i = 1;
+        while (i < n && members.name(i - 1).compareTo(members.name(i)) < 0) i++;
+        if (i >= n) return null;
+        Integer[] order = new Integer[n];
+        for (i = 0; i < n; i++) order[i] = i;
+        Arrays.sort(order, (a, b) -> members.name(a).compareTo(members.name(b)));
+        int[] positions = new int[n];
+        for (i = 0; i < n; i++) positions[i] = order[i];
+        return positions;
     }
 
     /** Writes one member; whether its value's form is at least {@link #KEEP_BYTES} long. */
@@ -226,6 +217,11 @@ final class JsonWriter {
             char c = s.charAt(i);
             if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
             out[p++] = (byte) c;
+        }
+        if (i == n) {
+            out[p++] = '"';
+            size = p;
+            return;
         }
         size = p;
         for (; i < n; i++) {
