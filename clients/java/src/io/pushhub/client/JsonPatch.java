@@ -147,8 +147,7 @@ public final class JsonPatch {
     private static Json withChild(Json node, String token, Json value, JsonPointer path) {
         switch (node.kind()) {
             case OBJECT:
-                memberIndex(node, token, path);
-                return Json.ownedObject(node.memberTable().with(token, value));
+                return Json.ownedObject(node.memberTable().replacing(memberIndex(node, token, path), value));
             case ARRAY: {
                 int index = JsonPointer.arrayIndex(token, node.size(), false);
                 ArrayList<Json> items = copyItems(node, 0);

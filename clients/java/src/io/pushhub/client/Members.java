@@ -107,16 +107,19 @@ final class Members extends AbstractMap<String, Json> {
     /** These members with {@code name} set to {@code value}: in place if it exists, else at the end. */
     Members with(String name, Json value) {
         int i = indexOf(name);
-        if (i >= 0) {
-            Json[] changed = Arrays.copyOf(values, count);
-            changed[i] = value;
-            return new Members(names.length == count ? names : Arrays.copyOf(names, count), changed, count);
-        }
+        if (i >= 0) return replacing(i, value);
         String[] moreNames = Arrays.copyOf(names, count + 1);
         Json[] moreValues = Arrays.copyOf(values, count + 1);
         moreNames[count] = name;
         moreValues[count] = value;
         return new Members(moreNames, moreValues, count + 1);
+    }
+
+    /** These members with the value at position {@code i} replaced (the names are shared). */
+    Members replacing(int i, Json value) {
+        Json[] changed = Arrays.copyOf(values, count);
+        changed[i] = value;
+        return new Members(names.length == count ? names : Arrays.copyOf(names, count), changed, count);
     }
 
     /** These members without the one at position {@code i}. */
