@@ -48,6 +48,16 @@ final class PatchBench {
         return own + inside;
     }
 
+    /** The bytes of the canonical forms the writer kept in the tree's containers. */
+    static long keptBytes(Json tree) {
+        byte[] form = tree.canonicalForm();
+        if (form != null) return form.length;
+        long inside = 0;
+        for (Json item : tree.items()) inside += keptBytes(item);
+        for (Json member : tree.members().values()) inside += keptBytes(member);
+        return inside;
+    }
+
     /** The message's ops text for run {@code n}: one row's label. */
     static String ops(int n) {
         return "[{\"op\":\"replace\",\"path\":\"/children/" + (n % 100) + "/children/" + (n % 99) + "/label\",\"value\":\"edit " + n + "\"}]";
@@ -117,6 +127,8 @@ final class PatchBench {
                 fresh[n - 100] = hashed - done;
             }
         }
+        System.out.printf("canonical forms kept in the patched tree: %,d bytes (its canonical form: %,d bytes)%n",
+                keptBytes(current), JsonWriter.canonicalUtf8(current).size());
         System.out.println("apply one-leaf patch (ops parsed)     " + figures(apply));
         System.out.println("apply + verify hash                   " + figures(total));
         System.out.println("  canonical UTF-8 of the patched tree " + figures(canonical));
