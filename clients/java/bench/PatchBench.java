@@ -25,18 +25,20 @@ final class PatchBench {
         for (int s = 0; s < 100; s++) {
             List<Json> rows = new ArrayList<>();
             for (int i = 0; i < 99; i++) {
-                rows.add(object("id", Json.of("item-" + s + "-" + i), "type", Json.of("row"), "label", Json.of("Item " + i),
-                        "value", Json.of(s * 99 + i)));
+                rows.add(object("id", Json.of("item-" + s + "-" + i), "type", Json.of("row"),
+                        "label", Json.of("Item " + i), "value", Json.of(s * 99 + i)));
             }
-            sections.add(object("id", Json.of("section-" + s), "type", Json.of("section"), "title", Json.of("Section " + s),
-                    "children", Json.array(rows)));
+            sections.add(object("id", Json.of("section-" + s), "type", Json.of("section"),
+                    "title", Json.of("Section " + s), "children", Json.array(rows)));
         }
         return object("type", Json.of("screen"), "children", Json.array(sections));
     }
 
     private static Json object(Object... namesAndValues) {
         Map<String, Json> members = new LinkedHashMap<>();
-        for (int i = 0; i < namesAndValues.length; i += 2) members.put((String) namesAndValues[i], (Json) namesAndValues[i + 1]);
+        for (int i = 0; i < namesAndValues.length; i += 2) {
+            members.put((String) namesAndValues[i], (Json) namesAndValues[i + 1]);
+        }
         return Json.object(members);
     }
 
@@ -60,7 +62,8 @@ final class PatchBench {
 
     /** The message's ops text for run {@code n}: one row's label. */
     static String ops(int n) {
-        return "[{\"op\":\"replace\",\"path\":\"/children/" + (n % 100) + "/children/" + (n % 99) + "/label\",\"value\":\"edit " + n + "\"}]";
+        String path = "/children/" + (n % 100) + "/children/" + (n % 99) + "/label";
+        return "[{\"op\":\"replace\",\"path\":\"" + path + "\",\"value\":\"edit " + n + "\"}]";
     }
 
     /** Sorted samples in ns → "median / p95 / p99 ms". */

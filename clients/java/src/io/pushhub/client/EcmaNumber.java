@@ -32,7 +32,10 @@ final class EcmaNumber {
         return layout(shortest(x));
     }
 
-    /** The decimal with the fewest significant digits that reads back as {@code x} (positive, finite), the closest of them. */
+    /**
+     * The decimal with the fewest significant digits that reads back as {@code x} (positive,
+     * finite); the closest to x of those.
+     */
     private static BigDecimal shortest(double x) {
         BigDecimal exact = new BigDecimal(x);
         // Double.toString's digits read back (its contract) but are not always the fewest (JDK-4511638):
@@ -58,11 +61,12 @@ final class EcmaNumber {
         BigDecimal nearest = exact.round(new MathContext(precision, RoundingMode.HALF_EVEN));
         if (readsBack(nearest, x)) return nearest;
         BigDecimal down = exact.round(new MathContext(precision, RoundingMode.DOWN));
-        BigDecimal other = down.compareTo(nearest) == 0 ? exact.round(new MathContext(precision, RoundingMode.UP)) : down;
+        BigDecimal other =
+                down.compareTo(nearest) == 0 ? exact.round(new MathContext(precision, RoundingMode.UP)) : down;
         return readsBack(other, x) ? other : null;
     }
 
-    /** The significant digits of Double.toString's text ("1.25E-7", "100.0", "0.001"): leading and trailing zeros not counted. */
+    /** The significant digits in Double.toString's text ("1.25E-7", "100.0", "0.001"): no leading, trailing zeros. */
     private static int significantDigits(String text) {
         int end = text.indexOf('E');
         if (end < 0) end = text.length();

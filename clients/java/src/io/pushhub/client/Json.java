@@ -84,7 +84,8 @@ public final class Json {
         Members.Builder copy = new Members.Builder(members.size());
         for (Map.Entry<String, Json> member : members.entrySet()) {
             String name = checkedText(member.getKey());
-            copy.add(name, Objects.requireNonNull(member.getValue(), () -> "member \"" + name + "\" is null; use Json.NULL"));
+            Json value = member.getValue();
+            copy.add(name, Objects.requireNonNull(value, () -> "member \"" + name + "\" is null; use Json.NULL"));
         }
         return ownedObject(copy.build());
     }
@@ -244,7 +245,9 @@ public final class Json {
     }
 
     private void expect(Kind wanted) {
-        if (kind != wanted) throw new IllegalStateException("expected a JSON " + name(wanted) + ", found " + typeName());
+        if (kind != wanted) {
+            throw new IllegalStateException("expected a JSON " + name(wanted) + ", found " + typeName());
+        }
     }
 
     /** The JSON type name, for messages ("object", "array", "string", "number", "boolean", "null"). */

@@ -53,11 +53,15 @@ public final class JsonPatch {
             case "test": {
                 Json found = valueAt(document, path);
                 Json expected = value(op);
-                if (!found.equals(expected)) throw new JsonException("test failed at \"" + path + "\": " + brief(found) + " is not " + brief(expected));
+                if (!found.equals(expected)) {
+                    throw new JsonException(
+                            "test failed at \"" + path + "\": " + brief(found) + " is not " + brief(expected));
+                }
                 return document;
             }
             default:
-                throw new JsonException("unknown op \"" + name.asString() + "\"; expected add, remove, replace, move, copy or test");
+                throw new JsonException(
+                        "unknown op \"" + name.asString() + "\"; expected add, remove, replace, move, copy or test");
         }
     }
 
@@ -69,7 +73,9 @@ public final class JsonPatch {
 
     private static JsonPointer pointer(Json op, String field) {
         Json text = op.get(field);
-        if (text == null || text.kind() != Json.Kind.STRING) throw new JsonException("\"" + field + "\" must be a JSON Pointer string");
+        if (text == null || text.kind() != Json.Kind.STRING) {
+            throw new JsonException("\"" + field + "\" must be a JSON Pointer string");
+        }
         return JsonPointer.parse(text.asString());
     }
 
@@ -135,7 +141,10 @@ public final class JsonPatch {
         Json apply(Json parent, String token);
     }
 
-    /** Applies {@code edit} at the end of {@code path} below {@code node} (at token {@code depth}), copying the containers on the way. */
+    /**
+     * Applies {@code edit} at the end of {@code path} below {@code node} (which is at token
+     * {@code depth}), copying the containers on the way.
+     */
     private static Json edit(Json node, JsonPointer path, int depth, ParentEdit edit) {
         String token = path.token(depth);
         if (depth == path.size() - 1) return edit.apply(node, token);

@@ -179,7 +179,9 @@ final class JsonReader {
     private void rawChar(char c) {
         if (c < 0x20) throw error("a control character must be escaped in a string");
         if (Character.isSurrogate(c)) {
-            if (!Character.isHighSurrogate(c) || index + 1 >= length || !Character.isLowSurrogate(text.charAt(index + 1))) {
+            boolean paired = Character.isHighSurrogate(c) && index + 1 < length
+                    && Character.isLowSurrogate(text.charAt(index + 1));
+            if (!paired) {
                 throw error("a lone surrogate is not a character (I-JSON)");
             }
             index++;
@@ -220,7 +222,8 @@ final class JsonReader {
         }
         if (Character.isHighSurrogate(first)) {
             if (!text.startsWith("\\u", index)) {
-                throw errorAt(escapeStart, "a high surrogate \\u" + hex(first) + " must be followed by a low surrogate");
+                throw errorAt(escapeStart,
+                        "a high surrogate \\u" + hex(first) + " must be followed by a low surrogate");
             }
             int secondStart = index;
             index += 2;
@@ -286,7 +289,9 @@ final class JsonReader {
         }
         String literal = text.substring(start, index);
         double value = Double.parseDouble(literal);
-        if (Double.isInfinite(value)) throw errorAt(start, "the number " + literal + " is out of the range of a double");
+        if (Double.isInfinite(value)) {
+            throw errorAt(start, "the number " + literal + " is out of the range of a double");
+        }
         return value;
     }
 

@@ -155,7 +155,7 @@ final class JsonWriter {
         keepIfFrontier(object, start, hasLargeChild);
     }
 
-    /** The member positions in RFC 8785 order, or null when the stored order is that order (as in the trees the hub sends). */
+    /** The member positions in RFC 8785 order, or null when stored order is that order (as the hub sends trees). */
     private static int[] canonicalOrder(Members members) {
         int n = members.count();
         int i = 1;
