@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -60,25 +61,31 @@ public final class JdkWebSocketTransport implements Transport {
         for (Map.Entry<String, String> header : request.headers().entrySet()) {
             builder.header(header.getKey(), header.getValue());
         }
+        // Success is reported by the JDK's `onOpen` (before any message); only a failure here.
         builder.buildAsync(request.uri(), connection).whenComplete((socket, failure) -> {
-            if (failure != null) {
-                connection.finish(1006, describe(failure));
-            } else {
-                connection.opened(socket);
-            }
+            if (failure != null) connection.finish(1006, describe(failure));
         });
         return connection;
     }
 
-    /** What went wrong, for a close reason: the innermost cause's class and message. */
+    /**
+     * What went wrong, for a close reason: the failure (unwrapped from the future's
+     * {@code CompletionException}) as {@code Class: message}, and its cause when it has one.
+     */
     static String describe(Throwable failure) {
-        Throwable cause = failure;
-        while ((cause instanceof CompletionException || cause.getCause() != null) && cause.getCause() != null
-                && cause.getCause() != cause) {
-            cause = cause.getCause();
+        Throwable error = failure;
+        while ((error instanceof CompletionException || error instanceof ExecutionException) && error.getCause() != null) {
+            error = error.getCause();
         }
-        String message = cause.getMessage();
-        return cause.getClass().getSimpleName() + (message == null ? "" : ": " + message);
+        StringBuilder out = new StringBuilder(error.getClass().getSimpleName());
+        if (error.getMessage() != null) out.append(": ").append(error.getMessage());
+        Throwable cause = error.getCause();
+        if (cause != null && cause != error) {
+            out.append(" (").append(cause.getClass().getSimpleName());
+            if (cause.getMessage() != null) out.append(": ").append(cause.getMessage());
+            out.append(')');
+        }
+        return out.toString();
     }
 
     /** One connection: the JDK's listener, and the client's handle. */
@@ -94,20 +101,6 @@ public final class JdkWebSocketTransport implements Transport {
 
         Connection(TransportListener listener) {
             this.listener = listener;
-        }
-
-        void opened(WebSocket socket) {
-            boolean abandonNow;
-            synchronized (this) {
-                this.socket = socket;
-                abandonNow = abandoned || closing;
-            }
-            if (abandonNow) {
-                socket.abort();
-                finish(1006, "closed before it opened");
-                return;
-            }
-            if (!finished.get()) listener.onOpen();
         }
 
         void finish(int code, String reason) {
@@ -137,7 +130,7 @@ public final class JdkWebSocketTransport implements Transport {
                             .thenCompose(ignored -> target.sendClose(code, reason));
                 }
             }
-            if (target == null) return; // `opened` aborts it
+            if (target == null) return; // not open yet: `onOpen` aborts it
             TIMERS.schedule(() -> {
                 if (!finished.get()) {
                     target.abort();
@@ -162,6 +155,17 @@ public final class JdkWebSocketTransport implements Transport {
 
         @Override
         public void onOpen(WebSocket webSocket) {
+            boolean abandonNow;
+            synchronized (this) {
+                this.socket = webSocket;
+                abandonNow = abandoned || closing;
+            }
+            if (abandonNow) {
+                webSocket.abort();
+                finish(1006, "closed before it opened");
+                return;
+            }
+            if (!finished.get()) listener.onOpen();
             webSocket.request(1);
         }
 
