@@ -113,6 +113,7 @@ final class PushHubTest {
         first.hub(WELCOME.replace("\"heartbeat_s\":25", "\"heartbeat_s\":1")); // dead after 4 s of silence
         eventually("abandoned", () -> first.abandoned);
         eventually("reconnected", () -> transport.connections.size() == 2);
+        eventually("the close event", () -> !closes.isEmpty()); // listeners run on their own thread
         equal("a dead link is a 1006 that says why", 1006, closes.get(0).code());
         isTrue(closes.get(0).reason(), closes.get(0).reason().contains("the link is dead"));
         equal("counted", 1, hub.stats().deadLinks());
