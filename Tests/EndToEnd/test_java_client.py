@@ -18,6 +18,7 @@ import pytest
 import rfc8785
 
 from admin import call, publish
+from blackhole import BlackHoleProxy
 from conftest import Hub
 from java_client import java_clients  # noqa: F401 (a fixture)
 from test_tls import make_certificate
@@ -264,3 +265,38 @@ def test_a_refused_token_ends_the_client_with_its_close_code(hub_factory, java_c
     client.wait("state", state="CLOSED")
     time.sleep(0.5)
     assert len(client.of("close")) == 1  # not retried
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_dead_link_is_given_up_after_two_missed_heartbeats_and_the_session_resumes(hub_factory, java_clients, transport):
+    """The link through a proxy turns into a black hole (no FIN, no RST): the client gives it up
+    once nothing arrived for 2 × heartbeat_s + 2 s (4 s here), whatever the transport (neither
+    JDK's nor OkHttp's WebSocket notices by itself), reconnects through the proxy, resumes its
+    screen with `unchanged` and gets the sync sent into the dead link."""
+    hub = hub_factory("--dev", "--ping-interval", "1s")
+    proxy = BlackHoleProxy(hub.port)
+    try:
+        publish(hub, "home", screen([item("a", "v1")]))
+        client = java_clients(url="ws://127.0.0.1:%d/v1/connect" % proxy.port, device="d-dead", transport=transport)
+        client.command("subscribe", screen="home")
+        client.wait("tree", version=1)
+        assert client.wait("welcome")["heartbeat_s"] == 1
+        time.sleep(1.5)  # heartbeats flow; the link is quiet otherwise
+        assert client.of("close") == []
+        assert proxy.black_hole() == 1
+        dead_at = time.time()
+        status, sync = call(hub, "POST", "/v1/syncs", {"target": {"all": True}, "reason": "hotfix", "scope": "bundle"})
+        assert status == 200 and sync["targeted_online"] == 1, sync  # the hub still counts the dead link
+        close = client.wait("close", timeout=10)
+        detected = close["at_ms"] / 1000 - dead_at
+        # The last message came at most one heartbeat before the black hole: 3 to 4 s, plus timer slack.
+        assert 2.5 <= detected <= 4 + 1.0, detected
+        assert close["code"] == 1006 and "the link is dead" in close["reason"] and close["retry_in_ms"] is not None, close
+        client.wait("welcome", count=2, timeout=10)
+        got = client.wait("sync", timeout=10, id=sync["id"])
+        assert got["reason"] == "hotfix"
+        stats = client.wait_stats(lambda s: s["unchanged"] == 1)
+        assert stats["snapshots"] == 1 and stats["connects"] == 2 and stats["deadLinks"] == 1, stats
+        assert [e["source"] for e in client.of("tree")] == ["snapshot"]
+    finally:
+        proxy.close()
