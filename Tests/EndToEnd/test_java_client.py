@@ -300,3 +300,34 @@ def test_a_dead_link_is_given_up_after_two_missed_heartbeats_and_the_session_res
         assert [e["source"] for e in client.of("tree")] == ["snapshot"]
     finally:
         proxy.close()
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_fetch_screen_answers_200_then_304_and_the_hubs_errors(hub_factory, java_clients, transport, tmp_path):
+    """fetchScreen (GET /v1/screens/{name} through the transport's HTTP): a 200 with the tree and
+    its checked hash, kept in storage; a 304 once held; 404 unknown_screen; 401 without
+    credentials on a hub that refuses anonymous clients."""
+    hub = hub_factory("--dev")
+    tree = screen([item("a", "fetched \U0001f600")], n=[0.1, 1e21])
+    answer = publish(hub, "promo/summer", tree)
+    storage = str(tmp_path / "storage")
+    client = java_clients(url=hub.url + "/v1/connect", device="d-fetch", transport=transport, storage=storage)
+    client.wait("welcome")
+    client.command("fetch", screen="promo/summer")
+    first = client.wait("fetched")
+    assert first["status"] == 200 and first["version"] == answer["version"] and first["hash"] == answer["hash"], first
+    assert first["canonical"] == rfc8785.dumps(tree).decode()
+    client.command("fetch", screen="promo/summer")
+    second = client.wait("fetched", count=2)
+    assert second["status"] == 304 and second["hash"] == answer["hash"], second
+    client.command("fetch", screen="nope")
+    assert client.wait("fetch_error")["code"] == "unknown_screen"
+    # Subscribing after a fetch starts from the stored tree and resumes with `unchanged`.
+    client.command("subscribe", screen="promo/summer")
+    client.wait_stats(lambda s: s["unchanged"] == 1)
+    assert [e["source"] for e in client.of("tree")] == ["cache", "unchanged"]
+    closed = hub_factory()  # not --dev
+    refused = java_clients(url=closed.url + "/v1/connect", device="d-fetch", transport=transport)
+    refused.command("fetch", screen="promo/summer")
+    error = refused.wait("fetch_error")
+    assert error["code"] == "unauthorized" and error["status"] == 401, error

@@ -1,6 +1,8 @@
 package io.pushhub.client;
 
 import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -66,6 +68,18 @@ public final class JdkWebSocketTransport implements Transport {
             if (failure != null) connection.finish(1006, describe(failure));
         });
         return connection;
+    }
+
+    /** A GET through the same {@link HttpClient} (its TLS settings). */
+    @Override
+    public CompletableFuture<HttpAnswer> get(TransportRequest request) {
+        HttpRequest.Builder builder = HttpRequest.newBuilder(request.uri()).timeout(connectTimeout.multipliedBy(3)).GET();
+        request.headers().forEach(builder::header);
+        return client.sendAsync(builder.build(), HttpResponse.BodyHandlers.ofByteArray()).thenApply(response -> {
+            Map<String, String> headers = new java.util.LinkedHashMap<>();
+            response.headers().map().forEach((name, values) -> headers.put(name, String.join(", ", values)));
+            return new HttpAnswer(response.statusCode(), headers, response.body());
+        });
     }
 
     /**

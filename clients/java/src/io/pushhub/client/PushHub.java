@@ -11,13 +11,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -49,6 +51,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class PushHub implements AutoCloseable {
     /** The subprotocol offered (DESIGN §3). */
     static final String SUBPROTOCOL = "pushhub.v1";
+    /** How long the client's threads wait for work before they end (new ones start when needed). */
+    private static final long IDLE_THREAD_SECONDS = 30;
 
     private final PushHubOptions options;
     private final ScheduledThreadPoolExecutor stateThread;
@@ -105,11 +109,17 @@ public final class PushHub implements AutoCloseable {
         stateThread = new ScheduledThreadPoolExecutor(1, runnable -> daemon(runnable, "pushhub-state"));
         stateThread.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         stateThread.setRemoveOnCancelPolicy(true);
+        // An idle client (closed for good by a refusal, never close()d) holds no thread.
+        stateThread.setKeepAliveTime(IDLE_THREAD_SECONDS, TimeUnit.SECONDS);
+        stateThread.allowCoreThreadTimeOut(true);
         if (options.listenerExecutor != null) {
             listenerExecutor = options.listenerExecutor;
             ownListenerThread = null;
         } else {
-            ownListenerThread = Executors.newSingleThreadExecutor(runnable -> daemon(runnable, "pushhub-listeners"));
+            ThreadPoolExecutor own = new ThreadPoolExecutor(1, 1, IDLE_THREAD_SECONDS, TimeUnit.SECONDS,
+                    new LinkedBlockingQueue<>(), runnable -> daemon(runnable, "pushhub-listeners"));
+            own.allowCoreThreadTimeOut(true);
+            ownListenerThread = own;
             listenerExecutor = ownListenerThread;
         }
         schedule = new ReconnectSchedule(options.backoff, options.goingAwayCapMs, options.goingAwayWindowMs);
@@ -197,6 +207,57 @@ public final class PushHub implements AutoCloseable {
     public void renderFailed(String screen, long version, Throwable error) {
         RenderErrorReport report = RenderErrorReport.of(error);
         onStateThread(() -> perform(session.renderFailed(screen, version, report, null)));
+    }
+
+    /**
+     * {@code GET /v1/screens/{name}} as this client (its token or device, app, components) with
+     * {@code If-None-Match} the tag of the tree it holds (or has stored for this user in this hub
+     * state): a 304 returns that tree, a 200 checks the new tree's hash and stores it (a later
+     * {@code subscribe} starts from it and resumes with {@code have}). Needs no live connection,
+     * for code that cannot hold a socket (widgets, background refresh); a subscription keeps
+     * following the socket. Completes on the client's state thread, or exceptionally with a
+     * {@link FetchException}.
+     */
+    public CompletableFuture<FetchedScreen> fetchScreen(String screen) {
+        CompletableFuture<FetchedScreen> result = new CompletableFuture<>();
+        boolean accepted = onStateThread(() -> {
+            // The tree held, or the one stored in this user's scope for the epoch it is in (the
+            // version returned with a 304 must be of this epoch).
+            StoredScreen kept = stored(screen, session.scope());
+            StoredScreen held = session.held(screen);
+            if (held == null && kept != null && java.util.Objects.equals(kept.epoch, session.epoch())) held = kept;
+            StoredScreen tagged = held;
+            TransportRequest request = ScreenFetch.request(options.uri, screen, currentToken(), device, options.platform,
+                    options.appVersion, options.components, tagged);
+            options.transport.get(request).whenComplete((answer, failure) -> {
+                boolean handled = onStateThread(() -> {
+                    if (failure != null) {
+                        result.completeExceptionally(new FetchException("network", 0, JdkWebSocketTransport.describe(failure)));
+                        return;
+                    }
+                    try {
+                        FetchedScreen fetched = ScreenFetch.answered(screen, answer, tagged);
+                        if (fetched.status() == 200) keepFetched(fetched);
+                        result.complete(fetched);
+                    } catch (FetchException e) {
+                        result.completeExceptionally(e);
+                    }
+                });
+                if (!handled) result.completeExceptionally(new FetchException("network", 0, "the client was closed"));
+            });
+        });
+        if (!accepted) result.completeExceptionally(new FetchException("network", 0, "the client was closed"));
+        return result;
+    }
+
+    /**
+     * Stores a fetched tree for a screen not subscribed (a subscription keeps its own), labelled
+     * with the epoch this user's storage is in: a later session in another state drops it.
+     */
+    private void keepFetched(FetchedScreen fetched) {
+        if (session.screens().containsKey(fetched.screen()) || session.scope().equals(StorageScope.NONE)) return;
+        write(session.scope().screenKey(fetched.screen()), StoredScreen.form(session.epoch(), fetched.tree().canonical(),
+                fetched.version(), fetched.hash(), fetched.variants()));
     }
 
     /** Closes the connection for good; {@link #state()} becomes {@code CLOSED}. Harmless when closed already. */
@@ -336,8 +397,7 @@ public final class PushHub implements AutoCloseable {
             setState(ConnectionState.CLOSED);
             emit(new CloseEvent(code, reason, null, schedule.attempt(), fatal));
             publish();
-            shutDown();
-            return;
+            return; // the threads stay for fetchScreen; idle, they end by themselves
         }
         long delay = schedule.dropped(code, now(), options.random.getAsDouble());
         setState(ConnectionState.RECONNECTING);
@@ -517,8 +577,11 @@ public final class PushHub implements AutoCloseable {
 
     // MARK: - Threads
 
-    /** Runs {@code task} on the state thread (dropped once the client is closed and its thread ended). */
-    private void onStateThread(Runnable task) {
+    /**
+     * Runs {@code task} on the state thread; false (and dropped) once the client is closed and its
+     * thread ended.
+     */
+    private boolean onStateThread(Runnable task) {
         try {
             stateThread.execute(() -> {
                 try {
@@ -528,8 +591,9 @@ public final class PushHub implements AutoCloseable {
                 }
             });
         } catch (RejectedExecutionException closed) {
-            // The client is closed: nothing more happens.
+            return false; // the client is closed: nothing more happens
         }
+        return true;
     }
 
     private void onListenerThread(Runnable task) {

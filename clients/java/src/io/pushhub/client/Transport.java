@@ -1,5 +1,7 @@
 package io.pushhub.client;
 
+import java.util.concurrent.CompletableFuture;
+
 /**
  * What {@link PushHub} needs from the network, behind a small interface so that each platform
  * plugs in its own: {@link JdkWebSocketTransport} ({@code java.net.http}, the JVM) ships in this
@@ -15,4 +17,14 @@ package io.pushhub.client;
 public interface Transport {
     /** Opens a WebSocket to {@code request.uri()} offering {@code request.subprotocol()}. Never blocks on the network. */
     TransportConnection open(TransportRequest request, TransportListener listener);
+
+    /**
+     * One HTTP GET of {@code request.uri()} with its headers (for {@link PushHub#fetchScreen}):
+     * completes with the answer whatever its status, or exceptionally when there was no answer.
+     * The default has no HTTP: it fails.
+     */
+    default CompletableFuture<HttpAnswer> get(TransportRequest request) {
+        return CompletableFuture.failedFuture(new UnsupportedOperationException(
+                getClass().getSimpleName() + " does not do HTTP; fetchScreen needs a transport that does"));
+    }
 }

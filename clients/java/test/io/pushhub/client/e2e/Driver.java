@@ -3,6 +3,7 @@ package io.pushhub.client.e2e;
 import io.pushhub.client.Backoff;
 import io.pushhub.client.ClientListener;
 import io.pushhub.client.CloseEvent;
+import io.pushhub.client.FetchException;
 import io.pushhub.client.ConnectionState;
 import io.pushhub.client.FileStorage;
 import io.pushhub.client.Gone;
@@ -35,6 +36,7 @@ import java.util.Map;
  * {"cmd":"start","url":"ws://…/v1/connect","device":"d-1"|"token":"…","storage":"/dir","transport":"jdk"|"okhttp",
  *  "ca":"/cert.pem","random":0.25,"backoff":[200,1000]}
  * {"cmd":"subscribe","screen":"home","fail_version":3}     a listener that throws for that version
+ * {"cmd":"fetch","screen":"home"}   fetchScreen: a "fetched" or "fetch_error" event
  * {"cmd":"unsubscribe","screen":"home"}  {"cmd":"tamper","field":"hash"|"from"}  {"cmd":"stats"}  {"cmd":"close"}
  * </pre>
  * Events: {@code tree} (version, hash, source, canonical: what the client holds, computed_hash:
@@ -63,6 +65,9 @@ public final class Driver {
                     break;
                 case "unsubscribe":
                     subscriptions.remove(command.get("screen").asString()).close();
+                    break;
+                case "fetch":
+                    fetch(command.get("screen").asString());
                     break;
                 case "tamper":
                     tampering.tamperNext(command.get("field").asString());
@@ -119,6 +124,18 @@ public final class Driver {
                     "computed_hash", ScreenHash.of(tree), "variants", Json.parse(variantsJson(meta.variants())));
             if (meta.version() == failVersion) throw new CarouselFailed();
         }));
+    }
+
+    private static void fetch(String screen) {
+        hub.fetchScreen(screen).whenComplete((fetched, failure) -> {
+            if (failure != null) {
+                FetchException e = (FetchException) (failure instanceof FetchException ? failure : failure.getCause());
+                print("fetch_error", "screen", screen, "code", e.code(), "status", e.status(), "message", e.getMessage());
+            } else {
+                print("fetched", "screen", screen, "status", fetched.status(), "version", fetched.version(), "hash",
+                        fetched.hash(), "canonical", fetched.tree().canonical());
+            }
+        });
     }
 
     private static String variantsJson(Map<String, String> variants) {

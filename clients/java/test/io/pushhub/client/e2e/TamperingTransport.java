@@ -1,5 +1,6 @@
 package io.pushhub.client.e2e;
 
+import io.pushhub.client.HttpAnswer;
 import io.pushhub.client.Json;
 import io.pushhub.client.Transport;
 import io.pushhub.client.TransportConnection;
@@ -7,6 +8,7 @@ import io.pushhub.client.TransportListener;
 import io.pushhub.client.TransportRequest;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * A transport that can spoil the next {@code patch} the hub sends (a wrong {@code hash}, or a
@@ -36,6 +38,11 @@ final class TamperingTransport implements Transport {
             @Override
             public void onClosed(int code, String reason) { listener.onClosed(code, reason); }
         });
+    }
+
+    @Override
+    public CompletableFuture<HttpAnswer> get(TransportRequest request) {
+        return inner.get(request);
     }
 
     private String spoiled(String text) {

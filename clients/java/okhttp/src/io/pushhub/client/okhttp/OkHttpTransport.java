@@ -1,14 +1,21 @@
 package io.pushhub.client.okhttp;
 
+import io.pushhub.client.HttpAnswer;
 import io.pushhub.client.Transport;
 import io.pushhub.client.TransportConnection;
 import io.pushhub.client.TransportListener;
 import io.pushhub.client.TransportRequest;
+import java.io.IOException;
+import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import okhttp3.Call;
+import okhttp3.Callback;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.Response;
+import okhttp3.ResponseBody;
 import okhttp3.WebSocket;
 import okhttp3.WebSocketListener;
 
@@ -47,6 +54,36 @@ public final class OkHttpTransport implements Transport {
         Connection connection = new Connection(listener);
         connection.socket = client.newWebSocket(builder.build(), connection);
         return connection;
+    }
+
+    /** A GET through the same {@link OkHttpClient}. */
+    @Override
+    public CompletableFuture<HttpAnswer> get(TransportRequest request) {
+        Request.Builder builder = new Request.Builder().url(request.uri().toString()).get();
+        for (Map.Entry<String, String> header : request.headers().entrySet()) {
+            builder.header(header.getKey(), header.getValue());
+        }
+        CompletableFuture<HttpAnswer> answer = new CompletableFuture<>();
+        client.newCall(builder.build()).enqueue(new Callback() {
+            @Override
+            public void onFailure(Call call, IOException error) {
+                answer.completeExceptionally(error);
+            }
+
+            @Override
+            public void onResponse(Call call, Response response) {
+                try (ResponseBody body = response.body()) {
+                    Map<String, String> headers = new LinkedHashMap<>();
+                    for (String name : response.headers().names()) {
+                        headers.put(name, String.join(", ", response.headers(name)));
+                    }
+                    answer.complete(new HttpAnswer(response.code(), headers, body == null ? new byte[0] : body.bytes()));
+                } catch (IOException error) {
+                    answer.completeExceptionally(error);
+                }
+            }
+        });
+        return answer;
     }
 
     /** One connection: OkHttp's listener, and the client's handle. */
