@@ -32,20 +32,51 @@ final class EcmaNumber {
         return layout(shortest(x));
     }
 
-    /** The decimal with the fewest significant digits that reads back as {@code x} (positive, finite), the closest of them. */
+    /**
+     * The decimal with the fewest significant digits that reads back as {@code x} (positive,
+     * finite); the closest to x of those.
+     */
     private static BigDecimal shortest(double x) {
         BigDecimal exact = new BigDecimal(x);
-        for (int precision = 1; precision < 17; precision++) {
-            // The nearest decimal of this precision; if it does not read back, the one on
-            // the other side of x may (the interval that reads back as x is not symmetric
-            // at powers of two); any other decimal of this precision lies farther out.
-            BigDecimal nearest = exact.round(new MathContext(precision, RoundingMode.HALF_EVEN));
-            if (readsBack(nearest, x)) return nearest;
-            BigDecimal down = exact.round(new MathContext(precision, RoundingMode.DOWN));
-            BigDecimal other = down.compareTo(nearest) == 0 ? exact.round(new MathContext(precision, RoundingMode.UP)) : down;
-            if (readsBack(other, x)) return other;
+        // Double.toString's digits read back (its contract) but are not always the fewest (JDK-4511638):
+        // start from their count and go down while one digit fewer still reads back. (If p digits
+        // read back, so do p + 1: the search can stop at the first count that does not.)
+        int precision = significantDigits(Double.toString(x));
+        BigDecimal best = closestReadingBack(exact, x, precision);
+        if (best == null) return exact.round(new MathContext(17, RoundingMode.HALF_EVEN)); // 17 digits always read back
+        for (; precision > 1; precision--) {
+            BigDecimal shorter = closestReadingBack(exact, x, precision - 1);
+            if (shorter == null) break;
+            best = shorter;
         }
-        return exact.round(new MathContext(17, RoundingMode.HALF_EVEN)); // 17 digits always read back
+        return best;
+    }
+
+    /**
+     * The decimal of {@code precision} significant digits closest to {@code exact} (= x) that reads
+     * back as x, or null. The nearest one, or else the one on the other side of x (the interval
+     * that reads back as x is not symmetric at powers of two); any other lies farther out.
+     */
+    private static BigDecimal closestReadingBack(BigDecimal exact, double x, int precision) {
+        BigDecimal nearest = exact.round(new MathContext(precision, RoundingMode.HALF_EVEN));
+        if (readsBack(nearest, x)) return nearest;
+        BigDecimal down = exact.round(new MathContext(precision, RoundingMode.DOWN));
+        BigDecimal other =
+                down.compareTo(nearest) == 0 ? exact.round(new MathContext(precision, RoundingMode.UP)) : down;
+        return readsBack(other, x) ? other : null;
+    }
+
+    /** The significant digits in Double.toString's text ("1.25E-7", "100.0", "0.001"): no leading, trailing zeros. */
+    private static int significantDigits(String text) {
+        int end = text.indexOf('E');
+        if (end < 0) end = text.length();
+        int first = 0;
+        while (first < end && (text.charAt(first) == '0' || text.charAt(first) == '.')) first++;
+        int last = end - 1;
+        while (last > first && (text.charAt(last) == '0' || text.charAt(last) == '.')) last--;
+        int digits = 0;
+        for (int i = first; i <= last; i++) if (text.charAt(i) != '.') digits++;
+        return Math.max(digits, 1);
     }
 
     private static boolean readsBack(BigDecimal decimal, double x) {

@@ -29,7 +29,7 @@ public final class Json {
     public static final Json FALSE = new Json(Kind.BOOLEAN, false, 0, null, null, null);
 
     private static final Json EMPTY_ARRAY = ownedArray(new ArrayList<>(0));
-    private static final Json EMPTY_OBJECT = ownedObject(new LinkedHashMap<>(0));
+    private static final Json EMPTY_OBJECT = ownedObject(Members.EMPTY);
 
     private final Kind kind;
     private final boolean bool;
@@ -37,10 +37,16 @@ public final class Json {
     private final String string;
     /** For ARRAY: an unmodifiable view of a list no one else holds; otherwise null. */
     private final List<Json> items;
-    /** For OBJECT: an unmodifiable view of a map no one else holds; otherwise null. */
-    private final Map<String, Json> members;
+    /** For OBJECT: its members (immutable); otherwise null. */
+    private final Members members;
+    /**
+     * For a container: its canonical UTF-8 when {@link JsonWriter} chose to keep it, else null.
+     * It depends on the value alone, which never changes, so it is right for every tree that
+     * shares this subtree; a race writes the same bytes twice, harmlessly (volatile: published whole).
+     */
+    private volatile byte[] canonicalForm;
 
-    private Json(Kind kind, boolean bool, double number, String string, List<Json> items, Map<String, Json> members) {
+    private Json(Kind kind, boolean bool, double number, String string, List<Json> items, Members members) {
         this.kind = kind;
         this.bool = bool;
         this.number = number;
@@ -75,12 +81,13 @@ public final class Json {
 
     /** An object of the members (copied, in the map's iteration order; null names or values are refused). */
     public static Json object(Map<String, Json> members) {
-        LinkedHashMap<String, Json> copy = new LinkedHashMap<>(capacityFor(members.size()));
+        Members.Builder copy = new Members.Builder(members.size());
         for (Map.Entry<String, Json> member : members.entrySet()) {
             String name = checkedText(member.getKey());
-            copy.put(name, Objects.requireNonNull(member.getValue(), () -> "member \"" + name + "\" is null; use Json.NULL"));
+            Json value = member.getValue();
+            copy.add(name, Objects.requireNonNull(value, () -> "member \"" + name + "\" is null; use Json.NULL"));
         }
-        return ownedObject(copy);
+        return ownedObject(copy.build());
     }
 
     /** Reads one JSON text: strict RFC 8259 and I-JSON, nesting at most 256 deep (see {@link JsonReader}). */
@@ -100,9 +107,16 @@ public final class Json {
         return new Json(Kind.ARRAY, false, 0, null, Collections.unmodifiableList(list), null);
     }
 
-    /** An object over {@code map}, which the caller gives up (never changes it again). */
+    /** An object of {@code members}. */
+    static Json ownedObject(Members members) {
+        return new Json(Kind.OBJECT, false, 0, null, null, members);
+    }
+
+    /** An object of the map's members, whose names and values the caller has checked (copied). */
     static Json ownedObject(LinkedHashMap<String, Json> map) {
-        return new Json(Kind.OBJECT, false, 0, null, null, Collections.unmodifiableMap(map));
+        Members.Builder copy = new Members.Builder(map.size());
+        for (Map.Entry<String, Json> member : map.entrySet()) copy.add(member.getKey(), member.getValue());
+        return ownedObject(copy.build());
     }
 
     static Json emptyArray() {
@@ -186,7 +200,7 @@ public final class Json {
     public int size() {
         switch (kind) {
             case ARRAY: return items.size();
-            case OBJECT: return members.size();
+            case OBJECT: return members.count();
             default: return 0;
         }
     }
@@ -211,13 +225,29 @@ public final class Json {
         return kind == Kind.OBJECT ? members : Collections.emptyMap();
     }
 
+    /** The canonical UTF-8 kept by {@link JsonWriter}, or null; the caller must not change it. */
+    byte[] canonicalForm() {
+        return canonicalForm;
+    }
+
+    void keepCanonicalForm(byte[] form) {
+        canonicalForm = form;
+    }
+
+    /** The object's members as a table (for the reader, the writer and patches); null for every other kind. */
+    Members memberTable() {
+        return members;
+    }
+
     /** Arrays and objects. */
     boolean isContainer() {
         return kind == Kind.ARRAY || kind == Kind.OBJECT;
     }
 
     private void expect(Kind wanted) {
-        if (kind != wanted) throw new IllegalStateException("expected a JSON " + name(wanted) + ", found " + typeName());
+        if (kind != wanted) {
+            throw new IllegalStateException("expected a JSON " + name(wanted) + ", found " + typeName());
+        }
     }
 
     /** The JSON type name, for messages ("object", "array", "string", "number", "boolean", "null"). */

@@ -1,7 +1,6 @@
 package io.pushhub.client;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Objects;
 
@@ -54,17 +53,29 @@ public final class JsonPatch {
             case "test": {
                 Json found = valueAt(document, path);
                 Json expected = value(op);
-                if (!found.equals(expected)) throw new JsonException("test failed at \"" + path + "\": " + found + " is not " + expected);
+                if (!found.equals(expected)) {
+                    throw new JsonException(
+                            "test failed at \"" + path + "\": " + brief(found) + " is not " + brief(expected));
+                }
                 return document;
             }
             default:
-                throw new JsonException("unknown op \"" + name.asString() + "\"; expected add, remove, replace, move, copy or test");
+                throw new JsonException(
+                        "unknown op \"" + name.asString() + "\"; expected add, remove, replace, move, copy or test");
         }
+    }
+
+    /** A value's compact text for a message, cut after 100 chars. */
+    private static String brief(Json value) {
+        String text = value.toString();
+        return text.length() <= 100 ? text : text.substring(0, 100) + "…";
     }
 
     private static JsonPointer pointer(Json op, String field) {
         Json text = op.get(field);
-        if (text == null || text.kind() != Json.Kind.STRING) throw new JsonException("\"" + field + "\" must be a JSON Pointer string");
+        if (text == null || text.kind() != Json.Kind.STRING) {
+            throw new JsonException("\"" + field + "\" must be a JSON Pointer string");
+        }
         return JsonPointer.parse(text.asString());
     }
 
@@ -81,11 +92,8 @@ public final class JsonPatch {
         if (path.isRoot()) return value;
         return edit(document, path, 0, (parent, token) -> {
             switch (parent.kind()) {
-                case OBJECT: {
-                    LinkedHashMap<String, Json> members = copy(parent);
-                    members.put(token, value);
-                    return Json.ownedObject(members);
-                }
+                case OBJECT:
+                    return Json.ownedObject(parent.memberTable().with(token, value));
                 case ARRAY: {
                     int index = JsonPointer.arrayIndex(token, parent.size(), true);
                     ArrayList<Json> items = copyItems(parent, 1);
@@ -102,12 +110,8 @@ public final class JsonPatch {
         if (path.isRoot()) throw new JsonException("cannot remove the whole document");
         return edit(document, path, 0, (parent, token) -> {
             switch (parent.kind()) {
-                case OBJECT: {
-                    member(parent, token, path);
-                    LinkedHashMap<String, Json> members = copy(parent);
-                    members.remove(token);
-                    return Json.ownedObject(members);
-                }
+                case OBJECT:
+                    return Json.ownedObject(parent.memberTable().without(memberIndex(parent, token, path)));
                 case ARRAY: {
                     int index = JsonPointer.arrayIndex(token, parent.size(), false);
                     ArrayList<Json> items = copyItems(parent, 0);
@@ -137,7 +141,10 @@ public final class JsonPatch {
         Json apply(Json parent, String token);
     }
 
-    /** Applies {@code edit} at the end of {@code path} below {@code node} (at token {@code depth}), copying the containers on the way. */
+    /**
+     * Applies {@code edit} at the end of {@code path} below {@code node} (which is at token
+     * {@code depth}), copying the containers on the way.
+     */
     private static Json edit(Json node, JsonPointer path, int depth, ParentEdit edit) {
         String token = path.token(depth);
         if (depth == path.size() - 1) return edit.apply(node, token);
@@ -148,12 +155,8 @@ public final class JsonPatch {
     /** {@code node} with its existing child {@code token} replaced by {@code value}. */
     private static Json withChild(Json node, String token, Json value, JsonPointer path) {
         switch (node.kind()) {
-            case OBJECT: {
-                member(node, token, path);
-                LinkedHashMap<String, Json> members = copy(node);
-                members.put(token, value);
-                return Json.ownedObject(members);
-            }
+            case OBJECT:
+                return Json.ownedObject(node.memberTable().replacing(memberIndex(node, token, path), value));
             case ARRAY: {
                 int index = JsonPointer.arrayIndex(token, node.size(), false);
                 ArrayList<Json> items = copyItems(node, 0);
@@ -166,26 +169,21 @@ public final class JsonPatch {
 
     private static Json child(Json node, String token, JsonPointer path) {
         switch (node.kind()) {
-            case OBJECT: return member(node, token, path);
+            case OBJECT: return node.memberTable().value(memberIndex(node, token, path));
             case ARRAY: return node.get(JsonPointer.arrayIndex(token, node.size(), false));
             default: throw notContainer(node, path);
         }
     }
 
-    private static Json member(Json object, String token, JsonPointer path) {
-        Json member = object.get(token);
-        if (member == null) throw new JsonException("no member \"" + token + "\" (path \"" + path + "\")");
-        return member;
+    /** The position of the existing member {@code token} of {@code object}. */
+    private static int memberIndex(Json object, String token, JsonPointer path) {
+        int i = object.memberTable().indexOf(token);
+        if (i < 0) throw new JsonException("no member \"" + token + "\" (path \"" + path + "\")");
+        return i;
     }
 
     private static JsonException notContainer(Json node, JsonPointer path) {
         return new JsonException("cannot descend into a " + node.typeName() + " (path \"" + path + "\")");
-    }
-
-    private static LinkedHashMap<String, Json> copy(Json object) {
-        LinkedHashMap<String, Json> members = new LinkedHashMap<>(Json.capacityFor(object.size() + 1));
-        members.putAll(object.members());
-        return members;
     }
 
     private static ArrayList<Json> copyItems(Json array, int extra) {

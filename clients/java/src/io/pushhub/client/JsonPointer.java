@@ -21,7 +21,9 @@ final class JsonPointer {
     /** Reads a pointer; a text not starting with "/" (other than "") or a "~" not followed by 0 or 1 is refused. */
     static JsonPointer parse(String text) {
         if (text.isEmpty()) return new JsonPointer(Collections.emptyList());
-        if (text.charAt(0) != '/') throw new JsonException("\"" + text + "\" is not a JSON Pointer (\"\" or starting with \"/\")");
+        if (text.charAt(0) != '/') {
+            throw new JsonException("\"" + text + "\" is not a JSON Pointer (\"\" or starting with \"/\")");
+        }
         ArrayList<String> tokens = new ArrayList<>();
         StringBuilder token = new StringBuilder();
         for (int i = 1; i < text.length(); i++) {

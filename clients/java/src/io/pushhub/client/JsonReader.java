@@ -1,7 +1,6 @@
 package io.pushhub.client;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 
 /**
  * A strict RFC 8259 parser with I-JSON's rules (RFC 7493): no comments, trailing commas, NaN,
@@ -90,7 +89,7 @@ final class JsonReader {
             index++;
             return Json.emptyObject();
         }
-        LinkedHashMap<String, Json> members = new LinkedHashMap<>();
+        Members.Builder members = new Members.Builder(4);
         while (true) {
             skipWhitespace();
             if (current() != '"') throw error("expected a member name in double quotes");
@@ -100,7 +99,7 @@ final class JsonReader {
             if (current() != ':') throw error("expected ':' after the member name");
             index++;
             skipWhitespace();
-            if (members.put(name, value(depth)) != null) {
+            if (!members.add(name, value(depth))) {
                 throw errorAt(nameOffset, "duplicate member name \"" + name + "\"");
             }
             skipWhitespace();
@@ -110,7 +109,7 @@ final class JsonReader {
                     break;
                 case '}':
                     index++;
-                    return Json.ownedObject(members);
+                    return Json.ownedObject(members.build());
                 default:
                     throw error("expected ',' or '}' in the object");
             }
@@ -180,7 +179,9 @@ final class JsonReader {
     private void rawChar(char c) {
         if (c < 0x20) throw error("a control character must be escaped in a string");
         if (Character.isSurrogate(c)) {
-            if (!Character.isHighSurrogate(c) || index + 1 >= length || !Character.isLowSurrogate(text.charAt(index + 1))) {
+            boolean paired = Character.isHighSurrogate(c) && index + 1 < length
+                    && Character.isLowSurrogate(text.charAt(index + 1));
+            if (!paired) {
                 throw error("a lone surrogate is not a character (I-JSON)");
             }
             index++;
@@ -221,7 +222,8 @@ final class JsonReader {
         }
         if (Character.isHighSurrogate(first)) {
             if (!text.startsWith("\\u", index)) {
-                throw errorAt(escapeStart, "a high surrogate \\u" + hex(first) + " must be followed by a low surrogate");
+                throw errorAt(escapeStart,
+                        "a high surrogate \\u" + hex(first) + " must be followed by a low surrogate");
             }
             int secondStart = index;
             index += 2;
@@ -287,7 +289,9 @@ final class JsonReader {
         }
         String literal = text.substring(start, index);
         double value = Double.parseDouble(literal);
-        if (Double.isInfinite(value)) throw errorAt(start, "the number " + literal + " is out of the range of a double");
+        if (Double.isInfinite(value)) {
+            throw errorAt(start, "the number " + literal + " is out of the range of a double");
+        }
         return value;
     }
 

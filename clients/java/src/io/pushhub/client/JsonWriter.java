@@ -3,7 +3,6 @@ package io.pushhub.client;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Writes a {@link Json} as UTF-8 JSON text with no whitespace, in one of two member orders:
@@ -16,7 +15,14 @@ import java.util.Map;
  * escapes: {@code \"} and {@code \\}, control characters as {@code \b \t \n \f \r} or
  * <code>&#92;u00xx</code> (lowercase hex), everything else (U+2028, U+007F, non-BMP characters) raw.
  *
- * <p>Invariant: {@code Json.parse(text) .equals(value)} for the text written from every value.
+ * <p>The canonical writer keeps the form of some containers in them ({@link Json#canonicalForm()})
+ * and copies it the next time: the containers of at least {@link #KEEP_BYTES} none of whose
+ * children is that large (the "frontier"). Kept subtrees are disjoint, so the forms kept take at
+ * most the size of the tree's own form; a patched tree shares its untouched subtrees, and with
+ * them their forms, so checking its hash rewrites only the containers on the patched paths (and
+ * the frontier containers there), then copies bytes and hashes them.
+ *
+ * <p>Invariant: {@code Json.parse(text).equals(value)} for the text written from every value.
  * A writer is single-use and not shared between threads.
  */
 final class JsonWriter {
@@ -24,6 +30,9 @@ final class JsonWriter {
     private static final byte[] NULL = {'n', 'u', 'l', 'l'};
     private static final byte[] TRUE = {'t', 'r', 'u', 'e'};
     private static final byte[] FALSE = {'f', 'a', 'l', 's', 'e'};
+
+    /** The size from which a container without such large children keeps its canonical form. */
+    static final int KEEP_BYTES = 1024;
 
     private final boolean sortsMembers;
     private byte[] bytes;
@@ -87,53 +96,84 @@ final class JsonWriter {
             case BOOLEAN: append(value.asBoolean() ? TRUE : FALSE); break;
             case NUMBER: number(value.asDouble()); break;
             case STRING: string(value.asString()); break;
-            case ARRAY: array(value.items()); break;
-            case OBJECT: object(value.members()); break;
+            case ARRAY: array(value); break;
+            case OBJECT: object(value); break;
             default: throw new AssertionError(value.kind());
         }
     }
 
-    private void array(List<Json> items) {
-        append((byte) '[');
-        for (int i = 0, n = items.size(); i < n; i++) {
-            if (i > 0) append((byte) ',');
-            write(items.get(i));
-        }
-        append((byte) ']');
-    }
-
-    private void object(Map<String, Json> members) {
-        append((byte) '{');
-        if (sortsMembers) {
-            String[] names = members.keySet().toArray(new String[0]);
-            if (!isSorted(names)) Arrays.sort(names);
-            for (int i = 0; i < names.length; i++) {
-                if (i > 0) append((byte) ',');
-                member(names[i], members.get(names[i]));
-            }
-        } else {
-            boolean first = true;
-            for (Map.Entry<String, Json> member : members.entrySet()) {
-                if (!first) append((byte) ',');
-                first = false;
-                member(member.getKey(), member.getValue());
-            }
-        }
-        append((byte) '}');
-    }
-
-    /** Whether the names are already in RFC 8785 order (the hub sends canonical trees, so usually yes). */
-    private static boolean isSorted(String[] names) {
-        for (int i = 1; i < names.length; i++) {
-            if (names[i - 1].compareTo(names[i]) > 0) return false;
-        }
+    /** Copies the container's kept canonical form if it has one (canonical writer only). */
+    private boolean copiedKeptForm(Json container) {
+        if (!sortsMembers) return false;
+        byte[] kept = container.canonicalForm();
+        if (kept == null) return false;
+        append(kept);
         return true;
     }
 
-    private void member(String name, Json value) {
+    /** Keeps the form just written from {@code start} in {@code container} if it is on the frontier (see above). */
+    private void keepIfFrontier(Json container, int start, boolean hasLargeChild) {
+        if (sortsMembers && !hasLargeChild && size - start >= KEEP_BYTES) {
+            container.keepCanonicalForm(Arrays.copyOfRange(bytes, start, size));
+        }
+    }
+
+    /** Writes {@code value}; whether its form is at least {@link #KEEP_BYTES} long. */
+    private boolean writeMeasured(Json value) {
+        int start = size;
+        write(value);
+        return size - start >= KEEP_BYTES;
+    }
+
+    private void array(Json array) {
+        if (copiedKeptForm(array)) return;
+        int start = size;
+        boolean hasLargeChild = false;
+        List<Json> items = array.items();
+        append((byte) '[');
+        for (int i = 0, n = items.size(); i < n; i++) {
+            if (i > 0) append((byte) ',');
+            hasLargeChild |= writeMeasured(items.get(i));
+        }
+        append((byte) ']');
+        keepIfFrontier(array, start, hasLargeChild);
+    }
+
+    private void object(Json object) {
+        if (copiedKeptForm(object)) return;
+        int start = size;
+        boolean hasLargeChild = false;
+        Members members = object.memberTable();
+        int[] order = sortsMembers ? canonicalOrder(members) : null;
+        append((byte) '{');
+        for (int i = 0, n = members.count(); i < n; i++) {
+            if (i > 0) append((byte) ',');
+            int at = order == null ? i : order[i];
+            hasLargeChild |= member(members.name(at), members.value(at));
+        }
+        append((byte) '}');
+        keepIfFrontier(object, start, hasLargeChild);
+    }
+
+    /** The member positions in RFC 8785 order, or null when stored order is that order (as the hub sends trees). */
+    private static int[] canonicalOrder(Members members) {
+        int n = members.count();
+        int i = 1;
+        while (i < n && members.name(i - 1).compareTo(members.name(i)) < 0) i++;
+        if (i >= n) return null;
+        Integer[] order = new Integer[n];
+        for (i = 0; i < n; i++) order[i] = i;
+        Arrays.sort(order, (a, b) -> members.name(a).compareTo(members.name(b)));
+        int[] positions = new int[n];
+        for (i = 0; i < n; i++) positions[i] = order[i];
+        return positions;
+    }
+
+    /** Writes one member; whether its value's form is at least {@link #KEEP_BYTES} long. */
+    private boolean member(String name, Json value) {
         string(name);
         append((byte) ':');
-        write(value);
+        return writeMeasured(value);
     }
 
     private void number(double x) {
@@ -177,6 +217,11 @@ final class JsonWriter {
             char c = s.charAt(i);
             if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
             out[p++] = (byte) c;
+        }
+        if (i == n) {
+            out[p++] = '"';
+            size = p;
+            return;
         }
         size = p;
         for (; i < n; i++) {

@@ -1,11 +1,18 @@
 package io.pushhub.client;
 
 import static io.pushhub.client.JsonExpect.equal;
+import static io.pushhub.client.JsonExpect.isTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.SplittableRandom;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 /** RFC 8785: member order by UTF-16 code units, minimal escapes, ECMAScript numbers; the screen hash. */
 public final class CanonicalTest {
@@ -71,9 +78,60 @@ public final class CanonicalTest {
 
     public static void testLargeStringsAndTreesWriteWhole() {
         String big = "x".repeat(100_000) + "é" + "\ud83d\ude00".repeat(1000) + "\n";
-        Json value = Json.array(java.util.List.of(Json.of(big), Json.of(big)));
+        Json value = Json.array(List.of(Json.of(big), Json.of(big)));
         equal("reads back", value, Json.parse(value.canonical()));
         equal("utf-8 length", 2 * (100_000 + 2 + 4000 + 2 + 2) + 3,
                 value.canonical().getBytes(StandardCharsets.UTF_8).length);
+    }
+
+    public static void testKeptFormsFollowPatches() {
+        // Sections of 60 rows: each rows array is past JsonWriter.KEEP_BYTES, a frontier container.
+        StringBuilder text = new StringBuilder("{\"type\":\"screen\",\"children\":[");
+        for (int s = 0; s < 20; s++) {
+            text.append(s > 0 ? "," : "").append("{\"title\":\"S").append(s).append("\",\"children\":[");
+            for (int i = 0; i < 60; i++) text.append(i > 0 ? "," : "").append("{\"id\":\"row-").append(i).append("\",\"v\":").append(i).append("}");
+            text.append("]}");
+        }
+        Json tree = Json.parse(text.append("]}").toString());
+        String first = ScreenHash.of(tree);
+        isTrue("a rows array keeps its form", tree.get("children").get(3).get("children").canonicalForm() != null);
+        isTrue("a row is too small to keep one", tree.get("children").get(3).get("children").get(0).canonicalForm() == null);
+        isTrue("above the frontier nothing is kept", tree.canonicalForm() == null && tree.get("children").canonicalForm() == null);
+        equal("the kept forms give the same hash", first, ScreenHash.of(tree));
+        SplittableRandom random = new SplittableRandom(1);
+        String[] ops = {
+            "[{\"op\":\"add\",\"path\":\"/children/%d/children/%d/v\",\"value\":\"é%d\"}]",
+            "[{\"op\":\"remove\",\"path\":\"/children/%d/children/%d\"},{\"op\":\"add\",\"path\":\"/children/0/children/0\",\"value\":{\"z\":%d,\"a\":1}}]",
+            "[{\"op\":\"copy\",\"from\":\"/children/%1$d/children/%2$d\",\"path\":\"/children/%1$d/children/0/copy\"},{\"op\":\"replace\",\"path\":\"/type\",\"value\":%3$d}]",
+        };
+        for (int n = 0; n < 300; n++) {
+            String patch = String.format(ops[n % 3], random.nextInt(19), random.nextInt(50), n);
+            tree = JsonPatch.apply(tree, Json.parse(patch));
+            Json fresh = Json.parse(tree.toString());
+            equal("after " + patch, fresh.canonical(), tree.canonical());
+            equal("hash after " + patch, ScreenHash.of(fresh), ScreenHash.of(tree));
+        }
+    }
+
+    public static void testThreadsHashingOneTreeAgree() throws Exception {
+        StringBuilder text = new StringBuilder("[");
+        for (int s = 0; s < 50; s++) {
+            text.append(s > 0 ? "," : "").append("{\"rows\":[");
+            for (int i = 0; i < 80; i++) text.append(i > 0 ? "," : "").append("{\"b\":").append(i).append(",\"a\":\"x\"}");
+            text.append("]}");
+        }
+        String source = text.append("]").toString();
+        String expected = ScreenHash.of(Json.parse(source));
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            for (int round = 0; round < 20; round++) {
+                Json shared = Json.parse(source); // nothing kept yet: the threads race to keep the forms
+                List<Future<String>> hashes = new ArrayList<>();
+                for (int t = 0; t < 4; t++) hashes.add(pool.submit(() -> ScreenHash.of(shared)));
+                for (Future<String> hash : hashes) equal("round " + round, expected, hash.get());
+            }
+        } finally {
+            pool.shutdown();
+        }
     }
 }

@@ -107,4 +107,32 @@ public final class JsonTest {
         equal("compact", "{\"b\":[1.5,\"\\u0001\\\"\"],\"a\":0}", value.toString());
         equal("reads back", value, Json.parse(value.toString()));
     }
+
+    public static void testObjectsOfManyMembers() {
+        StringBuilder text = new StringBuilder("{");
+        Map<String, Json> expected = new java.util.HashMap<>();
+        for (int i = 0; i < 50; i++) {
+            text.append(i > 0 ? "," : "").append("\"k").append(49 - i).append("\":").append(i);
+            expected.put("k" + (49 - i), Json.of(i));
+        }
+        Json object = Json.parse(text.append("}").toString());
+        equal("size", 50, object.size());
+        equal("lookup past the linear scan", Json.of(40), object.get("k9"));
+        equal("absent", null, object.get("k50"));
+        isTrue("containsKey", object.members().containsKey("k0") && !object.members().containsKey("x"));
+        equal("a Map equal to a HashMap of the same members", expected, object.members());
+        equal("and the other way", object.members(), expected);
+        equal("same hashCode as the HashMap", expected.hashCode(), object.members().hashCode());
+        equal("iteration in stored order", "k49", object.members().keySet().iterator().next());
+        JsonExpect.refuses(text.substring(0, text.length() - 1) + ",\"k7\":0}", text.length(), "duplicate member name \"k7\"");
+        Json patched = JsonPatch.apply(object, Json.parse(
+                "[{\"op\":\"remove\",\"path\":\"/k20\"},{\"op\":\"add\",\"path\":\"/new\",\"value\":1},"
+                        + "{\"op\":\"replace\",\"path\":\"/k49\",\"value\":true}]"));
+        equal("size after", 50, patched.size());
+        equal("removed", null, patched.get("k20"));
+        equal("added last", "new", new ArrayList<>(patched.members().keySet()).get(49));
+        equal("replaced in place", "k49", patched.members().keySet().iterator().next());
+        equal("replaced", Json.TRUE, patched.get("k49"));
+        equal("the original is unchanged", Json.of(29), object.get("k20"));
+    }
 }
