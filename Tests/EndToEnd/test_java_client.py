@@ -331,3 +331,33 @@ def test_fetch_screen_answers_200_then_304_and_the_hubs_errors(hub_factory, java
     refused.command("fetch", screen="promo/summer")
     error = refused.wait("fetch_error")
     assert error["code"] == "unauthorized" and error["status"] == 401, error
+
+
+def test_variants_are_served_confirmed_and_goals_tracked(hub_factory, java_clients):
+    """An experiment on the screen: the tree's meta names the client's variant, the automatic
+    `rendered` confirms it, and `track` counts a goal in that variant (the hub's results)."""
+    hub = hub_factory("--dev")
+    base = {"type": "screen", "children": [{"id": "title", "type": "text", "text": "Shop"}]}
+    publish(hub, "shop/home", base)
+    experiment = {"key": "checkout", "salt": "s1", "status": "running",
+                  "variants": [{"key": "A", "weight": 1}, {"key": "B", "weight": 1}],
+                  "screens": {"shop/home": {"B": {"+title": "new"}}}}
+    status, answer = call(hub, "PUT", "/v1/experiments/checkout", experiment)
+    assert status == 200, answer
+    client = java_clients(url=hub.url + "/v1/connect", device="d-shop")
+    client.command("subscribe", screen="shop/home")
+    tree = client.wait("tree", version=1)
+    variant = tree["variants"]["checkout"]
+    assert variant in ("A", "B") and tree["computed_hash"] == tree["hash"], tree
+    client.command("track", name="purchase", value=12.5)
+    deadline = time.time() + 5
+    while True:
+        report = call(hub, "GET", "/v1/experiments/checkout/results")[1]
+        rows = {v["variant"]: (v["served"], v["confirmed"]) for v in report["variants"]}
+        if report["goals"] and rows[variant] == (1, 1) or time.time() > deadline:
+            break
+        time.sleep(0.05)
+    assert rows[variant] == (1, 1), report
+    [purchase] = [g for g in report["goals"] if g["event"] == "purchase"]
+    assert {row["variant"]: row["units"] for row in purchase["variants"]}[variant] == 1, purchase
+    assert client.stats()["stats"]["tracks"] == 1

@@ -30,6 +30,9 @@ import java.util.TreeMap;
  *   ({@link SyncLedger}).
  * <li>A screen's {@code variants} are those of the rendition its {@code hash} is of: set with every
  *   snapshot and {@code unchanged}, replaced by a patch that names them, stored with the tree.
+ * <li>{@code track} events wait only while not live, at most {@link #MAX_QUEUED_TRACKS} of them (the
+ *   newest), and are sent only in the scope (user) they were made in; none waits once the client
+ *   has {@code ended}.
  * <li>While not live, at most one render report ({@code rendered} or {@code render_error}) per
  *   screen is owed: the latest made. Owed reports and acks go after the next welcome, in the scope
  *   and hub state they were made in only.
@@ -54,6 +57,8 @@ final class ClientSession {
     }
 
     static final int PROTOCOL = 1;
+    /** {@code track} events kept while not connected; beyond it the oldest goes (docs/clients.md). */
+    static final int MAX_QUEUED_TRACKS = 100;
 
     private final String platform;
     private final String appVersion;
@@ -70,6 +75,9 @@ final class ClientSession {
     private final Map<String, Json> owedReports = new LinkedHashMap<>();
     private final LinkedHashSet<String> pendingAcks = new LinkedHashSet<>();
     private final ClientStats stats = new ClientStats();
+    private final java.util.ArrayDeque<Track> pendingTracks = new java.util.ArrayDeque<>();
+    /** The client was closed for good ({@code close()}, or a refusal reconnecting cannot fix). */
+    private boolean ended;
 
     /** A session in {@code scope} whose storage holds {@code record} (its epoch and {@code last_sync}). */
     ClientSession(String platform, String appVersion, Map<String, Integer> components, StorageScope scope,
@@ -151,6 +159,9 @@ final class ClientSession {
     List<SessionAction> enter(StorageScope newScope, ScopeRecord record, Map<String, StoredScreen> stored) {
         List<SessionAction> actions = new ArrayList<>();
         if (newScope.equals(scope)) return actions;
+        // Events queued for another user are that user's: never sent signed in as this one
+        // (those queued before any user was known are this one's).
+        if (!scope.equals(StorageScope.NONE)) dropTracks();
         scope = newScope;
         epoch = record.epoch;
         forgetOwed();
@@ -190,6 +201,39 @@ final class ClientSession {
         owedReports.remove(screen);
         owedReports.put(screen, message);
         return Collections.emptyList();
+    }
+
+    /**
+     * The app reports a goal event: sent now when live, else kept (the newest
+     * {@link #MAX_QUEUED_TRACKS}) and sent after the next welcome; dropped once ended.
+     */
+    List<SessionAction> track(Track track) {
+        if (ended) {
+            stats.droppedTracks++;
+            return Collections.emptyList();
+        }
+        if (!live) {
+            pendingTracks.addLast(track);
+            while (pendingTracks.size() > MAX_QUEUED_TRACKS) {
+                pendingTracks.removeFirst();
+                stats.droppedTracks++;
+            }
+            return Collections.emptyList();
+        }
+        stats.tracks++;
+        return one(SessionAction.send(track.message()));
+    }
+
+    /** The client will not connect again: {@code track} events waiting, and those made later, are dropped. */
+    void end() {
+        closed();
+        ended = true;
+        dropTracks();
+    }
+
+    private void dropTracks() {
+        stats.droppedTracks += pendingTracks.size();
+        pendingTracks.clear();
     }
 
     /** The app's listeners returned for a scheduled sync: ack it and advance {@code lastSync}. */
@@ -313,6 +357,11 @@ final class ClientSession {
         owedReports.clear();
         for (String id : pendingAcks) actions.add(SessionAction.send(ack(id)));
         pendingAcks.clear();
+        // Last: after the subscribes, so that a unit is served its variant before its events
+        // count (results count a goal only after the unit was served, DESIGN §6).
+        for (Track track : pendingTracks) actions.add(SessionAction.send(track.message()));
+        stats.tracks += pendingTracks.size();
+        pendingTracks.clear();
         return actions;
     }
 

@@ -16,6 +16,8 @@ public final class ClientStats {
     int pending;
     int deadLinks;
     int epochChanges;
+    int tracks;
+    int droppedTracks;
 
     ClientStats() {}
 
@@ -32,6 +34,8 @@ public final class ClientStats {
         c.pending = pending;
         c.deadLinks = deadLinks;
         c.epochChanges = epochChanges;
+        c.tracks = tracks;
+        c.droppedTracks = droppedTracks;
         return c;
     }
 
@@ -63,11 +67,22 @@ public final class ClientStats {
     /** Welcomes that named another hub state than the one storage held (what it held was dropped). */
     public int epochChanges() { return epochChanges; }
 
+    /** {@code track} events sent to the hub (at once, or after the welcome that ended a wait). */
+    public int tracks() { return tracks; }
+
+    /**
+     * {@code track} events dropped unsent: the oldest beyond 100 waiting while not connected, those
+     * waiting for a user the client no longer signs in as, and those waiting or made once the
+     * client is closed for good.
+     */
+    public int droppedTracks() { return droppedTracks; }
+
     @Override
     public String toString() {
         return "{\"connects\":" + connects + ",\"welcomes\":" + welcomes + ",\"snapshots\":" + snapshots
                 + ",\"patches\":" + patches + ",\"unchanged\":" + unchanged + ",\"resubscribes\":" + resubscribes
                 + ",\"syncs\":" + syncs + ",\"duplicateSyncs\":" + duplicateSyncs + ",\"pending\":" + pending
-                + ",\"deadLinks\":" + deadLinks + ",\"epochChanges\":" + epochChanges + "}";
+                + ",\"deadLinks\":" + deadLinks + ",\"epochChanges\":" + epochChanges + ",\"tracks\":" + tracks
+                + ",\"droppedTracks\":" + droppedTracks + "}";
     }
 }

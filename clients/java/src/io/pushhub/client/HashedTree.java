@@ -1,7 +1,5 @@
 package io.pushhub.client;
 
-import java.nio.charset.StandardCharsets;
-
 /**
  * A tree with its RFC 8785 canonical text and its hash (DESIGN §4), both from one canonical
  * pass: the client checks the hash of every tree it builds and stores the same canonical text,
@@ -20,7 +18,6 @@ final class HashedTree {
 
     static HashedTree of(Json tree) {
         JsonWriter writer = JsonWriter.canonicalUtf8(tree);
-        return new HashedTree(new String(writer.buffer(), 0, writer.size(), StandardCharsets.UTF_8),
-                ScreenHash.of(writer.buffer(), writer.size()));
+        return new HashedTree(writer.text(), ScreenHash.of(writer.buffer(), writer.size()));
     }
 }

@@ -210,6 +210,29 @@ public final class PushHub implements AutoCloseable {
     }
 
     /**
+     * Reports a goal event for experiment results (DESIGN §6):
+     * {@code {"type":"track","event":…,"value":…}}, e.g. {@code track("purchase", 12.5)}; the hub
+     * counts it for every running experiment this client's unit was served a variant of. While not
+     * connected it waits (the newest 100; older ones are dropped, counted in
+     * {@code stats().droppedTracks()}) and is sent after the next welcome; events waiting when a
+     * token provider signs in another user are dropped, never sent as theirs. Once the client is
+     * closed for good they are dropped.
+     *
+     * @param value what the event is worth (an amount, a duration), or {@code null} for the event alone
+     * @throws IllegalArgumentException unless {@code event} is 1–64 characters of
+     *     {@code A-Z a-z 0-9 _ . : -} and {@code value} finite (nothing is sent)
+     */
+    public void track(String event) {
+        track(event, null);
+    }
+
+    /** {@link #track(String)} with what the event is worth. */
+    public void track(String event, Double value) {
+        Track track = new Track(event, value);
+        onStateThread(() -> perform(session.track(track)));
+    }
+
+    /**
      * {@code GET /v1/screens/{name}} as this client (its token or device, app, components) with
      * {@code If-None-Match} the tag of the tree it holds (or has stored for this user in this hub
      * state): a 304 returns that tree, a 200 checks the new tree's hash and stores it (a later
@@ -275,7 +298,7 @@ public final class PushHub implements AutoCloseable {
         syncTimers.clear();
         if (connection != null) connection.close(1000, "");
         connection = null;
-        session.closed();
+        session.end();
         setState(ConnectionState.CLOSED);
         emit(new CloseEvent(1000, "closed by the app", null, schedule.attempt(), null));
         shutDown();
@@ -394,6 +417,7 @@ public final class PushHub implements AutoCloseable {
         cancel(livenessCheck);
         session.closed();
         if (fatal != null) {
+            session.end();
             setState(ConnectionState.CLOSED);
             emit(new CloseEvent(code, reason, null, schedule.attempt(), fatal));
             publish();

@@ -37,6 +37,7 @@ import java.util.Map;
  *  "ca":"/cert.pem","random":0.25,"backoff":[200,1000]}
  * {"cmd":"subscribe","screen":"home","fail_version":3}     a listener that throws for that version
  * {"cmd":"fetch","screen":"home"}   fetchScreen: a "fetched" or "fetch_error" event
+ * {"cmd":"track","name":"purchase","value":12.5}
  * {"cmd":"unsubscribe","screen":"home"}  {"cmd":"tamper","field":"hash"|"from"}  {"cmd":"stats"}  {"cmd":"close"}
  * </pre>
  * Events: {@code tree} (version, hash, source, canonical: what the client holds, computed_hash:
@@ -68,6 +69,9 @@ public final class Driver {
                     break;
                 case "fetch":
                     fetch(command.get("screen").asString());
+                    break;
+                case "track":
+                    hub.track(command.get("name").asString(), command.get("value") == null ? null : command.get("value").asDouble());
                     break;
                 case "tamper":
                     tampering.tamperNext(command.get("field").asString());
