@@ -137,7 +137,7 @@ final class ClientSession {
         List<SessionAction> actions = new ArrayList<>();
         if (stored == null) return actions;
         if (!isCurrent(stored)) {
-            actions.add(SessionAction.store(scope.screenKey(screen), null));
+            storeScreen(actions, screen, null);
             return actions;
         }
         entry.tree = stored.tree;
@@ -340,7 +340,7 @@ final class ClientSession {
             stats.epochChanges++;
             for (String screen : new ArrayList<>(screens.keySet())) {
                 screens.put(screen, new Entry());
-                actions.add(SessionAction.store(scope.screenKey(screen), null));
+                storeScreen(actions, screen, null);
             }
             forgetOwed();
             syncs.reset(null);
@@ -393,7 +393,7 @@ final class ClientSession {
         if (entry.tree != null || entry.stored != null) {
             entry = new Entry();
             screens.put(screen, entry);
-            actions.add(SessionAction.store(scope.screenKey(screen), null));
+            storeScreen(actions, screen, null);
         }
         entry.pending = true;
         entry.resyncing = true; // only the snapshot can follow
@@ -407,7 +407,7 @@ final class ClientSession {
         if (screen == null) return actions;
         answered(screen);
         if (screens.remove(screen) == null) return actions;
-        actions.add(SessionAction.store(scope.screenKey(screen), null));
+        storeScreen(actions, screen, null);
         actions.add(SessionAction.emit(new Gone(screen)));
         return actions;
     }
@@ -510,7 +510,7 @@ final class ClientSession {
             entry.stored = meta.version();
             String form = StoredScreen.form(epoch, canonical != null ? canonical : tree.canonical(), meta.version(),
                     meta.hash(), meta.variants());
-            actions.add(SessionAction.store(scope.screenKey(screen), form));
+            storeScreen(actions, screen, form);
         }
         if (!changed) return actions;
         entry.delivered = meta.version();
@@ -549,7 +549,7 @@ final class ClientSession {
             // and its stored tree go, so subscribing again (once published) asks again.
             String screen = pendingSubscribes.remove(0);
             error = error.withScreen(screen);
-            if (screens.remove(screen) != null) actions.add(SessionAction.store(scope.screenKey(screen), null));
+            if (screens.remove(screen) != null) storeScreen(actions, screen, null);
         }
         if (error.code().equals("unsupported_protocol") || error.code().equals("unauthorized")) {
             actions.add(SessionAction.stopReconnecting(error));
@@ -565,7 +565,8 @@ final class ClientSession {
     private List<SessionAction> saveLastSync(boolean force) {
         List<SessionAction> actions = new ArrayList<>();
         if (!syncs.settle() && !force) return actions;
-        if (epoch == null || scope.equals(StorageScope.NONE)) return actions; // nothing to resume from later
+        // A hub without epochs: nothing to resume from later. No scope: no user's storage yet.
+        if (epoch == null || scope.equals(StorageScope.NONE)) return actions;
         actions.add(SessionAction.store(scope.recordKey(), new ScopeRecord(epoch, syncs.lastSync()).stored()));
         return actions;
     }
@@ -574,6 +575,14 @@ final class ClientSession {
     private void forgetOwed() {
         pendingAcks.clear();
         owedReports.clear();
+    }
+
+    /**
+     * Writes (or with {@code null}, removes) {@code screen}'s stored tree in this scope; nothing
+     * while no scope is known (no user's storage to write to).
+     */
+    private void storeScreen(List<SessionAction> actions, String screen, String value) {
+        if (!scope.equals(StorageScope.NONE)) actions.add(SessionAction.store(scope.screenKey(screen), value));
     }
 
     private static Json ack(String id) { return Fields.object("type", "ack", "sync", id); }

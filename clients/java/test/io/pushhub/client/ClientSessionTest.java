@@ -377,4 +377,14 @@ final class ClientSessionTest {
         equal("a change of variants alone is delivered", Map.of(), of(cleared, SessionAction.Deliver.class).get(0).meta.variants());
         equal("and stored", 1, of(cleared, SessionAction.Store.class).size());
     }
+
+    static void testNothingIsStoredBeforeAUsersScopeIsKnown() {
+        ClientSession session = session(StorageScope.NONE, ScopeRecord.EMPTY);
+        session.subscribe("home", null);
+        session.receive(json("{\"type\":\"welcome\",\"session\":\"s\",\"heartbeat_s\":25,\"sync_seq\":3,\"epoch\":\"e-1\"}"));
+        List<SessionAction> actions = session.receive(snapshot("home", json("{\"a\":1}"), 1));
+        equal("delivered", 1, of(actions, SessionAction.Deliver.class).size());
+        equal("nothing stored", 0, of(actions, SessionAction.Store.class).size());
+        equal("no record either", 0, of(session.receive(json("{\"type\":\"sync\",\"id\":\"s-4\",\"seq\":4}")), SessionAction.Store.class).size());
+    }
 }
