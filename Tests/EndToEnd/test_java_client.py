@@ -5,7 +5,9 @@ numbers and escapes; a hub restart resumed with `unchanged` + patches, never a s
 client restart resumed from its file storage; a sync handed over after its jitter and acked (the
 receipts show it); a clean resubscribe after an injected mismatch; a throwing tree listener
 reported as a `render_error` the release's health counts; wss:// with a trusted and an untrusted
-certificate; a refused token ending the client with its close code.
+certificate; a refused token ending the client with its close code; a dead link (a black-holed
+proxy) given up after two missed heartbeats; fetchScreen's 200, 304 and errors; an experiment's
+variant in the tree's meta, confirmed, and a tracked goal counted.
 
 Each client is a Driver process (java_client.py) printing its events as JSON lines."""
 import json
