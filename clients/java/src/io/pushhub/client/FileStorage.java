@@ -27,18 +27,9 @@ public final class FileStorage implements ClientStorage {
 
     /** The file of {@code key}. */
     Path file(String key) {
-        StringBuilder name = new StringBuilder();
-        for (byte b : key.getBytes(StandardCharsets.UTF_8)) {
-            char c = (char) (b & 0xff);
-            if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_'
-                    || (c == '.' && name.length() > 0)) {
-                name.append(c);
-            } else {
-                name.append('%').append(Character.toUpperCase(Character.forDigit((b >> 4) & 0xf, 16)))
-                        .append(Character.toUpperCase(Character.forDigit(b & 0xf, 16)));
-            }
-        }
-        return directory.resolve(name.toString());
+        // A leading dot is encoded too: no hidden files, no "." or "..".
+        String name = PercentEncoding.encode(key, "-_.");
+        return directory.resolve(name.startsWith(".") ? "%2E" + name.substring(1) : name);
     }
 
     @Override

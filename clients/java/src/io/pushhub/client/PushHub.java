@@ -169,7 +169,7 @@ public final class PushHub implements AutoCloseable {
             } else {
                 Shown current = shown.get(screen);
                 // Drawn before: no `rendered` again, but a failure to draw it here is reported.
-                if (current != null) render(screen, current.tree, current.meta, List.of(listener), false);
+                if (current != null) render(screen, current.tree, current.meta, java.util.Collections.singletonList(listener), false);
             }
         });
         return new Subscription(screen, id, this);
@@ -452,7 +452,7 @@ public final class PushHub implements AutoCloseable {
             shown.put(screen, new Shown(tree, meta));
             if (meta.source() != TreeMeta.Source.CACHE) pendingScreens.remove(screen);
             TreeMap<Integer, TreeListener> listeners = treeListeners.get(screen);
-            List<TreeListener> handlers = listeners == null ? List.of() : new ArrayList<>(listeners.values());
+            List<TreeListener> handlers = listeners == null ? new ArrayList<>() : new ArrayList<>(listeners.values());
             render(screen, tree, meta, handlers, options.autoRendered && !handlers.isEmpty());
         }
 

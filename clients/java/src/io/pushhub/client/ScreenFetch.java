@@ -1,7 +1,6 @@
 package io.pushhub.client;
 
 import java.net.URI;
-import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -53,7 +52,7 @@ final class ScreenFetch {
 
     /** RFC 3986 unreserved characters stay; everything else is percent-encoded (a space as %20). */
     static String encoded(String text) {
-        return URLEncoder.encode(text, StandardCharsets.UTF_8).replace("+", "%20").replace("*", "%2A").replace("%7E", "~");
+        return PercentEncoding.encode(text, PercentEncoding.UNRESERVED);
     }
 
     /**
@@ -79,7 +78,7 @@ final class ScreenFetch {
                 String actual = ScreenHash.of(tree);
                 if (!actual.equals(hash)) throw new FetchException("mismatch", 200, "the tree hashes to " + actual + ", not " + hash);
                 Map<String, String> variants = Fields.variants(Fields.member(body, "variants"));
-                return new FetchedScreen(screen, tree, version, hash, variants == null ? Map.of() : variants, 200);
+                return new FetchedScreen(screen, tree, version, hash, variants == null ? java.util.Collections.emptyMap() : variants, 200);
             }
             default:
                 throw refusal(answer);

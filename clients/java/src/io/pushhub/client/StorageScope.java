@@ -1,7 +1,6 @@
 package io.pushhub.client;
 
 import java.nio.charset.StandardCharsets;
-import java.util.Base64;
 
 /**
  * Where one user's state lives in a {@link ClientStorage} (docs/clients.md "Storage"): every key
@@ -49,30 +48,43 @@ final class StorageScope {
     static String subjectOfToken(String token) {
         String[] parts = token.split("\\.", -1);
         if (parts.length < 2) return null;
+        byte[] payload = base64UrlDecoded(parts[1]);
+        if (payload == null) return null;
         try {
-            String payload = parts[1].replace('+', '-').replace('/', '_');
-            while (payload.endsWith("=")) payload = payload.substring(0, payload.length() - 1);
-            Json claims = Json.parse(new String(Base64.getUrlDecoder().decode(payload), StandardCharsets.UTF_8));
+            Json claims = Json.parse(new String(payload, StandardCharsets.UTF_8));
             String subject = Fields.string(claims, "sub");
             return subject == null || subject.isEmpty() ? null : subject;
-        } catch (IllegalArgumentException | JsonException e) {
+        } catch (JsonException e) {
             return null;
         }
     }
 
     private static String encoded(String text) {
-        StringBuilder out = new StringBuilder();
-        for (byte b : text.getBytes(StandardCharsets.UTF_8)) {
-            char c = (char) (b & 0xff);
-            if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'
-                    || c == '_' || c == '~') {
-                out.append(c);
-            } else {
-                out.append('%').append(Character.toUpperCase(Character.forDigit((b >> 4) & 0xf, 16)))
-                        .append(Character.toUpperCase(Character.forDigit(b & 0xf, 16)));
+        return PercentEncoding.encode(text, PercentEncoding.UNRESERVED);
+    }
+
+    /**
+     * The bytes of base64url {@code text} (RFC 4648 §5; '+' and '/' taken too, padding ignored),
+     * or {@code null} when it is not base64. By hand: {@code java.util.Base64} is Android API 26+.
+     */
+    static byte[] base64UrlDecoded(String text) {
+        String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        int bits = 0;
+        int value = 0;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == '=') break;
+            int digit = alphabet.indexOf(c == '+' ? '-' : c == '/' ? '_' : c);
+            if (digit < 0) return null;
+            value = (value << 6) | digit;
+            bits += 6;
+            if (bits >= 8) {
+                bits -= 8;
+                out.write((value >> bits) & 0xff);
             }
         }
-        return out.toString();
+        return out.toByteArray();
     }
 
     @Override

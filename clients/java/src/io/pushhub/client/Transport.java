@@ -24,7 +24,9 @@ public interface Transport {
      * The default has no HTTP: it fails.
      */
     default CompletableFuture<HttpAnswer> get(TransportRequest request) {
-        return CompletableFuture.failedFuture(new UnsupportedOperationException(
+        CompletableFuture<HttpAnswer> failed = new CompletableFuture<>();
+        failed.completeExceptionally(new UnsupportedOperationException(
                 getClass().getSimpleName() + " does not do HTTP; fetchScreen needs a transport that does"));
+        return failed;
     }
 }
