@@ -162,9 +162,9 @@ public final class PushHub implements AutoCloseable {
         if (screen == null || listener == null) throw new IllegalArgumentException("subscribe needs a screen and a listener");
         int id = ids.incrementAndGet();
         onStateThread(() -> {
-            boolean first = !treeListeners.containsKey(screen);
             treeListeners.computeIfAbsent(screen, s -> new TreeMap<>()).put(id, listener);
-            if (first) {
+            // Not followed yet, or no longer (gone, or a refused subscribe): subscribe (again).
+            if (!session.screens().containsKey(screen)) {
                 perform(session.subscribe(screen, stored(screen, session.scope())));
             } else {
                 Shown current = shown.get(screen);
@@ -575,6 +575,9 @@ public final class PushHub implements AutoCloseable {
         Map<String, ClientSession.Entry> screens = session.screens();
         shown.keySet().removeIf(screen -> screens.get(screen) == null || screens.get(screen).tree == null);
         pendingScreens.removeIf(screen -> screens.get(screen) == null || !screens.get(screen).pending);
+        // A subscription the session ended (gone, a refused subscribe) gets nothing more, also
+        // when the screen is subscribed again later.
+        treeListeners.keySet().removeIf(screen -> !screens.containsKey(screen));
     }
 
     void unsubscribe(String screen, int id) {

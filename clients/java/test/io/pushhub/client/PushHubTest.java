@@ -168,4 +168,22 @@ final class PushHubTest {
         connection.listener.onClosed(1000, "");
         equal("no reconnect", 1, transport.connections.size());
     }
+
+    static void testARefusedSubscribeCanBeMadeAgainAndTheEndedSubscriptionGetsNothing() {
+        ScriptedTransport transport = new ScriptedTransport();
+        PushHub hub = new PushHub(options(transport).build());
+        List<String> first = new CopyOnWriteArrayList<>();
+        hub.subscribe("promo", (tree, meta) -> first.add("v" + meta.version()));
+        ScriptedTransport.Connection connection = live(transport, 1);
+        String subscribe = "{\"screen\":\"promo\",\"type\":\"subscribe\"}";
+        eventually("subscribed", () -> connection.hasSent(subscribe));
+        connection.hub("{\"type\":\"error\",\"code\":\"unknown_screen\",\"message\":\"no screen named promo\",\"ref\":\"subscribe\"}");
+        List<String> second = new CopyOnWriteArrayList<>();
+        hub.subscribe("promo", (tree, meta) -> second.add("v" + meta.version()));
+        eventually("subscribed again", () -> connection.sent.stream().filter(subscribe::equals).count() == 2);
+        connection.hub(Fields.object("type", "snapshot", "screen", "promo", "version", 1, "hash", ScreenHash.of(Json.TRUE), "tree", Json.TRUE).toString());
+        eventually("the new subscription's tree", () -> second.size() == 1);
+        equal("the ended one got nothing", List.of(), first);
+        hub.close();
+    }
 }
