@@ -6,6 +6,7 @@ import static io.pushhub.client.Expect.isTrue;
 import java.io.IOException;
 import java.net.URI;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -184,6 +185,35 @@ final class PushHubTest {
         connection.hub(Fields.object("type", "snapshot", "screen", "promo", "version", 1, "hash", ScreenHash.of(Json.TRUE), "tree", Json.TRUE).toString());
         eventually("the new subscription's tree", () -> second.size() == 1);
         equal("the ended one got nothing", List.of(), first);
+        hub.close();
+    }
+
+    static void testATokenProviderIsAskedPerConnectionAndAnotherUserGetsOnlyTheirOwnStoredTree() {
+        ScriptedTransport transport = new ScriptedTransport();
+        MemoryStorage storage = new MemoryStorage();
+        Json bobsTree = Json.parse("{\"who\":\"bob\"}");
+        storage.put("user:bob:epoch", "{\"epoch\":\"e-1\",\"last_sync\":0}");
+        storage.put("user:bob:screen:home", StoredScreen.form("e-1", bobsTree.canonical(), 4, ScreenHash.of(bobsTree), Map.of()));
+        java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+        PushHub hub = new PushHub(PushHub.options(URI.create("ws://127.0.0.1:1/v1/connect")).transport(transport)
+                .random(() -> 0.0).storage(storage)
+                .tokenProvider(() -> ClientSessionTest.jwt(asked.incrementAndGet() == 1 ? "alice" : "bob")).build());
+        List<String> trees = new CopyOnWriteArrayList<>();
+        hub.subscribe("home", (tree, meta) -> trees.add(tree + " " + meta.source()));
+        ScriptedTransport.Connection first = live(transport, 1);
+        equal("the token as a header", "Bearer " + ClientSessionTest.jwt("alice"), first.request.headers().get("Authorization"));
+        Json alicesTree = Json.parse("{\"who\":\"alice\"}");
+        first.hub(Fields.object("type", "snapshot", "screen", "home", "version", 1, "hash", ScreenHash.of(alicesTree), "tree", alicesTree).toString());
+        eventually("alice's tree stored", () -> storage.get("user:alice:screen:home") != null);
+        // unauthorized with a token provider: not the end, the provider is asked again.
+        first.hub("{\"type\":\"error\",\"code\":\"unauthorized\",\"message\":\"expired\"}");
+        first.listener.onClosed(1008, "unauthorized");
+        ScriptedTransport.Connection second = live(transport, 2);
+        eventually("have from bob's storage", () -> second.hasSent("{\"have\":{\"hash\":\"" + ScreenHash.of(bobsTree)
+                + "\",\"version\":4},\"screen\":\"home\",\"type\":\"subscribe\"}"));
+        eventually("bob's cached tree", () -> trees.size() == 2);
+        equal("alice's, then bob's stored tree", List.of("{\"who\":\"alice\"} SNAPSHOT", "{\"who\":\"bob\"} CACHE"), trees);
+        isTrue("never closed for good", hub.state() != ConnectionState.CLOSED);
         hub.close();
     }
 }
