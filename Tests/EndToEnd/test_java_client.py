@@ -7,7 +7,8 @@ receipts show it); a clean resubscribe after an injected mismatch; a throwing tr
 reported as a `render_error` the release's health counts; wss:// with a trusted and an untrusted
 certificate; a refused token ending the client with its close code; a dead link (a black-holed
 proxy) given up after two missed heartbeats; fetchScreen's 200, 304 and errors; an experiment's
-variant in the tree's meta, confirmed, and a tracked goal counted.
+variant in the tree's meta, confirmed, and a tracked goal counted; a sync replayed after a drop
+during its jitter handed over once; a 1001 restart rejoined within seconds of the hub's return.
 
 Each client is a Driver process (java_client.py) printing its events as JSON lines."""
 import json
@@ -363,3 +364,53 @@ def test_variants_are_served_confirmed_and_goals_tracked(hub_factory, java_clien
     [purchase] = [g for g in report["goals"] if g["event"] == "purchase"]
     assert {row["variant"]: row["units"] for row in purchase["variants"]}[variant] == 1, purchase
     assert client.stats()["stats"]["tracks"] == 1
+
+
+def test_a_sync_replayed_after_a_reconnect_during_its_jitter_wait_is_handed_over_once(hub_factory, java_clients):
+    """The connection drops while a sync waits out its jitter: the client reconnects with a
+    last_sync below that sync (not yet handled), the hub replays it, the client drops the
+    duplicate by id; the app gets it once, acked once (delivered twice in the receipts)."""
+    hub = hub_factory("--dev")
+    client = java_clients(url=hub.url + "/v1/connect", token=user_token(hub, "u7"), random=0.5)  # waits 2 s
+    client.wait("welcome")
+    status, answer = call(hub, "POST", "/v1/syncs", {"target": {"user": "u7"}, "reason": "hotfix", "scope": "bundle"})
+    assert status == 200, answer
+    client.wait_stats(lambda s: s["syncs"] == 1)
+    client.command("drop")
+    client.wait("welcome", count=2)
+    client.wait_stats(lambda s: s["syncs"] == 2 and s["duplicateSyncs"] == 1)
+    sync = client.wait("sync", timeout=5)
+    assert sync["id"] == answer["id"] and sync["delay_ms"] == 2000, sync
+    deadline = time.time() + 5
+    while True:
+        receipts = call(hub, "GET", "/v1/syncs/" + answer["id"])[1]["receipts"]
+        if receipts["acked"] >= 1 or time.time() > deadline:
+            break
+        time.sleep(0.05)
+    assert receipts == {"targeted_online": 1, "delivered": 2, "acked": 1}, receipts
+    time.sleep(0.3)
+    assert len(client.of("sync")) == 1
+    assert client.stats()["last_sync"] == answer["seq"]
+
+
+def test_a_hub_restart_with_1001_is_rejoined_within_seconds_of_its_return(hub_factory, java_clients):
+    """SIGTERM closes with 1001; the hub stays down 8 s. With the default schedule and random
+    0.95 the delays are 0.475, 0.95, 1.9, 3.8, 3.8… s (a 4 s ceiling after a 1001, not 30 s): the
+    client is live again within 4 s (+1 s) of the hub's return."""
+    hub = hub_factory("--dev")
+    publish(hub, "home", screen([item("a", "before")]))
+    client = java_clients(url=hub.url + "/v1/connect", device="d-1001", random=0.95)
+    client.command("subscribe", screen="home")
+    client.wait("tree", version=1)
+    hub.stop()
+    assert client.wait("close")["code"] == 1001
+    time.sleep(8)
+    again = Hub("--dev", "--listen", "127.0.0.1:%d" % hub.port, "--admin", "127.0.0.1:%d" % hub.admin_port, data=hub.data)
+    back_at = time.time()
+    try:
+        welcome = client.wait("welcome", count=2, timeout=10)
+        assert welcome["at_ms"] / 1000 - back_at <= 5.0, (welcome["at_ms"] / 1000 - back_at, client.of("close"))
+        delays = [c["retry_in_ms"] for c in client.of("close")]
+        assert all(d <= 3800 for d in delays), delays
+    finally:
+        again.stop()

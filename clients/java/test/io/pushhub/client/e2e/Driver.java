@@ -38,6 +38,7 @@ import java.util.Map;
  * {"cmd":"subscribe","screen":"home","fail_version":3}     a listener that throws for that version
  * {"cmd":"fetch","screen":"home"}   fetchScreen: a "fetched" or "fetch_error" event
  * {"cmd":"track","name":"purchase","value":12.5}
+ * {"cmd":"drop"}   the connection ends as in a network drop (1006)
  * {"cmd":"unsubscribe","screen":"home"}  {"cmd":"tamper","field":"hash"|"from"}  {"cmd":"stats"}  {"cmd":"close"}
  * </pre>
  * Events: {@code tree} (version, hash, source, canonical: what the client holds, computed_hash:
@@ -72,6 +73,9 @@ public final class Driver {
                     break;
                 case "track":
                     hub.track(command.get("name").asString(), command.get("value") == null ? null : command.get("value").asDouble());
+                    break;
+                case "drop":
+                    tampering.drop();
                     break;
                 case "tamper":
                     tampering.tamperNext(command.get("field").asString());

@@ -9,14 +9,17 @@ import io.pushhub.client.TransportRequest;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A transport that can spoil the next {@code patch} the hub sends (a wrong {@code hash}, or a
- * {@code from} one lower), so the end-to-end test sees the client's clean resubscribe.
+ * {@code from} one lower), so the end-to-end test sees the client's clean resubscribe; and drop
+ * the current connection (the client sees a close 1006, as after a network drop).
  */
 final class TamperingTransport implements Transport {
     private final Transport inner;
     private volatile String tamper;
+    private volatile Runnable dropCurrent = () -> {};
 
     TamperingTransport(Transport inner) {
         this.inner = inner;
@@ -26,18 +29,35 @@ final class TamperingTransport implements Transport {
         tamper = field;
     }
 
+    /** Ends the current connection as a network drop would: the client gets 1006, the hub a vanished peer. */
+    void drop() {
+        dropCurrent.run();
+    }
+
     @Override
     public TransportConnection open(TransportRequest request, TransportListener listener) {
-        return inner.open(request, new TransportListener() {
+        AtomicBoolean closed = new AtomicBoolean();
+        TransportConnection connection = inner.open(request, new TransportListener() {
             @Override
-            public void onOpen() { listener.onOpen(); }
+            public void onOpen() {
+                if (!closed.get()) listener.onOpen();
+            }
 
             @Override
-            public void onText(String text) { listener.onText(spoiled(text)); }
+            public void onText(String text) {
+                if (!closed.get()) listener.onText(spoiled(text));
+            }
 
             @Override
-            public void onClosed(int code, String reason) { listener.onClosed(code, reason); }
+            public void onClosed(int code, String reason) {
+                if (closed.compareAndSet(false, true)) listener.onClosed(code, reason);
+            }
         });
+        dropCurrent = () -> {
+            connection.abandon();
+            if (closed.compareAndSet(false, true)) listener.onClosed(1006, "dropped by the test");
+        };
+        return connection;
     }
 
     @Override
