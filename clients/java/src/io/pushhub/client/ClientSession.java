@@ -107,7 +107,10 @@ final class ClientSession {
     /** The subscribed screens (read only). */
     Map<String, Entry> screens() { return Collections.unmodifiableMap(screens); }
 
-    /** The tree held for {@code screen} with its version and hash ({@code null} when none, or while a resubscribe waits). */
+    /**
+     * The tree held for {@code screen} with its version and hash ({@code null} when none, or while
+     * a resubscribe waits).
+     */
     StoredScreen held(String screen) {
         Entry entry = screens.get(screen);
         if (entry == null || entry.tree == null || entry.version == null || entry.hash == null) return null;
@@ -132,7 +135,7 @@ final class ClientSession {
         return actions;
     }
 
-    /** Holds and delivers {@code stored} as the cache of {@code screen} if it is current, else drops it from storage. */
+    /** Holds and delivers {@code stored} as the cache of {@code screen} if current, else drops it from storage. */
     private List<SessionAction> start(String screen, Entry entry, StoredScreen stored) {
         List<SessionAction> actions = new ArrayList<>();
         if (stored == null) return actions;
@@ -253,7 +256,7 @@ final class ClientSession {
     /** A connection is being made: from now on it must bring something within the liveness limit. */
     void connecting(long nowMs) { liveness.connecting(nowMs); }
 
-    /** The socket opened: the hello to send (asking for heartbeats; with the epoch {@code last_sync} was counted in). */
+    /** The socket opened: the hello (asking for heartbeats; with the epoch {@code last_sync} was counted in). */
     List<SessionAction> opened(String token, String device) {
         stats.connects++;
         Map<String, Object> hello = new LinkedHashMap<>();
@@ -433,7 +436,8 @@ final class ClientSession {
                 if (!actual.equals(hash)) {
                     // The hub is the authority on the tree; differing hashes mean the two canonical
                     // forms disagree, and resubscribing would loop. Keep the hub's hash for `have`.
-                    actions.add(SessionAction.emit(new Mismatch(screen, version, hash, actual, TreeMeta.Source.SNAPSHOT)));
+                    Mismatch mismatch = new Mismatch(screen, version, hash, actual, TreeMeta.Source.SNAPSHOT);
+                    actions.add(SessionAction.emit(mismatch));
                 }
                 entry.resyncing = false;
                 entry.pending = false;
@@ -532,8 +536,10 @@ final class ClientSession {
         Long jitter = Fields.integer(message, "jitter_ms");
         Json mandatory = Fields.member(message, "mandatory");
         SyncNotification sync = new SyncNotification(id, seq == null ? 0 : seq,
-                Objects.toString(Fields.string(message, "reason"), ""), Objects.toString(Fields.string(message, "scope"), ""),
-                Fields.member(message, "hint"), Json.TRUE.equals(mandatory), jitter == null ? 0 : Math.max(0, jitter), 0);
+                Objects.toString(Fields.string(message, "reason"), ""),
+                Objects.toString(Fields.string(message, "scope"), ""),
+                Fields.member(message, "hint"), Json.TRUE.equals(mandatory), jitter == null ? 0 : Math.max(0, jitter),
+                0);
         // A replay below last_sync (a first welcome, an epoch change) lowers it until handled.
         actions.addAll(saveLastSync(false));
         actions.add(SessionAction.schedule(sync, waiting));

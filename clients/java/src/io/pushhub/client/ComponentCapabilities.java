@@ -20,7 +20,10 @@ public final class ComponentCapabilities {
 
     private ComponentCapabilities() {}
 
-    /** Why {@code components} cannot be declared (one sentence naming the first bad entry, in name order), or {@code null}. */
+    /**
+     * Why {@code components} cannot be declared (one sentence naming the first bad entry, in name
+     * order), or {@code null}.
+     */
     public static String problem(Map<String, Integer> components) {
         if (components.size() > MAX_COMPONENTS) return components.size() + " components, at most " + MAX_COMPONENTS;
         for (Map.Entry<String, Integer> entry : new TreeMap<>(components).entrySet()) {

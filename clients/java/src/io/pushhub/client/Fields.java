@@ -39,12 +39,13 @@ final class Fields {
         if (value == null || value.kind() != Json.Kind.OBJECT) return null;
         Map<String, String> variants = new LinkedHashMap<>();
         for (Map.Entry<String, Json> member : value.members().entrySet()) {
-            if (member.getValue().kind() == Json.Kind.STRING) variants.put(member.getKey(), member.getValue().asString());
+            Json variant = member.getValue();
+            if (variant.kind() == Json.Kind.STRING) variants.put(member.getKey(), variant.asString());
         }
         return variants;
     }
 
-    /** {@code {"k1": v1, "k2": v2, …}} from alternating keys and values (String, Long/Integer, Boolean or Json), in order. */
+    /** {@code {"k1": v1, "k2": v2, …}} from alternating keys and values ({@link #json} kinds), in order. */
     static Json object(Object... keysAndValues) {
         Map<String, Json> members = new LinkedHashMap<>();
         for (int i = 0; i < keysAndValues.length; i += 2) {
@@ -61,7 +62,9 @@ final class Fields {
         if (value instanceof Boolean) return Json.of((Boolean) value);
         if (value instanceof Map) {
             Map<String, Json> members = new LinkedHashMap<>();
-            for (Map.Entry<?, ?> e : ((Map<?, ?>) value).entrySet()) members.put((String) e.getKey(), json(e.getValue()));
+            for (Map.Entry<?, ?> e : ((Map<?, ?>) value).entrySet()) {
+                members.put((String) e.getKey(), json(e.getValue()));
+            }
             return Json.object(members);
         }
         throw new IllegalArgumentException("no JSON form for " + value);

@@ -73,7 +73,8 @@ public final class JdkWebSocketTransport implements Transport {
     /** A GET through the same {@link HttpClient} (its TLS settings). */
     @Override
     public CompletableFuture<HttpAnswer> get(TransportRequest request) {
-        HttpRequest.Builder builder = HttpRequest.newBuilder(request.uri()).timeout(connectTimeout.multipliedBy(3)).GET();
+        HttpRequest.Builder builder = HttpRequest.newBuilder(request.uri()).timeout(connectTimeout.multipliedBy(3))
+                .GET();
         request.headers().forEach(builder::header);
         return client.sendAsync(builder.build(), HttpResponse.BodyHandlers.ofByteArray()).thenApply(response -> {
             Map<String, String> headers = new java.util.LinkedHashMap<>();
@@ -88,7 +89,8 @@ public final class JdkWebSocketTransport implements Transport {
      */
     static String describe(Throwable failure) {
         Throwable error = failure;
-        while ((error instanceof CompletionException || error instanceof ExecutionException) && error.getCause() != null) {
+        while ((error instanceof CompletionException || error instanceof ExecutionException)
+                && error.getCause() != null) {
             error = error.getCause();
         }
         StringBuilder out = new StringBuilder(error.getClass().getSimpleName());

@@ -40,5 +40,7 @@ final class LinkCheck {
     public int hashCode() { return Objects.hash(kind, untilMs, silenceMs); }
 
     @Override
-    public String toString() { return kind + (kind == Kind.ALIVE ? " until " + untilMs : kind == Kind.DEAD ? " silent " + silenceMs : ""); }
+    public String toString() {
+        return kind + (kind == Kind.ALIVE ? " until " + untilMs : kind == Kind.DEAD ? " silent " + silenceMs : "");
+    }
 }

@@ -159,7 +159,9 @@ public final class PushHub implements AutoCloseable {
      * throws for a tree the hub sent reports a {@code render_error} for that version.
      */
     public Subscription subscribe(String screen, TreeListener listener) {
-        if (screen == null || listener == null) throw new IllegalArgumentException("subscribe needs a screen and a listener");
+        if (screen == null || listener == null) {
+            throw new IllegalArgumentException("subscribe needs a screen and a listener");
+        }
         int id = ids.incrementAndGet();
         onStateThread(() -> {
             treeListeners.computeIfAbsent(screen, s -> new TreeMap<>()).put(id, listener);
@@ -169,13 +171,18 @@ public final class PushHub implements AutoCloseable {
             } else {
                 Shown current = shown.get(screen);
                 // Drawn before: no `rendered` again, but a failure to draw it here is reported.
-                if (current != null) render(screen, current.tree, current.meta, java.util.Collections.singletonList(listener), false);
+                if (current != null) {
+                    render(screen, current.tree, current.meta, java.util.Collections.singletonList(listener), false);
+                }
             }
         });
         return new Subscription(screen, id, this);
     }
 
-    /** Calls {@code listener} with each sync after its random 0..jitter wait; the sync is acked once every sync listener returned. */
+    /**
+     * Calls {@code listener} with each sync after its random 0..jitter wait; the sync is acked
+     * once every sync listener returned.
+     */
     public Cancellation onSync(SyncListener listener) {
         int id = ids.incrementAndGet();
         onStateThread(() -> syncListeners.put(id, listener));
@@ -250,12 +257,13 @@ public final class PushHub implements AutoCloseable {
             StoredScreen held = session.held(screen);
             if (held == null && kept != null && java.util.Objects.equals(kept.epoch, session.epoch())) held = kept;
             StoredScreen tagged = held;
-            TransportRequest request = ScreenFetch.request(options.uri, screen, currentToken(), device, options.platform,
-                    options.appVersion, options.components, tagged);
+            TransportRequest request = ScreenFetch.request(options.uri, screen, currentToken(), device,
+                    options.platform, options.appVersion, options.components, tagged);
             options.transport.get(request).whenComplete((answer, failure) -> {
                 boolean handled = onStateThread(() -> {
                     if (failure != null) {
-                        result.completeExceptionally(new FetchException("network", 0, JdkWebSocketTransport.describe(failure)));
+                        String why = JdkWebSocketTransport.describe(failure);
+                        result.completeExceptionally(new FetchException("network", 0, why));
                         return;
                     }
                     try {
@@ -279,8 +287,8 @@ public final class PushHub implements AutoCloseable {
      */
     private void keepFetched(FetchedScreen fetched) {
         if (session.screens().containsKey(fetched.screen()) || session.scope().equals(StorageScope.NONE)) return;
-        write(session.scope().screenKey(fetched.screen()), StoredScreen.form(session.epoch(), fetched.tree().canonical(),
-                fetched.version(), fetched.hash(), fetched.variants()));
+        write(session.scope().screenKey(fetched.screen()), StoredScreen.form(session.epoch(),
+                fetched.tree().canonical(), fetched.version(), fetched.hash(), fetched.variants()));
     }
 
     /** Closes the connection for good; {@link #state()} becomes {@code CLOSED}. Harmless when closed already. */

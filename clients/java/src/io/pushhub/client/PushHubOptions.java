@@ -85,7 +85,8 @@ public final class PushHubOptions {
         Builder(URI uri) {
             String scheme = uri.getScheme();
             if (!"ws".equalsIgnoreCase(scheme) && !"wss".equalsIgnoreCase(scheme)) {
-                throw new IllegalArgumentException("PushHub needs a ws:// or wss:// URI such as wss://host/v1/connect, got " + uri);
+                throw new IllegalArgumentException(
+                        "PushHub needs a ws:// or wss:// URI such as wss://host/v1/connect, got " + uri);
             }
             this.uri = uri;
         }
@@ -118,7 +119,7 @@ public final class PushHubOptions {
             return this;
         }
 
-        /** The app as {@code hello.app} describes it (targeting, the capability filter): {@code ("android", "5.3.0")}. */
+        /** The app as {@code hello.app} describes it (targeting, capability filter): {@code ("android", "5.3.0")}. */
         public Builder app(String platform, String version) {
             this.platform = requireText("platform", platform);
             this.appVersion = requireText("version", version);
@@ -178,7 +179,9 @@ public final class PushHubOptions {
          * its ceiling stops at {@code capMs} (default 4 s for 60 s).
          */
         public Builder goingAway(long capMs, long windowMs) {
-            if (capMs <= 0 || windowMs < 0) throw new IllegalArgumentException("goingAway: needs capMs > 0, windowMs >= 0");
+            if (capMs <= 0 || windowMs < 0) {
+                throw new IllegalArgumentException("goingAway: needs capMs > 0, windowMs >= 0");
+            }
             this.goingAwayCapMs = capMs;
             this.goingAwayWindowMs = windowMs;
             return this;

@@ -40,7 +40,8 @@ final class ReconnectSchedule {
             attempt = 0;
         }
         Backoff steps = backoff;
-        if (goingAwayAtMs != null && nowMs - goingAwayAtMs < goingAwayWindowMs) steps = backoff.cappedAt(goingAwayCapMs);
+        boolean restarting = goingAwayAtMs != null && nowMs - goingAwayAtMs < goingAwayWindowMs;
+        if (restarting) steps = backoff.cappedAt(goingAwayCapMs);
         long delay = steps.delayMs(attempt, random);
         attempt++;
         return delay;

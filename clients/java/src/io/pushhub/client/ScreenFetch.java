@@ -74,11 +74,16 @@ final class ScreenFetch {
                 Json tree = Fields.member(body, "tree");
                 Long version = Fields.integer(body, "version");
                 String hash = Fields.string(body, "hash");
-                if (tree == null || version == null || hash == null) throw new FetchException("http", 200, "not a screen");
+                if (tree == null || version == null || hash == null) {
+                    throw new FetchException("http", 200, "not a screen");
+                }
                 String actual = ScreenHash.of(tree);
-                if (!actual.equals(hash)) throw new FetchException("mismatch", 200, "the tree hashes to " + actual + ", not " + hash);
+                if (!actual.equals(hash)) {
+                    throw new FetchException("mismatch", 200, "the tree hashes to " + actual + ", not " + hash);
+                }
                 Map<String, String> variants = Fields.variants(Fields.member(body, "variants"));
-                return new FetchedScreen(screen, tree, version, hash, variants == null ? java.util.Collections.emptyMap() : variants, 200);
+                return new FetchedScreen(screen, tree, version, hash,
+                        variants == null ? java.util.Collections.emptyMap() : variants, 200);
             }
             default:
                 throw refusal(answer);
@@ -100,6 +105,7 @@ final class ScreenFetch {
         }
         String excerpt = text.substring(0, Math.min(200, text.length())).replaceAll("\\s+", " ").trim();
         return new FetchException("http_" + answer.status(), answer.status(),
-                "not a PushHub answer (HTTP " + answer.status() + " from a proxy?)" + (excerpt.isEmpty() ? "" : ": " + excerpt));
+                "not a PushHub answer (HTTP " + answer.status() + " from a proxy?)"
+                        + (excerpt.isEmpty() ? "" : ": " + excerpt));
     }
 }

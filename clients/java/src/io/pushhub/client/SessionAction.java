@@ -60,7 +60,9 @@ abstract class SessionAction {
 
     static SessionAction deliver(String screen, Json tree, TreeMeta meta) { return new Deliver(screen, tree, meta); }
 
-    static SessionAction schedule(SyncNotification sync, SyncLedger.Waiting waiting) { return new Schedule(sync, waiting); }
+    static SessionAction schedule(SyncNotification sync, SyncLedger.Waiting waiting) {
+        return new Schedule(sync, waiting);
+    }
 
     static SessionAction emit(ClientEvent event) { return new Emit(event); }
 

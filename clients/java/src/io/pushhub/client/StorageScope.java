@@ -88,7 +88,9 @@ final class StorageScope {
     }
 
     @Override
-    public boolean equals(Object other) { return other instanceof StorageScope && ((StorageScope) other).name.equals(name); }
+    public boolean equals(Object other) {
+        return other instanceof StorageScope && ((StorageScope) other).name.equals(name);
+    }
 
     @Override
     public int hashCode() { return name.hashCode(); }

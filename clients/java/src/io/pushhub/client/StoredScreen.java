@@ -39,7 +39,10 @@ final class StoredScreen {
         return out.append(",\"version\":").append(version).append('}').toString();
     }
 
-    /** The screen stored as {@code text} if its tree still hashes to its hash; {@code null} otherwise (then it is dropped). */
+    /**
+     * The screen stored as {@code text} if its tree still hashes to its hash; {@code null}
+     * otherwise (then it is dropped).
+     */
     static StoredScreen parse(String text) {
         try {
             Json value = Json.parse(text);

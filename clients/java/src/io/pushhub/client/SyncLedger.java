@@ -78,7 +78,10 @@ final class SyncLedger {
         return record;
     }
 
-    /** The app's listeners returned for {@code record}: whether to ack it (not when it was reset or replaced meanwhile). */
+    /**
+     * The app's listeners returned for {@code record}: whether to ack it (not when it was reset or
+     * replaced meanwhile).
+     */
     boolean handled(Waiting record) {
         if (waiting.get(record.id) != record) return false;
         waiting.remove(record.id);

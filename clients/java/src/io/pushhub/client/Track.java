@@ -24,13 +24,17 @@ final class Track {
             boolean allowed = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'
                     || c == '.' || c == ':' || c == '-';
             if (!allowed) {
-                throw refusal("the event name " + Json.of(event) + " has \"" + new String(Character.toChars(event.codePointAt(i)))
+                String character = new String(Character.toChars(event.codePointAt(i)));
+                throw refusal("the event name " + Json.of(event) + " has \"" + character
                         + "\" at offset " + i);
             }
         }
-        if (event.length() > MAX_EVENT_LENGTH) throw refusal("the event name is " + event.length() + " characters long");
+        if (event.length() > MAX_EVENT_LENGTH) {
+            throw refusal("the event name is " + event.length() + " characters long");
+        }
         if (value != null && (value.isNaN() || value.isInfinite())) {
-            throw new IllegalArgumentException("track: the value of \"" + event + "\" is " + value + "; it must be a finite number");
+            throw new IllegalArgumentException(
+                    "track: the value of \"" + event + "\" is " + value + "; it must be a finite number");
         }
         this.event = event;
         this.value = value;

@@ -15,7 +15,7 @@ import java.util.concurrent.CompletableFuture;
  * time per connection; the client serializes them. The transport answers pings itself.
  */
 public interface Transport {
-    /** Opens a WebSocket to {@code request.uri()} offering {@code request.subprotocol()}. Never blocks on the network. */
+    /** Opens a WebSocket to {@code request.uri()} offering {@code request.subprotocol()}; never blocks. */
     TransportConnection open(TransportRequest request, TransportListener listener);
 
     /**

@@ -5,7 +5,10 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-/** Where a transport connects, the subprotocol it offers and the headers it sends ({@code Authorization}). Immutable. */
+/**
+ * Where a transport connects, the subprotocol it offers and the headers it sends
+ * ({@code Authorization}). Immutable.
+ */
 public final class TransportRequest {
     private final URI uri;
     private final String subprotocol;

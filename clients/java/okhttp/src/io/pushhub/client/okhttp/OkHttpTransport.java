@@ -77,7 +77,8 @@ public final class OkHttpTransport implements Transport {
                     for (String name : response.headers().names()) {
                         headers.put(name, String.join(", ", response.headers(name)));
                     }
-                    answer.complete(new HttpAnswer(response.code(), headers, body == null ? new byte[0] : body.bytes()));
+                    byte[] bytes = body == null ? new byte[0] : body.bytes();
+                    answer.complete(new HttpAnswer(response.code(), headers, bytes));
                 } catch (IOException error) {
                     answer.completeExceptionally(error);
                 }
