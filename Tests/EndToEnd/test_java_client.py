@@ -8,7 +8,8 @@ reported as a `render_error` the release's health counts; wss:// with a trusted 
 certificate; a refused token ending the client with its close code; a dead link (a black-holed
 proxy) given up after two missed heartbeats; fetchScreen's 200, 304 and errors; an experiment's
 variant in the tree's meta, confirmed, and a tracked goal counted; a sync replayed after a drop
-during its jitter handed over once; a 1001 restart rejoined within seconds of the hub's return.
+during its jitter handed over once; a 1001 restart rejoined within seconds of the hub's return; a
+~400 KB snapshot and a patch deep inside it.
 
 Each client is a Driver process (java_client.py) printing its events as JSON lines."""
 import json
@@ -414,3 +415,22 @@ def test_a_hub_restart_with_1001_is_rejoined_within_seconds_of_its_return(hub_fa
         assert all(d <= 3800 for d in delays), delays
     finally:
         again.stop()
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_large_screen_arrives_whole_and_its_patches_apply(hub_factory, java_clients, transport):
+    """A ~400 KB snapshot (which the JDK's WebSocket hands over in parts, reassembled by the
+    transport) and a leaf edit deep in it: the same tree and hash as the hub's."""
+    hub = hub_factory("--dev")
+    rows = [item("r%d" % n, "row %d \u00e9\U0001f600" % n, meta={"n": n / 7, "tags": ["a", "b"]}) for n in range(3000)]
+    big = screen(rows)
+    answer = publish(hub, "big", big)
+    client = java_clients(url=hub.url + "/v1/connect", device="d-big", transport=transport)
+    client.command("subscribe", screen="big")
+    assert_same(client.wait("tree", version=1), big, answer)
+    assert len(json.dumps(big)) > 300_000
+    rows[2500]["text"] = "edited"
+    answer = publish(hub, "big", screen(rows))
+    event = client.wait("tree", version=2)
+    assert event["source"] == "patch", event
+    assert_same(event, screen(rows), answer)
