@@ -14,7 +14,6 @@ during its jitter handed over once; a 1001 restart rejoined within seconds of th
 Each client is a Driver process (java_client.py) printing its events as JSON lines."""
 import json
 import os
-import signal
 import time
 
 import jwt
