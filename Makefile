@@ -54,13 +54,31 @@ deploy-tools:
 	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium (the JavaScript client's tests)"; \
 	  apt-get update -qq && apt-get install -y -qq chromium; }
 
-e2e: build venv deploy-tools node redis
+e2e: build venv deploy-tools node redis java
 	.venv/bin/python -m pytest -q Tests/EndToEnd
 
 # The one-file JavaScript client as a file, clients/js/pushhub-client.js (not tracked), from its
 # modules in clients/js/src/: the same bundle the hub's build embeds and serves at /v1/client.js.
 js-client:
 	sh clients/js/bundle.sh --write
+
+# The Java client (clients/java/, DESIGN §12): build/pushhub-client.jar (no dependencies) and
+# build/pushhub-client-okhttp.jar (the Android transport, compiled against Debian's
+# libokhttp-java so it cannot rot); `java-test` runs its unit tests (our own TestRunner). The JDK
+# is Debian's openjdk-17-jdk-headless, building Java 11 bytecode (`javac --release 11`).
+.PHONY: java java-test java-deps
+java-deps:
+	@command -v javac >/dev/null 2>&1 || { echo "installing openjdk-17-jdk-headless (the Java client)"; \
+	  apt-get update -qq && apt-get install -y -qq openjdk-17-jdk-headless; }
+	@{ [ -f /usr/share/java/okhttp.jar ] && [ -f /usr/share/java/okio.jar ]; } || { \
+	  echo "installing libokhttp-java (the Java client's OkHttp transport)"; \
+	  apt-get update -qq && apt-get install -y -qq libokhttp-java; }
+
+java: java-deps
+	sh clients/java/build.sh jar
+
+java-test: java-deps
+	sh clients/java/build.sh test
 
 # Autobahn|Testsuite on both sides: groups 1-10 and most of 12-13 (permessage-deflate) here;
 # conformance-full adds the slow 12.2, 12.3 and 12.5 (~20 minutes). Tests/Conformance/run-autobahn.sh.
@@ -70,7 +88,7 @@ conformance: build
 conformance-full: build
 	bash Tests/Conformance/run-autobahn.sh $(BIN_DEBUG) both full
 
-test: unit e2e conformance
+test: unit java-test e2e conformance
 
 # The Swift test suite under ThreadSanitizer (its own build folder: every object is instrumented).
 tsan: deps redis
