@@ -12,15 +12,13 @@ import java.util.List;
  * each canonical case's input parsed here and written back must give its canonical text and
  * hash; each patch case applied here must give its expected tree (structural equality) or fail.
  *
- * <p>The file is found from the repository root ({@link RepoRoot}). Until the shared file exists, the small
- * sample beside this class ({@code client-cases-sample.json}, same format) stands in for it.
- * Every failing case is reported by name, all at once.
+ * <p>The file is found from the repository root ({@link RepoRoot}). Every failing case is reported by
+ * name, all at once.
  */
 public final class ClientCasesTest {
     private ClientCasesTest() {}
 
     static final String CASES = "Tests/ClientCases/cases.json";
-    static final String SAMPLE = "clients/java/test/io/pushhub/client/client-cases-sample.json";
 
     public static void testCanonicalCases() throws IOException {
         List<String> failures = new ArrayList<>();
@@ -77,10 +75,7 @@ public final class ClientCasesTest {
         return Json.parse(new String(Files.readAllBytes(source()), StandardCharsets.UTF_8));
     }
 
-    /** The shared file, or the sample when the shared file is not in this checkout yet. */
     static Path source() {
-        Path root = RepoRoot.get();
-        Path shared = root.resolve(CASES);
-        return Files.isRegularFile(shared) ? shared : root.resolve(SAMPLE);
+        return RepoRoot.get().resolve(CASES);
     }
 }
