@@ -153,10 +153,17 @@ public final class PushHubClient: @unchecked Sendable {
     ) -> Subscription {
         let id = handlerID()
         queue.async { [self] in
-            let first = treeHandlers[screen] == nil
+            // Whether the session follows the screen decides, not whether callbacks are left: a
+            // subscription that ended (`gone`, a refused subscribe) leaves its callbacks, which the
+            // new one drops (they belong to what ended), asking the hub again.
+            let follows = session.screens[screen] != nil
+            if !follows {
+                treeHandlers[screen] = nil
+                pendingHandlers[screen] = nil
+            }
             treeHandlers[screen, default: [:]][id] = onTree
             if let onPending { pendingHandlers[screen, default: [:]][id] = onPending }
-            if first {
+            if !follows {
                 perform(session.subscribe(screen, stored: stored(screen, in: session.scope)))
             } else if let current = published.withLock({ $0.trees[screen] }) {
                 // Drawn before: no `rendered` again, but a failure to draw it here is reported.

@@ -116,6 +116,27 @@ import Testing
         #expect(again.syncs.withLock { $0.isEmpty }, "last_sync kept the handled sync from coming back")
     }
 
+    @Test("a screen deleted (gone) and published again: subscribing again follows it anew; the ended subscription's callback stays quiet")
+    func subscribeAgainAfterGone() throws {
+        let fixture = try HubFixture()
+        defer { fixture.stop() }
+        _ = try fixture.publish("promo", Self.screen(#"{"title":"one"}"#))
+        let client = PushHubClient(url: fixture.url, credentials: .device("d-gone"), options: Self.options())
+        defer { client.close() }
+        let recorder = Recorder()
+        recorder.attach(client, screen: "promo")
+        #expect(recorder.wait { recorder.lastTree?.meta.version == 1 })
+        #expect(try fixture.admin("DELETE", "/v1/screens/promo").status == 200)
+        #expect(recorder.wait { recorder.events.withLock { $0.contains(.gone(screen: "promo")) } })
+        let republished = try fixture.publish("promo", Self.screen(#"{"title":"two"}"#))
+
+        let again = Recorder()
+        again.attach(client, screen: "promo")
+        #expect(again.wait { again.lastTree?.meta.hash == republished.hash })
+        #expect(again.lastTree?.meta.source == .snapshot)
+        #expect(recorder.trees.withLock { $0.count } == 1, "the subscription that ended got a tree of the new one")
+    }
+
     @Test("a sync is handed over after its jitter and acked (the receipts show it)")
     func syncJitterAndAck() throws {
         let fixture = try HubFixture(jitterMilliseconds: 800)
