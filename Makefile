@@ -66,7 +66,7 @@ js-client:
 # build/pushhub-client-okhttp.jar (the Android transport, compiled against Debian's
 # libokhttp-java so it cannot rot); `java-test` runs its unit tests (our own TestRunner). The JDK
 # is Debian's openjdk-17-jdk-headless, building Java 11 bytecode (`javac --release 11`).
-.PHONY: java java-test java-deps
+.PHONY: java java-test java-deps bench-java
 java-deps:
 	@command -v javac >/dev/null 2>&1 || { echo "installing openjdk-17-jdk-headless (the Java client)"; \
 	  apt-get update -qq && apt-get install -y -qq openjdk-17-jdk-headless; }
@@ -79,6 +79,12 @@ java: java-deps
 
 java-test: java-deps
 	sh clients/java/build.sh test
+
+# The Java client's patch apply + hash check on the 10,001-node screen (bench/README.md "Java client").
+bench-java: java-deps
+	rm -rf clients/java/build/bench && mkdir -p clients/java/build/bench
+	javac --release 11 -d clients/java/build/bench clients/java/src/io/pushhub/client/*.java clients/java/bench/PatchBench.java
+	java -cp clients/java/build/bench io.pushhub.client.PatchBench 5000
 
 # Autobahn|Testsuite on both sides: groups 1-10 and most of 12-13 (permessage-deflate) here;
 # conformance-full adds the slow 12.2, 12.3 and 12.5 (~20 minutes). Tests/Conformance/run-autobahn.sh.
