@@ -8,10 +8,10 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// The URLSession transport of docs/clients.md against a real hub. Its WebSocket half needs a
-/// URLSession with WebSockets: Apple's always; on Linux, FoundationNetworking over a libcurl
-/// built with WebSockets, which Debian 12's (7.88) is not — there that test is skipped, the
-/// example still compiles, and its HTTP half runs.
+/// `URLSessionTransport` (the default on Apple's platforms) against a real hub. Its WebSocket half
+/// needs a URLSession with WebSockets: Apple's always; on Linux, a FoundationNetworking built
+/// against a libcurl with WebSockets, which this toolchain's is not — there that test is skipped,
+/// the transport's behaviour without WebSockets is checked instead, and its HTTP half runs.
 @Suite(.serialized) struct URLSessionTransportTests {
     /// Whether this URLSession can open WebSockets at all (Debian's libcurl answers "unsupported URL").
     static let webSocketsAvailable: Bool = {
