@@ -1,4 +1,5 @@
 import Foundation
+import ScreenTree
 
 /// Where the client keeps what lets a restart resume without a full resend: each subscribed
 /// screen's tree, version and hash (`have`), `last_sync`, and an anonymous device id. Keys are
@@ -32,10 +33,17 @@ public struct FileStorage: ClientStorage {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
+    /// File systems stop at 255 bytes a name; a key longer than this once encoded (a long screen
+    /// name) is stored under its SHA-256 instead.
+    static let maxNameBytes = 200
+
+    /// The key percent-encoded (keys hold '/', as screen names do; everything but letters and
+    /// digits is encoded), or `sha256-` and the hex SHA-256 of its UTF-8 when that is longer than
+    /// `maxNameBytes`. The two cannot meet: an encoded name has no `-`.
     private func file(_ key: String) -> URL {
-        // Keys hold '/' (screen names do): percent-encode everything but letters and digits.
         let name = key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? key
-        return directory.appendingPathComponent(name)
+        guard name.utf8.count > Self.maxNameBytes else { return directory.appendingPathComponent(name) }
+        return directory.appendingPathComponent("sha256-" + ScreenHash.of(canonical: Array(key.utf8)))
     }
 
     public func value(forKey key: String) throws -> String? {

@@ -345,7 +345,7 @@ public final class PushHubClient: @unchecked Sendable {
             options.onMessage?(text)
             let message: JSONValue
             do {
-                message = try JSONReader.parse(text)
+                message = try JSONReader.parse(text, maxDepth: JSONReader.envelopeMaxDepth)
             } catch {
                 return emit(.error(HubError(code: "bad_json", message: "the hub sent \(error)", ref: nil, screen: nil)))
             }

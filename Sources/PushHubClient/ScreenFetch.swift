@@ -121,7 +121,7 @@ extension PushHubClient {
         case 200:
             let body: JSONValue
             do {
-                body = try JSONReader.parse(response.body)
+                body = try JSONReader.parse(response.body, maxDepth: JSONReader.envelopeMaxDepth)
             } catch {
                 return .failure(FetchError(code: .http, status: 200, message: "the answer is not JSON: \(error)"))
             }

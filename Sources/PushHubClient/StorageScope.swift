@@ -119,7 +119,7 @@ struct StoredScreen: Sendable, Equatable {
     /// A stored screen whose tree still hashes to its hash; nil otherwise (then it is dropped).
     init?(stored text: String) {
         // Unreadable is as good as absent: the hub sends a snapshot.
-        guard let value = try? JSONReader.parse(text), let tree = value["tree"],
+        guard let value = try? JSONReader.parse(text, maxDepth: JSONReader.envelopeMaxDepth), let tree = value["tree"],
             let version = value["version"]?.intValue, let hash = value["hash"]?.stringValue, ScreenHash.of(tree) == hash
         else { return nil }
         self.init(

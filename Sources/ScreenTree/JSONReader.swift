@@ -14,6 +14,10 @@ public struct JSONError: Error, Equatable, Sendable, CustomStringConvertible {
 /// Invariant: nesting deeper than `maxDepth` is refused before it can exhaust the stack.
 public struct JSONReader {
     public static let defaultMaxDepth = 256
+    /// What carries a tree — a snapshot, a patch's ops, a fetched or stored screen — nests it a few
+    /// levels deeper than the tree itself, which may be `defaultMaxDepth` deep (the hub refuses
+    /// deeper ones); readers of such envelopes (the clients) allow this much.
+    public static let envelopeMaxDepth = 2 * defaultMaxDepth
 
     private let bytes: UnsafeRawBufferPointer
     private var index = 0
@@ -47,7 +51,9 @@ public struct JSONReader {
         try bytes.withUnsafeBytes { raw in Result { () throws(JSONError) in try parse(raw, maxDepth: maxDepth) } }.get()
     }
 
-    public static func parse(_ text: String) throws(JSONError) -> JSONValue { try parse(Array(text.utf8)) }
+    public static func parse(_ text: String, maxDepth: Int = defaultMaxDepth) throws(JSONError) -> JSONValue {
+        try parse(Array(text.utf8), maxDepth: maxDepth)
+    }
 
     private func error(_ message: String) -> JSONError { JSONError(offset: index, message: message) }
 

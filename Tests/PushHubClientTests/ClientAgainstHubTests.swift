@@ -116,6 +116,44 @@ import Testing
         #expect(again.syncs.withLock { $0.isEmpty }, "last_sync kept the handled sync from coming back")
     }
 
+    @Test("a tree as deep as the hub accepts arrives in a snapshot, a patch and a fetch, and is resumed from storage")
+    func deepestTree() async throws {
+        // The deepest trees the hub takes: `levels` arrays (or objects) inside the screen object,
+        // beside a long string so that a patch replacing `deep` whole is smaller than a snapshot.
+        func screen(levels: Int, objects: Bool = false) -> String {
+            let (open, close) = objects ? (#"{"a":"#, "}") : ("[", "]")
+            return #"{"type":"screen","pad":""# + String(repeating: "p", count: 4000) + #"","deep":"#
+                + String(repeating: open, count: levels) + "1" + String(repeating: close, count: levels) + "}"
+        }
+        var levels = 1
+        while (try? JSONReader.parse(screen(levels: levels + 1))) != nil { levels += 1 }
+        let fixture = try HubFixture()
+        defer { fixture.stop() }
+        #expect(try fixture.admin("PUT", "/v1/screens/deep", screen(levels: levels + 1)).status == 400)
+        #expect(try fixture.admin("PUT", "/v1/screens/deep", screen(levels: levels)).status == 200)
+        let storage = MemoryStorage()
+        let client = PushHubClient(
+            url: fixture.url, credentials: .device("d-deep"), storage: storage, options: Self.options())
+        let recorder = Recorder()
+        recorder.attach(client, screen: "deep")
+        #expect(recorder.wait { recorder.lastTree?.meta.version == 1 })
+        // `deep` replaced whole: the patch's op carries a tree as deep as the screen, 3 levels down.
+        let v2 = try fixture.publish("deep", try JSONReader.parse(screen(levels: levels, objects: true)))
+        #expect(recorder.wait { recorder.lastTree?.meta.hash == v2.hash })
+        #expect(recorder.lastTree?.meta.source == .patch)
+        let fetched = try await client.fetchScreen("deep")
+        #expect(fetched.status == 304 && fetched.hash == v2.hash)
+        client.close()
+        #expect(recorder.events.withLock { $0.allSatisfy { if case .error = $0 { false } else { true } } })
+
+        let again = PushHubClient(
+            url: fixture.url, credentials: .device("d-deep"), storage: storage, options: Self.options())
+        defer { again.close() }
+        let resumed = Recorder()
+        resumed.attach(again, screen: "deep")
+        #expect(resumed.wait { resumed.trees.withLock { $0.map(\.meta.source) } == [.cache, .unchanged] })
+    }
+
     @Test("a screen deleted (gone) and published again: subscribing again follows it anew; the ended subscription's callback stays quiet")
     func subscribeAgainAfterGone() throws {
         let fixture = try HubFixture()

@@ -236,7 +236,7 @@ func fetch(
         output.error(refusal.text)
         return .failure(RequestFailure(exitCode: ExitCode.refused, code: refusal.code))
     }
-    guard let json = try? JSONReader.parse(answer.body) else {
+    guard let json = try? JSONReader.parse(answer.body, maxDepth: JSONReader.envelopeMaxDepth) else {
         output.error("the hub answered something that is not JSON")
         return .failure(RequestFailure(exitCode: ExitCode.refused))
     }
