@@ -54,7 +54,8 @@ let package = Package(
         // The Swift client of protocol v1 (DESIGN §12), for apps and tools (hubctl watch). On Apple's
         // platforms it is ScreenTree, Portable and the system's frameworks (URLSession, CryptoKit);
         // on Linux it adds its socket transport (WSProtocol over Sockets, TLS from OpenSSL).
-        // scripts/check-client-portability.sh checks the Apple side as far as Linux can.
+        // scripts/check-client-portability.py checks the Apple side as far as Linux can.
+        // `PUSHHUB_SOCKET_TRANSPORT` compiles SocketTransport/ where those dependencies are.
         .target(
             name: "PushHubClient",
             dependencies: [
@@ -62,7 +63,8 @@ let package = Package(
                 .target(name: "Sockets", condition: .when(platforms: linux)),
                 .target(name: "WSProtocol", condition: .when(platforms: linux)),
                 .target(name: "COpenSSL", condition: .when(platforms: linux)),
-            ]),
+            ],
+            swiftSettings: [.define("PUSHHUB_SOCKET_TRANSPORT", .when(platforms: linux))]),
         .target(
             name: "PushHub", dependencies: ["ScreenTree", "Sockets", "WSProtocol", "COpenSSL", "CLinux"],
             // Release builds skip the run-time exclusivity checks (`swift_beginAccess` on every

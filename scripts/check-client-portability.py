@@ -7,13 +7,16 @@
 2. Their imports: at the top level only Foundation, Dispatch and those modules; anything else
    (Glibc, FoundationNetworking, CryptoKit, the Linux-only WSProtocol and Sockets) only inside an
    `#if` (`#if canImport(CryptoKit)`); `Synchronization` nowhere: its `Mutex` and `Atomic` need
-   iOS 18, above the package's iOS 16.
+   iOS 18, above the package's iOS 16. No `#if` on what this check cannot take Apple's side of
+   (`os(Linux)`, `canImport(Glibc)`): Linux-only code goes under `PUSHHUB_SOCKET_TRANSPORT`, which
+   Package.swift defines on Linux and this check leaves undefined.
 3. They type-check without the Linux-only modules, against a stand-in for CryptoKit
    (Tests/Portability/CryptoKit.swift): the branches Apple's platforms take compile, and nothing
    outside them reaches for OpenSSL, zlib, epoll or our sockets.
 
 What stays unchecked: Apple's own frameworks (URLSession's Apple-only API, CryptoKit's real
-signatures) and availability annotations; those need Xcode. docs/clients.md says so.
+signatures), availability, and Glibc functions reached through Linux's Foundation (which
+re-exports Glibc, as Apple's re-exports Darwin); those need Xcode. docs/clients.md says so.
 
 Usage: check-client-portability.py [--root DIR] [--swiftc PATH] [--skip-compile]
 Exits 1 naming each problem."""
@@ -32,6 +35,7 @@ NEVER_IMPORTABLE = {"Synchronization": "its Mutex and Atomic need iOS 18 (the pa
 IMPORT = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*import\s+(?:(?:struct|class|enum|protocol|typealias|func|var|let)\s+)?([A-Za-z_]\w*)")
 CONDITION_OPEN = re.compile(r"^\s*#if\b")
 CONDITION_CLOSE = re.compile(r"^\s*#endif\b")
+LINUX_SIDED = re.compile(r"^\s*#(?:if|elseif)\b.*(os\(Linux\)|canImport\((?:Glibc|Musl)\))")
 
 
 def package_targets(root):
@@ -81,6 +85,10 @@ def import_problems(path, modules):
     problems, depth = [], 0
     with open(path, encoding="utf-8") as file:
         for number, line in enumerate(file, 1):
+            sided = LINUX_SIDED.match(line)
+            if sided:
+                problems.append("%s:%d: tests %s, whose Apple side this check cannot compile: use "
+                                "PUSHHUB_SOCKET_TRANSPORT (defined on Linux by Package.swift)" % (path, number, sided.group(1)))
             if CONDITION_OPEN.match(line):
                 depth += 1
             elif CONDITION_CLOSE.match(line):

@@ -3,7 +3,7 @@
 /// `SocketTransport` on Linux (tools and servers: Linux's URLSession has no WebSockets).
 public enum PlatformTransport {
     public static var standard: any ClientTransport {
-        #if canImport(WSProtocol)
+        #if PUSHHUB_SOCKET_TRANSPORT
             SocketTransport()
         #else
             URLSessionTransport()

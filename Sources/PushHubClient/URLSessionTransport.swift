@@ -115,8 +115,10 @@ final class URLSessionConnection: TransportConnection {
     }
 
     func send(text: String) {
+        // A send that failed means the connection did: drop it (the failed receive reports
+        // `.closed` 1006). 1006 itself may not be put in a close frame (RFC 6455 §7.4.1).
         task.send(.string(text)) { [task] error in
-            if error != nil { task.cancel(with: .abnormalClosure, reason: nil) }
+            if error != nil { task.cancel() }
         }
     }
 

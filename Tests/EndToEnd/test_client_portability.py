@@ -48,6 +48,15 @@ def test_an_unguarded_linux_import_is_named(copy):
     assert "ClientStorage.swift:2: imports Glibc outside an #if" in run.stdout, run.stdout
 
 
+def test_a_condition_whose_apple_side_cannot_be_compiled_here_is_named(copy):
+    transport = copy / "Sources" / "PushHubClient" / "PlatformTransport.swift"
+    edit(transport, "#if PUSHHUB_SOCKET_TRANSPORT", "#if os(Linux)")
+    run = check(str(copy), "--skip-compile")
+    assert run.returncode == 1, run.stdout
+    assert "PlatformTransport.swift:6: tests os(Linux), whose Apple side this check cannot compile" in run.stdout, \
+        run.stdout
+
+
 def test_synchronization_is_refused_even_inside_an_if(copy):
     digest = copy / "Sources" / "ScreenTree" / "Digest.swift"
     edit(digest, "#if canImport(CryptoKit)\n", "#if canImport(Synchronization)\n    import Synchronization\n#endif\n"

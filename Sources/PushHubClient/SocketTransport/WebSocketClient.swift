@@ -1,5 +1,5 @@
 // Linux only, like the rest of SocketTransport/: Apple's platforms use URLSessionTransport.
-#if canImport(WSProtocol)
+#if PUSHHUB_SOCKET_TRANSPORT
     import Sockets
     import WSProtocol
 
