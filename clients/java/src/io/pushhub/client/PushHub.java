@@ -376,7 +376,7 @@ public final class PushHub implements AutoCloseable {
         session.heard(now());
         Json message;
         try {
-            message = Json.parse(text);
+            message = Json.parse(text, JsonReader.HUB_MAX_DEPTH);
         } catch (JsonException e) {
             emit(new HubError("bad_json", "the hub sent text that is not JSON: " + e.getMessage(), null, null));
             return;

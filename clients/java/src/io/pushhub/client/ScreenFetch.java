@@ -67,7 +67,7 @@ final class ScreenFetch {
             case 200: {
                 Json body;
                 try {
-                    body = Json.parse(new String(answer.body(), StandardCharsets.UTF_8));
+                    body = Json.parse(new String(answer.body(), StandardCharsets.UTF_8), JsonReader.HUB_MAX_DEPTH);
                 } catch (JsonException e) {
                     throw new FetchException("http", 200, "the answer is not JSON: " + e.getMessage());
                 }

@@ -45,7 +45,7 @@ final class StoredScreen {
      */
     static StoredScreen parse(String text) {
         try {
-            Json value = Json.parse(text);
+            Json value = Json.parse(text, JsonReader.HUB_MAX_DEPTH);
             Json tree = Fields.member(value, "tree");
             Long version = Fields.integer(value, "version");
             String hash = Fields.string(value, "hash");
