@@ -117,6 +117,16 @@ final class ClientSession {
         return new StoredScreen(entry.tree, entry.version, entry.hash, epoch, entry.variants);
     }
 
+    /**
+     * Whether {@code entry} (what {@link #screens()} held for {@code screen} when a tree was
+     * handed over) is still the screen's, holding {@code version}: a render report is made only
+     * then (not for a version replaced meanwhile, nor a screen unsubscribed, resubscribed or
+     * dropped).
+     */
+    boolean holds(String screen, Entry entry, long version) {
+        return entry != null && screens.get(screen) == entry && entry.version != null && entry.version == version;
+    }
+
     /** Whether a stored screen may be shown and sent as {@code have}: it was stored in the epoch this scope is in. */
     boolean isCurrent(StoredScreen stored) { return stored.epoch != null && stored.epoch.equals(epoch); }
 

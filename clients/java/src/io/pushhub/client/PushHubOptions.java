@@ -102,6 +102,12 @@ public final class PushHubOptions {
          * token naming another user switches the storage scope. {@code null} from it keeps the
          * current user. With a provider, {@code unauthorized} does not end the client: the next
          * attempt asks again.
+         *
+         * <p>It is called on the client's state thread (before each connection and each
+         * {@link PushHub#fetchScreen}), which does nothing else meanwhile: it must return at once,
+         * a token the app keeps (refreshed elsewhere, ahead of its expiry), never wait on the
+         * network or a lock. When no user is signed in, return {@code null} (what an exception
+         * does too, reported as a {@code token} error).
          */
         public Builder tokenProvider(Supplier<String> provider) {
             if (provider == null) throw new IllegalArgumentException("tokenProvider: null");
