@@ -275,7 +275,7 @@ public final class PushHub implements AutoCloseable {
             options.transport.get(request).whenComplete((answer, failure) -> {
                 boolean handled = onStateThread(() -> {
                     if (failure != null) {
-                        String why = JdkWebSocketTransport.describe(failure);
+                        String why = FailureText.of(failure);
                         completeFetch(result, null, new FetchException("network", 0, why));
                         return;
                     }
@@ -471,7 +471,12 @@ public final class PushHub implements AutoCloseable {
 
     // MARK: - Actions
 
+    /**
+     * Performs {@code actions}, publishing what other threads read before (a listener handed a
+     * tree sees {@link #stats()} counting it) and after (what the actions changed).
+     */
     private void perform(List<SessionAction> actions) {
+        publish();
         for (SessionAction action : actions) action.performWith(shell);
         publish();
     }
@@ -480,7 +485,8 @@ public final class PushHub implements AutoCloseable {
     private final class Shell implements SessionAction.Performer {
         @Override
         public void send(Json message) {
-            if (connection != null) connection.send(message.toString());
+            // Not taken (the socket is closing): what must not be lost goes after the next welcome.
+            if (connection == null || !connection.send(message.toString())) session.unsent(message);
         }
 
         @Override

@@ -50,9 +50,8 @@ final class StoredScreen {
             Long version = Fields.integer(value, "version");
             String hash = Fields.string(value, "hash");
             if (tree == null || version == null || hash == null || !ScreenHash.of(tree).equals(hash)) return null;
-            Map<String, String> variants = Fields.variants(Fields.member(value, "variants"));
             return new StoredScreen(tree, version, hash, Fields.string(value, "epoch"),
-                    variants == null ? Collections.emptyMap() : variants);
+                    Fields.variantsOrNone(Fields.member(value, "variants")));
         } catch (JsonException e) {
             return null;
         }
