@@ -30,12 +30,13 @@ import java.util.TreeMap;
  *   ({@link SyncLedger}).
  * <li>A screen's {@code variants} are those of the rendition its {@code hash} is of: set with every
  *   snapshot and {@code unchanged}, replaced by a patch that names them, stored with the tree.
- * <li>{@code track} events wait only while not live (or after the socket refused them), at most {@link #MAX_QUEUED_TRACKS} of them (the
- *   newest), and are sent only in the scope (user) they were made in; none waits once the client
- *   has {@code ended}.
+ * <li>{@code track} events wait only while not live (or after the socket refused them), at most
+ *   {@link #MAX_QUEUED_TRACKS} of them (the newest), and are sent only in the scope (user) they
+ *   were made in; none waits once the client has {@code ended}.
  * <li>While not live, at most one render report ({@code rendered} or {@code render_error}) per
- *   screen is owed: the latest made. What the socket refused ({@link #unsent}) is owed the same way. Owed reports and acks go after the next welcome, in the scope
- *   and hub state they were made in only.
+ *   screen is owed: the latest made; what the socket refused ({@link #unsent}) is owed the same
+ *   way. Owed reports and acks go after the next welcome, in the scope and hub state they were
+ *   made in only.
  * </ul>
  */
 final class ClientSession {

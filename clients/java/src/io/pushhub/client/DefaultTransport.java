@@ -16,8 +16,8 @@ final class DefaultTransport {
     /** @throws IllegalStateException on Android, or wherever {@code java.net.http} is missing */
     static Transport create() {
         if (isAndroid()) {
-            throw new IllegalStateException("PushHub on Android has no default transport (Android has no java.net.http): "
-                    + ADVICE);
+            throw new IllegalStateException(
+                    "PushHub on Android has no default transport (Android has no java.net.http): " + ADVICE);
         }
         try {
             Class.forName("java.net.http.WebSocket", false, DefaultTransport.class.getClassLoader());

@@ -51,7 +51,9 @@ public final class FileStorage implements ClientStorage {
             throw new IllegalStateException("every Java platform has SHA-256", e);
         }
         StringBuilder name = new StringBuilder("~sha256-");
-        for (byte b : digest) name.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
+        for (byte b : digest) {
+            name.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
+        }
         return name.toString();
     }
 

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.URI;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -185,7 +186,7 @@ public final class PushHub implements AutoCloseable {
                 Shown current = shown.get(screen);
                 // Drawn before: no `rendered` again, but a failure to draw it here is reported.
                 if (current != null) {
-                    render(screen, current.tree, current.meta, java.util.Collections.singletonList(subscription), false);
+                    render(screen, current.tree, current.meta, Collections.singletonList(subscription), false);
                 }
             }
         });
@@ -529,7 +530,8 @@ public final class PushHub implements AutoCloseable {
             pendingScreens.add(screen);
             shown.remove(screen);
             List<ClientListener> listeners = new ArrayList<>(clientListeners.values());
-            onListenerThread(() -> callEach(listeners, listener -> listener.onPending(screen), "a client listener threw"));
+            onListenerThread(() -> callEach(listeners, listener -> listener.onPending(screen),
+                    "a client listener threw"));
         }
 
         @Override
