@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds the Java client (DESIGN §12) with the JDK's own tools, no Gradle or Maven:
-#   build.sh jar    build/pushhub-client.jar (src/, no dependencies) and
+#   build.sh jar    build/pushhub-client.jar (src/ and resources/, no dependencies) and
 #                   build/pushhub-client-okhttp.jar (okhttp/src/, against Debian's libokhttp-java)
 #   build.sh test   the jars, then the tests (test/) run by our TestRunner
 # Java 11 bytecode and API (--release 11: what Android's desugaring and older JVMs take), every
@@ -14,7 +14,8 @@ jars() {
   rm -rf build/classes build/okhttp-classes
   mkdir -p build/classes build/okhttp-classes
   $JAVAC -d build/classes $(find src -name '*.java' | sort)
-  jar --create --file build/pushhub-client.jar -C build/classes .
+  # resources/: META-INF/proguard/pushhub-client.pro, the shrinker rules Android builds apply.
+  jar --create --file build/pushhub-client.jar -C build/classes . -C resources .
   $JAVAC -cp build/pushhub-client.jar:$OKHTTP_CP -d build/okhttp-classes $(find okhttp/src -name '*.java' | sort)
   jar --create --file build/pushhub-client-okhttp.jar -C build/okhttp-classes .
   echo "built build/pushhub-client.jar ($(wc -c < build/pushhub-client.jar) bytes), build/pushhub-client-okhttp.jar"
@@ -25,7 +26,9 @@ tests() {
   mkdir -p build/test-classes
   $JAVAC -cp build/pushhub-client.jar:build/pushhub-client-okhttp.jar:$OKHTTP_CP -d build/test-classes \
     $(find test -name '*.java' | sort)
-  java -cp build/pushhub-client.jar:build/test-classes io.pushhub.client.TestRunner build/test-classes "${1:-}"
+  # OkHttp on the class path for OkHttpTransport's tests; the core's tests need none of it.
+  java -cp build/pushhub-client.jar:build/pushhub-client-okhttp.jar:$OKHTTP_CP:build/test-classes \
+    io.pushhub.client.TestRunner build/test-classes "${1:-}"
 }
 
 case "${1:-jar}" in

@@ -30,12 +30,13 @@ import java.util.TreeMap;
  *   ({@link SyncLedger}).
  * <li>A screen's {@code variants} are those of the rendition its {@code hash} is of: set with every
  *   snapshot and {@code unchanged}, replaced by a patch that names them, stored with the tree.
- * <li>{@code track} events wait only while not live, at most {@link #MAX_QUEUED_TRACKS} of them (the
- *   newest), and are sent only in the scope (user) they were made in; none waits once the client
- *   has {@code ended}.
+ * <li>{@code track} events wait only while not live (or after the socket refused them), at most
+ *   {@link #MAX_QUEUED_TRACKS} of them (the newest), and are sent only in the scope (user) they
+ *   were made in; none waits once the client has {@code ended}.
  * <li>While not live, at most one render report ({@code rendered} or {@code render_error}) per
- *   screen is owed: the latest made. Owed reports and acks go after the next welcome, in the scope
- *   and hub state they were made in only.
+ *   screen is owed: the latest made; what the socket refused ({@link #unsent}) is owed the same
+ *   way. Owed reports and acks go after the next welcome, in the scope and hub state they were
+ *   made in only.
  * </ul>
  */
 final class ClientSession {
@@ -115,6 +116,16 @@ final class ClientSession {
         Entry entry = screens.get(screen);
         if (entry == null || entry.tree == null || entry.version == null || entry.hash == null) return null;
         return new StoredScreen(entry.tree, entry.version, entry.hash, epoch, entry.variants);
+    }
+
+    /**
+     * Whether {@code entry} (what {@link #screens()} held for {@code screen} when a tree was
+     * handed over) is still the screen's, holding {@code version}: a render report is made only
+     * then (not for a version replaced meanwhile, nor a screen unsubscribed, resubscribed or
+     * dropped).
+     */
+    boolean holds(String screen, Entry entry, long version) {
+        return entry != null && screens.get(screen) == entry && entry.version != null && entry.version == version;
     }
 
     /** Whether a stored screen may be shown and sent as {@code have}: it was stored in the epoch this scope is in. */
@@ -211,20 +222,54 @@ final class ClientSession {
      * {@link #MAX_QUEUED_TRACKS}) and sent after the next welcome; dropped once ended.
      */
     List<SessionAction> track(Track track) {
-        if (ended) {
-            stats.droppedTracks++;
-            return Collections.emptyList();
-        }
-        if (!live) {
-            pendingTracks.addLast(track);
-            while (pendingTracks.size() > MAX_QUEUED_TRACKS) {
-                pendingTracks.removeFirst();
-                stats.droppedTracks++;
-            }
+        if (ended || !live) {
+            queueTrack(track);
             return Collections.emptyList();
         }
         stats.tracks++;
         return one(SessionAction.send(track.message()));
+    }
+
+    /** Keeps {@code track} for the next welcome (the newest {@link #MAX_QUEUED_TRACKS}); drops it once ended. */
+    private void queueTrack(Track track) {
+        if (ended) {
+            stats.droppedTracks++;
+            return;
+        }
+        pendingTracks.addLast(track);
+        while (pendingTracks.size() > MAX_QUEUED_TRACKS) {
+            pendingTracks.removeFirst();
+            stats.droppedTracks++;
+        }
+    }
+
+    /**
+     * The socket could not take {@code message} (it is closing, or there is none; the JavaScript
+     * client's {@code unsent}): an ack, a {@code track} or a render report is owed until the next
+     * welcome, as if it had been made while not live; anything else is made anew on the next
+     * connection (hello, subscribes) or needs no resend (unsubscribe).
+     */
+    void unsent(Json message) {
+        String type = Objects.toString(Fields.string(message, "type"), "");
+        switch (type) {
+            case "ack":
+                String id = Fields.string(message, "sync");
+                if (id != null) pendingAcks.add(id);
+                return;
+            case "track":
+                stats.tracks--; // counted when it was handed to the socket
+                Json value = Fields.member(message, "value");
+                queueTrack(new Track(Fields.string(message, "event"), value == null ? null : value.asDouble()));
+                return;
+            case "rendered":
+            case "render_error":
+                String screen = Fields.string(message, "screen");
+                owedReports.remove(screen);
+                owedReports.put(screen, message);
+                return;
+            default:
+                return;
+        }
     }
 
     /** The client will not connect again: {@code track} events waiting, and those made later, are dropped. */
@@ -425,12 +470,12 @@ final class ClientSession {
         Entry entry = screens.get(screen);
         if (entry == null) return actions; // unsubscribed meanwhile
         // Absent: none (snapshot, unchanged), or the same as before (patch).
-        Map<String, String> variants = Fields.variants(Fields.member(message, "variants"));
+        Json variants = Fields.member(message, "variants");
         switch (type) {
             case "snapshot": {
                 stats.snapshots++;
                 Json tree = Fields.member(message, "tree");
-                if (tree == null) tree = Json.NULL;
+                if (tree == null) return actions; // not a snapshot (the hub always sends a tree): ignored, as JS does
                 HashedTree hashed = HashedTree.of(tree);
                 String actual = hashed.hash;
                 if (!actual.equals(hash)) {
@@ -442,7 +487,7 @@ final class ClientSession {
                 entry.resyncing = false;
                 entry.pending = false;
                 TreeMeta meta = new TreeMeta(version, hash, TreeMeta.Source.SNAPSHOT,
-                        variants == null ? Collections.emptyMap() : variants);
+                        Fields.variantsOrNone(variants));
                 actions.addAll(accept(entry, screen, tree, meta, hashed.canonical));
                 return actions;
             }
@@ -451,7 +496,7 @@ final class ClientSession {
                 if (entry.tree == null) return resubscribe(entry, screen, Resubscribe.Reason.NO_TREE, message);
                 entry.resyncing = false;
                 TreeMeta meta = new TreeMeta(version, hash, TreeMeta.Source.UNCHANGED,
-                        variants == null ? Collections.emptyMap() : variants);
+                        Fields.variantsOrNone(variants));
                 return accept(entry, screen, entry.tree, meta, null);
             }
             default: {
@@ -476,7 +521,7 @@ final class ClientSession {
                     return actions;
                 }
                 TreeMeta meta = new TreeMeta(version, hash, TreeMeta.Source.PATCH, entry.version, ops,
-                        variants == null ? entry.variants : variants);
+                        variants == null ? entry.variants : Fields.variantsOrNone(variants));
                 return accept(entry, screen, patched, meta, hashed.canonical);
             }
         }

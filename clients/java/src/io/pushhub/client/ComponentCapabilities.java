@@ -26,6 +26,10 @@ public final class ComponentCapabilities {
      */
     public static String problem(Map<String, Integer> components) {
         if (components.size() > MAX_COMPONENTS) return components.size() + " components, at most " + MAX_COMPONENTS;
+        // Before the sorted copy, which would throw on a null name.
+        for (String name : components.keySet()) {
+            if (name == null) return "null is not a component name (1–100 of A–Z a–z 0–9 . _ -)";
+        }
         for (Map.Entry<String, Integer> entry : new TreeMap<>(components).entrySet()) {
             String name = entry.getKey();
             if (name == null || !NAME.matcher(name).matches()) {

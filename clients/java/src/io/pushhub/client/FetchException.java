@@ -20,6 +20,11 @@ public final class FetchException extends Exception {
         this.status = status;
     }
 
+    /** The fetch could not be made or finished: the client was closed ({@code network}, status 0). */
+    static FetchException clientClosed() {
+        return new FetchException("network", 0, "the client was closed");
+    }
+
     public String code() { return code; }
 
     /** The HTTP status (0 when there was no answer). */

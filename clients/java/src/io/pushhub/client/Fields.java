@@ -45,6 +45,12 @@ final class Fields {
         return variants;
     }
 
+    /** {@link #variants} of {@code value}, with none (an empty map) when absent or not an object. */
+    static Map<String, String> variantsOrNone(Json value) {
+        Map<String, String> variants = variants(value);
+        return variants == null ? java.util.Collections.emptyMap() : variants;
+    }
+
     /** {@code {"k1": v1, "k2": v2, …}} from alternating keys and values ({@link #json} kinds), in order. */
     static Json object(Object... keysAndValues) {
         Map<String, Json> members = new LinkedHashMap<>();

@@ -7,11 +7,17 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 
 /**
  * Storage in a directory of the JVM's file system (created if missing): one file per key, named
  * by the key percent-encoded (keys hold {@code /} and {@code :}; only {@code A-Z a-z 0-9 - _ .}
- * stay). Each write goes to a temporary file in the same directory that then replaces the key's
+ * stay; a leading dot is encoded too). A key whose encoded name would be longer than
+ * {@link #MAX_NAME_BYTES} (a long screen name: file systems take 255 bytes) is named
+ * {@code ~sha256-} and the lowercase hex SHA-256 of its UTF-8 bytes instead; an encoded name
+ * never holds {@code ~}, so the two kinds never collide. Values are stored as they are, either
+ * way. Each write goes to a temporary file in the same directory that then replaces the key's
  * file atomically (rename), so a crash leaves the old value or the new one, never a torn one.
  * Thread-safe for distinct keys; the client calls it from one thread.
  */
@@ -25,11 +31,30 @@ public final class FileStorage implements ClientStorage {
 
     public Path directory() { return directory; }
 
+    /** The longest file name made from a key's encoding; a longer one is the key's SHA-256. */
+    static final int MAX_NAME_BYTES = 200;
+
     /** The file of {@code key}. */
     Path file(String key) {
         // A leading dot is encoded too: no hidden files, no "." or "..".
         String name = PercentEncoding.encode(key, "-_.");
-        return directory.resolve(name.startsWith(".") ? "%2E" + name.substring(1) : name);
+        if (name.startsWith(".")) name = "%2E" + name.substring(1);
+        // The encoding is ASCII: one byte per char.
+        return directory.resolve(name.length() <= MAX_NAME_BYTES ? name : hashedName(key));
+    }
+
+    private static String hashedName(String key) {
+        byte[] digest;
+        try {
+            digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
+        StringBuilder name = new StringBuilder("~sha256-");
+        for (byte b : digest) {
+            name.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
+        }
+        return name.toString();
     }
 
     @Override

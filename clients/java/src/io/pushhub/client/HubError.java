@@ -5,7 +5,10 @@ import java.util.Objects;
 /**
  * An {@code error} message from the hub (docs/protocol.md "Errors": {@code unknown_screen},
  * {@code unauthorized}, …), or a client-side problem: {@code storage} (a storage call threw; the
- * client goes on from memory), {@code connect} (the transport could not open), {@code bad_json}.
+ * client goes on from memory), {@code token} (the token provider threw; the client connects
+ * without a token), {@code bad_json} (the hub sent text that is not JSON, or nested deeper than
+ * 512). A connection that could not open is a {@link CloseEvent} (1006, its reason saying why),
+ * not an error.
  * {@code screen} is set when a subscribe was refused: that subscription ended. Immutable.
  */
 public final class HubError implements ClientEvent {

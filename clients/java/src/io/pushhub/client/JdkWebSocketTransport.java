@@ -8,9 +8,7 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -65,7 +63,7 @@ public final class JdkWebSocketTransport implements Transport {
         }
         // Success is reported by the JDK's `onOpen` (before any message); only a failure here.
         builder.buildAsync(request.uri(), connection).whenComplete((socket, failure) -> {
-            if (failure != null) connection.finish(1006, describe(failure));
+            if (failure != null) connection.finish(1006, FailureText.of(failure));
         });
         return connection;
     }
@@ -81,27 +79,6 @@ public final class JdkWebSocketTransport implements Transport {
             response.headers().map().forEach((name, values) -> headers.put(name, String.join(", ", values)));
             return new HttpAnswer(response.statusCode(), headers, response.body());
         });
-    }
-
-    /**
-     * What went wrong, for a close reason: the failure (unwrapped from the future's
-     * {@code CompletionException}) as {@code Class: message}, and its cause when it has one.
-     */
-    static String describe(Throwable failure) {
-        Throwable error = failure;
-        while ((error instanceof CompletionException || error instanceof ExecutionException)
-                && error.getCause() != null) {
-            error = error.getCause();
-        }
-        StringBuilder out = new StringBuilder(error.getClass().getSimpleName());
-        if (error.getMessage() != null) out.append(": ").append(error.getMessage());
-        Throwable cause = error.getCause();
-        if (cause != null && cause != error) {
-            out.append(" (").append(cause.getClass().getSimpleName());
-            if (cause.getMessage() != null) out.append(": ").append(cause.getMessage());
-            out.append(')');
-        }
-        return out.toString();
     }
 
     /** One connection: the JDK's listener, and the client's handle. */
@@ -126,11 +103,12 @@ public final class JdkWebSocketTransport implements Transport {
         // MARK: TransportConnection
 
         @Override
-        public void send(String text) {
+        public boolean send(String text) {
             synchronized (this) {
-                if (socket == null || closing || finished.get()) return;
+                if (socket == null || closing || finished.get() || socket.isOutputClosed()) return false;
                 WebSocket target = socket;
                 sending = sending.handle((ignored, error) -> null).thenCompose(ignored -> target.sendText(text, true));
+                return true;
             }
         }
 
@@ -212,7 +190,7 @@ public final class JdkWebSocketTransport implements Transport {
 
         @Override
         public void onError(WebSocket webSocket, Throwable error) {
-            finish(1006, describe(error));
+            finish(1006, FailureText.of(error));
         }
     }
 }

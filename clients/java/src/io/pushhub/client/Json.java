@@ -95,6 +95,14 @@ public final class Json {
         return JsonReader.parse(text);
     }
 
+    /**
+     * {@link #parse(String)} with another nesting limit: {@link JsonReader#HUB_MAX_DEPTH} for hub
+     * messages, fetch answers and stored screens (a tree the hub accepted, wrapped).
+     */
+    static Json parse(String text, int maxDepth) throws JsonException {
+        return JsonReader.parse(text, maxDepth);
+    }
+
     // ---- Package-private constructors that take ownership (no copy, no checks): the reader and patch use them
 
     /** A string the caller has checked for lone surrogates. */

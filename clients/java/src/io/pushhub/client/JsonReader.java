@@ -7,25 +7,43 @@ import java.util.ArrayList;
  * leading zeros, unescaped control characters, single quotes or repeated member names; lone
  * surrogates are refused, escaped or raw; numbers must fit a double.
  *
- * <p>Invariants: nesting deeper than {@link #MAX_DEPTH} containers is refused before it can
- * exhaust the stack; every refusal is a {@link JsonException} naming the char offset in the
+ * <p>Invariants: nesting deeper than the limit ({@link #MAX_DEPTH} for app input,
+ * {@link #HUB_MAX_DEPTH} for what the hub sends) is refused before it can exhaust the stack;
+ * every refusal is a {@link JsonException} naming the char offset in the
  * text where the problem is ({@code "invalid JSON at char 12: ..."}).
  */
 final class JsonReader {
+    /** The limit for app input ({@link Json#parse(String)}): the hub's own limit for a tree. */
     static final int MAX_DEPTH = 256;
+    /**
+     * The limit for hub messages, fetch answers and stored screens: the hub accepts trees
+     * {@link #MAX_DEPTH} deep and wraps them one to three levels deeper (a snapshot's object, a
+     * patch's ops and value), so a tree the hub took always arrives. The Swift client uses the same.
+     */
+    static final int HUB_MAX_DEPTH = 512;
 
     private final String text;
     private final int length;
+    private final int maxDepth;
     private int index;
 
-    private JsonReader(String text) {
+    private JsonReader(String text, int maxDepth) {
         this.text = text;
         this.length = text.length();
+        this.maxDepth = maxDepth;
     }
 
-    /** Parses one JSON text; whitespace around the value is allowed, anything else after it is not. */
+    /** Parses one JSON text, nesting at most {@link #MAX_DEPTH} deep. */
     static Json parse(String text) {
-        JsonReader reader = new JsonReader(text);
+        return parse(text, MAX_DEPTH);
+    }
+
+    /**
+     * Parses one JSON text, nesting at most {@code maxDepth} containers deep; whitespace around
+     * the value is allowed, anything else after it is not.
+     */
+    static Json parse(String text, int maxDepth) {
+        JsonReader reader = new JsonReader(text, maxDepth);
         reader.skipWhitespace();
         Json value = reader.value(0);
         reader.skipWhitespace();
@@ -78,7 +96,7 @@ final class JsonReader {
     }
 
     private void checkDepth(int depth) {
-        if (depth > MAX_DEPTH) throw error("nesting is deeper than " + MAX_DEPTH + " levels");
+        if (depth > maxDepth) throw error("nesting is deeper than " + maxDepth + " levels");
     }
 
     private Json object(int depth) {

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.URI;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -19,6 +20,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -43,8 +45,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * (the "state" thread): transport events, timers and app calls are tasks on it, so the session
  * and every field below the "state-confined" mark are touched by that thread only. Listeners
  * (trees, syncs, events) run on the listener executor, in order; what they report back (a
- * listener's exception, a sync handled) is a task on the state thread again. Methods may be
- * called from any thread, listeners included. {@link #state()}, {@link #lastSync()},
+ * listener's failure, a sync handled) is a task on the state thread again. A listener's failure
+ * is anything it throws, {@link Error}s included: it never stops the listeners after it, a sync
+ * is acked all the same, and a tree listener's is a {@code render_error}. A render report goes
+ * only for the version the client still holds of a screen it still follows, and a closed
+ * subscription's listener is not called again. {@link #fetchScreen} futures complete on a
+ * thread of their own, never the state thread. Methods may be called from any thread, listeners
+ * included. {@link #state()}, {@link #lastSync()},
  * {@link #stats()}, {@link #welcome()} and a subscription's tree are readable from anywhere
  * (published copies).
  */
@@ -59,6 +66,11 @@ public final class PushHub implements AutoCloseable {
     private final Executor listenerExecutor;
     /** The listener executor when it is the client's own (shut down with it); else {@code null}. */
     private final ExecutorService ownListenerThread;
+    /**
+     * Where {@link #fetchScreen} futures complete: a thread per completion while others are busy
+     * (none while idle), so a continuation that blocks (joins another fetch) wedges nothing.
+     */
+    private final ThreadPoolExecutor fetchCompletions;
     private final AtomicInteger ids = new AtomicInteger();
 
     // Published copies, written on the state thread, read anywhere.
@@ -83,7 +95,7 @@ public final class PushHub implements AutoCloseable {
     private String device;
     private String connectionToken;
     private ConnectionState connectionState = ConnectionState.CONNECTING;
-    private final Map<String, TreeMap<Integer, TreeListener>> treeListeners = new HashMap<>();
+    private final Map<String, TreeMap<Integer, Subscription>> treeListeners = new HashMap<>();
     private final TreeMap<Integer, SyncListener> syncListeners = new TreeMap<>();
     private final TreeMap<Integer, ClientListener> clientListeners = new TreeMap<>();
 
@@ -122,6 +134,8 @@ public final class PushHub implements AutoCloseable {
             ownListenerThread = own;
             listenerExecutor = ownListenerThread;
         }
+        fetchCompletions = new ThreadPoolExecutor(0, Integer.MAX_VALUE, IDLE_THREAD_SECONDS, TimeUnit.SECONDS,
+                new SynchronousQueue<>(), runnable -> daemon(runnable, "pushhub-fetch"));
         schedule = new ReconnectSchedule(options.backoff, options.goingAwayCapMs, options.goingAwayWindowMs);
         session = new ClientSession(options.platform, options.appVersion, options.components, StorageScope.NONE,
                 ScopeRecord.EMPTY);
@@ -162,9 +176,9 @@ public final class PushHub implements AutoCloseable {
         if (screen == null || listener == null) {
             throw new IllegalArgumentException("subscribe needs a screen and a listener");
         }
-        int id = ids.incrementAndGet();
+        Subscription subscription = new Subscription(screen, ids.incrementAndGet(), listener, this);
         onStateThread(() -> {
-            treeListeners.computeIfAbsent(screen, s -> new TreeMap<>()).put(id, listener);
+            treeListeners.computeIfAbsent(screen, s -> new TreeMap<>()).put(subscription.id(), subscription);
             // Not followed yet, or no longer (gone, or a refused subscribe): subscribe (again).
             if (!session.screens().containsKey(screen)) {
                 perform(session.subscribe(screen, stored(screen, session.scope())));
@@ -172,11 +186,11 @@ public final class PushHub implements AutoCloseable {
                 Shown current = shown.get(screen);
                 // Drawn before: no `rendered` again, but a failure to draw it here is reported.
                 if (current != null) {
-                    render(screen, current.tree, current.meta, java.util.Collections.singletonList(listener), false);
+                    render(screen, current.tree, current.meta, Collections.singletonList(subscription), false);
                 }
             }
         });
-        return new Subscription(screen, id, this);
+        return subscription;
     }
 
     /**
@@ -245,8 +259,8 @@ public final class PushHub implements AutoCloseable {
      * state): a 304 returns that tree, a 200 checks the new tree's hash and stores it (a later
      * {@code subscribe} starts from it and resumes with {@code have}). Needs no live connection,
      * for code that cannot hold a socket (widgets, background refresh); a subscription keeps
-     * following the socket. Completes on the client's state thread, or exceptionally with a
-     * {@link FetchException}.
+     * following the socket. Completes on a thread of the client's made for it (never the state
+     * thread: a continuation may block), or exceptionally with a {@link FetchException}.
      */
     public CompletableFuture<FetchedScreen> fetchScreen(String screen) {
         CompletableFuture<FetchedScreen> result = new CompletableFuture<>();
@@ -262,23 +276,39 @@ public final class PushHub implements AutoCloseable {
             options.transport.get(request).whenComplete((answer, failure) -> {
                 boolean handled = onStateThread(() -> {
                     if (failure != null) {
-                        String why = JdkWebSocketTransport.describe(failure);
-                        result.completeExceptionally(new FetchException("network", 0, why));
+                        String why = FailureText.of(failure);
+                        completeFetch(result, null, new FetchException("network", 0, why));
                         return;
                     }
                     try {
                         FetchedScreen fetched = ScreenFetch.answered(screen, answer, tagged);
                         if (fetched.status() == 200) keepFetched(fetched);
-                        result.complete(fetched);
+                        completeFetch(result, fetched, null);
                     } catch (FetchException e) {
-                        result.completeExceptionally(e);
+                        completeFetch(result, null, e);
                     }
                 });
-                if (!handled) result.completeExceptionally(new FetchException("network", 0, "the client was closed"));
+                if (!handled) result.completeExceptionally(FetchException.clientClosed());
             });
         });
-        if (!accepted) result.completeExceptionally(new FetchException("network", 0, "the client was closed"));
+        if (!accepted) result.completeExceptionally(FetchException.clientClosed());
         return result;
+    }
+
+    /** Completes {@code result} with {@code fetched} or {@code failure} on a fetch completion thread. */
+    private void completeFetch(CompletableFuture<FetchedScreen> result, FetchedScreen fetched, FetchException failure) {
+        Runnable complete = () -> {
+            if (failure != null) {
+                result.completeExceptionally(failure);
+            } else {
+                result.complete(fetched);
+            }
+        };
+        try {
+            fetchCompletions.execute(complete);
+        } catch (RejectedExecutionException impossible) {
+            complete.run(); // an unbounded pool that is never shut down takes every task
+        }
     }
 
     /**
@@ -376,7 +406,7 @@ public final class PushHub implements AutoCloseable {
         session.heard(now());
         Json message;
         try {
-            message = Json.parse(text);
+            message = Json.parse(text, JsonReader.HUB_MAX_DEPTH);
         } catch (JsonException e) {
             emit(new HubError("bad_json", "the hub sent text that is not JSON: " + e.getMessage(), null, null));
             return;
@@ -442,7 +472,12 @@ public final class PushHub implements AutoCloseable {
 
     // MARK: - Actions
 
+    /**
+     * Performs {@code actions}, publishing what other threads read before (a listener handed a
+     * tree sees {@link #stats()} counting it) and after (what the actions changed).
+     */
     private void perform(List<SessionAction> actions) {
+        publish();
         for (SessionAction action : actions) action.performWith(shell);
         publish();
     }
@@ -451,7 +486,8 @@ public final class PushHub implements AutoCloseable {
     private final class Shell implements SessionAction.Performer {
         @Override
         public void send(Json message) {
-            if (connection != null) connection.send(message.toString());
+            // Not taken (the socket is closing): what must not be lost goes after the next welcome.
+            if (connection == null || !connection.send(message.toString())) session.unsent(message);
         }
 
         @Override
@@ -459,8 +495,8 @@ public final class PushHub implements AutoCloseable {
             // Before the listeners run: one that asks `isPending` must see the screen is no longer pending.
             shown.put(screen, new Shown(tree, meta));
             if (meta.source() != TreeMeta.Source.CACHE) pendingScreens.remove(screen);
-            TreeMap<Integer, TreeListener> listeners = treeListeners.get(screen);
-            List<TreeListener> handlers = listeners == null ? new ArrayList<>() : new ArrayList<>(listeners.values());
+            TreeMap<Integer, Subscription> listeners = treeListeners.get(screen);
+            List<Subscription> handlers = listeners == null ? new ArrayList<>() : new ArrayList<>(listeners.values());
             render(screen, tree, meta, handlers, options.autoRendered && !handlers.isEmpty());
         }
 
@@ -474,14 +510,11 @@ public final class PushHub implements AutoCloseable {
                 if (connectionState == ConnectionState.CLOSED) return;
                 List<SyncListener> listeners = new ArrayList<>(syncListeners.values());
                 onListenerThread(() -> {
-                    for (SyncListener listener : listeners) {
-                        try {
-                            listener.onSync(sync);
-                        } catch (RuntimeException e) {
-                            report("a sync listener threw", e);
-                        }
+                    try {
+                        callEach(listeners, listener -> listener.onSync(sync), "a sync listener threw");
+                    } finally {
+                        onStateThread(() -> perform(session.syncHandled(waiting)));
                     }
-                    onStateThread(() -> perform(session.syncHandled(waiting)));
                 });
             }, delay, TimeUnit.MILLISECONDS);
             syncTimers.add(timer[0]);
@@ -497,15 +530,8 @@ public final class PushHub implements AutoCloseable {
             pendingScreens.add(screen);
             shown.remove(screen);
             List<ClientListener> listeners = new ArrayList<>(clientListeners.values());
-            onListenerThread(() -> {
-                for (ClientListener listener : listeners) {
-                    try {
-                        listener.onPending(screen);
-                    } catch (RuntimeException e) {
-                        report("a client listener threw", e);
-                    }
-                }
-            });
+            onListenerThread(() -> callEach(listeners, listener -> listener.onPending(screen),
+                    "a client listener threw"));
         }
 
         @Override
@@ -530,41 +556,59 @@ public final class PushHub implements AutoCloseable {
     }
 
     /**
-     * Calls {@code handlers} with a tree of {@code screen} on the listener executor, each even if
-     * one before it threw. Then, for a tree the hub sent (not {@code CACHE}): the first exception
-     * is reported as a {@code render_error}; with none, {@code confirms} sends {@code rendered}.
+     * Calls the listeners of {@code subscriptions} not closed by then with a tree of
+     * {@code screen} on the listener executor (called on the state thread). Then, for a tree the
+     * hub sent (not {@code CACHE}), and only if the session still holds that version of the
+     * screen it held now (not replaced, unsubscribed, resubscribed or dropped meanwhile): the
+     * first failure is reported as a {@code render_error}; with none, {@code confirms} sends
+     * {@code rendered}.
      */
-    private void render(String screen, Json tree, TreeMeta meta, List<TreeListener> handlers, boolean confirms) {
+    private void render(String screen, Json tree, TreeMeta meta, List<Subscription> subscriptions, boolean confirms) {
+        ClientSession.Entry entry = session.screens().get(screen);
         onListenerThread(() -> {
-            Exception failure = null;
-            for (TreeListener handler : handlers) {
-                try {
-                    handler.onTree(tree, meta);
-                } catch (Exception e) {
-                    if (failure == null) failure = e;
+            Throwable failure = callEach(subscriptions, subscription -> subscription.draw(tree, meta),
+                    "a tree listener threw");
+            if (meta.source() == TreeMeta.Source.CACHE || (failure == null && !confirms)) return;
+            RenderErrorReport report = failure == null ? null : RenderErrorReport.of(failure);
+            onStateThread(() -> {
+                if (!session.holds(screen, entry, meta.version())) return;
+                if (report != null) {
+                    perform(session.renderFailed(screen, meta.version(), report, meta.hash()));
+                } else {
+                    perform(session.rendered(screen, meta.version()));
                 }
-            }
-            if (meta.source() == TreeMeta.Source.CACHE) return;
-            if (failure != null) {
-                RenderErrorReport report = RenderErrorReport.of(failure);
-                onStateThread(() -> perform(session.renderFailed(screen, meta.version(), report, meta.hash())));
-            } else if (confirms) {
-                onStateThread(() -> perform(session.rendered(screen, meta.version())));
-            }
+            });
         });
     }
 
     private void emit(ClientEvent event) {
         List<ClientListener> listeners = new ArrayList<>(clientListeners.values());
-        onListenerThread(() -> {
-            for (ClientListener listener : listeners) {
-                try {
-                    event.deliverTo(listener);
-                } catch (RuntimeException e) {
-                    report("a client listener threw", e);
-                }
+        onListenerThread(() -> callEach(listeners, event::deliverTo, "a client listener threw"));
+    }
+
+    /** A call of one listener, which may throw anything. */
+    @FunctionalInterface
+    private interface ListenerCall<L> {
+        void call(L listener) throws Exception;
+    }
+
+    /**
+     * Calls {@code call} for each of {@code listeners} in order, each even if one before it threw;
+     * whatever one throws ({@link Error}s too: an {@code AssertionError}, Kotlin's
+     * {@code TODO()}) is reported on stderr as {@code what} and never rethrown. Returns the first
+     * thrown, or {@code null}.
+     */
+    private static <L> Throwable callEach(List<L> listeners, ListenerCall<L> call, String what) {
+        Throwable first = null;
+        for (L listener : listeners) {
+            try {
+                call.call(listener);
+            } catch (Throwable thrown) {
+                report(what, thrown);
+                if (first == null) first = thrown;
             }
-        });
+        }
+        return first;
     }
 
     private void setState(ConnectionState state) {
@@ -590,7 +634,7 @@ public final class PushHub implements AutoCloseable {
 
     void unsubscribe(String screen, int id) {
         onStateThread(() -> {
-            TreeMap<Integer, TreeListener> listeners = treeListeners.get(screen);
+            TreeMap<Integer, Subscription> listeners = treeListeners.get(screen);
             if (listeners == null || listeners.remove(id) == null || !listeners.isEmpty()) return;
             treeListeners.remove(screen);
             shown.remove(screen);

@@ -52,7 +52,7 @@ public final class PushHubOptions {
         storage = b.storage != null ? b.storage : new MemoryStorage();
         components = b.components;
         listenerExecutor = b.listenerExecutor;
-        transport = b.transport != null ? b.transport : new JdkWebSocketTransport();
+        transport = b.transport != null ? b.transport : DefaultTransport.create();
         backoff = b.backoff;
         goingAwayCapMs = b.goingAwayCapMs;
         goingAwayWindowMs = b.goingAwayWindowMs;
@@ -102,6 +102,12 @@ public final class PushHubOptions {
          * token naming another user switches the storage scope. {@code null} from it keeps the
          * current user. With a provider, {@code unauthorized} does not end the client: the next
          * attempt asks again.
+         *
+         * <p>It is called on the client's state thread (before each connection and each
+         * {@link PushHub#fetchScreen}), which does nothing else meanwhile: it must return at once,
+         * a token the app keeps (refreshed elsewhere, ahead of its expiry), never wait on the
+         * network or a lock. When no user is signed in, return {@code null} (what an exception
+         * does too, reported as a {@code token} error).
          */
         public Builder tokenProvider(Supplier<String> provider) {
             if (provider == null) throw new IllegalArgumentException("tokenProvider: null");
@@ -160,7 +166,12 @@ public final class PushHubOptions {
             return this;
         }
 
-        /** The WebSocket implementation (default: {@link JdkWebSocketTransport} with the JVM's trust store). */
+        /**
+         * The WebSocket implementation. Default on the JVM: {@link JdkWebSocketTransport} with
+         * the JVM's trust store. Android has no default ({@code java.net.http} is missing there):
+         * pass {@code new OkHttpTransport(okHttpClient)}, else {@link #build()} throws an
+         * {@link IllegalStateException} saying so.
+         */
         public Builder transport(Transport transport) {
             if (transport == null) throw new IllegalArgumentException("transport: null");
             this.transport = transport;
@@ -209,6 +220,10 @@ public final class PushHubOptions {
             return this;
         }
 
+        /**
+         * @throws IllegalArgumentException for a token and a token provider both
+         * @throws IllegalStateException when no transport was given and there is no default (Android)
+         */
         public PushHubOptions build() {
             if (token != null && tokenProvider != null) {
                 throw new IllegalArgumentException("token and tokenProvider: give one of them");

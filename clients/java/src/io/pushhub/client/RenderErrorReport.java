@@ -22,11 +22,26 @@ final class RenderErrorReport {
         this.message = wellFormedPrefix(message, MAX_MESSAGE);
     }
 
-    /** The report of {@code error}. */
+    /**
+     * The report of {@code error}. Its {@code component()} and {@code getMessage()} are the app's
+     * code: one that throws counts as none (no component; the class name as the message).
+     */
     static RenderErrorReport of(Throwable error) {
-        String component = error instanceof RenderErrorDescribing ? ((RenderErrorDescribing) error).component() : null;
-        String message = error.getMessage() != null ? error.getMessage() : error.getClass().getName();
-        return new RenderErrorReport(component, message);
+        String component = null;
+        if (error instanceof RenderErrorDescribing) {
+            try {
+                component = ((RenderErrorDescribing) error).component();
+            } catch (Throwable broken) {
+                component = null;
+            }
+        }
+        String message;
+        try {
+            message = error.getMessage();
+        } catch (Throwable broken) {
+            message = null;
+        }
+        return new RenderErrorReport(component, message != null ? message : error.getClass().getName());
     }
 
     /** {@code {"type":"render_error","screen","version","hash"?,"component"?,"message"}}. */

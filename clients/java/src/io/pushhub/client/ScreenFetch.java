@@ -67,7 +67,7 @@ final class ScreenFetch {
             case 200: {
                 Json body;
                 try {
-                    body = Json.parse(new String(answer.body(), StandardCharsets.UTF_8));
+                    body = Json.parse(new String(answer.body(), StandardCharsets.UTF_8), JsonReader.HUB_MAX_DEPTH);
                 } catch (JsonException e) {
                     throw new FetchException("http", 200, "the answer is not JSON: " + e.getMessage());
                 }
@@ -81,9 +81,8 @@ final class ScreenFetch {
                 if (!actual.equals(hash)) {
                     throw new FetchException("mismatch", 200, "the tree hashes to " + actual + ", not " + hash);
                 }
-                Map<String, String> variants = Fields.variants(Fields.member(body, "variants"));
                 return new FetchedScreen(screen, tree, version, hash,
-                        variants == null ? java.util.Collections.emptyMap() : variants, 200);
+                        Fields.variantsOrNone(Fields.member(body, "variants")), 200);
             }
             default:
                 throw refusal(answer);

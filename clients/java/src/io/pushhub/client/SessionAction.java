@@ -12,7 +12,11 @@ import java.util.List;
 abstract class SessionAction {
     /** Performs actions: the shell, or a test's recorder. */
     interface Performer {
-        /** Send the message on the current connection (dropped when there is none). */
+        /**
+         * Send the message on the current connection; when it cannot take it (there is none, or
+         * it is closing), tell the session ({@code unsent}): it keeps acks, tracks and render
+         * reports for after the next welcome.
+         */
         void send(Json message);
 
         /**

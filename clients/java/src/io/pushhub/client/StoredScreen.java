@@ -45,14 +45,13 @@ final class StoredScreen {
      */
     static StoredScreen parse(String text) {
         try {
-            Json value = Json.parse(text);
+            Json value = Json.parse(text, JsonReader.HUB_MAX_DEPTH);
             Json tree = Fields.member(value, "tree");
             Long version = Fields.integer(value, "version");
             String hash = Fields.string(value, "hash");
             if (tree == null || version == null || hash == null || !ScreenHash.of(tree).equals(hash)) return null;
-            Map<String, String> variants = Fields.variants(Fields.member(value, "variants"));
             return new StoredScreen(tree, version, hash, Fields.string(value, "epoch"),
-                    variants == null ? Collections.emptyMap() : variants);
+                    Fields.variantsOrNone(Fields.member(value, "variants")));
         } catch (JsonException e) {
             return null;
         }

@@ -2,8 +2,13 @@ package io.pushhub.client;
 
 /** One open (or opening) WebSocket of a {@link Transport}. Thread-safe. */
 public interface TransportConnection {
-    /** Sends one text message, after those sent before it; dropped once the connection is closing or closed. */
-    void send(String text);
+    /**
+     * Sends one text message, after those sent before it. Returns {@code false} when the
+     * connection cannot take it (not open yet, closing or closed): it is not sent, and the client
+     * keeps what it must not lose (acks, {@code track} events, render reports) for after the next
+     * welcome. {@code true}: handed to the socket.
+     */
+    boolean send(String text);
 
     /** Starts the closing handshake; {@code onClosed} follows (after the peer's answer or a timeout). */
     void close(int code, String reason);

@@ -387,4 +387,15 @@ final class ClientSessionTest {
         equal("nothing stored", 0, of(actions, SessionAction.Store.class).size());
         equal("no record either", 0, of(session.receive(json("{\"type\":\"sync\",\"id\":\"s-4\",\"seq\":4}")), SessionAction.Store.class).size());
     }
+
+    static void testASnapshotWithoutATreeIsIgnoredAsTheJavaScriptClientDoes() {
+        ClientSession session = welcomed("home");
+        Json tree = json("{\"a\":1}");
+        session.receive(snapshot("home", tree, 1));
+        List<SessionAction> actions = session.receive(Fields.object("type", "snapshot", "screen", "home", "version", 2,
+                "hash", ScreenHash.of(Json.NULL)));
+        equal("nothing delivered, stored or sent", List.of(), actions);
+        equal("the tree held stays", 1L, session.held("home").version);
+        equal("counted", 2, session.stats().snapshots());
+    }
 }

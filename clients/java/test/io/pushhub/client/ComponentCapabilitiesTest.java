@@ -30,4 +30,11 @@ final class ComponentCapabilitiesTest {
         isTrue(e.getMessage(), e.getMessage().contains("Text is 1001"));
         throwsA("not a ws URI", IllegalArgumentException.class, () -> PushHub.options(URI.create("http://h/")));
     }
+
+    static void testANullNameIsAProblemNotANullPointerException() {
+        java.util.Map<String, Integer> components = new java.util.HashMap<>();
+        components.put("Text", 1);
+        components.put(null, 1);
+        equal("said", "null is not a component name (1–100 of A–Z a–z 0–9 . _ -)", ComponentCapabilities.problem(components));
+    }
 }

@@ -35,4 +35,21 @@ final class RenderErrorReportTest {
         equal("a lone surrogate", "a\uFFFDb", new RenderErrorReport(null, "a\uD800b").message);
         equal("component cut to 200", 200, new RenderErrorReport("x".repeat(300), "m").component.length());
     }
+
+    /** An app's error whose component() and getMessage() throw. */
+    static final class BrokenTwice extends RuntimeException implements RenderErrorDescribing {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public String component() { throw new IllegalStateException("no component"); }
+
+        @Override
+        public String getMessage() { throw new UnsupportedOperationException("no message"); }
+    }
+
+    static void testAnErrorWhoseComponentOrMessageThrowsIsStillReported() {
+        RenderErrorReport report = RenderErrorReport.of(new BrokenTwice());
+        equal("no component", null, report.component);
+        equal("the class name", BrokenTwice.class.getName(), report.message);
+    }
 }

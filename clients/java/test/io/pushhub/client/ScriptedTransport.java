@@ -21,8 +21,19 @@ final class ScriptedTransport implements Transport {
             this.listener = listener;
         }
 
+        /** The socket is closing: it takes no message ({@code send} is false; each is kept in {@code refused}). */
+        volatile boolean refuses;
+        final List<String> refused = new CopyOnWriteArrayList<>();
+
         @Override
-        public void send(String text) { sent.add(Json.parse(text).canonical()); }
+        public boolean send(String text) {
+            if (refuses) {
+                refused.add(Json.parse(text).canonical());
+                return false;
+            }
+            sent.add(Json.parse(text).canonical());
+            return true;
+        }
 
         @Override
         public void close(int code, String reason) { closedWith = code; }

@@ -58,4 +58,28 @@ final class StorageTest {
         storage.remove("k");
         equal("removed", null, storage.get("k"));
     }
+
+    static void testAKeyTooLongForAFileNameIsStoredUnderItsSha256() throws IOException {
+        Path dir = Files.createTempDirectory("pushhub-storage-");
+        FileStorage storage = new FileStorage(dir);
+        String screen = "a/".repeat(100); // 200 characters, 400 bytes percent-encoded
+        String key = StorageScope.of(null, "d-0123456789abcdef").screenKey(screen);
+        storage.put(key, "{\"a\":1}");
+        equal("read back", "{\"a\":1}", storage.get(key));
+        equal("read back by a new instance", "{\"a\":1}", new FileStorage(dir).get(key));
+        StringBuilder hex = new StringBuilder();
+        try {
+            for (byte b : java.security.MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8))) {
+                hex.append(String.format("%02x", b));
+            }
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new AssertionError(e);
+        }
+        equal("named by the key's SHA-256", dir.resolve("~sha256-" + hex), storage.file(key));
+        String longest = "k".repeat(200);
+        equal("200 bytes encoded: still the key", dir.resolve(longest), storage.file(longest));
+        equal("201: hashed", true, storage.file(longest + "k").getFileName().toString().startsWith("~sha256-"));
+        storage.remove(key);
+        equal("removed", null, storage.get(key));
+    }
 }

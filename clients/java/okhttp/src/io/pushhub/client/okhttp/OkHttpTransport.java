@@ -75,7 +75,7 @@ public final class OkHttpTransport implements Transport {
                 try (ResponseBody body = response.body()) {
                     Map<String, String> headers = new LinkedHashMap<>();
                     for (String name : response.headers().names()) {
-                        headers.put(name, String.join(", ", response.headers(name)));
+                        headers.put(name, joined(response.headers(name)));
                     }
                     byte[] bytes = body == null ? new byte[0] : body.bytes();
                     answer.complete(new HttpAnswer(response.code(), headers, bytes));
@@ -87,7 +87,17 @@ public final class OkHttpTransport implements Transport {
         return answer;
     }
 
-    /** One connection: OkHttp's listener, and the client's handle. */
+    /** The values of a repeated header, comma-separated (not String.join: Android has it from API 26 only). */
+    private static String joined(java.util.List<String> values) {
+        StringBuilder out = new StringBuilder();
+        for (String value : values) {
+            if (out.length() > 0) out.append(", ");
+            out.append(value);
+        }
+        return out.toString();
+    }
+
+        /** One connection: OkHttp's listener, and the client's handle. */
     private static final class Connection extends WebSocketListener implements TransportConnection {
         private final TransportListener listener;
         private final AtomicBoolean finished = new AtomicBoolean();
@@ -101,9 +111,10 @@ public final class OkHttpTransport implements Transport {
             if (finished.compareAndSet(false, true)) listener.onClosed(code, reason);
         }
 
+        /** False when finished, or when OkHttp refuses it (closing, closed, or its 16 MiB queue full). */
         @Override
-        public void send(String text) {
-            if (!finished.get()) socket.send(text);
+        public boolean send(String text) {
+            return !finished.get() && socket.send(text);
         }
 
         @Override
@@ -133,11 +144,14 @@ public final class OkHttpTransport implements Transport {
             boolean sendable = code >= 1000 && code < 5000 && code != 1004 && code != 1005 && code != 1006
                     && code != 1015 && !(code >= 1012 && code < 3000);
             webSocket.close(sendable ? code : 1000, null);
+            // The peer's code is reported now, as the JDK transport does: OkHttp may follow with
+            // onFailure (the peer shut TCP before our close went out), which would say 1006.
+            finish(code, reason);
         }
 
         @Override
         public void onClosed(WebSocket webSocket, int code, String reason) {
-            finish(code, reason);
+            finish(code, reason); // a close we started: the peer's answer
         }
 
         @Override

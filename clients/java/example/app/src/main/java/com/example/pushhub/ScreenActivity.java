@@ -5,7 +5,9 @@ import android.os.Bundle;
 import android.os.Handler;
 import android.os.Looper;
 import android.util.Log;
+import android.view.View;
 import android.widget.FrameLayout;
+import android.widget.TextView;
 import io.pushhub.client.ClientListener;
 import io.pushhub.client.CloseEvent;
 import io.pushhub.client.ConnectionState;
@@ -14,6 +16,7 @@ import io.pushhub.client.PushHub;
 import io.pushhub.client.Subscription;
 import io.pushhub.client.okhttp.OkHttpTransport;
 import java.net.URI;
+import java.util.HashMap;
 import java.util.Map;
 import okhttp3.OkHttpClient;
 
@@ -36,20 +39,34 @@ public final class ScreenActivity extends Activity {
         super.onCreate(saved);
         root = new FrameLayout(this);
         setContentView(root);
+        String jwt = Session.jwt(this);
+        if (jwt == null) {
+            // Signed out: .token() needs a JWT. A real app shows its sign-in here (or, on a hub
+            // in --allow-anonymous mode, connects with .device(id) instead).
+            TextView signIn = new TextView(this);
+            signIn.setText("Sign in to see this screen");
+            root.addView(signIn);
+            return;
+        }
         Handler main = new Handler(Looper.getMainLooper());
         TreeRenderer renderer = new TreeRenderer(this);
+        // Every type TreeRenderer draws, with the version it draws (no Map.of: Android API 30+).
+        Map<String, Integer> components = new HashMap<>();
+        for (String type : new String[] {"screen", "column", "row", "text", "button", "image"}) components.put(type, 1);
         hub = new PushHub(PushHub.options(URI.create("wss://hub.example.com/v1/connect"))
-                .token(Session.jwt(this))                          // the app's sign-in (sub = the user)
+                .token(jwt)                                        // the app's sign-in (sub = the user)
                 .app("android", BuildConfig.VERSION_NAME)
                 .storage(new SharedPreferencesStorage(this, "pushhub"))
-                .components(Map.of("column", 1, "row", 1, "text", 1, "button", 1, "image", 1))
-                .transport(new OkHttpTransport(HTTP))
+                .components(components)
+                .transport(new OkHttpTransport(HTTP))              // required on Android: no java.net.http there
                 .listenerExecutor(main::post)                      // listeners on the main thread: views are safe
                 .build());
-        // Runs on the main thread. A throw (UnknownComponent) is reported as a render_error.
+        // Runs on the main thread. A throw (UnknownComponent) is reported as a render_error and
+        // leaves the screen drawn before it: the new views replace the old only once built.
         home = hub.subscribe("home", (tree, meta) -> {
+            View drawn = renderer.render(tree);
             root.removeAllViews();
-            root.addView(renderer.render(tree));
+            root.addView(drawn);
             Log.d(TAG, "home v" + meta.version() + " (" + meta.source() + ")");
         });
         hub.onSync(sync -> {
@@ -70,8 +87,8 @@ public final class ScreenActivity extends Activity {
 
     @Override
     protected void onDestroy() {
-        home.close();
-        hub.close();
+        if (home != null) home.close();
+        if (hub != null) hub.close();
         super.onDestroy();
     }
 }

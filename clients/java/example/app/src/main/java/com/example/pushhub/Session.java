@@ -6,7 +6,9 @@ import android.content.Context;
 final class Session {
     private Session() {}
 
+    /** The signed-in user's JWT, or {@code null} when nobody is signed in. */
     static String jwt(Context context) {
-        return context.getSharedPreferences("auth", Context.MODE_PRIVATE).getString("jwt", "");
+        String jwt = context.getSharedPreferences("auth", Context.MODE_PRIVATE).getString("jwt", null);
+        return jwt == null || jwt.isEmpty() ? null : jwt;
     }
 }
