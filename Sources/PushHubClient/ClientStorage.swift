@@ -38,12 +38,13 @@ public struct FileStorage: ClientStorage {
     static let maxNameBytes = 200
 
     /// The key percent-encoded (keys hold '/', as screen names do; everything but letters and
-    /// digits is encoded), or `sha256-` and the hex SHA-256 of its UTF-8 when that is longer than
-    /// `maxNameBytes`. The two cannot meet: an encoded name has no `-`.
+    /// digits is encoded), or `~sha256-` and the hex SHA-256 of its UTF-8 when that is longer than
+    /// `maxNameBytes` (the Java client's `FileStorage` names files alike). The two cannot meet: an
+    /// encoded name has no `~`.
     private func file(_ key: String) -> URL {
         let name = key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? key
         guard name.utf8.count > Self.maxNameBytes else { return directory.appendingPathComponent(name) }
-        return directory.appendingPathComponent("sha256-" + ScreenHash.of(canonical: Array(key.utf8)))
+        return directory.appendingPathComponent("~sha256-" + ScreenHash.of(canonical: Array(key.utf8)))
     }
 
     public func value(forKey key: String) throws -> String? {
