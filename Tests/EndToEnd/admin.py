@@ -1,5 +1,6 @@
 """A tiny admin API client for the end-to-end tests."""
 import json
+import time
 import urllib.error
 import urllib.request
 
@@ -36,3 +37,13 @@ def metric(hub, name):
         if line.startswith(name + " "):
             return int(float(line.split()[-1]))
     raise AssertionError("no metric " + name)
+
+
+def receipts_once_acked(hub, sync_id, timeout=5.0):
+    """The sync's receipts once they count an ack, or as they are when `timeout` runs out."""
+    deadline = time.time() + timeout
+    while True:
+        receipts = call(hub, "GET", "/v1/syncs/" + sync_id)[1]["receipts"]
+        if receipts["acked"] >= 1 or time.time() > deadline:
+            return receipts
+        time.sleep(0.05)

@@ -20,7 +20,7 @@ import jwt
 import pytest
 import rfc8785
 
-from admin import call, publish
+from admin import call, publish, receipts_once_acked
 from blackhole import BlackHoleProxy
 from conftest import Hub
 from java_client import java_clients  # noqa: F401 (a fixture)
@@ -168,12 +168,7 @@ def test_a_sync_is_handed_over_after_its_jitter_and_acked(hub_factory, java_clie
     assert sync["id"] == answer["id"] and sync["scope"] == "bundle" and sync["reason"] == "hotfix"
     assert sync["delay_ms"] == 1000 and sync["jitter_ms"] == 4000, sync
     assert sync["at_ms"] / 1000 - sent_at >= 0.99, (sync, sent_at)
-    deadline = time.time() + 5
-    while True:
-        receipts = call(hub, "GET", "/v1/syncs/" + answer["id"])[1]["receipts"]
-        if receipts["acked"] >= 1 or time.time() > deadline:
-            break
-        time.sleep(0.05)
+    receipts = receipts_once_acked(hub, answer["id"])
     assert receipts == {"targeted_online": 1, "delivered": 1, "acked": 1}, receipts
     assert client.stats()["last_sync"] == answer["seq"]
     record = json.loads(open(os.path.join(storage, "user%3Au42%3Aepoch")).read())
@@ -381,12 +376,7 @@ def test_a_sync_replayed_after_a_reconnect_during_its_jitter_wait_is_handed_over
     client.wait_stats(lambda s: s["syncs"] == 2 and s["duplicateSyncs"] == 1)
     sync = client.wait("sync", timeout=5)
     assert sync["id"] == answer["id"] and sync["delay_ms"] == 2000, sync
-    deadline = time.time() + 5
-    while True:
-        receipts = call(hub, "GET", "/v1/syncs/" + answer["id"])[1]["receipts"]
-        if receipts["acked"] >= 1 or time.time() > deadline:
-            break
-        time.sleep(0.05)
+    receipts = receipts_once_acked(hub, answer["id"])
     assert receipts == {"targeted_online": 1, "delivered": 2, "acked": 1}, receipts
     time.sleep(0.3)
     assert len(client.of("sync")) == 1

@@ -19,7 +19,7 @@ import jwt
 import pytest
 import rfc8785
 
-from admin import call, publish
+from admin import call, publish, receipts_once_acked
 from blackhole import BlackHoleProxy
 from chromium import PageServer, browser_or_skip
 from conftest import Hub
@@ -254,12 +254,7 @@ def test_a_sync_arrives_after_its_jitter_is_acked_and_a_duplicate_is_dropped(bro
     sync = browser.wait_for("H.syncs[0]", timeout=5, what="the sync after its jitter")
     assert sync["id"] == answer["id"] and sync["delayMs"] == 1000 and sync["jitterMs"] == 4000
     assert sync["deliveredAt"] - sync["receivedAt"] >= 990, sync
-    deadline = time.time() + 5
-    while True:
-        receipts = call(hub, "GET", "/v1/syncs/" + answer["id"])[1]["receipts"]
-        if receipts["acked"] >= 1 or time.time() > deadline:
-            break
-        time.sleep(0.05)
+    receipts = receipts_once_acked(hub, answer["id"])
     assert receipts == {"targeted_online": 1, "delivered": 2, "acked": 1}, receipts
     assert browser.evaluate("H.hub.stats.duplicateSyncs") == 1
     assert browser.evaluate("H.syncs.length") == 1

@@ -1,7 +1,7 @@
 package io.pushhub.client;
 
-import static io.pushhub.client.JsonExpect.equal;
-import static io.pushhub.client.JsonExpect.isTrue;
+import static io.pushhub.client.Expect.equal;
+import static io.pushhub.client.Expect.isTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

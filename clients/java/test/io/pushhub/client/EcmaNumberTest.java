@@ -1,6 +1,6 @@
 package io.pushhub.client;
 
-import static io.pushhub.client.JsonExpect.equal;
+import static io.pushhub.client.Expect.equal;
 
 import java.io.BufferedReader;
 import java.io.IOException;

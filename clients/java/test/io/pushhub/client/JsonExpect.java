@@ -1,39 +1,10 @@
 package io.pushhub.client;
 
-import java.util.Objects;
+import static io.pushhub.client.Expect.throwsA;
 
-/**
- * The assertions of the JSON layer's tests, kept apart from the client's test support so these
- * tests build on their own; each failure is an {@link AssertionError} naming what was checked.
- */
+/** The JSON reader's tests' own assertion (the others are {@link Expect}'s). */
 final class JsonExpect {
     private JsonExpect() {}
-
-    static void equal(String what, Object expected, Object actual) {
-        if (!Objects.equals(expected, actual)) {
-            throw new AssertionError(what + ": expected <" + expected + "> but got <" + actual + ">");
-        }
-    }
-
-    static void isTrue(String what, boolean condition) {
-        if (!condition) throw new AssertionError(what);
-    }
-
-    /** Something that may throw. */
-    interface Body {
-        void run() throws Exception;
-    }
-
-    /** {@code body} throws a {@code type}; returns it for checks of its message. */
-    static <T extends Throwable> T throwsA(String what, Class<T> type, Body body) {
-        try {
-            body.run();
-        } catch (Throwable thrown) {
-            if (type.isInstance(thrown)) return type.cast(thrown);
-            throw new AssertionError(what + ": expected a " + type.getSimpleName() + " but got " + thrown, thrown);
-        }
-        throw new AssertionError(what + ": expected a " + type.getSimpleName() + " but nothing was thrown");
-    }
 
     /** Parsing {@code text} is refused with a message naming {@code offset}, and containing {@code words}. */
     static void refuses(String text, int offset, String words) {

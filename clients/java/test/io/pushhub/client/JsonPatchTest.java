@@ -1,8 +1,8 @@
 package io.pushhub.client;
 
-import static io.pushhub.client.JsonExpect.equal;
-import static io.pushhub.client.JsonExpect.isTrue;
-import static io.pushhub.client.JsonExpect.throwsA;
+import static io.pushhub.client.Expect.equal;
+import static io.pushhub.client.Expect.isTrue;
+import static io.pushhub.client.Expect.throwsA;
 
 /** RFC 6902: each operation, RFC 6902 Appendix A, refusals, all-or-nothing, shared subtrees. */
 public final class JsonPatchTest {

@@ -1,7 +1,7 @@
 package io.pushhub.client;
 
-import static io.pushhub.client.JsonExpect.equal;
-import static io.pushhub.client.JsonExpect.isTrue;
+import static io.pushhub.client.Expect.equal;
+import static io.pushhub.client.Expect.isTrue;
 import static io.pushhub.client.JsonExpect.refuses;
 
 /** The strict parser: what RFC 8259 and I-JSON refuse, with the char offset of the fault. */

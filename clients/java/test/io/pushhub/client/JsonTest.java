@@ -1,8 +1,8 @@
 package io.pushhub.client;
 
-import static io.pushhub.client.JsonExpect.equal;
-import static io.pushhub.client.JsonExpect.isTrue;
-import static io.pushhub.client.JsonExpect.throwsA;
+import static io.pushhub.client.Expect.equal;
+import static io.pushhub.client.Expect.isTrue;
+import static io.pushhub.client.Expect.throwsA;
 
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -43,9 +43,9 @@ public final class Rfc8785CrossCheckTest {
             System.out.println("      (skipped: python has no rfc8785 package)");
             return;
         }
-        JsonExpect.equal("python answered every tree", TREES, theirs.size());
+        Expect.equal("python answered every tree", TREES, theirs.size());
         for (int i = 0; i < TREES; i++) {
-            JsonExpect.equal("tree " + i + " " + trees.get(i), theirs.get(i), trees.get(i).canonical());
+            Expect.equal("tree " + i + " " + trees.get(i), theirs.get(i), trees.get(i).canonical());
         }
         System.out.println("      (" + TREES + " random trees agree with Python's rfc8785)");
     }
