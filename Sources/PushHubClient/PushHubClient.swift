@@ -160,6 +160,7 @@ public final class PushHubClient: @unchecked Sendable {
             if !follows {
                 treeHandlers[screen] = nil
                 pendingHandlers[screen] = nil
+                published.withLock { _ = $0.trees.removeValue(forKey: screen) }  // the ended one's tree
             }
             treeHandlers[screen, default: [:]][id] = onTree
             if let onPending { pendingHandlers[screen, default: [:]][id] = onPending }

@@ -16,6 +16,17 @@ import Testing
         return options
     }
 
+    /// A client of `device` on `fixture` (the test's options) following `screen` (nil: none),
+    /// with a recorder attached; the caller closes the client.
+    static func client(
+        of device: String, on fixture: HubFixture, following screen: String?, storage: any ClientStorage = MemoryStorage()
+    ) -> (PushHubClient, Recorder) {
+        let client = PushHubClient(url: fixture.url, credentials: .device(device), storage: storage, options: options())
+        let recorder = Recorder()
+        recorder.attach(client, screen: screen)
+        return (client, recorder)
+    }
+
     static func tree(_ text: String) -> JSONValue { (try? JSONReader.parse(text)) ?? .null }
 
     /// Enough filler that a leaf edit goes out as a patch, not as a snapshot smaller than it.
@@ -41,10 +52,8 @@ import Testing
             #"{"title":"line\u2028sep\u2029 \"q\" \\ \u0007 \u007f \ud800\udc00","n":[0.1]}"#,
         ].map(Self.screen)
         _ = try fixture.publish("home", trees[0])
-        let client = PushHubClient(url: fixture.url, credentials: .device("d-trees"), options: Self.options())
+        let (client, recorder) = Self.client(of: "d-trees", on: fixture, following: "home")
         defer { client.close() }
-        let recorder = Recorder()
-        recorder.attach(client, screen: "home")
         for (i, tree) in trees.enumerated() {
             let published = i == 0 ? (version: 1, hash: ScreenHash.of(tree)) : try fixture.publish("home", tree)
             #expect(recorder.wait { recorder.lastTree?.meta.version == published.version }, "version \(published.version)")
@@ -64,10 +73,8 @@ import Testing
         let fixture = try HubFixture()
         defer { fixture.stop() }
         _ = try fixture.publish("home", Self.screen(#"{"title":"v1"}"#))
-        let client = PushHubClient(url: fixture.url, credentials: .device("d-restart"), options: Self.options())
+        let (client, recorder) = Self.client(of: "d-restart", on: fixture, following: "home")
         defer { client.close() }
-        let recorder = Recorder()
-        recorder.attach(client, screen: "home")
         #expect(recorder.wait { recorder.lastTree?.meta.version == 1 })
         try fixture.restart(downtime: .milliseconds(1500))
         #expect(recorder.wait { client.state == .live })
@@ -132,10 +139,7 @@ import Testing
         #expect(try fixture.admin("PUT", "/v1/screens/deep", screen(levels: levels + 1)).status == 400)
         #expect(try fixture.admin("PUT", "/v1/screens/deep", screen(levels: levels)).status == 200)
         let storage = MemoryStorage()
-        let client = PushHubClient(
-            url: fixture.url, credentials: .device("d-deep"), storage: storage, options: Self.options())
-        let recorder = Recorder()
-        recorder.attach(client, screen: "deep")
+        let (client, recorder) = Self.client(of: "d-deep", on: fixture, following: "deep", storage: storage)
         #expect(recorder.wait { recorder.lastTree?.meta.version == 1 })
         // `deep` replaced whole: the patch's op carries a tree as deep as the screen, 3 levels down.
         let v2 = try fixture.publish("deep", try JSONReader.parse(screen(levels: levels, objects: true)))
@@ -146,11 +150,8 @@ import Testing
         client.close()
         #expect(recorder.events.withLock { $0.allSatisfy { if case .error = $0 { false } else { true } } })
 
-        let again = PushHubClient(
-            url: fixture.url, credentials: .device("d-deep"), storage: storage, options: Self.options())
+        let (again, resumed) = Self.client(of: "d-deep", on: fixture, following: "deep", storage: storage)
         defer { again.close() }
-        let resumed = Recorder()
-        resumed.attach(again, screen: "deep")
         #expect(resumed.wait { resumed.trees.withLock { $0.map(\.meta.source) } == [.cache, .unchanged] })
     }
 
@@ -159,10 +160,8 @@ import Testing
         let fixture = try HubFixture()
         defer { fixture.stop() }
         _ = try fixture.publish("promo", Self.screen(#"{"title":"one"}"#))
-        let client = PushHubClient(url: fixture.url, credentials: .device("d-gone"), options: Self.options())
+        let (client, recorder) = Self.client(of: "d-gone", on: fixture, following: "promo")
         defer { client.close() }
-        let recorder = Recorder()
-        recorder.attach(client, screen: "promo")
         #expect(recorder.wait { recorder.lastTree?.meta.version == 1 })
         #expect(try fixture.admin("DELETE", "/v1/screens/promo").status == 200)
         #expect(recorder.wait { recorder.events.withLock { $0.contains(.gone(screen: "promo")) } })
@@ -179,10 +178,8 @@ import Testing
     func syncJitterAndAck() throws {
         let fixture = try HubFixture(jitterMilliseconds: 800)
         defer { fixture.stop() }
-        let client = PushHubClient(url: fixture.url, credentials: .device("d-sync"), options: Self.options())
+        let (client, recorder) = Self.client(of: "d-sync", on: fixture, following: nil)
         defer { client.close() }
-        let recorder = Recorder()
-        recorder.attach(client, screen: nil)
         #expect(recorder.wait { client.state == .live })
         let posted = ContinuousClock.now
         let sync = try fixture.admin("POST", "/v1/syncs", #"{"target":{"all":true},"reason":"hotfix","scope":"bundle","mandatory":true}"#).json
@@ -199,10 +196,8 @@ import Testing
     func replayedSyncDeduped() throws {
         let fixture = try HubFixture(jitterMilliseconds: 4000)
         defer { fixture.stop() }
-        let client = PushHubClient(url: fixture.url, credentials: .device("d-dedupe"), options: Self.options())
+        let (client, recorder) = Self.client(of: "d-dedupe", on: fixture, following: nil)
         defer { client.close() }
-        let recorder = Recorder()
-        recorder.attach(client, screen: nil)
         #expect(recorder.wait { client.state == .live })
         let sync = try fixture.admin("POST", "/v1/syncs", #"{"target":{"all":true}}"#).json
         #expect(recorder.wait { client.stats.syncs == 1 })
@@ -283,10 +278,8 @@ import Testing
         let baseTree = Self.screen(#"{"title":"base"}"#)
         let base = try fixture.publish("home", baseTree)
         let candidate = base.version + 1  // DESIGN §15: a release's candidate is version N+1
-        let client = PushHubClient(url: fixture.url, credentials: .device("d-release"), options: Self.options())
+        let (client, recorder) = Self.client(of: "d-release", on: fixture, following: nil)
         defer { client.close() }
-        let recorder = Recorder()
-        recorder.attach(client, screen: nil)
         client.subscribe("home") { tree, meta in
             recorder.trees.withLock { $0.append((tree, meta)) }
             if meta.version == candidate { throw CarouselFailed() }
