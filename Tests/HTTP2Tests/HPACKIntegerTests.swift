@@ -10,9 +10,16 @@ import Testing
     }
 
     func decoded(_ bytes: [UInt8], prefixBits: Int) throws(HPACKError) -> (value: Int, consumed: Int) {
-        var index = bytes.startIndex
-        let value = try HPACKInteger.decode(prefixBits: prefixBits, from: bytes, at: &index)
-        return (value, index)
+        let outcome = bytes.withUnsafeBufferPointer { buffer -> Result<(Int, Int), HPACKError> in
+            var index = 0
+            do throws(HPACKError) {
+                let value = try HPACKInteger.decode(prefixBits: prefixBits, from: buffer, at: &index)
+                return .success((value, index))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try outcome.get()
     }
 
     @Test("C.1.1: 10 with a 5-bit prefix is one octet, the flags kept above it")

@@ -1,6 +1,10 @@
 /// Reads the primitives of a header block front to back: prefixed integers (§5.1) and string
-/// literals (§5.2). Never reads past the end: a representation cut short is an error.
-struct HPACKBlockReader<Bytes: Collection<UInt8>> {
+/// literals (§5.2), from contiguous memory so that decoding is one non-generic, optimised path.
+///
+/// Invariant: `index` stays within `0...bytes.count`, and every read checks it against
+/// `bytes.count` first (the buffer's own checks vanish in release builds): a representation cut
+/// short is an error, never a read past the block.
+struct HPACKBlockReader {
     /// A string literal as decoded, and how many octets it has (before any UTF-8 repair: the
     /// size that counts for tables and header lists).
     struct DecodedString {
@@ -8,16 +12,13 @@ struct HPACKBlockReader<Bytes: Collection<UInt8>> {
         var octets: Int
     }
 
-    let bytes: Bytes
-    private(set) var index: Bytes.Index
+    let bytes: UnsafeBufferPointer<UInt8>
+    private(set) var index = 0
 
-    init(_ bytes: Bytes) {
-        self.bytes = bytes
-        index = bytes.startIndex
-    }
+    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
     /// The next octet, not consumed; nil at the end of the block.
-    var nextOctet: UInt8? { index < bytes.endIndex ? bytes[index] : nil }
+    var nextOctet: UInt8? { index < bytes.count ? bytes[index] : nil }
 
     mutating func readInteger(prefixBits: Int) throws(HPACKError) -> Int {
         try HPACKInteger.decode(prefixBits: prefixBits, from: bytes, at: &index)
@@ -29,9 +30,9 @@ struct HPACKBlockReader<Bytes: Collection<UInt8>> {
     mutating func readString() throws(HPACKError) -> DecodedString {
         let isHuffmanCoded = (nextOctet ?? 0) & 0x80 != 0
         let length = try readInteger(prefixBits: 7)
-        guard let end = bytes.index(index, offsetBy: length, limitedBy: bytes.endIndex) else {
-            throw .stringTruncated(length: length, available: bytes.distance(from: index, to: bytes.endIndex))
-        }
+        let available = bytes.count - index
+        guard length <= available else { throw .stringTruncated(length: length, available: available) }
+        let end = index + length
         let literal = bytes[index..<end]
         index = end
         guard isHuffmanCoded else {

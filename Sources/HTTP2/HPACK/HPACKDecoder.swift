@@ -40,10 +40,7 @@ public struct HPACKDecoder: Sendable {
     /// Decodes one complete header block (the HEADERS frame's fragment and its CONTINUATIONs').
     public mutating func decode(_ block: some Collection<UInt8>) throws(HPACKError) -> [HeaderField] {
         // One specialised decoder for contiguous bytes, whatever collection they come in.
-        let outcome =
-            block.withContiguousStorageIfAvailable { decode(contiguous: $0) }
-            ?? Array(block).withUnsafeBufferPointer { decode(contiguous: $0) }
-        return try outcome.get()
+        try block.withContiguousOctets { decode(contiguous: $0) }.get()
     }
 
     private mutating func decode(contiguous block: UnsafeBufferPointer<UInt8>) -> Result<[HeaderField], HPACKError> {
@@ -61,7 +58,7 @@ public struct HPACKDecoder: Sendable {
     ///     001xxxxx  dynamic table size update (§6.3), 5-bit size
     ///     0001xxxx  literal never indexed (§6.2.3), 4-bit name index or 0
     ///     0000xxxx  literal without indexing (§6.2.2), 4-bit name index or 0
-    private mutating func decodeFields<Bytes>(_ reader: HPACKBlockReader<Bytes>) throws(HPACKError) -> [HeaderField] {
+    private mutating func decodeFields(_ reader: HPACKBlockReader) throws(HPACKError) -> [HeaderField] {
         var reader = reader
         var fields: [HeaderField] = []
         var listSize = 0
@@ -93,8 +90,8 @@ public struct HPACKDecoder: Sendable {
     }
 
     /// A literal field (§6.2): its name by index or as a string, then its value.
-    private func readLiteral<Bytes>(
-        _ reader: inout HPACKBlockReader<Bytes>, prefixBits: Int
+    private func readLiteral(
+        _ reader: inout HPACKBlockReader, prefixBits: Int
     ) throws(HPACKError) -> HPACKDynamicTable.Entry {
         let nameIndex = try reader.readInteger(prefixBits: prefixBits)
         let name: String

@@ -34,22 +34,22 @@ enum HPACKInteger {
     }
 
     /// Reads the integer starting at `index` (its first octet's low `prefixBits` bits), moving
-    /// `index` past it.
-    static func decode<Bytes: Collection<UInt8>>(
-        prefixBits: Int, from bytes: Bytes, at index: inout Bytes.Index
+    /// `index` past it. Reads only below `bytes.count`.
+    static func decode(
+        prefixBits: Int, from bytes: UnsafeBufferPointer<UInt8>, at index: inout Int
     ) throws(HPACKError) -> Int {
-        guard index < bytes.endIndex else { throw .integerTruncated }
+        guard index < bytes.count else { throw .integerTruncated }
         let prefixMax = (1 << prefixBits) - 1
         var value = Int(bytes[index]) & prefixMax
-        bytes.formIndex(after: &index)
+        index += 1
         guard value == prefixMax else { return value }
         var shift = 0
         while true {
-            guard index < bytes.endIndex else { throw .integerTruncated }
+            guard index < bytes.count else { throw .integerTruncated }
             // 2^31 needs 5 groups of 7 bits; a sixth octet can only overflow or pad with zeros.
             guard shift <= 28 else { throw .integerOverflow }
             let octet = bytes[index]
-            bytes.formIndex(after: &index)
+            index += 1
             value += Int(octet & 0x7F) << shift
             guard value <= maxValue else { throw .integerOverflow }
             if octet & 0x80 == 0 { return value }

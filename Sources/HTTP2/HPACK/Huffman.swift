@@ -34,16 +34,24 @@ public enum Huffman {
 
     /// Decodes a Huffman-coded string, four bits at a time through `HuffmanDecodingTable`.
     public static func decode(_ bytes: some Collection<UInt8>) throws(HPACKError) -> [UInt8] {
+        try bytes.withContiguousOctets { decode(contiguous: $0) }.get()
+    }
+
+    private static func decode(contiguous bytes: UnsafeBufferPointer<UInt8>) -> Result<[UInt8], HPACKError> {
         let table = HuffmanDecodingTable.shared
         var out: [UInt8] = []
         // The shortest code is 5 bits: at most 8 symbols per 5 octets.
         out.reserveCapacity(bytes.count * 8 / 5)
         var state = HuffmanDecodingTable.root
-        for byte in bytes {
-            try table.step(&state, nibble: byte >> 4, into: &out)
-            try table.step(&state, nibble: byte & 0x0F, into: &out)
+        do throws(HPACKError) {
+            for byte in bytes {
+                try table.step(&state, nibble: byte >> 4, into: &out)
+                try table.step(&state, nibble: byte & 0x0F, into: &out)
+            }
+            try table.checkPadding(endingIn: state)
+        } catch {
+            return .failure(error)
         }
-        try table.checkPadding(endingIn: state)
-        return out
+        return .success(out)
     }
 }
