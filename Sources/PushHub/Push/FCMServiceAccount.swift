@@ -58,7 +58,8 @@ public struct FCMServiceAccount: Sendable {
     /// The signed assertion (RFC 7523 §3) asking for an access token at `nowSeconds`:
     /// `{"iss":client_email,"scope":…firebase.messaging,"aud":token_uri,"iat":now,"exp":now+3600}`.
     public func assertion(nowSeconds: Int) throws(PushCredentialError) -> String {
-        let header: JSONObject = privateKeyID.map { ["kid": .string($0), "typ": .string("JWT")] } ?? ["typ": .string("JWT")]
+        let header: JSONObject =
+            privateKeyID.map { ["kid": .string($0), "typ": .string("JWT")] } ?? ["typ": .string("JWT")]
         return try signer.sign(
             header: header,
             claims: [

@@ -16,7 +16,8 @@ public struct HTTP2Request: Equatable, Sendable {
     public var path: String
     public var headers: [HeaderField]
     public var body: [UInt8]
-    public init(method: String, scheme: String, authority: String, path: String, headers: [HeaderField], body: [UInt8]) {
+    public init(method: String, scheme: String, authority: String, path: String, headers: [HeaderField], body: [UInt8])
+    {
         (self.method, self.scheme, self.authority, self.path, self.headers, self.body) =
             (method, scheme, authority, path, headers, body)
     }

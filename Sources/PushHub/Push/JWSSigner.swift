@@ -34,7 +34,8 @@ public struct JWSSigner: Sendable {
         var header = header
         header["alg"] = .string(algorithm.rawValue)
         let signingInput =
-            Base64URL.encode(JSONWriter.write(.object(header))) + "." + Base64URL.encode(JSONWriter.write(.object(claims)))
+            Base64URL.encode(JSONWriter.write(.object(header))) + "."
+            + Base64URL.encode(JSONWriter.write(.object(claims)))
         let signature = try key.signSHA256(Array(signingInput.utf8))
         switch algorithm {
         case .rs256: return signingInput + "." + Base64URL.encode(signature)
@@ -46,7 +47,9 @@ public struct JWSSigner: Sendable {
     static func rawECDSA(fromDER der: [UInt8]) throws(PushCredentialError) -> [UInt8] {
         var raw = [UInt8](repeating: 0, count: 64)
         let converted = der.withUnsafeBufferPointer { pushhub_ecdsa_der_to_raw($0.baseAddress, $0.count, &raw, 32) }
-        guard converted == 1 else { throw .signingFailed(reason: "OpenSSL's ECDSA signature is not DER of two 32-byte integers") }
+        guard converted == 1 else {
+            throw .signingFailed(reason: "OpenSSL's ECDSA signature is not DER of two 32-byte integers")
+        }
         return raw
     }
 }
