@@ -24,6 +24,7 @@ public struct FuzzTarget: Sendable {
         FuzzTarget(name: "hub-options", maxLength: 1024, run: HubOptionsFuzz.run),
         FuzzTarget(name: "resp", maxLength: 4096, run: RESPParserFuzz.run),
         FuzzTarget(name: "component-schema", maxLength: 2048, run: ComponentSchemaFuzz.run),
+        FuzzTarget(name: "hpack", maxLength: 4096, run: HPACKFuzz.run),
     ]
 
     public static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
