@@ -1,4 +1,5 @@
 import Foundation
+import HTTP2
 import Testing
 
 @testable import PushHub

@@ -1,3 +1,4 @@
+import HTTP2
 import Testing
 
 @testable import PushHub

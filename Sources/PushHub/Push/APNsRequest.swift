@@ -1,3 +1,5 @@
+import HTTP2
+
 /// The APNs request for one silent push (DESIGN §17; Apple's "Sending notification requests to
 /// APNs"): a background notification that wakes the app with the sync.
 ///

@@ -1,3 +1,5 @@
+import HTTP2
+
 /// The FCM HTTP v1 request for one silent push (DESIGN §17; Firebase's "projects.messages.send"):
 /// a data message, which Android hands to the app's FirebaseMessagingService without showing
 /// anything.

@@ -1,3 +1,5 @@
+import HTTP2
+
 /// A Google service account, from the JSON key file the Firebase console downloads (DESIGN §17,
 /// `--fcm-credentials FILE`): the project to send for, and what the hub needs to get OAuth 2.0
 /// access tokens for FCM with a JWT-bearer grant (RFC 7523).

@@ -1,3 +1,5 @@
+import HTTP2
+
 /// What one provider answer means for the push and for the provider (DESIGN §17), from the
 /// status, the `retry-after` header and the reason in the body: APNs `{"reason":"…"}`; FCM
 /// `{"error":{"status":"…","details":[{"errorCode":"…"}, {"fieldViolations":[{"field":…}]}]}}`.
@@ -75,7 +77,7 @@ public enum PushVerdict: Equatable, Sendable {
 
     /// `retry-after` as delta-seconds (RFC 9110 §10.2.3), at most `maxRetryAfterSeconds`.
     static func retryAfter(_ response: HTTP2Response) -> Duration? {
-        guard let value = response.headers.first(where: { $0.name.caseInsensitiveEquals("retry-after") })?.value,
+        guard let value = response.header("retry-after"),
             let seconds = Int(value.trimmingHTTPWhitespace()), seconds >= 0, seconds <= maxRetryAfterSeconds
         else { return nil }
         return .seconds(seconds)
