@@ -68,6 +68,7 @@ struct PushRequestTests {
     func collapseIDs() {
         let sixtyFour = String(repeating: "k", count: 64)
         #expect(APNsRequest.collapseID(sixtyFour) == sixtyFour)
+        #expect(APNsRequest.collapseID(sixtyFour + "k") == ScreenHash.of(canonical: Array((sixtyFour + "k").utf8)))
         // Digests computed with Python's hashlib.
         #expect(
             APNsRequest.collapseID("screen:" + String(repeating: "x", count: 60))
