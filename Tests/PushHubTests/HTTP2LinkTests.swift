@@ -233,6 +233,52 @@ import Testing
         #expect(link.connectionsOpened == 2)
     }
 
+    @Test("at most maxStartsPerTick streams start per tick")
+    func startsPerTick() throws {
+        let server = try NGHTTPD()
+        let link = try Self.link(port: server.port, caFile: server.certificate) { $0.maxStartsPerTick = 5 }
+        defer { link.close() }
+        let outcomes = Outcomes()
+        link.send(Self.get("/hello.txt", port: server.port), now: MonotonicClock.now(), done: outcomes.record(0))
+        let driver = PollDriver([link])
+        #expect(driver.run(for: .seconds(10)) { outcomes.count == 1 })
+        for index in 1...20 {
+            link.send(
+                Self.get("/hello.txt", port: server.port), now: MonotonicClock.now(), done: outcomes.record(index))
+        }
+        #expect(link.waiting == 20 && link.inFlight == 0)
+        link.tick(now: MonotonicClock.now())
+        #expect(link.inFlight == 5)
+        link.tick(now: MonotonicClock.now())
+        #expect(link.inFlight == 10)
+        #expect(link.nextDeadline == 0)
+        #expect(driver.run(for: .seconds(10)) { outcomes.count == 21 })
+    }
+
+    @Test(
+        "answered PINGs keep an idle connection; after idleTimeout without requests it closes, and the next request opens another"
+    )
+    func keepaliveAndIdleClose() throws {
+        let server = try NGHTTPD()
+        let link = try Self.link(port: server.port, caFile: server.certificate) {
+            $0.pingInterval = 30_000_000
+            $0.requestTimeout = 1_000_000_000
+            $0.idleTimeout = 600_000_000
+        }
+        defer { link.close() }
+        let outcomes = Outcomes()
+        link.send(Self.get("/hello.txt", port: server.port), now: MonotonicClock.now(), done: outcomes.record(0))
+        let driver = PollDriver([link])
+        #expect(driver.run(for: .seconds(10)) { outcomes.count == 1 })
+        // Ten PING intervals: each answered, the connection stays.
+        #expect(!driver.run(for: .milliseconds(300)) { !link.isConnected })
+        #expect(driver.run(for: .seconds(2)) { !link.isConnected })
+        #expect(link.state == .idle && link.watch == nil && link.nextDeadline == nil)
+        link.send(Self.get("/hello.txt", port: server.port), now: MonotonicClock.now(), done: outcomes.record(1))
+        #expect(driver.run(for: .seconds(10)) { outcomes.count == 2 })
+        #expect(outcomes.response(1)?.status == 200 && link.connectionsOpened == 2)
+    }
+
     @Test("a request with no connection in time fails as unprocessed, saying why")
     func noServer() throws {
         let port = try RedisServer.freePort()
