@@ -118,6 +118,11 @@ public struct HTTP2ClientConnection: Sendable {
     public var openStreams: Int { streams.count }
     /// Requests waiting for a stream.
     public var queuedRequests: Int { queue.count - queueHead }
+    /// Octets received and not yet parsed into frames: at most one frame header, one frame of
+    /// `settings.maxFrameSize` and the last chunk received.
+    public var bufferedInput: Int { parser.bufferedCount }
+    /// Response body octets held for open streams.
+    public var bufferedResponseBodies: Int { streams.values.reduce(0) { $0 + $1.responseBody.count } }
     /// Whether a request sent now can still start on this connection (not after GOAWAY, a
     /// close, or when stream identifiers ran out).
     public var isAcceptingRequests: Bool {

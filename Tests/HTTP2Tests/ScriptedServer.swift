@@ -42,7 +42,10 @@ struct ScriptedServer {
                 sawPreface = true
             }
             parser.append(bytes)
-            while let frame = try! parser.next() { written.append(frame) }
+            while let frame = try! parser.next() {
+                written.append(frame)
+                decodeFieldBlock(frame)
+            }
         }
     }
 
@@ -82,33 +85,36 @@ struct ScriptedServer {
         HTTP2Request(authority: "api.push.example", path: path, headers: [HeaderField("apns-topic", "t")], body: body)
     }
 
-    /// Takes the frames written so far, decoding HEADERS field blocks (whole ones).
+    /// Takes the frames written so far.
     mutating func takeWritten() -> [HTTP2Frame] {
+        heads.removeAll()
         defer { written.removeAll() }
         return written
     }
 
-    /// The request heads written so far (stream → fields), the other frames dropped.
-    mutating func takeRequestHeads() -> [(UInt32, [HeaderField])] {
-        var heads: [(UInt32, [HeaderField])] = []
-        var pending: (UInt32, [UInt8])?
-        for frame in takeWritten() {
-            switch frame.payload {
-            case .headers(let fragment, _, let endHeaders, _, _):
-                if endHeaders {
-                    heads.append((frame.streamID, try! decoder.decode(fragment)))
-                } else {
-                    pending = (frame.streamID, fragment)
-                }
-            case .continuation(let fragment, let endHeaders):
-                pending!.1 += fragment
-                if endHeaders {
-                    heads.append((pending!.0, try! decoder.decode(pending!.1)))
-                    pending = nil
-                }
-            default: continue
-            }
+    /// Field blocks the client wrote, decoded as they come (HPACK's state is the connection's).
+    private var heads: [(UInt32, [HeaderField])] = []
+    private var openBlock: (UInt32, [UInt8])?
+
+    private mutating func decodeFieldBlock(_ frame: HTTP2Frame) {
+        switch frame.payload {
+        case .headers(let fragment, _, let endHeaders, _, _):
+            openBlock = (frame.streamID, fragment)
+            if !endHeaders { return }
+        case .continuation(let fragment, let endHeaders):
+            openBlock!.1 += fragment
+            if !endHeaders { return }
+        default:
+            return
         }
+        heads.append((openBlock!.0, try! decoder.decode(openBlock!.1)))
+        openBlock = nil
+    }
+
+    /// The request heads written since the last call (stream → fields); frames are taken too.
+    mutating func takeRequestHeads() -> [(UInt32, [HeaderField])] {
+        written.removeAll()
+        defer { heads.removeAll() }
         return heads
     }
 
