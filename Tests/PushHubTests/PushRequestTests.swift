@@ -266,7 +266,7 @@ struct PushRequestTests {
             (403, fcmError(403, "PERMISSION_DENIED"), .credentialsRejected("403 PERMISSION_DENIED")),
             (
                 403, fcmError(403, "PERMISSION_DENIED", errorCode: "SENDER_ID_MISMATCH"),
-                .credentialsRejected("403 SENDER_ID_MISMATCH")
+                .tokenInvalid("403 SENDER_ID_MISMATCH")
             ),
             (
                 429, fcmError(429, "RESOURCE_EXHAUSTED", errorCode: "QUOTA_EXCEEDED"),

@@ -7,10 +7,10 @@ import HTTP2
 /// | Verdict | APNs | FCM |
 /// | --- | --- | --- |
 /// | `delivered` | 200 | 200 |
-/// | `tokenInvalid` (forget the device's token) | 410; 400 `BadDeviceToken`, `DeviceTokenNotForTopic` | 404 or 400 with `UNREGISTERED`; 400 `INVALID_ARGUMENT` naming `message.token` |
+/// | `tokenInvalid` (forget the device's token) | 410; 400 `BadDeviceToken`, `DeviceTokenNotForTopic` | 404 or 400 with `UNREGISTERED`; 400 `INVALID_ARGUMENT` naming `message.token`; 403 `SENDER_ID_MISMATCH` (the token belongs to another Firebase project: no credentials of ours will reach it) |
 /// | `retry` (later, after `retry-after` if given) | 429, 5xx | 429, 5xx |
 /// | `renewCredentials` (new token, then retry) | 403 `ExpiredProviderToken` | 401 |
-/// | `credentialsRejected` (stop the provider) | any other 403 (`InvalidProviderToken`, …) | 403 (`PERMISSION_DENIED`, `SENDER_ID_MISMATCH`) |
+/// | `credentialsRejected` (stop the provider) | any other 403 (`InvalidProviderToken`, …) | any other 403 (`PERMISSION_DENIED`, …) |
 /// | `failed` (this push only, permanent) | anything else (400 `BadTopic`, 413 `PayloadTooLarge`, …) | anything else |
 ///
 /// The string of every case but `delivered` is `"<status> <reason>"` (the reason when the body
@@ -69,6 +69,7 @@ public enum PushVerdict: Equatable, Sendable {
         case 400 where isUnregistered || namesToken: return .tokenInvalid(text)
         case 404 where isUnregistered: return .tokenInvalid(text)
         case 401: return .renewCredentials(text)
+        case 403 where errorCodes.contains("SENDER_ID_MISMATCH"): return .tokenInvalid(text)
         case 403: return .credentialsRejected(text)
         case 429, 500...599: return .retry(after: retryAfter(response), text)
         default: return .failed(text)
