@@ -293,6 +293,33 @@ import Testing
         #expect(failure.0.contains("Connection refused") || failure.0.contains("ECONNREFUSED"), "\(failure.0)")
     }
 
+    @Test("a host name is looked up off the loop: the link waits in .resolving, then connects (or says why not)")
+    func lookupOffTheLoop() throws {
+        let server = try NGHTTPD()
+        var options = HTTP2Link.Options(host: "localhost", port: UInt16(server.port), tls: nil, name: "test")
+        options.requestTimeout = 2_000_000_000
+        let link = HTTP2Link(options: options, now: MonotonicClock.now())
+        defer { link.close() }
+        let outcomes = Outcomes()
+        link.send(Self.get("/hello.txt", port: server.port), now: MonotonicClock.now(), done: outcomes.record(0))
+        link.tick(now: MonotonicClock.now())
+        guard case .resolving = link.state else {
+            Issue.record("a name is not looked up on the loop's thread; the link is \(link.state)")
+            return
+        }
+        // nghttpd serves TLS here: the h2c preface fails, but only after the name was resolved.
+        #expect(PollDriver([link]).run(for: .seconds(5)) { outcomes.count == 1 })
+        #expect(outcomes.failure(0).map { !$0.0.contains("resolve") } == true, "\(String(describing: outcomes.failure(0)))")
+
+        var unknown = HTTP2Link.Options(host: "no-such-host.invalid", port: 443, tls: nil, name: "test")
+        unknown.requestTimeout = 2_000_000_000
+        let nowhere = HTTP2Link(options: unknown, now: MonotonicClock.now())
+        defer { nowhere.close() }
+        nowhere.send(Self.get("/", port: 443), now: MonotonicClock.now(), done: outcomes.record(1))
+        #expect(PollDriver([nowhere]).run(for: .seconds(5)) { outcomes.count == 2 })
+        #expect(outcomes.failure(1)?.0.contains("no-such-host.invalid") == true, "\(String(describing: outcomes.failure(1)))")
+    }
+
     @Test("a TLS server that does not agree to h2 by ALPN: every waiting request fails with a clear error")
     func noALPN() throws {
         let port = try RedisServer.freePort()

@@ -83,6 +83,9 @@ final class HTTP2Link: LoopSource {
         case idle
         /// The last attempt failed or the connection was lost; the next attempt is at `retryAt`.
         case disconnected(retryAt: UInt64)
+        /// The host's address is being looked up off the loop (`lookup`); checked again at
+        /// `pollAt`, the attempt fails at `deadline`.
+        case resolving(deadline: UInt64, pollAt: UInt64)
         /// TCP connecting; the attempt fails at `deadline`.
         case connecting(deadline: UInt64)
         /// TLS and the HTTP/2 preface, until the server's SETTINGS; fails at `deadline`.
@@ -131,6 +134,8 @@ final class HTTP2Link: LoopSource {
     private var socket: Socket?
     private var tls: TLSStream?
     private var isProtocolChecked = false
+    /// The host's lookup while the link is `.resolving`.
+    private var lookup: AddressLookup?
     /// Sockets opened so far: tells a reconnect's socket from the last one (`LoopWatch.socket`).
     private var connects: UInt64 = 0
     private var attempt = 0
@@ -237,7 +242,7 @@ final class HTTP2Link: LoopSource {
         case .handshaking, .ready:
             let wantsWrite = outputHead < output.count && tls?.writeWaitsForReadable != true
             return LoopWatch(fd: socket.fd, socket: connects, writable: wantsWrite || tls?.readWaitsForWritable == true)
-        case .idle, .disconnected, .closed: return nil
+        case .idle, .disconnected, .resolving, .closed: return nil
         }
     }
 
@@ -248,6 +253,7 @@ final class HTTP2Link: LoopSource {
         case .idle, .closed: return next
         case .disconnected(let retryAt): if queuedCount + refusedCount > 0 { consider(retryAt) }
         case .connecting(let deadline), .handshaking(let deadline): consider(deadline)
+        case .resolving(let deadline, let pollAt): consider(min(deadline, pollAt))
         case .ready:
             if let pingSentAt {
                 consider(pingSentAt + options.requestTimeout)
@@ -273,7 +279,7 @@ final class HTTP2Link: LoopSource {
         case .handshaking, .ready:
             if readable || hangup || (writable && tls?.readWaitsForWritable == true) { read(now: now) }
             if socket != nil, writable || (readable && tls?.writeWaitsForReadable == true) { flush(now: now) }
-        case .idle, .disconnected, .closed:
+        case .idle, .disconnected, .resolving, .closed:
             return
         }
     }
@@ -289,6 +295,16 @@ final class HTTP2Link: LoopSource {
                 state = .idle
             } else if now >= retryAt {
                 connect(now: now)
+            }
+        case .resolving(let deadline, _):
+            if let result = lookup?.result {
+                lookup = nil
+                connect(to: result, now: now)
+            } else if now >= deadline {
+                lookup = nil
+                lost("looking up \(options.host) timed out", now: now)
+            } else {
+                state = .resolving(deadline: deadline, pollAt: now + Self.lookupPollInterval)
             }
         case .connecting(let deadline), .handshaking(let deadline):
             if now >= deadline { lost("connecting to \(address) (HTTP/2) timed out", now: now) }
@@ -318,13 +334,20 @@ final class HTTP2Link: LoopSource {
 
     // MARK: - Connecting
 
+    /// How often a lookup under way is checked.
+    static let lookupPollInterval: UInt64 = 2_000_000
+
+    /// Looks the host up off the loop (an IP literal at once), then connects.
     private func connect(now: UInt64) {
+        let lookup = AddressLookup(SocketAddress(host: options.host, port: options.port))
+        if let result = lookup.result { return connect(to: result, now: now) }
+        self.lookup = lookup
+        state = .resolving(deadline: now + options.connectTimeout, pollAt: now + Self.lookupPollInterval)
+    }
+
+    private func connect(to resolved: Result<ResolvedAddress, SystemError>, now: UInt64) {
         do throws(SystemError) {
-            guard let remote = try ResolvedAddress.resolve(SocketAddress(host: options.host, port: options.port)).first
-            else {
-                throw SystemError(call: "resolve \(options.host)", errno: EHOSTUNREACH)
-            }
-            let (socket, connected) = try Socket.connecting(to: remote)
+            let (socket, connected) = try Socket.connecting(to: try resolved.get())
             self.socket = socket
             connects += 1
             if connected {
