@@ -309,7 +309,8 @@ import Testing
         }
         // nghttpd serves TLS here: the h2c preface fails, but only after the name was resolved.
         #expect(PollDriver([link]).run(for: .seconds(5)) { outcomes.count == 1 })
-        #expect(outcomes.failure(0).map { !$0.0.contains("resolve") } == true, "\(String(describing: outcomes.failure(0)))")
+        #expect(
+            outcomes.failure(0).map { !$0.0.contains("resolve") } == true, "\(String(describing: outcomes.failure(0)))")
 
         var unknown = HTTP2Link.Options(host: "no-such-host.invalid", port: 443, tls: nil, name: "test")
         unknown.requestTimeout = 2_000_000_000
@@ -317,7 +318,9 @@ import Testing
         defer { nowhere.close() }
         nowhere.send(Self.get("/", port: 443), now: MonotonicClock.now(), done: outcomes.record(1))
         #expect(PollDriver([nowhere]).run(for: .seconds(5)) { outcomes.count == 2 })
-        #expect(outcomes.failure(1)?.0.contains("no-such-host.invalid") == true, "\(String(describing: outcomes.failure(1)))")
+        #expect(
+            outcomes.failure(1)?.0.contains("no-such-host.invalid") == true,
+            "\(String(describing: outcomes.failure(1)))")
     }
 
     @Test("a TLS server that does not agree to h2 by ALPN: every waiting request fails with a clear error")
