@@ -337,7 +337,9 @@ import Testing
         server.standardError = FileHandle.nullDevice
         try server.run()
         defer {
-            if server.isRunning { server.terminate() }
+            // SIGKILL: an s_server in the middle of a handshake was seen to outlive SIGTERM.
+            if server.isRunning { kill(server.processIdentifier, SIGKILL) }
+            server.waitUntilExit()
         }
         try Self.waitUntilListening(port)
         let link = try Self.link(port: port, caFile: certificate)
