@@ -1,0 +1,400 @@
+"""Silent pushes (issue 30, DESIGN §17), measured on loopback: how fast one hub hands a sync's pushes
+to a provider over one HTTP/2 connection, what that costs it (CPU per push, the queue's memory),
+and whether socket deliveries made meanwhile suffer.
+
+    .venv/bin/python bench/push/run.py [--devices 100000] [--only apns|mixed] [--runs 2] [--keep]
+
+Per scenario (**apns**: every device on APNs; **mixed**: even devices on APNs, odd ones on FCM),
+one release hub (`--dev`, `--loops 1`, its own data dir) and one sink:
+
+- The sink is Debian's `nghttpd` (C, one event loop) over TLS with ALPN h2, serving files to the
+  hub's POSTs (bench/push/sink.py): `3/device/<token>` for each APNs token (200, empty body),
+  FCM's `v1/projects/<id>/messages:send` and the OAuth `token` (the service account's token_uri).
+  `--max-concurrent-streams` is `--streams` (1,000, as APNs allows). nghttpd is checked with
+  `curl --http2` first; if it cannot be used, the end-to-end tests' Python stand-in is (slower:
+  the figures then say so). The hub trusts the sink's self-signed certificate with `--push-ca`.
+- Registration: `--devices` N devices, device d-<i> each in a short WebSocket session of its own
+  (hello with an app, `push_token`, close; bench/push/register.py), `--concurrency` at once; every
+  APNs token distinct (64 hex digits), FCM tokens ~150 characters. Then `GET /v1/devices?limit=1`
+  until its `count` is N, and a dry run of the sync says how many devices it would push.
+- 1,000 (`--clients`) more clients, anonymous devices held by `bench/loadgen/loadgen drive` (C),
+  subscribed to one screen.
+- **idle**: `--rounds` publishes of the screen (one changed leaf, `--pause` between): p50/p99 of
+  PUT sent → each client's patch (both stamps CLOCK_MONOTONIC).
+- **push** (`--runs` times): `POST /v1/syncs {"target":{"all":true},"push":"always",...}` and
+  `GET /v1/syncs/<id>` every 10 ms from another connection until the receipts' pushed +
+  push_failed reach N. Figures: the POST's own time (the hub queues every push before it answers),
+  time to the last push answered, pushes/s (N ÷ that), hub CPU per push (/proc/<pid>/stat
+  utime+stime, and its control-plane thread alone from schedstat: the pushes are sent from there),
+  the hub's VmRSS just before the POST, its highest VmRSS sampled every 10 ms and VmHWM (reset
+  before the POST through /proc/<pid>/clear_refs), the sink's CPU (is it the bottleneck?), the
+  TCP connections to the sink, `pushhub_pushes_total` per provider and outcome.
+- **push + deliveries**: one more push run during which publishes go on one after another
+  (`--pause` apart) until the last push is answered: their p50/p99 against idle's.
+
+The hub's warnings and errors are printed at the end of each scenario. Every wait is bounded
+(`--timeout`); the hub, the sink and the generator are stopped on exit, the work folder removed
+(unless `--keep`).
+"""
+import argparse
+import hashlib
+import http.client
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "bench", "lib"))
+sys.path.insert(0, HERE)
+from benchlib import (  # noqa: E402 (bench/lib is found through ROOT)
+    BenchHub, DrivePool, HubCPU, Others, add_quiet_arguments, cpu_seconds, free_port, percentile, proc_status, say,
+    started, stop, wait_quiet, work_folder)
+from register import register  # noqa: E402
+from sink import TOPIC, Credentials, Nghttpd, SinkUnusable, python_sink  # noqa: E402
+
+PUSHHUB = os.environ.get("PUSHHUB", os.path.join(ROOT, ".build", "release", "pushhub"))
+LOADGEN = os.path.join(ROOT, "bench", "loadgen", "loadgen")
+SCREEN = "bench/push"
+FIRST_CLIENT = 10_000_000  # the generator's devices d-10000000…: none of them registered
+SYNC = {"target": {"all": True}, "push": "always", "reason": "bench", "scope": "bundle"}
+
+
+def apns_token(i):
+    return hashlib.sha256(b"apns-%d" % i).hexdigest()
+
+
+def fcm_token(i):
+    digest = hashlib.sha256(b"fcm-%d" % i).hexdigest()
+    return "%s:APA91b%s" % (digest[:22], (digest * 3)[:130])
+
+
+def devices_of(n, mixed):
+    """[(i, provider, token, topic)]: device d-<i>; with `mixed`, odd devices are on FCM."""
+    return [(i, "fcm", fcm_token(i), None) if mixed and i % 2 else (i, "apns", apns_token(i), TOPIC)
+            for i in range(n)]
+
+
+def tree(k):
+    return {"type": "screen", "title": "Push bench", "children": [{"id": "round", "type": "text", "text": "r%d" % k}]}
+
+
+def mib(kib):
+    return kib / 1024
+
+
+class Hub(BenchHub):
+    def __init__(self, data, flags, loops, timeout):
+        os.makedirs(data)
+        self.data = data
+        super().__init__(
+            PUSHHUB, ["--dev", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--data", data, "--loops",
+                      str(loops), "--ping-interval", "10m", "--idle-timeout", "10m", "--hello-timeout", "10m",
+                      "--log-level", "warning", *flags],
+            data + ".log", os.path.join(data, "admin.token"), timeout)
+
+    def must(self, method, path, body=None):
+        status, answer, t0, t1 = self.call(method, path, body)
+        if status // 100 != 2:
+            raise SystemExit("%s %s: %d %s" % (method, path, status, answer))
+        return answer, t0, t1
+
+    def rss(self, field="VmRSS"):
+        return proc_status(self.pid, field)
+
+    def problems(self):
+        return [line.strip()[:400] for line in open(self.log)
+                if '"level":"error"' in line or '"level":"warning"' in line]
+
+    def push_metrics(self):
+        status, text = self.text("/metrics")
+        return {line.split()[0]: float(line.split()[1]) for line in text.splitlines()
+                if line.startswith("pushhub_push") and len(line.split()) == 2}
+
+
+class AdminGet:
+    """GETs of the admin API on a connection of its own (a thread's)."""
+
+    def __init__(self, hub, timeout):
+        self.headers = {"Authorization": "Bearer " + hub.token}
+        self.connection = http.client.HTTPConnection("127.0.0.1", hub.admin_port, timeout=timeout)
+
+    def get(self, path):
+        self.connection.request("GET", path, headers=self.headers)
+        response = self.connection.getresponse()
+        body = response.read()
+        if response.status != 200:
+            raise SystemExit("GET %s: %d %s" % (path, response.status, body[:300]))
+        return json.loads(body)
+
+    def close(self):
+        self.connection.close()
+
+
+def sink_connections(port):
+    """Established TCP connections to the sink's port (the server side of each)."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = open(table).read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":
+                count += 1
+    return count
+
+
+def publish_round(hub, pool, k, clients, timeout):
+    """One publish of the screen: (latencies in ms of PUT sent → each client's patch, PUT ms).
+    Other messages (the push sync's own socket delivery) may arrive meanwhile: waited past."""
+    pool.mark()
+    answer, t0, t1 = hub.must("PUT", "/v1/screens/" + SCREEN, tree(k))
+    version, want, deadline = answer["version"], clients, time.monotonic() + timeout
+    while True:
+        pool.wait(want, max(0.1, deadline - time.monotonic()))
+        messages = pool.dump()
+        patches = [m for m in messages if m[2] in ("patch", "snapshot") and m[3] == 0 and m[4] == version]
+        if len(patches) >= clients or time.monotonic() > deadline:
+            break
+        want = len(messages) + clients - len(patches)
+    if len(patches) != clients or len({m[0] for m in patches}) != clients:
+        raise SystemExit("publish %d: %d patches for %d clients" % (k, len(patches), clients))
+    return [(m[1] - t0) / 1e6 for m in patches], (t1 - t0) / 1e6
+
+
+def latency_line(label, latencies, puts, rounds):
+    say("%s: %d publishes × %d clients: p50 %.2f ms, p99 %.2f ms, max %.2f ms; PUT answered in p50 %.2f ms, "
+        "max %.2f ms" % (label, rounds, len(latencies) // max(1, rounds), percentile(latencies, 0.5),
+                         percentile(latencies, 0.99), max(latencies), percentile(puts, 0.5), max(puts)))
+
+
+class Sampler(threading.Thread):
+    """The hub's VmRSS every 10 ms (its highest), until `stop`."""
+
+    def __init__(self, pid):
+        super().__init__(daemon=True)
+        self.pid, self.peak, self.done = pid, 0, threading.Event()
+        self.start()
+
+    def run(self):
+        while not self.done.is_set():
+            try:
+                self.peak = max(self.peak, proc_status(self.pid, "VmRSS"))
+            except OSError:
+                return
+            time.sleep(0.01)
+
+    def stop(self):
+        self.done.set()
+        self.join()
+        return self.peak
+
+
+class Receipts(threading.Thread):
+    """`GET /v1/syncs/<id>` every 10 ms until pushed + push_failed ≥ n: `done_ns` is when it was
+    first seen (monotonic), `last` the receipts then."""
+
+    def __init__(self, hub, n, timeout):
+        super().__init__(daemon=True)
+        self.admin, self.n, self.timeout = AdminGet(hub, timeout), n, timeout
+        self.sync_id, self.ready = None, threading.Event()
+        self.done_ns, self.last, self.error = None, None, None
+        self.finished = threading.Event()
+        self.start()
+
+    def run(self):
+        try:
+            self.ready.wait()
+            deadline = time.monotonic() + self.timeout
+            while time.monotonic() < deadline:
+                receipts = receipts_of(self.admin.get("/v1/syncs/" + self.sync_id))
+                self.last = receipts
+                if receipts.get("pushed", 0) + receipts.get("push_failed", 0) >= self.n:
+                    self.done_ns = time.monotonic_ns()
+                    return
+                time.sleep(0.01)
+        except (OSError, SystemExit, http.client.HTTPException) as error:
+            self.error = error
+        finally:
+            self.admin.close()
+            self.finished.set()
+
+    def follow(self, sync_id):
+        self.sync_id = sync_id
+        self.ready.set()
+
+
+def receipts_of(answer):
+    keys = ("targeted_online", "delivered", "acked", "pushed", "push_failed")
+    found = answer.get("receipts", answer)
+    return {key: found.get(key) for key in keys if key in found}
+
+
+def push_run(label, hub, sink_pid, sink_port, n, pool, args, k0):
+    """One sync pushed to all N devices; with `pool`, publishes meanwhile. Returns the next round
+    number."""
+    say(wait_quiet(args.quiet_pct, args.quiet_wait))
+    others = Others(hub.pid, sink_pid, pool.process.pid if pool else None)
+    before = hub.push_metrics()
+    with open("/proc/%d/clear_refs" % hub.pid, "w") as clear:
+        clear.write("5")  # VmHWM := VmRSS
+    rss0 = hub.rss()
+    cpu0, sink0, threads = cpu_seconds(hub.pid), cpu_seconds(sink_pid), HubCPU(hub.pid)
+    sampler, receipts = Sampler(hub.pid), Receipts(hub, n, args.timeout)
+    answer, t0, t1 = hub.must("POST", "/v1/syncs", SYNC)
+    receipts.follow(answer["id"])
+    latencies, puts, k = [], [], k0
+    while pool and not receipts.finished.is_set():
+        lat, put = publish_round(hub, pool, k, args.clients, args.timeout)
+        latencies += lat
+        puts.append(put)
+        k += 1
+        time.sleep(args.pause)
+    receipts.finished.wait(args.timeout + 5)
+    cpu1, sink1, used = cpu_seconds(hub.pid), cpu_seconds(sink_pid), threads.used()
+    peak, hwm, rss1 = sampler.stop(), hub.rss("VmHWM"), hub.rss()
+    connections = sink_connections(sink_port)
+    after = hub.push_metrics()
+    if receipts.done_ns is None:
+        say("%s: NOT DONE within %d s: receipts %s (%s)" % (label, args.timeout, receipts.last, receipts.error))
+        return k
+    seconds = (receipts.done_ns - t0) / 1e9
+    say("%s: POST answered in %.1f ms (push_queued %s); last push answered %.2f s after the POST: %.0f pushes/s "
+        "(%.0f/s after the POST's answer); receipts %s"
+        % (label, (t1 - t0) / 1e6, answer.get("push_queued"), seconds, n / seconds,
+           n / ((receipts.done_ns - t1) / 1e9), json.dumps(receipts.last)))
+    say("%s: hub CPU %.2f s = %.1f µs per push (control-plane thread %.1f µs, loops %.1f µs); sink CPU %.2f s "
+        "(%.0f %% of a core); TCP connections to the sink %d; others used %.0f %% of the machine"
+        % (label, cpu1 - cpu0, 1e6 * (cpu1 - cpu0) / n, used["control"] / 1e3 / n, used["loops"] / 1e3 / n,
+           sink1 - sink0, 100 * (sink1 - sink0) / seconds, connections, others.pct()))
+    say("%s: hub VmRSS %.1f MiB before the POST, highest sampled %.1f MiB (+%.1f MiB = %.0f B per push), "
+        "VmHWM %.1f MiB, %.1f MiB after"
+        % (label, mib(rss0), mib(peak), mib(peak - rss0), 1024 * (peak - rss0) / n, mib(hwm), mib(rss1)))
+    changed = {key: after[key] - before.get(key, 0) for key in after if after[key] != before.get(key, 0)}
+    say("%s: metrics changed: %s" % (label, ", ".join("%s +%g" % (key, value) for key, value in sorted(changed.items())
+                                                    if "_total" in key)))
+    if pool:
+        latency_line(label + ", publishes meanwhile", latencies, puts, len(puts))
+    return k
+
+
+def wait_registered(hub, n, timeout):
+    admin = AdminGet(hub, timeout)
+    deadline, count = time.monotonic() + timeout, None
+    try:
+        while time.monotonic() < deadline:
+            count = admin.get("/v1/devices?limit=1")["count"]
+            if count >= n:
+                return count
+            time.sleep(0.5)
+    finally:
+        admin.close()
+    raise SystemExit("GET /v1/devices: count %s, not %d, after %d s" % (count, n, timeout))
+
+
+def scenario(name, args, work):
+    mixed = name == "mixed"
+    folder = os.path.join(work, name)
+    os.makedirs(folder)
+    devices = devices_of(args.devices, mixed)
+    port = free_port()
+    credentials = Credentials(folder, "https://127.0.0.1:%d" % port)
+    sink_name, flags = "nghttpd", None
+    if args.sink == "nghttpd":
+        sink = None
+        try:
+            sink = Nghttpd(folder, credentials, port, [d[2] for d in devices if d[1] == "apns"], args.streams)
+            started.append(sink.process)
+            sink.check(credentials, devices[0][2])
+            sink_pid, sink_port, flags = sink.process.pid, port, credentials.hub_flags(sink.url, mixed)
+        except (SinkUnusable, OSError) as error:
+            say("# NOTE: nghttpd cannot be used (%s): the Python stand-in instead" % error)
+            if sink is not None:
+                stop(sink.process)
+    if flags is None:
+        sink_name = "the Python stand-in (Tests/EndToEnd/push_provider.py, verifies every JWT: SLOW)"
+        stand_in = python_sink(ROOT)
+        flags = list(stand_in.hub_flags())
+        if not mixed:
+            at = flags.index("--fcm-credentials")
+            del flags[at:at + 2]
+            at = flags.index("--fcm-url")
+            del flags[at:at + 2]
+        sink_pid, sink_port = os.getpid(), stand_in.port
+    say("# %s: %d devices (%s), sink %s, --max-concurrent-streams %d, hub %s --loops %d"
+        % (name, args.devices, "APNs and FCM alternately" if mixed else "APNs", sink_name, args.streams, PUSHHUB,
+           args.loops))
+    hub = Hub(os.path.join(folder, "data"), flags, args.loops, args.timeout)
+    rss_start = hub.rss()
+    seconds, failures = register(hub.port, devices, args.concurrency)
+    t = time.perf_counter()
+    count = wait_registered(hub, args.devices - len(failures), args.timeout)
+    say("%s: registered %d devices in %.1f s (%.0f sessions/s, %d at once), %d failed%s; GET /v1/devices count %d "
+        "%.1f s later; hub VmRSS %.1f → %.1f MiB (%.0f B per registration)"
+        % (name, args.devices - len(failures), seconds, args.devices / seconds, args.concurrency, len(failures),
+           (" (first: %s)" % (failures[0],)) if failures else "", count, time.perf_counter() - t, mib(rss_start),
+           mib(hub.rss()), 1024 * (hub.rss() - rss_start) / args.devices))
+    if failures:
+        raise SystemExit("registrations failed")
+    dry, _, _ = hub.must("POST", "/v1/syncs", dict(SYNC, dry_run=True))
+    say("%s: dry run: %s" % (name, json.dumps(dry)))
+    if dry.get("push_devices") != args.devices:
+        raise SystemExit("the dry run would push %s devices, not %d" % (dry.get("push_devices"), args.devices))
+    hub.must("PUT", "/v1/screens/" + SCREEN, tree(0))
+    pool = DrivePool(LOADGEN, hub.port, args.clients, FIRST_CLIENT, [SCREEN], folder, args.timeout)
+    say(wait_quiet(args.quiet_pct, args.quiet_wait))
+    k, latencies, puts = 1, [], []
+    for _ in range(args.rounds):
+        lat, put = publish_round(hub, pool, k, args.clients, args.timeout)
+        latencies += lat
+        puts.append(put)
+        k += 1
+        time.sleep(args.pause)
+    latency_line("%s idle" % name, latencies, puts, args.rounds)
+    for run in range(1, args.runs + 1):
+        k = push_run("%s push %d" % (name, run), hub, sink_pid, sink_port, args.devices, None, args, k)
+    push_run("%s push + deliveries" % name, hub, sink_pid, sink_port, args.devices, pool, args, k)
+    for line in hub.problems()[:20]:
+        say("# hub: " + line)
+    pool.stop()
+    hub.stop()
+    if sink_name == "nghttpd":
+        stop(sink.process)
+    else:
+        stand_in.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--devices", type=int, default=100_000, help="devices registered and pushed (100,000)")
+    parser.add_argument("--concurrency", type=int, default=1000, help="registration sessions at once (1,000; ≤ 2,000)")
+    parser.add_argument("--clients", type=int, default=1000, help="connected clients that get the publishes (1,000)")
+    parser.add_argument("--rounds", type=int, default=20, help="publishes measured while idle (20)")
+    parser.add_argument("--pause", type=float, default=0.05, help="seconds between publishes (0.05)")
+    parser.add_argument("--runs", type=int, default=2, help="push runs without publishes, per scenario (2)")
+    parser.add_argument("--only", choices=("apns", "mixed"), action="append", help="a scenario (default: both)")
+    parser.add_argument("--streams", type=int, default=1000, help="the sink's max concurrent streams (1,000)")
+    parser.add_argument("--sink", choices=("nghttpd", "python"), default="nghttpd")
+    parser.add_argument("--loops", type=int, default=1, help="hub event loops (1: the generators need a core)")
+    parser.add_argument("--timeout", type=int, default=300, help="bound on every wait, seconds (300)")
+    add_quiet_arguments(parser)
+    args = parser.parse_args()
+    if not 1 <= args.concurrency <= 2000:
+        raise SystemExit("--concurrency wants 1…2,000 (a process holds at most 20,000 descriptors)")
+    if subprocess.run(["make", "-s", "-C", os.path.dirname(LOADGEN), "loadgen"], stdout=sys.stderr).returncode:
+        raise SystemExit("could not build bench/loadgen/loadgen")
+    if not os.path.exists(PUSHHUB):
+        raise SystemExit("no %s: build it with `swift build -c release`" % PUSHHUB)
+    say("# bench/push %s, %s" % (" ".join(sys.argv[1:]), time.strftime("%Y-%m-%d %H:%M:%S %Z")))
+    with work_folder("pushhub-bench-push-", args.keep) as work:
+        for name in args.only or ("apns", "mixed"):
+            scenario(name, args, work)
+
+
+if __name__ == "__main__":
+    main()
