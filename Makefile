@@ -6,7 +6,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug
 BIN_RELEASE := .build/release
 
-.PHONY: run test build release deps venv deploy-tools node redis unit e2e js-client conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart bench-results bench-releases bench-components bench-components-validate bench-push tsan asan fuzz soak chaos clean
+.PHONY: run test build release deps venv deploy-tools node redis nghttp2 unit e2e js-client conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart bench-results bench-releases bench-components bench-components-validate bench-push tsan asan fuzz soak chaos clean
 
 # OpenSSL's headers and library (the hub links them) and its command line (the TLS tests make
 # their certificates with `openssl req`); zlib's headers (permessage-deflate).
@@ -37,8 +37,15 @@ redis:
 	  echo "installing redis-server, redis-sentinel, redis-tools"; apt-get update -qq && \
 	  apt-get install -y -qq redis-server redis-sentinel redis-tools; }
 
-# The regex tests check our `pattern` subset against node's RegExp (ECMA-262).
-unit: build redis node
+# Debian's nghttpd (nghttp2-server), the HTTP/2 server the push link's tests talk to over TLS
+# with ALPN h2 (Tests/PushHubTests/HTTP2LinkTests.swift); they start their own on free ports.
+nghttp2:
+	@{ command -v nghttpd || [ -x /usr/sbin/nghttpd ]; } >/dev/null 2>&1 || { \
+	  echo "installing nghttp2-server (nghttpd)"; apt-get update -qq && apt-get install -y -qq nghttp2-server; }
+
+# The regex tests check our `pattern` subset against node's RegExp (ECMA-262). The HTTP/2 link's
+# tests need nghttpd and the venv's `h2` (a scripted server for GOAWAY and REFUSED_STREAM).
+unit: build redis node nghttp2 venv
 	$(SWIFT) test
 
 node:
@@ -183,9 +190,7 @@ bench-components-validate: deps
 # loopback): pushes/s over one connection, hub CPU per push, the queue's memory, and socket
 # deliveries' p50/p99 meanwhile; APNs alone, then APNs + FCM. BENCH_PUSH_ARGS="--devices 5000" for a
 # quick run. bench/README.md "Push (APNs/FCM)".
-bench-push: release venv
-	@command -v nghttpd >/dev/null 2>&1 || { echo "installing nghttp2-server (nghttpd: the providers' sink)"; \
-	  apt-get update -qq && apt-get install -y -qq nghttp2-server; }
+bench-push: release venv nghttp2
 	@command -v curl >/dev/null 2>&1 || { echo "installing curl (checks nghttpd)"; \
 	  apt-get update -qq && apt-get install -y -qq curl; }
 	.venv/bin/python bench/push/run.py $(BENCH_PUSH_ARGS)

@@ -88,7 +88,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "WSProtocolTests", dependencies: ["WSProtocol", "TestSupport"]),
         .testTarget(name: "ScreenTreeTests", dependencies: ["ScreenTree"]),
-        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"]),
+        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "TestSupport"]),
         .testTarget(name: "PushHubTests", dependencies: ["PushHub", "PushHubClient", "WSProtocol", "TestSupport"]),
         .testTarget(name: "PushHubClientTests", dependencies: ["PushHubClient", "PushHub", "TestSupport"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),

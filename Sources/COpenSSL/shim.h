@@ -114,4 +114,5 @@ static inline const char *pushhub_drain_errors(void) {
     }
     return text;
 }
+#include "shim_sign.h"
 #endif

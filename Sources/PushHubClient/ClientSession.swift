@@ -23,6 +23,11 @@ import ScreenTree
 /// - While not live, at most one render report (`rendered` or `render_error`) per screen is owed:
 ///   the latest made. Owed reports go after the next welcome, in the scope and hub state they
 ///   were made in only.
+/// - A sync is handed to the app at most once per id, whether it came over the socket or in a
+///   push (DESIGN §17); the ids of the last `rememberedHandledSyncs` handled are stored, so a
+///   restart does not hand them again. A push never moves `lastSync`: only the socket's replay of
+///   the same sync (deduped) does, so syncs missed over the socket are still replayed.
+/// - The push token, when there is one, is sent after every welcome and at once when set while live.
 struct ClientSession {
     enum Action: Equatable {
         case send(JSONObject)
@@ -59,6 +64,9 @@ struct ClientSession {
     static let rememberedSyncs = 1024
     /// `track` events kept while not connected; beyond it the oldest goes (docs/clients.md).
     static let maxQueuedTracks = 100
+    /// Ids of handled syncs kept in storage (`<scope>:syncs`), so that a push and the socket's
+    /// replay of the same sync reach the app once across restarts too.
+    static let rememberedHandledSyncs = 64
 
     let app: AppInfo?
     /// What this build renders, for the hello (checked by `PushHubClient.init`); nil: not declared.
@@ -76,6 +84,15 @@ struct ClientSession {
     private var seenSyncs: [String] = []
     private var seenSyncSet: Set<String> = []
     private var waitingSyncs: [String: Int] = [:]
+    /// Syncs from pushes waiting for the app: they hold `lastSync` back only once the socket
+    /// brought them too (then they move to `waitingSyncs`).
+    private var waitingPushes: Set<String> = []
+    /// The ids of the last handled syncs, oldest first, as stored.
+    private(set) var handledSyncs: [String] = []
+    /// The device's push token (nil: none), sent after every welcome.
+    private(set) var pushToken: PushToken?
+    /// The token was removed while not live: `{"token":null}` goes after the next welcome.
+    private var owesPushTokenRemoval = false
     private var pendingSubscribes: [String] = []
     /// The latest `rendered` or `render_error` made per screen while not live, oldest screen first.
     private var owedReports: [(screen: String, message: JSONObject)] = []
@@ -85,17 +102,21 @@ struct ClientSession {
     private(set) var ended = false
     private(set) var stats = ClientStats()
 
-    /// A session in `scope` whose storage holds `record` (its epoch and `last_sync`).
+    /// A session in `scope` whose storage holds `record` (its epoch and `last_sync`), the ids of
+    /// the syncs it handled last (`handled`, oldest first) and the device's `pushToken`.
     init(
         app: AppInfo?, components: [String: Int]? = nil, scope: StorageScope,
-        record: ScopeRecord = ScopeRecord(epoch: nil, lastSync: nil)
+        record: ScopeRecord = ScopeRecord(epoch: nil, lastSync: nil), handled: [String] = [],
+        pushToken: PushToken? = nil
     ) {
         self.app = app
         self.components = components
         self.scope = scope
+        self.pushToken = pushToken
         epoch = record.epoch
         lastSync = record.lastSync
         syncMax = record.lastSync
+        remember(handled: handled)
     }
 
     /// The tree held for `screen` with its version and hash (nil when not subscribed, or while a
@@ -139,11 +160,14 @@ struct ClientSession {
     /// Makes `scope` the user whose storage the session uses (the token now names another user):
     /// its `record`, and for each subscribed screen its `stored` tree when current. What was held
     /// for the previous user is forgotten, never delivered or sent as `have` for this one.
-    mutating func enter(_ scope: StorageScope, record: ScopeRecord, stored: [String: StoredScreen]) -> [Action] {
+    mutating func enter(
+        _ scope: StorageScope, record: ScopeRecord, handled: [String] = [], stored: [String: StoredScreen]
+    ) -> [Action] {
         guard scope != self.scope else { return [] }
         self.scope = scope
         epoch = record.epoch
         forgetSyncs()
+        remember(handled: handled)
         // Events the previous user made are theirs: never sent signed in as this one.
         stats.droppedTracks += pendingTracks.count
         pendingTracks = []
@@ -209,12 +233,55 @@ struct ClientSession {
         return [.send(track.message)]
     }
 
-    /// The app's handlers returned for a scheduled sync: ack it and advance `lastSync`.
+    /// The app's handlers returned for a scheduled sync: ack it, remember its id and (for one the
+    /// socket brought) advance `lastSync`.
     mutating func syncHandled(_ id: String) -> [Action] {
-        guard waitingSyncs.removeValue(forKey: id) != nil else { return [] }
-        var actions = saveLastSync()
+        var actions: [Action]
+        if waitingSyncs.removeValue(forKey: id) != nil {
+            actions = saveLastSync()
+        } else if waitingPushes.remove(id) != nil {
+            actions = []
+        } else {
+            return []  // of another user or hub state: this hub does not know its id
+        }
+        handledSyncs.append(id)
+        if handledSyncs.count > Self.rememberedHandledSyncs { handledSyncs.removeFirst() }
+        actions.append(storeHandledSyncs())
         if live { actions.append(.send(["type": .string("ack"), "sync": .string(id)])) } else { pendingAcks.append(id) }
         return actions
+    }
+
+    /// The app set (or with nil, removed) the device's push token: stored, and sent now when
+    /// live (else after the next welcome). Setting the token held changes nothing.
+    mutating func setPushToken(_ token: PushToken?) -> [Action] {
+        guard token != pushToken else { return [] }
+        let hadToken = pushToken != nil
+        pushToken = token
+        owesPushTokenRemoval = false
+        var actions: [Action] = [.store(key: StorageScope.pushTokenKey, value: token?.stored)]
+        if let token {
+            if live { actions.append(.send(token.message)) }
+        } else if hadToken {
+            if live { actions.append(.send(PushToken.removal)) } else { owesPushTokenRemoval = true }
+        }
+        return actions
+    }
+
+    /// A silent push brought `message`, a sync object (DESIGN §17): handed to the app at once (a
+    /// push has no jitter: the app runs briefly in the background) unless its id was seen already.
+    /// It does not move `lastSync`: syncs before it that the socket missed are still replayed.
+    /// - Returns: the `.schedule` of the sync, or nothing when its id was seen already.
+    mutating func pushed(_ message: JSONValue) -> [Action] {
+        guard let id = message["id"]?.stringValue else { return [] }
+        guard seenSyncSet.insert(id).inserted else {
+            stats.duplicateSyncs += 1
+            return []
+        }
+        seenSyncs.append(id)
+        if seenSyncs.count > Self.rememberedSyncs { seenSyncSet.remove(seenSyncs.removeFirst()) }
+        stats.pushedSyncs += 1
+        waitingPushes.insert(id)
+        return [.schedule(notification(message, id: id, jitterMs: 0))]
     }
 
     // MARK: - Connection
@@ -316,6 +383,7 @@ struct ClientSession {
             // Another hub state (a reset data dir, another cluster): versions and sync seqs counted
             // in the old one mean nothing here. Nothing stored is sent as `have` or shown again.
             stats.epochChanges += 1
+            if !handledSyncs.isEmpty { actions.append(.store(key: scope.handledSyncsKey, value: nil)) }
             for screen in screens.keys.sorted() {
                 screens[screen] = Screen()
                 actions.append(.store(key: scope.screenKey(screen), value: nil))
@@ -337,6 +405,12 @@ struct ClientSession {
         owedReports = []
         for id in pendingAcks { actions.append(.send(["type": .string("ack"), "sync": .string(id)])) }
         pendingAcks = []
+        if let pushToken {
+            actions.append(.send(pushToken.message))
+        } else if owesPushTokenRemoval {
+            actions.append(.send(PushToken.removal))
+        }
+        owesPushTokenRemoval = false
         // Last: after the subscribes, so that a unit is served its variant before its events
         // count (results count a goal only after the unit was served, DESIGN §6).
         for track in pendingTracks { actions.append(.send(track.message)) }
@@ -483,24 +557,44 @@ struct ClientSession {
     private mutating func sync(_ message: JSONValue) -> [Action] {
         stats.syncs += 1
         guard let id = message["id"]?.stringValue else { return [] }
+        let seq = message["seq"]?.intValue ?? 0
         guard seenSyncSet.insert(id).inserted else {
             stats.duplicateSyncs += 1
-            return []
+            // Seen in a push (or handled before a restart): `lastSync` may pass it now, or once
+            // the app returns for a push still waiting.
+            if waitingPushes.remove(id) != nil { waitingSyncs[id] = seq }
+            guard seq > (syncMax ?? -1) else { return [] }
+            syncMax = seq
+            return saveLastSync()
         }
         seenSyncs.append(id)
         if seenSyncs.count > Self.rememberedSyncs { seenSyncSet.remove(seenSyncs.removeFirst()) }
-        let seq = message["seq"]?.intValue ?? 0
         if seq > (syncMax ?? -1) { syncMax = seq }
         waitingSyncs[id] = seq
         let jitter = max(0, message["jitter_ms"]?.intValue ?? 0)
         // A replay below last_sync (after a first welcome or an epoch change) lowers it until handled.
-        return saveLastSync() + [
-            .schedule(
-                SyncNotification(
-                    id: id, seq: seq, reason: message["reason"]?.stringValue ?? "",
-                    scope: message["scope"]?.stringValue ?? "", hint: message["hint"],
-                    mandatory: message["mandatory"] == .bool(true), jitterMs: jitter, delayMs: 0))
-        ]
+        return saveLastSync() + [.schedule(notification(message, id: id, jitterMs: jitter))]
+    }
+
+    /// The app's view of a sync object (from the socket or a push), before its jitter wait.
+    private func notification(_ message: JSONValue, id: String, jitterMs: Int) -> SyncNotification {
+        SyncNotification(
+            id: id, seq: message["seq"]?.intValue ?? 0, reason: message["reason"]?.stringValue ?? "",
+            scope: message["scope"]?.stringValue ?? "", hint: message["hint"],
+            mandatory: message["mandatory"] == .bool(true), jitterMs: jitterMs, delayMs: 0)
+    }
+
+    /// Takes the stored ids of handled syncs (oldest first) as seen: neither a push nor a replay
+    /// hands them to the app again.
+    private mutating func remember(handled: [String]) {
+        handledSyncs = Array(handled.suffix(Self.rememberedHandledSyncs))
+        for id in handledSyncs where seenSyncSet.insert(id).inserted { seenSyncs.append(id) }
+    }
+
+    private func storeHandledSyncs() -> Action {
+        .store(
+            key: scope.handledSyncsKey,
+            value: handledSyncs.isEmpty ? nil : JSONWriter.string(.array(handledSyncs.map(JSONValue.string))))
     }
 
     private mutating func error(_ message: JSONValue) -> ([Action], HubError?) {
@@ -532,13 +626,15 @@ struct ClientSession {
     }
 
     /// Sync bookkeeping that belongs to one user in one hub state: ids to dedupe (another state
-    /// numbers its own from 1), acks owed, syncs waiting for their jitter (handed to the app, never
-    /// acked), and render reports owed (a version drawn for another user or state means nothing
-    /// here).
+    /// numbers its own from 1) and those handled, acks owed, syncs waiting for their jitter or
+    /// from a push (handed to the app, never acked), and render reports owed (a version drawn for
+    /// another user or state means nothing here).
     private mutating func forgetSyncs() {
         seenSyncs = []
         seenSyncSet = []
         waitingSyncs = [:]
+        waitingPushes = []
+        handledSyncs = []
         pendingAcks = []
         owedReports = []
     }

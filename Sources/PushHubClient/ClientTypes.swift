@@ -137,7 +137,10 @@ public struct ClientStats: Sendable, Equatable {
     public var unchanged = 0
     public var resubscribes = 0
     public var syncs = 0
+    /// Syncs dropped because their id was seen already (a replay, or the socket and a push both).
     public var duplicateSyncs = 0
+    /// Syncs handed to the app from a silent push (`handlePush`), not seen on the socket before.
+    public var pushedSyncs = 0
     /// `pending` answers: subscriptions to screens not published yet.
     public var pending = 0
     /// Connections given up because nothing arrived for 2 × heartbeat_s + 2 s.

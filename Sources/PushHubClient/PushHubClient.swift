@@ -105,6 +105,8 @@ public final class PushHubClient: @unchecked Sendable {
     /// `closeAndWait` callers, woken when the connection closed by `close` reports `.closed`.
     private var closeWaiters: [DispatchSemaphore] = []
     private var closingGeneration: Int?
+    /// `handlePush` completions, by the id of the sync they wait for.
+    private var pushCompletions: [String: @Sendable () -> Void] = [:]
 
     public init(
         url: HubURL, credentials: Credentials, app: AppInfo? = nil, storage: any ClientStorage = MemoryStorage(),
@@ -122,7 +124,9 @@ public final class PushHubClient: @unchecked Sendable {
         session = ClientSession(app: app, components: options.components, scope: .none)
         queue.async { [self] in
             write(StorageScope.legacyLastSyncKey, nil)
-            device = identity()
+            let pushToken = read(StorageScope.pushTokenKey).flatMap(PushToken.init(stored:))
+            device = identity(hasPushToken: pushToken != nil)
+            perform(session.setPushToken(pushToken))
             open()  // names the scope (the user) before any subscribe is handled
         }
     }
@@ -236,6 +240,54 @@ public final class PushHubClient: @unchecked Sendable {
         return true
     }
 
+    /// Registers the device's push token for the hub's silent-push fallback (DESIGN §17), or with
+    /// nil removes it (sign-out): `{"type":"push_token","provider":…,"token":…,"topic":…}`, sent at
+    /// once when connected and after every welcome, and kept in `storage` so that a restart sends
+    /// it again. Call it whenever the platform hands the app a token (every launch is fine: the
+    /// same token again changes nothing). The hub keeps tokens per user and device: a client
+    /// signed in without a `device` gets one generated and kept in storage (as anonymous clients
+    /// do), and reconnects at once if its connection was made without one. A removal made while
+    /// not connected is sent after the next welcome, if the process still runs then.
+    public func setPushToken(_ token: PushToken?) {
+        queue.async { [self] in
+            if token != nil, device == nil {
+                device = storedDevice()
+                if connection != nil, connectionState != .closed { reopen() }  // its hello named no device
+            }
+            perform(session.setPushToken(token))
+        }
+    }
+
+    /// Hands the sync a silent push carries (DESIGN §17) to the `onSync` handlers, as one from the
+    /// socket is but without the jitter wait (the app runs briefly in the background): APNs
+    /// `userInfo` (`{"aps":…,"pushhub":{"type":"sync",…}}`) or an FCM data map
+    /// (`{"pushhub":"<the sync as JSON text>"}`). A sync is handed over once per id whichever way
+    /// it came first (the ids of the last 64 handled are kept in storage); a push does not move
+    /// `lastSync`, so syncs the socket missed are still replayed by the hub. It is acked like any
+    /// sync (after the next welcome when not connected).
+    ///
+    /// - Parameter completion: called on the client's queue once the handlers returned, or at once
+    ///   when the sync was handed over already or the payload is not PushHub's (iOS: call the
+    ///   fetch completion handler there).
+    /// - Returns: whether `payload` carried a PushHub sync (false: it is the app's own push).
+    @discardableResult
+    public func handlePush(_ payload: [AnyHashable: Any], completion: (@Sendable () -> Void)? = nil) -> Bool {
+        guard let message = PushedSync.message(in: payload), let id = message["id"]?.stringValue else {
+            if let completion { queue.async { completion() } }
+            return false
+        }
+        queue.async { [self] in
+            let actions = connectionState == .closed ? [] : session.pushed(message)
+            guard !actions.isEmpty else {
+                completion?()
+                return publish()
+            }
+            if let completion { pushCompletions[id] = completion }
+            perform(actions)
+        }
+        return true
+    }
+
     /// Closes the connection for good; `state` becomes `.closed`.
     public func close() {
         queue.async { [self] in closeNow(waiter: nil) }
@@ -267,6 +319,8 @@ public final class PushHubClient: @unchecked Sendable {
         connection?.close(code: 1000, reason: "")
         connection = nil
         session.end()
+        for completion in pushCompletions.values { completion() }
+        pushCompletions = [:]
         setState(.closed)
         emit(.closed(code: 1000, reason: "closed by the app", retryIn: nil, attempt: schedule.attempt, error: nil))
     }
@@ -294,6 +348,19 @@ public final class PushHubClient: @unchecked Sendable {
         }
     }
 
+    /// Replaces the current connection with a new one at once (its hello must say something the
+    /// old one's did not): the old one is closed, its events ignored.
+    private func reopen() {
+        let old = connection
+        generation += 1
+        connection = nil
+        livenessCheck?.cancel()
+        session.closed()
+        old?.close(code: 1000, reason: "")
+        setState(.reconnecting)
+        open()
+    }
+
     /// Uses `scope`'s storage from now on, if it is not the one in use (the first connection, or a
     /// token provider that now signs in another user).
     private func enter(_ scope: StorageScope) {
@@ -301,7 +368,7 @@ public final class PushHubClient: @unchecked Sendable {
         let record = ScopeRecord(stored: read(scope.recordKey))
         var stored: [String: StoredScreen] = [:]
         for screen in session.screens.keys { stored[screen] = self.stored(screen, in: scope) }
-        perform(session.enter(scope, record: record, stored: stored))
+        perform(session.enter(scope, record: record, handled: handledSyncs(in: scope), stored: stored))
     }
 
     /// Arms one timer for the current connection's liveness deadline (replacing the armed one).
@@ -413,6 +480,7 @@ public final class PushHubClient: @unchecked Sendable {
                     guard connectionState != .closed else { return }
                     for handler in syncHandlers.sorted(by: { $0.key < $1.key }) { handler.value(sync) }
                     perform(session.syncHandled(sync.id))
+                    pushCompletions.removeValue(forKey: sync.id)?()
                 }
             case .pending(let screen):
                 published.withLock { _ = $0.pending.insert(screen) }
@@ -503,17 +571,30 @@ public final class PushHubClient: @unchecked Sendable {
         }
     }
 
-    /// The device id: given, or (anonymous) the one kept in storage, generated once.
-    private func identity() -> String? {
+    /// The device id: given, or (anonymous, or signed in with a push token) the one kept in
+    /// storage, generated once.
+    private func identity(hasPushToken: Bool) -> String? {
         switch credentials {
         case .device(let device), .token(_, let device?), .tokenProvider(_, let device?): return device
-        case .token, .tokenProvider: return nil
-        case .anonymous:
-            if let device = read(StorageScope.deviceKey) { return device }
-            let device = "d-" + (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-            write(StorageScope.deviceKey, device)
-            return device
+        case .token, .tokenProvider: return hasPushToken ? storedDevice() : nil
+        case .anonymous: return storedDevice()
         }
+    }
+
+    /// The device id kept in storage, generated (and stored) when there is none.
+    private func storedDevice() -> String {
+        if let device = read(StorageScope.deviceKey) { return device }
+        let device = "d-" + (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        write(StorageScope.deviceKey, device)
+        return device
+    }
+
+    /// The ids of the last syncs handed to the app in `scope`, oldest first (none when unreadable).
+    private func handledSyncs(in scope: StorageScope) -> [String] {
+        guard let text = read(scope.handledSyncsKey), case .array(let ids)? = try? JSONReader.parse(text) else {
+            return []
+        }
+        return ids.compactMap(\.stringValue)
     }
 
     /// What `scope`'s storage holds for `screen` if its tree still hashes right (else it is removed).

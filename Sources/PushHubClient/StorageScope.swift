@@ -8,7 +8,9 @@ import ScreenTree
 ///
 /// ```
 /// device                        the generated device id (anonymous clients)
+/// push_token                    {"provider":"apns","token":"…","topic":"…","type":"push_token"}
 /// user:u42:epoch                {"epoch":"e-…","last_sync":1240}   the hub state the scope belongs to
+/// user:u42:syncs                ["s-1239","s-1240"]   the last 64 syncs handed to the app
 /// user:u42:screen:home          {"epoch":"e-…","hash":"…","tree":{…},"variants":{…},"version":42}
 /// ```
 ///
@@ -35,6 +37,13 @@ struct StorageScope: Sendable, Equatable {
     var recordKey: String { name + ":epoch" }
 
     func screenKey(_ screen: String) -> String { name + ":screen:" + screen }
+
+    /// The ids of the last syncs handed to the app (a JSON array, oldest first), so that the
+    /// socket and a push hand each one over once, across restarts too.
+    var handledSyncsKey: String { name + ":syncs" }
+
+    /// The unscoped key of the device's push token (the token belongs to the device, whoever signs in).
+    static let pushTokenKey = "push_token"
 
     /// The unscoped key of the anonymous device id (it names the scope, so it cannot be in one).
     static let deviceKey = "device"

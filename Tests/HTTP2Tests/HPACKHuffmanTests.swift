@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import HTTP2
@@ -77,7 +78,7 @@ import Testing
 
     @Test("the table-driven decoder agrees with a bit-by-bit one on random input")
     func matchesNaiveDecoder() throws {
-        var random = SeededRandom(seed: 7541)
+        var random = SeededGenerator(state: 7541)
         for round in 0..<2_000 {
             let length = Int(random.next() % 40)
             let input = (0..<length).map { _ in UInt8(truncatingIfNeeded: random.next()) }

@@ -1,4 +1,5 @@
 import HTTP2
+import TestSupport
 import Testing
 
 @Suite struct HPACKRoundTripTests {
@@ -10,7 +11,7 @@ import Testing
 
     /// A random field: mostly from small pools (so fields repeat and get indexed), sometimes
     /// fresh, sometimes non-ASCII, sometimes large enough to evict much or all of a table.
-    static func randomField(_ random: inout SeededRandom) -> HeaderField {
+    static func randomField(_ random: inout SeededGenerator) -> HeaderField {
         let name =
             random.next() % 4 == 0
             ? "x-\(random.next() % 1000)" : names[Int(random.next() % UInt64(names.count))]
@@ -28,7 +29,7 @@ import Testing
 
     @Test("random header lists round-trip through an encoder and a decoder across table size changes", arguments: 0..<8)
     func randomLists(seed: UInt64) throws {
-        var random = SeededRandom(seed: seed)
+        var random = SeededGenerator(state: seed)
         let encoderMax = [4096, 256, 0, 1000][Int(seed % 4)]
         var encoder = HPACKEncoder(maxTableSize: encoderMax, usesHuffman: seed % 3 != 0)
         var decoder = HPACKDecoder(maxTableSize: 4096, maxHeaderListSize: 1 << 20)

@@ -210,6 +210,31 @@ import Testing
         #expect(client.lastSync == sync["seq"]?.intValue)
     }
 
+    @Test("a sync handled from a push while offline is not handed over again by the hub's replay, which moves last_sync")
+    func pushThenReplay() throws {
+        let fixture = try HubFixture()
+        defer { fixture.stop() }
+        let storage = MemoryStorage()
+        let (first, recorder) = Self.client(of: "d-push", on: fixture, following: nil, storage: storage)
+        #expect(recorder.wait { first.state == .live })
+        first.closeAndWait()
+        let posted = try fixture.admin("POST", "/v1/syncs", #"{"target":{"all":true},"scope":"bundle"}"#).json
+        let id = try #require(posted["id"]?.stringValue)
+        let seq = try #require(posted["seq"]?.intValue)
+        // The app is woken by the push: a new client on the same storage, handed the APNs userInfo.
+        let (client, woken) = Self.client(of: "d-push", on: fixture, following: nil, storage: storage)
+        defer { client.close() }
+        let userInfo: [AnyHashable: Any] = [
+            "aps": ["content-available": 1],
+            "pushhub": ["type": "sync", "id": id, "seq": seq, "reason": "", "scope": "bundle"] as [String: Any],
+        ]
+        #expect(client.handlePush(userInfo))
+        #expect(woken.wait { client.stats.duplicateSyncs == 1 }, "\(client.stats)")
+        #expect(woken.wait { client.lastSync == seq })
+        #expect(woken.syncs.withLock { $0.map(\.sync.id) } == [id])
+        #expect(woken.wait { fixture.acked(id) })
+    }
+
     @Test("a hash mismatch injected into a patch leads to a clean resubscribe and the right tree")
     func injectedMismatch() throws {
         let fixture = try HubFixture()

@@ -79,7 +79,10 @@ import TestSupport
              "tls_cert": "\#(certificate)", "tls_key": "\#(key)",
              "admin_tls_cert": "\#(certificate)", "admin_tls_key": "\#(key)",
              "redis": "rediss://hub:pw@10.0.0.5:6380/2", "redis_sentinel": "10.0.0.7:26379, 10.0.0.8:26379",
-             "redis_master": "pushhub", "redis_ca": "\#(certificate)", "strict_components": true}
+             "redis_master": "pushhub", "redis_ca": "\#(certificate)", "strict_components": true,
+             "apns_key": "/k.p8", "apns_key_id": "KEY1234567", "apns_team": "TEAM123456",
+             "apns_url": "https://api.sandbox.push.apple.com", "fcm_credentials": "/sa.json",
+             "fcm_url": "https://127.0.0.1:8443/", "push_ca": "/ca.pem", "push_queue": 1000}
             """#
         try file.write(toFile: path, atomically: true, encoding: .utf8)
         // Every flag the hub has (bar the file itself) is a key of this file: a new flag must join it.
@@ -105,6 +108,10 @@ import TestSupport
         #expect(config.redisTLS?.caFile == certificate)
         #expect(config.redisSentinels.map(\.description) == ["10.0.0.7:26379", "10.0.0.8:26379"])
         #expect(config.redisMaster == "pushhub")
+        #expect(config.push.apnsKey == "/k.p8" && config.push.apnsKeyID == "KEY1234567" && config.push.apnsTeam == "TEAM123456")
+        #expect(config.push.apnsEndpoint == PushEndpoint(host: "api.sandbox.push.apple.com", port: 443))
+        #expect(config.push.fcmCredentials == "/sa.json" && config.push.fcmEndpoint == PushEndpoint(host: "127.0.0.1", port: 8443))
+        #expect(config.push.caFile == "/ca.pem" && config.push.maxQueued == 1000)
         #expect(try HubOptions.parse(["--config", path], environment: ["PUSHHUB_COMPRESSION": "on"]).config.compression)
         #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse(["--compression", "maybe"], environment: [:]) }
         let overridden = try HubOptions.parse(
@@ -123,6 +130,26 @@ import TestSupport
         #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse(["--check-config", path], environment: [:]) }
         try #"{"loops": [1]}"#.write(toFile: path, atomically: true, encoding: .utf8)
         #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse(["--config", path], environment: [:]) }
+    }
+
+    @Test("the push flags: APNs's three together, https URLs, a bounded queue; each refusal names the flag")
+    func push() throws {
+        #expect(try !HubOptions.parse([], environment: [:]).config.push.apnsConfigured)
+        let refusals: [([String], String)] = [
+            (["--apns-key", "/k.p8"], "--apns-key-id and --apns-team"),
+            (["--apns-key", "/k.p8", "--apns-team", "T"], "--apns-key-id"),
+            (["--apns-url", "http://api.push.apple.com"], "--apns-url"),
+            (["--fcm-url", "https://host/path"], "--fcm-url"),
+            (["--fcm-url", "https://host:0"], "--fcm-url"),
+            (["--push-queue", "0"], "--push-queue"),
+        ]
+        for (flags, named) in refusals {
+            #expect("\(flags)") {
+                try HubOptions.parse(flags, environment: [:])
+            } throws: { "\($0)".contains(named) }
+        }
+        let ipv6 = try HubOptions.parse(["--apns-url", "https://[::1]:9443"], environment: [:]).config.push
+        #expect(ipv6.apnsEndpoint == PushEndpoint(host: "::1", port: 9443) && ipv6.apnsEndpoint.authority == "[::1]:9443")
     }
 
     @Test("--redis takes a Redis URL from a flag or PUSHHUB_REDIS; anything else is refused, saying why")

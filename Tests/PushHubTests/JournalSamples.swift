@@ -12,7 +12,11 @@ enum EveryRecordKind {
         let sync = Sync(
             seq: 1, target: Target(scope: .cohort("beta")), reason: "hotfix", scope: "bundle",
             hint: .object(["build": .number(42)]), collapse: "bundle", mandatory: true, createdAt: 1_700_000_000_000,
-            expiresAt: 4_000_000_000_000, spreadMilliseconds: 0, jitterMilliseconds: 500)
+            expiresAt: 4_000_000_000_000, spreadMilliseconds: 0, jitterMilliseconds: 500, push: .offline)
+        let device = PushDevice(
+            user: "u2", device: "d-2", provider: .apns, token: String(repeating: "ab", count: 32),
+            topic: "com.example.app", platform: "ios", appVersion: SemanticVersion("5.2.0"), claimCohorts: ["beta"],
+            claims: ["tier": .string("gold")], updatedAt: 12)
         return [
             .screenPublished(
                 ScreenVersion(name: "home", version: 1, tree: .object(["title": .string("Hi")]), publishedAt: 5)),
@@ -59,6 +63,8 @@ enum EveryRecordKind {
                     components: DeclaredComponents(["Carousel": 1, "Text": 1]), updatedAt: 11)),
             .appProfileDeleted(platform: "ios", appVersion: SemanticVersion("5.0.0")!),
             .componentDeleted("Carousel"),
+            .pushDeviceSet(device),
+            .pushDeviceRemoved(device.key, token: device.token),
             .adminTokenRevoked("ci"),
             .experimentDeleted("e"),
             .cohortDeleted("beta"),
@@ -92,10 +98,12 @@ enum EveryRecordKind {
         case .componentDeleted: "componentDeleted"
         case .appProfilePut: "appProfilePut"
         case .appProfileDeleted: "appProfileDeleted"
+        case .pushDeviceSet: "pushDeviceSet"
+        case .pushDeviceRemoved: "pushDeviceRemoved"
         }
     }
 
-    static let kindCount = 20
+    static let kindCount = 22
 
     /// The records as the journal stores them: JSON with the next `lsn` (1, 2, …), as `StateJournal.append` writes.
     static func payloads(firstLSN: Int = 1) throws -> [[UInt8]] {

@@ -34,6 +34,31 @@ import WSProtocol
         #expect(StateKind(session) == .awaitingHello(deadline: Driver.deadline, upgradeToken: nil))
     }
 
+    @Test("push_token registers the signed-in device as targeting sees it; null removes it; no device, no registration")
+    func pushToken() throws {
+        var driver = Driver()
+        var session = try driver.signIn(user: "u1", appVersion: "5.2.0")
+        let steps = driver.receive(&session, .pushToken(provider: .apns, token: "ab12", topic: "com.x"))
+        guard case .pushDeviceRegistered(let device)? = steps.first, steps.count == 1 else {
+            Issue.record("expected one registration, got \(steps.map(\.name))")
+            return
+        }
+        #expect(device.user == "u1" && device.device == "d-1" && device.token == "ab12" && device.topic == "com.x")
+        #expect(device.platform == "ios" && device.appVersion == SemanticVersion("5.2.0"))
+        let removed = driver.receive(&session, .pushTokenRemoved)
+        guard case .pushDeviceRemoved(let key)? = removed.first else {
+            Issue.record("expected a removal, got \(removed.map(\.name))")
+            return
+        }
+        #expect(key == DeviceKey(user: "u1", device: "d-1"))
+
+        var anonymousOfNoDevice = Session(helloDeadline: Driver.deadline, upgradeToken: nil)
+        _ = driver.receive(&anonymousOfNoDevice, Driver.hello(token: Driver.token(user: "u2"), device: nil))
+        let refused = driver.receive(&anonymousOfNoDevice, .pushToken(provider: .fcm, token: "f", topic: nil))
+        #expect(refused.map(\.name) == ["error:bad_message"])
+        #expect(driver.receive(&anonymousOfNoDevice, .pushTokenRemoved).map(\.name) == ["error:bad_message"])
+    }
+
     @Test("an invalid message is answered with its error before and after hello; the state is unchanged")
     func invalidMessage() throws {
         var driver = Driver()
@@ -1302,6 +1327,8 @@ extension SessionTests {
         case awaitsScreen(String)
         case stoppedAwaiting(String)
         case sendHeartbeats
+        case pushDeviceRegistered(PushDevice)
+        case pushDeviceRemoved(DeviceKey)
 
         init(_ action: Session.Action) {
             switch action {
@@ -1335,6 +1362,8 @@ extension SessionTests {
             case .awaitsScreen(let screen): self = .awaitsScreen(screen)
             case .stoppedAwaiting(let screen): self = .stoppedAwaiting(screen)
             case .sendHeartbeats: self = .sendHeartbeats
+            case .pushDeviceRegistered(let device): self = .pushDeviceRegistered(device)
+            case .pushDeviceRemoved(let key): self = .pushDeviceRemoved(key)
             }
         }
 
@@ -1360,6 +1389,8 @@ extension SessionTests {
             case .awaitsScreen: return "awaitsScreen"
             case .stoppedAwaiting: return "stoppedAwaiting"
             case .sendHeartbeats: return "sendHeartbeats"
+            case .pushDeviceRegistered: return "pushDeviceRegistered"
+            case .pushDeviceRemoved: return "pushDeviceRemoved"
             }
         }
 

@@ -14,7 +14,7 @@ src="$here/src"
 
 # Dependencies first (a module's top-level code may use what an earlier one defines).
 modules="json-patch canonical-json sha256 screen-hash storage component-capabilities fetch-screen reconnect-schedule
-link-liveness transport sync-ledger render-error client-session pushhub"
+link-liveness transport sync-ledger render-error client-session pushed-sync pushhub"
 
 fail() { echo "bundle.sh: $*" >&2; exit 1; }
 

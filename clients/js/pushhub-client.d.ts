@@ -128,6 +128,12 @@ export interface Sync {
   receivedAt: number;
 }
 
+/**
+ * A device's push token for the hub's silent-push fallback (DESIGN §17): APNs (the device token
+ * as hex, the app's bundle id as `topic`) or FCM (the registration token).
+ */
+export type PushToken = { provider: "apns"; token: string; topic: string } | { provider: "fcm"; token: string };
+
 export interface PushHubEvents {
   state: { state: ConnectionState };
   /** `epoch`: the hub state's identity (versions and sync seqs count within it); undefined from hubs before epochs. */
@@ -168,6 +174,8 @@ export declare class PushHub {
     pending: number; deadLinks: number; epochChanges: number;
     /** `track` calls accepted; those dropped unsent (beyond 100 waiting for a connection, or after the client closed for good). */
     tracks: number; tracksDropped: number;
+    /** Syncs handed to the app from a silent push (`handlePush`), not seen on the socket before. */
+    pushedSyncs: number;
   };
   /**
    * Follows `screen`; `onTree` gets each new tree. If `onTree` throws (or its promise rejects) for
@@ -202,6 +210,23 @@ export declare class PushHub {
    * units already served a variant, and answers a bad one with an `error` event (code "bad_track").
    */
   track(event: string, value?: number): void;
+  /**
+   * Registers the device's push token (DESIGN §17), or removes it with null (sign-out): sent at
+   * once when live and after every welcome, kept in storage so that a restart sends it again (the
+   * same token again changes nothing). A client with a token but no `device` gets one generated
+   * and kept, and reconnects at once if it was connected without one. Throws a TypeError for
+   * anything but a PushToken or null; the promise settles once the token is handled.
+   */
+  setPushToken(token: PushToken | null): Promise<void>;
+  /**
+   * Hands the sync a silent push carries to the `onSync` handlers, without the jitter wait:
+   * APNs userInfo (`{ aps, pushhub: {…} }`), an FCM data map (`{ pushhub: "<JSON text>" }`) or a
+   * React Native module's message with either in `data`. Each sync id reaches the app once,
+   * whichever way came first (the last 64 handled are kept in storage); a push does not move
+   * `lastSync`. Resolves to false at once for a push that is not PushHub's, else to true once the
+   * handlers settled (at once for a sync handed over already).
+   */
+  handlePush(payload: unknown): Promise<boolean>;
   /** `fetchScreen(screen)` as this client (its token, device, app, storage); `If-None-Match` is the hash it holds. Needs no live connection. */
   fetchScreen(screen: string, options?: { signal?: AbortSignal }): Promise<FetchedScreen>;
   close(): void;

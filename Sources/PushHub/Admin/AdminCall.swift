@@ -25,6 +25,16 @@ struct AdminCall {
     /// The first value of query parameter `name`.
     func query(_ name: String) -> String? { head.query.first { $0.name == name }?.value }
 
+    /// `?limit=N`: how many entries a list may show, from 1 to `max` (`value` when not asked).
+    func limit(default value: Int, max: Int = .max) throws(AdminError) -> Int {
+        guard let text = query("limit") else { return value }
+        guard let limit = Int(text), (1...max).contains(limit) else {
+            let range = max == .max ? "of 1 or more" : "from 1 to \(max)"
+            throw AdminError(400, "bad_limit", "limit must be a whole number \(range) (got \"\(text)\")")
+        }
+        return limit
+    }
+
     /// Makes `records` durable, then answers 200 with `answer` (of the loops' answers when
     /// `gathering`); a change that lost the race for the shared journal's next entry is made
     /// again from the start (`reply.retry`).

@@ -20,6 +20,7 @@ enum AdminRouteTable {
         AdminRoute("GET", "/v1/audit", .scope(.read), .read, query: ["limit"], AuditRoutes.recent),
         AdminRoute("GET", "/v1/clients", .scope(.read), .read, query: ["user"], SyncRoutes.clients),
         AdminRoute("GET", "/v1/clients/summary", .scope(.read), .read, SyncRoutes.clientSummary),
+        AdminRoute("GET", "/v1/devices", .scope(.read), .read, query: ["user", "device", "limit"], DeviceRoutes.list),
 
         // Screens.
         AdminRoute("GET", "/v1/screens", .scope(.read), .read, ScreenRoutes.list),

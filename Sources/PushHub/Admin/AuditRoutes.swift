@@ -10,15 +10,7 @@ struct AuditRoutes: AdminHandlers {
 
     func recent() throws(AdminError) {
         let plane = call.plane
-        var limit = Self.defaultLimit
-        if let text = call.query("limit") {
-            guard let value = Int(text), (1...plane.audit.capacity).contains(value) else {
-                throw AdminError(
-                    400, "bad_limit", "limit must be a whole number from 1 to \(plane.audit.capacity) (got \"\(text)\")"
-                )
-            }
-            limit = value
-        }
+        let limit = try call.limit(default: Self.defaultLimit, max: plane.audit.capacity)
         let entries = plane.audit.recent(limit)
         call.reply.json(
             200,

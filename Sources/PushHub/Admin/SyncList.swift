@@ -6,13 +6,7 @@ extension SyncRoutes {
     /// `GET /v1/syncs/{id}` answers it — so the console can follow the receipts of a sync that
     /// hubctl or the backend sent.
     func list() throws(AdminError) {
-        var limit = Self.defaultListLimit
-        if let text = call.query("limit") {
-            guard let value = Int(text), value >= 1 else {
-                throw AdminError(400, "bad_limit", "limit must be a whole number of 1 or more (got \"\(text)\")")
-            }
-            limit = value
-        }
+        let limit = try call.limit(default: Self.defaultListLimit)
         let now = WallClock.nowMilliseconds()
         let live = Array(call.state.view.syncs.syncs.reversed().lazy.filter { $0.expiresAt > now }.prefix(limit))
         call.gatherReceipts(seqs: live.map(\.seq)) { [plane, reply] receipts in

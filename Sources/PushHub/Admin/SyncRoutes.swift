@@ -12,7 +12,9 @@ struct SyncRoutes: AdminHandlers {
     var reply: AdminReply { call.reply }
 
     static let maxHintBytes = 1024
-    static let fields = ["target", "reason", "scope", "hint", "ttl", "spread", "collapse", "mandatory", "dry_run"]
+    static let fields = [
+        "target", "reason", "scope", "hint", "ttl", "spread", "collapse", "mandatory", "push", "dry_run",
+    ]
 
     /// `POST /v1/syncs`: sends a sync, or with `"dry_run": true` counts whom it would reach.
     func send() throws(AdminError) {
@@ -44,7 +46,11 @@ struct SyncRoutes: AdminHandlers {
         let spread = try duration(request, "spread", default: .zero, max: .seconds(3600))
         let collapse = try optionalString(request, "collapse")
         let mandatory = try bool(request, "mandatory")
+        let push = try pushMode(request)
         if try bool(request, "dry_run") {
+            // Devices it would push: those registered that the target reaches (before those
+            // connected when it is made are left out, for "offline").
+            let registered = push == .none ? nil : call.state.devices.devices(for: target, in: call.state.view).count
             call.gather(.reach(target)) { [reply] answers in
                 var connections = 0
                 var users = Set<String>()
@@ -52,12 +58,12 @@ struct SyncRoutes: AdminHandlers {
                     connections += count
                     users.formUnion(names)
                 }
-                reply.json(
-                    200,
-                    .object([
-                        "dry_run": .bool(true), "targeted_online": .number(Double(connections)),
-                        "users": .number(Double(users.count)),
-                    ]))
+                var answer: JSONObject = [
+                    "dry_run": .bool(true), "targeted_online": .number(Double(connections)),
+                    "users": .number(Double(users.count)),
+                ]
+                if let registered { answer["push_devices"] = .number(Double(registered)) }
+                reply.json(200, .object(answer))
             }
             return
         }
@@ -66,13 +72,30 @@ struct SyncRoutes: AdminHandlers {
             seq: call.state.view.syncs.lastSeq + 1, target: target, reason: reason, scope: scope, hint: hint,
             collapse: collapse, mandatory: mandatory, createdAt: now,
             expiresAt: now + Int(ttl.nanoseconds / 1_000_000), spreadMilliseconds: Int(spread.nanoseconds / 1_000_000),
-            jitterMilliseconds: plane.config.syncJitterMilliseconds)
-        call.commit([.syncAppended(sync)], gathering: true) { answers in
-            .object([
+            jitterMilliseconds: plane.config.syncJitterMilliseconds, push: push)
+        call.commit([.syncAppended(sync)], gathering: true) { [plane] answers in
+            var answer: JSONObject = [
                 "id": .string(sync.id), "seq": .number(Double(sync.seq)),
                 "targeted_online": .number(Double(answers.totalCount)),
-            ])
+            ]
+            if push != .none { answer["push_queued"] = .number(Double(plane.push(sync, connected: answers))) }
+            return .object(answer)
         }
+    }
+
+    /// `"push": "none" | "offline" | "always"` (DESIGN §17); one this hub cannot send is refused.
+    private func pushMode(_ request: JSONValue) throws(AdminError) -> PushMode {
+        guard let value = request["push"], value != .null else { return .none }
+        guard let mode = value.stringValue.flatMap(PushMode.init(rawValue:)) else {
+            throw AdminError(400, "bad_push", "\"push\" must be \"none\", \"offline\" or \"always\"")
+        }
+        if mode != .none, plane.pushes == nil {
+            throw AdminError(
+                400, "push_not_configured",
+                "this hub has no push provider: start it with --apns-key/--apns-key-id/--apns-team or "
+                    + "--fcm-credentials (docs/push.md)")
+        }
+        return mode
     }
 
     /// `GET /v1/syncs/{id}`: the sync with its receipts.

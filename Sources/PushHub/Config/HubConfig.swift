@@ -81,6 +81,8 @@ public struct HubConfig: Sendable {
     /// TLS to Redis (a `rediss://` URL): whom to trust (`--redis-ca`, else the system's CAs).
     var redisTLS: TLSClientContext?
     var redisMaster: String?
+    /// Silent pushes through APNs and FCM (DESIGN §17); neither configured by default.
+    public var push = PushSettings()
     /// Largest admin request body (DESIGN: 4 MiB).
     public var maxAdminBodyBytes = 4 << 20
 

@@ -20,6 +20,8 @@ public enum HubOptions {
                        [--log-level debug|info|warning|error]
                        [--handshake-timeout D] [--hello-timeout D] [--ping-interval D] [--idle-timeout D]
                        [--drain-timeout D] [--redis URL [--redis-ca FILE]] [--redis-sentinel HOST:PORT,… --redis-master NAME]
+                       [--apns-key FILE --apns-key-id ID --apns-team ID] [--fcm-credentials FILE]
+                       [--apns-url URL] [--fcm-url URL] [--push-ca FILE] [--push-queue N]
 
         OPTIONS:
           --config FILE        settings as JSON, keys named after the flags (keep_versions, log_level, …);
@@ -68,6 +70,15 @@ public enum HubOptions {
           --redis-sentinel HOST:PORT,…  find the master through Redis Sentinel, with --redis-master NAME;
                                --redis then gives only the credentials and database (env PUSHHUB_REDIS_SENTINEL,
                                PUSHHUB_REDIS_MASTER)
+          --apns-key FILE      silent pushes to iOS devices through APNs (docs/push.md): the token-signing key
+                               (.p8) with --apns-key-id ID and --apns-team ID (env PUSHHUB_APNS_KEY, …)
+          --fcm-credentials FILE  silent pushes to Android devices through FCM: a service account's JSON
+                               (env PUSHHUB_FCM_CREDENTIALS)
+          --apns-url URL       where APNs is (default https://api.push.apple.com; the sandbox is
+                               https://api.sandbox.push.apple.com)
+          --fcm-url URL        where FCM is (default https://fcm.googleapis.com)
+          --push-ca FILE       the CAs (PEM) the push providers' certificates must chain to (default: the system's)
+          --push-queue N       pushes waiting per provider; beyond, a push fails at once (default 500000)
           --log-level LEVEL    env PUSHHUB_LOG_LEVEL; default info
           --version            print the version and the commit it was built from
           -h, --help           show this help
@@ -243,6 +254,7 @@ public enum HubOptions {
         case (_?, nil): throw UsageError(description: "--redis-sentinel needs --redis-master (the name Sentinel monitors)")
         case (nil, _?): throw UsageError(description: "--redis-master needs --redis-sentinel (where Sentinel listens)")
         }
+        config.push = try pushSettings(values)
         if let text = values["--compression"] { config.compression = try Self.switchSetting("--compression", text) }
         config.tls = try tlsContext(values, certificate: "--tls-cert", key: "--tls-key")
         config.adminTLS = try tlsContext(values, certificate: "--admin-tls-cert", key: "--admin-tls-key")
@@ -254,6 +266,40 @@ public enum HubOptions {
             level = parsed
         }
         return (config, level, help, version, values["--check-config"] != nil)
+    }
+
+    /// The push providers' flags (DESIGN §17): APNs's three together, URLs as https://host[:port].
+    static func pushSettings(_ values: [String: String]) throws(UsageError) -> PushSettings {
+        var settings = PushSettings()
+        let apns = ["--apns-key", "--apns-key-id", "--apns-team"]
+        let given = apns.filter { values[$0] != nil }
+        if !given.isEmpty && given.count < apns.count {
+            let missing = apns.filter { values[$0] == nil }.joined(separator: " and ")
+            throw UsageError(description: "\(given.joined(separator: " and ")) needs \(missing) (APNs token-based auth)")
+        }
+        for flag in given where values[flag]!.isEmpty { throw UsageError(description: "\(flag) wants a value") }
+        settings.apnsKey = values["--apns-key"]
+        settings.apnsKeyID = values["--apns-key-id"]
+        settings.apnsTeam = values["--apns-team"]
+        if let path = values["--fcm-credentials"] {
+            guard !path.isEmpty else { throw UsageError(description: "--fcm-credentials wants a file") }
+            settings.fcmCredentials = path
+        }
+        for (flag, keyPath) in [("--apns-url", \PushSettings.apnsEndpoint), ("--fcm-url", \PushSettings.fcmEndpoint)] {
+            guard let text = values[flag] else { continue }
+            guard let endpoint = PushEndpoint(url: text) else {
+                throw UsageError(description: "\(flag) wants https://HOST[:PORT], not '\(text)'")
+            }
+            settings[keyPath: keyPath] = endpoint
+        }
+        settings.caFile = values["--push-ca"]
+        if let text = values["--push-queue"] {
+            guard let count = Int(text), (1...10_000_000).contains(count) else {
+                throw UsageError(description: "--push-queue wants 1...10000000, not '\(text)'")
+            }
+            settings.maxQueued = count
+        }
+        return settings
     }
 
     /// The TLS context a pair of flags names: both or neither.
@@ -320,6 +366,9 @@ public enum HubOptions {
         "--admin-tls-cert": "PUSHHUB_ADMIN_TLS_CERT", "--admin-tls-key": "PUSHHUB_ADMIN_TLS_KEY",
         "--redis": "PUSHHUB_REDIS", "--redis-sentinel": "PUSHHUB_REDIS_SENTINEL", "--redis-master": "PUSHHUB_REDIS_MASTER",
         "--redis-ca": "PUSHHUB_REDIS_CA",
+        "--apns-key": "PUSHHUB_APNS_KEY", "--apns-key-id": "PUSHHUB_APNS_KEY_ID", "--apns-team": "PUSHHUB_APNS_TEAM",
+        "--apns-url": "PUSHHUB_APNS_URL", "--fcm-credentials": "PUSHHUB_FCM_CREDENTIALS", "--fcm-url": "PUSHHUB_FCM_URL",
+        "--push-ca": "PUSHHUB_PUSH_CA", "--push-queue": "PUSHHUB_PUSH_QUEUE",
     ]
 
     /// `--flag=value` → ("--flag", "value").

@@ -41,6 +41,8 @@ final class ControlPlane {
     private var awaitingCatchUp: [Mutation] = []
     /// The experiments' results (DESIGN §6), kept beside the state.
     let results: ExperimentResults
+    /// Silent pushes to offline devices (DESIGN §17); nil when no provider is configured.
+    let pushes: PushDispatcher?
     /// The audit log's recent entries (`GET /v1/audit`); on this thread only, like `state`.
     var audit = AuditRing()
     /// Renditions and frames derived here; what a publish prepares is sent to the loops with it.
@@ -75,8 +77,9 @@ final class ControlPlane {
     init(
         config: HubConfig, metrics: Metrics, adminToken: String, clientAddress: SocketAddress, log: any StateLog,
         peers: (any HubPeers)?, state restored: HubState, epoch: String, results: any ResultsLog,
-        notifier: ServiceNotifier? = nil, startedAt: Int = WallClock.nowMilliseconds()
+        pushes: PushDispatcher? = nil, notifier: ServiceNotifier? = nil, startedAt: Int = WallClock.nowMilliseconds()
     ) {
+        self.pushes = pushes
         self.config = config
         self.metrics = metrics
         self.adminToken = adminToken
@@ -96,6 +99,7 @@ final class ControlPlane {
             self.judgeRelease(screen: screen, id: release)
         }
         judgeRollingReleases()
+        attachPushes()
     }
 
     /// Restores the state where the configuration keeps it (`OpenedStateLog`).
@@ -107,21 +111,23 @@ final class ControlPlane {
         let opened = try OpenedStateLog(
             config: config, metrics: metrics, adminToken: adminToken, jwtSecret: jwtSecret, clientAddress: clientAddress,
             startedAt: startedAt, dataDirectory: dataDirectory)
+        let pushes = try PushDispatcher(settings: config.push, metrics: metrics.push, now: MonotonicClock.now())
         self.init(
             config: config, metrics: metrics, adminToken: adminToken, clientAddress: clientAddress, log: opened.log,
             peers: opened.peers, state: opened.state, epoch: opened.epoch,
-            results: opened.results, notifier: notifier,
+            results: opened.results, pushes: pushes, notifier: notifier,
             startedAt: startedAt)
     }
 
     /// What the control plane's loop drives besides the admin connections (the log's links).
-    var loopSources: [LoopSource] { log.sources }
+    var loopSources: [LoopSource] { log.sources + (pushes?.sources ?? []) }
 
     /// Called once the loop has stopped: leaves the other hubs, closes the log.
     func stopped() {
         let now = MonotonicClock.now()
         scatter.peers?.leave(now: now)
         log.close(now: now)
+        pushes?.close()
     }
 
     func attach(loops mailboxes: [Mailbox]) { scatter.attach(loops: mailboxes) }
@@ -157,6 +163,7 @@ final class ControlPlane {
         if !uncommitted.isEmpty && !log.isBusy { send(now: now) }
         log.tick(now: now)
         results.tickEnded(now: now)
+        pushes?.tick(now: now)
         scatter.peers?.tick(now: now)
         scatter.expire(now: now)
         housekeeping.tick(now: now)
@@ -176,6 +183,7 @@ final class ControlPlane {
         if !uncommitted.isEmpty && !log.isBusy { return 0 }
         return min(
             scatter.nextDeadline, log.nextDeadline, results.nextDeadline, scatter.peers?.nextDeadline ?? .max,
+            pushes?.nextDeadline ?? .max,
             housekeeping.nextDeadline, releasesJudgedAgainAt ?? .max)
     }
 
@@ -357,6 +365,26 @@ final class ControlPlane {
             let loops = (targetsInUse[screen]?[target] ?? 0) + (inUse ? 1 : -1)
             targetsInUse[screen, default: [:]][target] = loops > 0 ? loops : nil
             if targetsInUse[screen]?.isEmpty == true { targetsInUse[screen] = nil }
+        case .pushDeviceRegistered(let device):
+            // Apps register on every connect: only a change is journaled.
+            if let known = state.devices.devices[device.key], known.isSameRegistration(as: device) { return }
+            keepPushRegistration(.pushDeviceSet(device), event: event)
+        case .pushDeviceRemoved(let key):
+            guard state.devices.devices[key] != nil else { return }
+            keepPushRegistration(.pushDeviceRemoved(key, token: nil), event: event)
+        }
+    }
+}
+
+extension ControlPlane {
+    /// Makes a client's push registration durable; scaled out, one that lost the race is judged
+    /// again against the state it lost to.
+    fileprivate func keepPushRegistration(_ record: HubRecord, event: LoopEvent) {
+        let retry = { [unowned self] in self.received(event) }
+        mutate([record], retry: retry) { result in
+            if case .failure(let error) = result {
+                Log.error("a push registration could not be made durable", [("error", error.message)])
+            }
         }
     }
 }

@@ -16,6 +16,8 @@ enum LoopQuery: Sendable {
     case releaseReach(ReleaseReach)
     /// The signed-in connections counted by what decides their capabilities (DESIGN §16).
     case clientBuilds
+    /// Which of these devices have a signed-in connection (a push retry, DESIGN §17).
+    case devicesOnline([DeviceKey])
 }
 
 /// A release's exposure to ask the loops about (DESIGN §15 dry runs): its screen, id and QA
@@ -35,6 +37,9 @@ enum LoopAnswer: Sendable {
     case published(sent: Int, renditions: Set<RenditionKey>)
     /// A count: subscribers told a screen is gone, or connections a sync targeted.
     case count(Int)
+    /// A sync pushed to offline devices (DESIGN §17): the connections it targeted and their
+    /// devices, which are online and so not pushed.
+    case syncTargets(count: Int, devices: [DeviceKey])
     case reach(connections: Int, users: Set<String>)
     case renderTargets([RenderTarget: Int])
     case subscribers([String: Int])
@@ -42,6 +47,8 @@ enum LoopAnswer: Sendable {
     /// Subscribers of the screen, those the asked percent exposes, and those exposed already.
     case releaseReach(subscribers: Int, exposed: Int, exposedBefore: Int)
     case clientBuilds([ClientBuild: Int])
+    /// The devices asked about that have a signed-in connection here.
+    case devicesOnline([DeviceKey])
     /// Scaled out: another hub's receipts of the syncs asked about, by seq (its control plane
     /// answers, not its loops).
     case receipts([Int: ReceiptCounts])
@@ -58,8 +65,26 @@ extension [LoopAnswer] {
     /// The sum of the `.count` answers (a sync's targets, a deletion's subscribers).
     var totalCount: Int {
         var total = 0
-        for case .count(let count) in self { total += count }
+        for answer in self {
+            switch answer {
+            case .count(let count), .syncTargets(let count, _): total += count
+            default: continue
+            }
+        }
         return total
+    }
+
+    /// The devices the `.syncTargets` (connected when the sync was made) and `.devicesOnline`
+    /// answers name.
+    var connectedDevices: Set<DeviceKey> {
+        var devices = Set<DeviceKey>()
+        for answer in self {
+            switch answer {
+            case .syncTargets(_, let keys), .devicesOnline(let keys): devices.formUnion(keys)
+            default: continue
+            }
+        }
+        return devices
     }
 }
 
@@ -74,6 +99,9 @@ enum LoopEvent: Sendable {
     case result(ResultEvent, sessionWasServed: Bool)
     /// A loop started (true) or stopped (false) having subscribers of `screen` seen as `target`.
     case targetInUse(screen: String, RenderTarget, Bool)
+    /// A client registered a push token (DESIGN §17), or removed its device's registration.
+    case pushDeviceRegistered(PushDevice)
+    case pushDeviceRemoved(DeviceKey)
 }
 
 /// One scatter-gather in flight on the control plane: the answers so far and what to do with

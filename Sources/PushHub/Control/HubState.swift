@@ -15,6 +15,8 @@ struct HubState {
     /// Each screen's kept releases (DESIGN §15), oldest first: the last `keptReleases`; a rolling
     /// one is the last (and in `view.releases`).
     private(set) var releases: [String: [Release]] = [:]
+    /// The devices' push registrations (DESIGN §17): the control plane's alone (loops never push).
+    private(set) var devices = DeviceRegistry()
     let keepVersions: Int
     static let keptReleases = 20
 
@@ -83,6 +85,12 @@ struct HubState {
             change = componentsChanged { $0.put(profile) }
         case .appProfileDeleted(let platform, let appVersion):
             change = componentsChanged { $0.deleteProfile(platform: platform, appVersion: appVersion) }
+        case .pushDeviceSet(let device):
+            devices.set(device)
+            change = nil
+        case .pushDeviceRemoved(let key, let token):
+            devices.remove(key, token: token)
+            change = nil
         }
         if let change { view.apply(change, keepVersions: keepVersions) }
         return change
@@ -241,6 +249,9 @@ struct HubState {
         }
         for platform in registry.profiles.keys.sorted() {
             for profile in registry.profiles[platform]! { records.append(.appProfilePut(profile)) }
+        }
+        for key in devices.devices.keys.sorted(by: { ($0.user ?? "", $0.device) < ($1.user ?? "", $1.device) }) {
+            records.append(.pushDeviceSet(devices.devices[key]!))
         }
         return records
     }

@@ -165,7 +165,10 @@ final class Shard {
             cache.forget(screen: release.screen, keeping: (view.screens[release.screen] ?? []) + [release.candidate])
             answer = .count(bringSubscribersUpToDate(release.screen))
         case .syncAppended(let sync):
-            answer = .count(deliver(sync))
+            var devices: [DeviceKey]?
+            if sync.push == .offline, reply != nil { devices = [] }
+            let count = deliver(sync, noting: &devices)
+            answer = devices.map { .syncTargets(count: count, devices: $0) } ?? .count(count)
         case .componentsChanged:
             answer = .count(renderAgain())
         case .cohortChanged, .stickyRecorded:
@@ -252,19 +255,23 @@ final class Shard {
     }
 
     /// Delivers `sync` to every signed-in client here it targets, now or spread over its window.
+    /// - Parameter devices: when not nil, the targets' devices are added (a sync pushed to the
+    ///   devices that are offline).
     /// - Returns: how many it targets.
-    private func deliver(_ sync: Sync) -> Int {
+    private func deliver(_ sync: Sync, noting devices: inout [DeviceKey]?) -> Int {
         var count = 0
         if sync.spreadMilliseconds == 0 {
             // One pass: each target gets the sync as it is found.
             forEachTarget(of: sync.target) { connection in
                 count += 1
+                if devices != nil { note(connection, in: &devices) }
                 deliverNow(sync, to: connection)
             }
         } else {
             // Spread: the i-th of n targets here is due at start + spread × i / n.
             var targets: [WebSocketConnection] = []
             forEachTarget(of: sync.target) { targets.append($0) }
+            if devices != nil { for connection in targets { note(connection, in: &devices) } }
             count = targets.count
             let spread = UInt64(sync.spreadMilliseconds) * 1_000_000
             for (i, connection) in targets.enumerated() {
@@ -278,6 +285,11 @@ final class Shard {
         }
         sync.receipts.targetedOnline.add(count, ordering: .relaxed)
         return count
+    }
+
+    private func note(_ connection: WebSocketConnection, in devices: inout [DeviceKey]?) {
+        guard let client = ready(connection)?.attributes, !client.device.isEmpty else { return }
+        devices?.append(DeviceKey(user: client.user, device: client.device))
     }
 
     private func deliverNow(_ sync: Sync, to connection: WebSocketConnection) {
@@ -357,8 +369,31 @@ final class Shard {
             var counts: [ClientBuild: Int] = [:]
             loop.forEachConnection { if let ready = ready($0) { counts[ClientBuild(ready.attributes), default: 0] += 1 } }
             answer = .clientBuilds(counts)
+        case .devicesOnline(let keys):
+            answer = .devicesOnline(devicesOnline(keys))
         }
         control.post(.event(.answer(reply, answer)))
+    }
+
+    /// Which of `keys` have a signed-in connection here: a user's through the user index, an
+    /// anonymous device's by one pass over the connections (retries are rare).
+    private func devicesOnline(_ keys: [DeviceKey]) -> [DeviceKey] {
+        let wanted = Set(keys)
+        var online: [DeviceKey] = []
+        func consider(_ connection: WebSocketConnection) {
+            guard let client = ready(connection)?.attributes else { return }
+            let key = DeviceKey(user: client.user, device: client.device)
+            if wanted.contains(key) { online.append(key) }
+        }
+        for user in Set(keys.compactMap(\.user)) {
+            for token in byUser[user] ?? [] { loop.connection(token).map(consider) }
+        }
+        if keys.contains(where: { $0.user == nil }) {
+            loop.forEachConnection { connection in
+                if ready(connection)?.attributes.user == nil { consider(connection) }
+            }
+        }
+        return online
     }
 
     /// The subscribers of the release's screen here, those `reach.basisPoints` would expose, and
@@ -430,6 +465,10 @@ final class Shard {
                 metrics.coalesced.add(1, ordering: .relaxed)
             case .subscriptionRefused:
                 metrics.subscriptionRefusals.add(1, ordering: .relaxed)
+            case .pushDeviceRegistered(let device):
+                control.post(.event(.pushDeviceRegistered(device)))
+            case .pushDeviceRemoved(let key):
+                control.post(.event(.pushDeviceRemoved(key)))
             }
         }
         actions.removeAll(keepingCapacity: true)
@@ -474,7 +513,8 @@ extension Session.Action {
         switch self {
         case .send, .coalesced: true
         case .close, .signedIn, .subscribed, .awaitsScreen, .stoppedAwaiting, .sendHeartbeats, .retargeted,
-            .unsubscribed, .delivered, .acked, .result, .stickyAssigned, .subscriptionRefused:
+            .unsubscribed, .delivered, .acked, .result, .stickyAssigned, .subscriptionRefused, .pushDeviceRegistered,
+            .pushDeviceRemoved:
             false
         }
     }

@@ -57,6 +57,8 @@ public final class Metrics: Sendable {
     /// events dropped because the shared results stream was away too long.
     public let resultEvents = Atomic<Int>(0)
     public let resultsDropped = Atomic<Int>(0)
+    /// Silent pushes (DESIGN §17).
+    public let push = PushMetrics()
     /// Releases halted (DESIGN §15) by their guard and by an operator (`/metrics` shows them
     /// with the release gauges, `ControlPlane.releaseMetricsText`).
     public let releaseHaltsByGuard = Atomic<Int>(0)
@@ -277,6 +279,6 @@ public final class Metrics: Sendable {
                 + loops.map { "\(name){loop=\"\($0.index)\",role=\"\($0.role)\"} \(value($0))\n" }.joined()
         }.joined()
         return labelled + rows.map { exposition($0.0, $0.1, $0.2, String($0.3)) }.joined()
-            + seconds.map { exposition($0.0, $0.1, $0.2, String($0.3)) }.joined()
+            + seconds.map { exposition($0.0, $0.1, $0.2, String($0.3)) }.joined() + push.exposition
     }
 }

@@ -31,6 +31,10 @@ enum HubRecord: Sendable {
     /// An app profile registered, replacing any at its platform and version.
     case appProfilePut(AppProfile)
     case appProfileDeleted(platform: String, appVersion: SemanticVersion)
+    /// A device's push registration (DESIGN §17), replacing any it had.
+    case pushDeviceSet(PushDevice)
+    /// A device's registration removed: with `token`, only while that is still its token.
+    case pushDeviceRemoved(DeviceKey, token: String?)
 
     /// Why a stored record cannot be restored.
     struct DecodingError: Error, CustomStringConvertible {
@@ -121,6 +125,21 @@ enum HubRecord: Sendable {
                 "kind": .string("app_profile_deleted"), "platform": .string(platform),
                 "app_version": .string(appVersion.description),
             ])
+        case .pushDeviceSet(let device):
+            return .object([
+                "kind": .string("push_device_set"), "user": device.user.map(JSONValue.string) ?? .null,
+                "device": .string(device.device), "provider": .string(device.provider.rawValue),
+                "token": .string(device.token), "topic": device.topic.map(JSONValue.string) ?? .null,
+                "platform": device.platform.map(JSONValue.string) ?? .null,
+                "app_version": device.appVersion.map { .string($0.description) } ?? .null,
+                "claim_cohorts": .array(device.claimCohorts.map(JSONValue.string)), "claims": .object(device.claims),
+                "at": .number(Double(device.updatedAt)),
+            ])
+        case .pushDeviceRemoved(let key, let token):
+            return .object([
+                "kind": .string("push_device_removed"), "user": key.user.map(JSONValue.string) ?? .null,
+                "device": .string(key.device), "token": token.map(JSONValue.string) ?? .null,
+            ])
         }
     }
 
@@ -170,13 +189,19 @@ enum HubRecord: Sendable {
                 throw DecodingError(description: "sync_appended: the target no longer parses: \(error.message)")
             }
             let hint = json["hint"].flatMap { $0 == .null ? nil : $0 }
+            let push = try fields.optionalString("push").map { text throws(DecodingError) -> PushMode in
+                guard let mode = PushMode(rawValue: text) else {
+                    throw DecodingError(description: "sync_appended: unknown push mode \"\(text)\"")
+                }
+                return mode
+            }
             self = .syncAppended(
                 Sync(
                     seq: try fields.int("seq"), target: target, reason: try fields.string("reason"),
                     scope: try fields.string("scope"), hint: hint, collapse: json["collapse"]?.stringValue,
                     mandatory: json["mandatory"] == .bool(true), createdAt: try fields.int("created_at"),
                     expiresAt: try fields.int("expires_at"), spreadMilliseconds: try fields.int("spread_ms"),
-                    jitterMilliseconds: try fields.int("jitter_ms")))
+                    jitterMilliseconds: try fields.int("jitter_ms"), push: push ?? .none))
         case "sync_numbered":
             self = .syncNumbered(try fields.int("last_seq"))
         case "admin_token_created":
@@ -224,6 +249,30 @@ enum HubRecord: Sendable {
         case "app_profile_deleted":
             self = .appProfileDeleted(
                 platform: try fields.string("platform"), appVersion: try fields.semanticVersion("app_version"))
+        case "push_device_set":
+            guard let provider = PushProvider(rawValue: try fields.string("provider")) else {
+                throw DecodingError(description: "push_device_set: unknown provider")
+            }
+            var appVersion: SemanticVersion?
+            if let text = try fields.optionalString("app_version") {
+                guard let version = SemanticVersion(text) else {
+                    throw DecodingError(description: "push_device_set: \"app_version\" is not a semantic version")
+                }
+                appVersion = version
+            }
+            guard case .object(let claims)? = json["claims"] else {
+                throw DecodingError(description: "\"claims\" is missing or not an object")
+            }
+            self = .pushDeviceSet(
+                PushDevice(
+                    user: try fields.optionalString("user"), device: try fields.string("device"), provider: provider,
+                    token: try fields.string("token"), topic: try fields.optionalString("topic"),
+                    platform: try fields.optionalString("platform"), appVersion: appVersion,
+                    claimCohorts: try fields.strings("claim_cohorts"), claims: claims, updatedAt: try fields.int("at")))
+        case "push_device_removed":
+            self = .pushDeviceRemoved(
+                DeviceKey(user: try fields.optionalString("user"), device: try fields.string("device")),
+                token: try fields.optionalString("token"))
         default:
             throw DecodingError(description: "unknown record kind \"\(kind)\"")
         }

@@ -215,7 +215,8 @@ final class ClusterJournal {
                 ops.append(.array([.string("delete"), .string(name)]))
             case .screenPublished, .screenDeleted, .screenNumbered, .cohortRuleSet, .experimentPut, .experimentDeleted,
                 .stickyAssigned, .syncAppended, .syncNumbered, .adminTokenCreated, .adminTokenRevoked, .releasePut,
-                .releaseStepped, .componentPut, .componentDeleted, .appProfilePut, .appProfileDeleted:
+                .releaseStepped, .componentPut, .componentDeleted, .appProfilePut, .appProfileDeleted, .pushDeviceSet,
+                .pushDeviceRemoved:
                 continue
             }
         }

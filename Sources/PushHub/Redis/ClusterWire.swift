@@ -80,6 +80,7 @@ extension LoopQuery {
                 "from_basis_points": reach.fromBasisPoints.map { .number(Double($0)) } ?? .null,
             ])
         case .clientBuilds: .object(["kind": .string("client_builds")])
+        case .devicesOnline(let devices): .object(["kind": .string("devices_online"), "devices": .array(devices.map(\.json))])
         }
     }
 
@@ -98,6 +99,9 @@ extension LoopQuery {
             self = .clients(user: json["user"]?.stringValue)
         case "client_builds":
             self = .clientBuilds
+        case "devices_online":
+            guard let list = json["devices"]?.arrayValue else { return nil }
+            self = .devicesOnline(list.compactMap(DeviceKey.init(json:)))
         case "release_reach":
             guard let screen = json["screen"]?.stringValue, let release = json["release"]?.stringValue,
                 let points = json["basis_points"]?.intValue
@@ -172,6 +176,13 @@ extension LoopAnswer {
                         JSONValue.object(["build": build.json, "count": .number(Double(count))])
                     }.sorted { JSONWriter.string($0) < JSONWriter.string($1) }),
             ])
+        case .syncTargets(let count, let devices):
+            return .object([
+                "kind": .string("sync_targets"), "count": .number(Double(count)),
+                "devices": .array(devices.map(\.json)),
+            ])
+        case .devicesOnline(let devices):
+            return .object(["kind": .string("devices_online"), "devices": .array(devices.map(\.json))])
         case .receipts(let counts):
             return .object([
                 "kind": .string("receipts"),
@@ -204,6 +215,12 @@ extension LoopAnswer {
         case "count":
             guard let count = int(json["count"]) else { return nil }
             self = .count(count)
+        case "sync_targets":
+            guard let count = int(json["count"]), let list = json["devices"]?.arrayValue else { return nil }
+            self = .syncTargets(count: count, devices: list.compactMap(DeviceKey.init(json:)))
+        case "devices_online":
+            guard let list = json["devices"]?.arrayValue else { return nil }
+            self = .devicesOnline(list.compactMap(DeviceKey.init(json:)))
         case "reach":
             guard let connections = int(json["connections"]), let users = json["users"]?.arrayValue else { return nil }
             self = .reach(connections: connections, users: Set(users.compactMap(\.stringValue)))
@@ -259,7 +276,8 @@ extension LoopAnswer {
                 guard let seq = int(item["seq"]) else { return nil }
                 counts[seq] = ReceiptCounts(
                     targetedOnline: int(item["targeted_online"]) ?? 0, delivered: int(item["delivered"]) ?? 0,
-                    acked: int(item["acked"]) ?? 0)
+                    acked: int(item["acked"]) ?? 0, pushed: int(item["pushed"]) ?? 0,
+                    pushFailed: int(item["push_failed"]) ?? 0)
             }
             self = .receipts(counts)
         default:

@@ -58,6 +58,9 @@ struct Session {
         case coalesced
         /// A subscribe was refused at the per-connection limit (counted in /metrics).
         case subscriptionRefused
+        /// For the control plane: the client registered a push token, or removed its registration.
+        indirect case pushDeviceRegistered(PushDevice)
+        case pushDeviceRemoved(DeviceKey)
     }
 
     /// What every session of a loop shares: fixed at start.
@@ -90,6 +93,15 @@ struct Session {
     }
 
     // MARK: - Client messages
+
+    /// Push registrations are kept per device (DESIGN §17): the hello must have named one.
+    private static var pushTokenNeedsDevice: Action {
+        .send(
+            ServerMessage.error(
+                WireError(
+                    code: "bad_message", message: "push_token needs a device id: send \"device\" in hello",
+                    ref: "push_token")))
+    }
 
     /// A message that is not a valid v1 message (binary, bad JSON, missing fields).
     func receivedInvalid(_ error: WireError, out: inout [Action]) {
@@ -153,6 +165,15 @@ struct Session {
             reportRelease(
                 ready, screen: screen, version: version, .errored(component: component, message: message), view: view,
                 nowMilliseconds: nowMilliseconds, out: &out)
+        case (.ready(let ready), .pushToken(let provider, let token, let topic)):
+            let client = ready.attributes
+            guard !client.device.isEmpty else { return out.append(Self.pushTokenNeedsDevice) }
+            out.append(
+                .pushDeviceRegistered(PushDevice(client, provider: provider, token: token, topic: topic, at: nowMilliseconds)))
+        case (.ready(let ready), .pushTokenRemoved):
+            let client = ready.attributes
+            guard !client.device.isEmpty else { return out.append(Self.pushTokenNeedsDevice) }
+            out.append(.pushDeviceRemoved(DeviceKey(user: client.user, device: client.device)))
         case (.closed, _):
             break
         }
@@ -284,6 +305,7 @@ extension ClientMessage {
         case .rendered: "rendered"
         case .track: "track"
         case .renderError: "render_error"
+        case .pushToken, .pushTokenRemoved: "push_token"
         }
     }
 }

@@ -17,6 +17,8 @@ public final class Sync: Sendable {
     public let expiresAt: Int
     public let spreadMilliseconds: Int
     public let jitterMilliseconds: Int
+    /// Whether it also goes out as a silent push (DESIGN §17).
+    public let push: PushMode
     public let frame: [UInt8]
     public let receipts = Receipts()
 
@@ -27,18 +29,22 @@ public final class Sync: Sendable {
         public let targetedOnline = Atomic<Int>(0)
         public let delivered = Atomic<Int>(0)
         public let acked = Atomic<Int>(0)
+        /// Silent pushes the provider accepted, and those that failed for good (DESIGN §17).
+        public let pushed = Atomic<Int>(0)
+        public let pushFailed = Atomic<Int>(0)
 
-        /// The three counts as they are now.
+        /// The counts as they are now.
         var counts: ReceiptCounts {
             ReceiptCounts(
                 targetedOnline: targetedOnline.load(ordering: .relaxed), delivered: delivered.load(ordering: .relaxed),
-                acked: acked.load(ordering: .relaxed))
+                acked: acked.load(ordering: .relaxed), pushed: pushed.load(ordering: .relaxed),
+                pushFailed: pushFailed.load(ordering: .relaxed))
         }
     }
 
     public init(
         seq: Int, target: Target, reason: String, scope: String, hint: JSONValue?, collapse: String?, mandatory: Bool,
-        createdAt: Int, expiresAt: Int, spreadMilliseconds: Int, jitterMilliseconds: Int
+        createdAt: Int, expiresAt: Int, spreadMilliseconds: Int, jitterMilliseconds: Int, push: PushMode = .none
     ) {
         self.seq = seq
         self.target = target
@@ -51,6 +57,7 @@ public final class Sync: Sendable {
         self.expiresAt = expiresAt
         self.spreadMilliseconds = spreadMilliseconds
         self.jitterMilliseconds = jitterMilliseconds
+        self.push = push
         frame = Sync.frame(
             seq: seq, reason: reason, scope: scope, hint: hint, mandatory: mandatory, jitter: jitterMilliseconds)
     }
@@ -78,12 +85,15 @@ public final class Sync: Sendable {
     }
 
     var json: JSONValue {
-        .object([
+        var members: JSONObject = [
             "seq": .number(Double(seq)), "target": target.json, "reason": .string(reason), "scope": .string(scope),
             "hint": hint ?? .null, "collapse": collapse.map(JSONValue.string) ?? .null, "mandatory": .bool(mandatory),
             "created_at": .number(Double(createdAt)), "expires_at": .number(Double(expiresAt)),
             "spread_ms": .number(Double(spreadMilliseconds)), "jitter_ms": .number(Double(jitterMilliseconds)),
-        ])
+        ]
+        // Only when set: a record without it is what a hub before pushes wrote, and reads the same.
+        if push != .none { members["push"] = .string(push.rawValue) }
+        return .object(members)
     }
 }
 
@@ -92,18 +102,21 @@ struct ReceiptCounts: Equatable, Sendable {
     var targetedOnline = 0
     var delivered = 0
     var acked = 0
+    var pushed = 0
+    var pushFailed = 0
 
     static func + (a: ReceiptCounts, b: ReceiptCounts) -> ReceiptCounts {
         // Wrapping: the counts come from other hubs, and a bad one must not trap this one.
         ReceiptCounts(
             targetedOnline: a.targetedOnline &+ b.targetedOnline, delivered: a.delivered &+ b.delivered,
-            acked: a.acked &+ b.acked)
+            acked: a.acked &+ b.acked, pushed: a.pushed &+ b.pushed, pushFailed: a.pushFailed &+ b.pushFailed)
     }
 
     var json: JSONValue {
         .object([
             "targeted_online": .number(Double(targetedOnline)), "delivered": .number(Double(delivered)),
-            "acked": .number(Double(acked)),
+            "acked": .number(Double(acked)), "pushed": .number(Double(pushed)),
+            "push_failed": .number(Double(pushFailed)),
         ])
     }
 }

@@ -157,6 +157,14 @@ final class TLSStream {
     }
 
     var isHandshakeDone: Bool { SSL_is_init_finished(ssl) == 1 }
+    /// The protocol ALPN selected (RFC 7301), once the handshake is done; nil when none was.
+    var selectedProtocol: String? {
+        var data: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &data, &length)
+        guard let data, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+    }
     /// Whether this connection resumed an earlier session (an abbreviated handshake).
     var isResumed: Bool { SSL_session_reused(ssl) == 1 }
     /// Decrypted bytes OpenSSL holds that a read has not taken yet.

@@ -33,6 +33,10 @@ public enum ClientMessage: Equatable, Sendable {
     case track(event: String, value: Double?)
     /// The app failed to render `version` of `screen` (DESIGN §15): counted by a release's guard.
     case renderError(screen: String, version: Int, component: String?, message: String?)
+    /// The device's push token (DESIGN §17).
+    case pushToken(provider: PushProvider, token: String, topic: String?)
+    /// `"token": null`: the device's registration goes (sign-out); the provider may be left out.
+    case pushTokenRemoved
 
     /// Parses one text message.
     public static func parse(_ bytes: UnsafeRawBufferPointer) throws(WireError) -> ClientMessage {
@@ -119,6 +123,8 @@ public enum ClientMessage: Equatable, Sendable {
             return try track(json)
         case "render_error":
             return try renderError(json)
+        case "push_token":
+            return try pushToken(json)
         default:
             throw WireError(code: "unknown_type", message: "no message type \"\(type)\" in protocol v1", ref: type)
         }
@@ -187,6 +193,39 @@ extension ClientMessage {
         return .renderError(
             screen: screen, version: version, component: try text("component", atMost: maxRenderErrorComponent),
             message: try text("message", atMost: maxRenderErrorMessage))
+    }
+}
+
+extension ClientMessage {
+    /// The longest push token and APNs topic: tokens are 64 hex digits (APNs) or ~160 characters
+    /// (FCM) today; both services say they may grow, so there is room.
+    public static let maxPushTokenLength = 1024
+    public static let maxPushTopicLength = 255
+
+    private static func pushToken(_ json: JSONValue) throws(WireError) -> ClientMessage {
+        func refuse(_ message: String) -> WireError { WireError(code: "bad_message", message: message, ref: "push_token") }
+        if json["token"] == .null { return .pushTokenRemoved }
+        guard let name = json["provider"]?.stringValue, let provider = PushProvider(rawValue: name) else {
+            throw refuse("push_token needs \"provider\": \"apns\" or \"fcm\"")
+        }
+        /// Visible ASCII only: a token or topic goes into a URL path or an HTTP/2 header.
+        func printable(_ text: String) -> Bool { text.utf8.allSatisfy { (0x21...0x7E).contains($0) } }
+        guard let token = json["token"]?.stringValue else {
+            throw refuse("push_token needs \"token\": the provider's token, or null to remove it")
+        }
+        guard !token.isEmpty, token.utf8.count <= maxPushTokenLength, printable(token) else {
+            throw refuse("\"token\" must be 1 to \(maxPushTokenLength) visible ASCII characters (null removes it)")
+        }
+        var topic: String?
+        if let value = json["topic"], value != .null {
+            guard let text = value.stringValue, !text.isEmpty, text.utf8.count <= maxPushTopicLength, printable(text)
+            else { throw refuse("\"topic\" must be the app's bundle id (1 to \(maxPushTopicLength) visible characters)") }
+            topic = text
+        }
+        if provider == .apns, topic == nil {
+            throw refuse("an APNs push_token needs \"topic\": the app's bundle id")
+        }
+        return .pushToken(provider: provider, token: token, topic: topic)
     }
 }
 

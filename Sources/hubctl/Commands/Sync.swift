@@ -8,7 +8,7 @@ enum SyncCommand: Command {
     static let usage = """
         hubctl sync (--user U [--user U2 …] | --users-file F | --cohort C | --all [--yes]) [--platform P]
                     [--app-version RANGE] [--reason R] [--scope S] [--ttl 1h] [--collapse K] [--mandatory]
-                    [--spread 30s] [--dry-run]
+                    [--spread 30s] [--push offline|always] [--dry-run]
         hubctl sync status ID
         """
     static let options: [(String, String)] = [
@@ -19,11 +19,13 @@ enum SyncCommand: Command {
         ("--reason R", "why (default sync)"), ("--scope S", "what to refresh (default bundle)"),
         ("--ttl D", "keep for missed clients (default 24h)"),
         ("--collapse K", "collapse key"), ("--mandatory", "the client must apply it before continuing"),
-        ("--spread D", "spread delivery over D"), ("--dry-run", "only count who would get it"),
+        ("--spread D", "spread delivery over D"),
+        ("--push MODE", "also a silent push (APNs/FCM) to the devices offline, or to all targeted (docs/push.md)"),
+        ("--dry-run", "only count who would get it"),
     ]
 
     static let subcommands: [(String, String)] = [
-        ("status", "Show a sync's target and receipts: targeted online, delivered, acked.")
+        ("status", "Show a sync's target and receipts: targeted online, delivered, acked, pushed.")
     ]
 
     static func run(_ arguments: Arguments, client: AdminClient, output: Output) -> Int32 {
@@ -40,6 +42,8 @@ enum SyncCommand: Command {
                     ("targeted online", "\(receipts?["targeted_online"]?.intValue ?? 0)"),
                     ("delivered", "\(receipts?["delivered"]?.intValue ?? 0)"),
                     ("acked", "\(receipts?["acked"]?.intValue ?? 0)"),
+                    ("pushed", "\(receipts?["pushed"]?.intValue ?? 0)"),
+                    ("push failed", "\(receipts?["push_failed"]?.intValue ?? 0)"),
                 ])
             }
         }
@@ -68,7 +72,7 @@ enum SyncCommand: Command {
         var body: JSONObject = ["target": .object(target)]
         for (option, field) in [
             ("--reason", "reason"), ("--scope", "scope"), ("--ttl", "ttl"), ("--collapse", "collapse"),
-            ("--spread", "spread"),
+            ("--spread", "spread"), ("--push", "push"),
         ] {
             if let value = arguments.options[option]?.last { body[field] = .string(value) }
         }
@@ -83,15 +87,19 @@ enum SyncCommand: Command {
         }
         return request(client, output, "POST", "/v1/syncs", body: JSONWriter.write(.object(body))) { answer in
             if dryRun {
-                output.table([
+                var rows = [
                     ("would reach", "\(answer["targeted_online"]?.intValue ?? 0) connections"),
                     ("users", "\(answer["users"]?.intValue ?? 0)"),
-                ])
+                ]
+                if let devices = answer["push_devices"]?.intValue { rows.append(("push devices", "\(devices)")) }
+                output.table(rows)
             } else {
-                output.table([
+                var rows = [
                     ("sync", answer["id"]?.stringValue ?? ""), ("seq", "\(answer["seq"]?.intValue ?? 0)"),
                     ("targeted online", "\(answer["targeted_online"]?.intValue ?? 0)"),
-                ])
+                ]
+                if let queued = answer["push_queued"]?.intValue { rows.append(("pushes queued", "\(queued)")) }
+                output.table(rows)
             }
         }
     }

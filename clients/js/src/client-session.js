@@ -5,7 +5,9 @@ import { applyPatch } from "./json-patch.js";
 import { canonicalize } from "./canonical-json.js";
 import { checkedComponents } from "./component-capabilities.js";
 import { renderErrorMessage } from "./render-error.js";
-import { NO_VARIANTS, recordKey, scopeRecord, screenKey, storedScreen, variantMap } from "./storage.js";
+import {
+  handledSyncsKey, NO_VARIANTS, PUSH_TOKEN_KEY, recordKey, scopeRecord, screenKey, storedScreen, variantMap,
+} from "./storage.js";
 import { SyncLedger } from "./sync-ledger.js";
 
 export const PROTOCOL = 1;
@@ -59,6 +61,8 @@ const TRACK_EVENT = /^[A-Za-z0-9_.:-]{1,64}$/;
  * - While not live, at most one render report (`rendered` or `render_error`) per screen is owed:
  *   the latest made. Owed reports go after the next welcome, to the user and hub state they were
  *   made in only (a version drawn for another user or state means nothing there).
+ * - A sync reaches the app once per id, from the socket or a push (DESIGN §17); a push never moves
+ *   last_sync (SyncLedger). The push token, when set, goes after every welcome.
  */
 export class ClientSession {
   /**
@@ -85,13 +89,16 @@ export class ClientSession {
     /** Counters for the app's diagnostics (the transport counts `connects` and `deadLinks`). */
     this.stats = {
       connects: 0, welcomes: 0, snapshots: 0, patches: 0, unchanged: 0, resubscribes: 0, syncs: 0, duplicateSyncs: 0,
-      pending: 0, deadLinks: 0, epochChanges: 0, tracks: 0, tracksDropped: 0,
+      pending: 0, deadLinks: 0, epochChanges: 0, tracks: 0, tracksDropped: 0, pushedSyncs: 0,
     };
     this._syncs = new SyncLedger();
     this._pendingSubscribes = []; // screens whose subscribe awaits its first answer, in order
     this._owedReports = new Map(); // screen → its latest `rendered` or `render_error` message, sent once live
     this._pendingAcks = new Set();
     this._pendingTracks = []; // track messages waiting for a welcome, oldest first
+    /** The device's push token message ({ type: "push_token", provider, token, topic? }), null when none. */
+    this.pushToken = null;
+    this._owesPushTokenRemoval = false; // removed while not live: `token: null` goes after the next welcome
     /** Whether the client was closed for good: it will not connect again. */
     this.ended = false;
   }
@@ -169,7 +176,44 @@ export class ClientSession {
   }
 
   /**
-   * Makes `scope` the user whose storage is used, with its stored `record` ({ epoch, lastSync }):
+   * The app set the device's push token ({ provider: "apns", token, topic } or { provider: "fcm",
+   * token }), or removed it (null): stored, and sent at once while live, else after the next
+   * welcome (and after every welcome while set). The same token again changes nothing. A
+   * TypeError (nothing stored or sent) for anything else.
+   */
+  setPushToken(token) {
+    const message = pushTokenMessage(token);
+    if (JSON.stringify(message) === JSON.stringify(this.pushToken)) return [];
+    const hadToken = this.pushToken !== null;
+    this.pushToken = message;
+    this._owesPushTokenRemoval = false;
+    const actions = [{ type: "store", key: PUSH_TOKEN_KEY, value: message && JSON.stringify(message) }];
+    if (message) {
+      if (this.live) actions.push(send(message));
+    } else if (hadToken) {
+      if (this.live) actions.push(send(PUSH_TOKEN_REMOVAL));
+      else this._owesPushTokenRemoval = true;
+    }
+    return actions;
+  }
+
+  /**
+   * A silent push brought `message`, a sync object with a string `id` (DESIGN §17): scheduled at
+   * once (no jitter: the app runs briefly in the background) unless its id was seen already;
+   * last_sync does not move (the socket's copy of it moves it).
+   */
+  pushed(message) {
+    const waiting = this._syncs.pushed(message.id);
+    if (!waiting) {
+      this.stats.duplicateSyncs++;
+      return [];
+    }
+    this.stats.pushedSyncs++;
+    return [{ type: "schedule", sync: syncOf(message, 0), waiting }];
+  }
+
+  /**
+   * Makes `scope` the user whose storage is used, with its stored `record` ({ epoch, lastSync, handled }):
    * each subscribed screen is loaded again from it. What was held for the previous user is
    * forgotten, never delivered or sent as `have` for this one.
    */
@@ -180,7 +224,7 @@ export class ClientSession {
     this.scope = scope;
     this.epoch = record.epoch;
     this._forgetOwed();
-    this._syncs.reset(record.lastSync);
+    this._syncs.reset(record.lastSync, record.handled);
     const actions = [];
     for (const entry of this.screens.values()) {
       forget(entry);
@@ -281,7 +325,7 @@ export class ClientSession {
   /** The app's sync handlers returned for a scheduled sync: ack it and advance last_sync. */
   syncHandled(waiting) {
     if (!this._syncs.handled(waiting)) return []; // of another user or hub state: this hub does not know its id
-    const actions = this._saveLastSync();
+    const actions = [...this._saveLastSync(), ...this._store(handledSyncsKey(this.scope), JSON.stringify(this._syncs.handledIds))];
     if (this.live) actions.push(send({ type: "ack", sync: waiting.id }));
     else this._pendingAcks.add(waiting.id);
     return actions;
@@ -331,6 +375,7 @@ export class ClientSession {
       // Another hub state (a reset data dir, another cluster): versions and sync seqs counted in
       // the old one mean nothing here. Nothing stored is sent as `have` or shown again.
       this.stats.epochChanges++;
+      if (this._syncs.handledIds.length) actions.push(...this._store(handledSyncsKey(this.scope), null));
       for (const entry of this.screens.values()) {
         forget(entry);
         actions.push(...this._storeScreen(entry.screen, null));
@@ -350,6 +395,9 @@ export class ClientSession {
     this._owedReports.clear();
     for (const id of this._pendingAcks) actions.push(send({ type: "ack", sync: id }));
     this._pendingAcks.clear();
+    if (this.pushToken) actions.push(send(this.pushToken));
+    else if (this._owesPushTokenRemoval) actions.push(send(PUSH_TOKEN_REMOVAL));
+    this._owesPushTokenRemoval = false;
     for (const track of this._pendingTracks) actions.push(send(track));
     this._pendingTracks = [];
     return actions;
@@ -488,14 +536,10 @@ export class ClientSession {
     const waiting = this._syncs.received(message.id, message.seq);
     if (!waiting) {
       this.stats.duplicateSyncs++;
-      return [];
+      return this._saveLastSync(); // one seen in a push: last_sync may pass it now
     }
-    const sync = {
-      id: message.id, seq: message.seq, reason: message.reason, scope: message.scope, hint: message.hint,
-      mandatory: message.mandatory === true, jitterMs: message.jitter_ms,
-    };
     // A replay below last_sync (a first welcome, an epoch change) lowers it until handled.
-    return [...this._saveLastSync(), { type: "schedule", sync, waiting }];
+    return [...this._saveLastSync(), { type: "schedule", sync: syncOf(message, message.jitter_ms), waiting }];
   }
 
   _error(message) {
@@ -598,6 +642,31 @@ function variantsOf(entry, message) {
 function sameVariants(a, b) {
   const keys = Object.keys(a);
   return keys.length === Object.keys(b).length && keys.every((key) => b[key] === a[key]);
+}
+
+/** A sync object (from the socket or a push) as the app's handlers get it. */
+function syncOf(message, jitterMs) {
+  return {
+    id: message.id, seq: message.seq, reason: message.reason, scope: message.scope, hint: message.hint,
+    mandatory: message.mandatory === true, jitterMs,
+  };
+}
+
+/** The message removing this device's push token (sign-out). */
+const PUSH_TOKEN_REMOVAL = Object.freeze({ type: "push_token", token: null });
+
+/** The `push_token` message of `token` (null for none); a TypeError when it is not a token. */
+export function pushTokenMessage(token) {
+  if (token === null || token === undefined) return null;
+  const { provider, token: value, topic } = token;
+  if ((provider !== "apns" && provider !== "fcm") || typeof value !== "string" || value === "" ||
+      (topic !== undefined && typeof topic !== "string") || (provider === "apns" && !topic)) {
+    throw new TypeError(
+      `setPushToken: needs { provider: "apns", token, topic } or { provider: "fcm", token } (got ${JSON.stringify(token)})`);
+  }
+  const message = { type: "push_token", provider, token: value };
+  if (topic !== undefined) message.topic = topic;
+  return message;
 }
 
 /** A value as an error message quotes it. */

@@ -3,12 +3,14 @@
 
 import { TreeHasher } from "./screen-hash.js";
 import {
-  defaultStorage, LEGACY_LAST_SYNC_KEY, readScopeRecord, recordKey, storageScope, storedDevice,
+  defaultStorage, handledSyncsKey, LEGACY_LAST_SYNC_KEY, PUSH_TOKEN_KEY, readHandledSyncs, readScopeRecord, recordKey,
+  storageScope, storedDevice,
 } from "./storage.js";
+import { pushedSync } from "./pushed-sync.js";
 import { fetchScreenAs } from "./fetch-screen.js";
 import { DEFAULT_BACKOFF } from "./reconnect-schedule.js";
 import { Transport } from "./transport.js";
-import { ClientSession } from "./client-session.js";
+import { ClientSession, pushTokenMessage } from "./client-session.js";
 
 /** Milliseconds from a clock that does not jump with the wall clock (performance.now where present). */
 function monotonicNow() {
@@ -55,6 +57,7 @@ export class PushHub {
     this._treeListeners = new WeakMap(); // screen entry → Set of onTree callbacks
     this._syncHandlers = new Set();
     this._syncTimers = new Set(); // syncs waiting out their jitter
+    this._pushWaits = new Set(); // handlePush promises' resolvers, until their sync was handled
     this._queue = Promise.resolve(); // the in-order task chain of hub messages
     this._token = undefined; // the token of the current connection
     this._fatal = null; // an error after which reconnecting cannot help
@@ -190,12 +193,60 @@ export class PushHub {
     this._perform(this._session.track(event, value));
   }
 
+  /**
+   * Registers the device's push token for the hub's silent-push fallback (DESIGN §17):
+   * `{ provider: "apns", token, topic }` (token: the device token as hex, topic: the app's bundle
+   * id) or `{ provider: "fcm", token }`; null removes it (sign-out). Sent at once when live and
+   * after every welcome, kept in storage so that a restart sends it again; the same token again
+   * changes nothing. A client with a token but no `device` gets one generated and kept (the hub
+   * keeps push tokens per user and device), and reconnects at once if it was connected without
+   * one. Throws a TypeError for anything else; returns a promise settled once it is handled.
+   */
+  setPushToken(token) {
+    pushTokenMessage(token); // a bad token throws here, at the call
+    return this._ready.then(async () => {
+      if (token && !this._device && this._state !== "closed") {
+        this._device = await storedDevice(this._storage, this._prefix);
+        if (this._transport.socket) this._restart(); // its hello named no device
+      }
+      this._perform(this._session.setPushToken(token));
+    });
+  }
+
+  /**
+   * Hands the sync a silent push carries (DESIGN §17) to the `onSync` handlers, as one from the
+   * socket but without the jitter wait: APNs userInfo (`{ aps, pushhub: { type: "sync", … } }`),
+   * an FCM data map (`{ pushhub: "<the sync as JSON text>" }`), or a React Native module's
+   * message wrapping either in `data`. Each sync id reaches the app once, whichever way came first
+   * (the last 64 handled are kept in storage); a push does not move last_sync, so the syncs the
+   * socket missed are still replayed; the sync is acked like any (after the next welcome when not
+   * live). Resolves to false at once for a push that is not PushHub's, else to true once the
+   * handlers settled (at once for a sync handed over already): finish a background task there.
+   */
+  handlePush(payload) {
+    const message = pushedSync(payload);
+    if (!message) return Promise.resolve(false);
+    return this._ready.then(() => this._scoped).then(() => new Promise((resolve) => {
+      const actions = this._state === "closed" ? [] : this._session.pushed(message);
+      const scheduled = actions.find((action) => action.type === "schedule");
+      if (!scheduled) return resolve(true);
+      const done = () => {
+        this._pushWaits.delete(done);
+        resolve(true);
+      };
+      this._pushWaits.add(done);
+      scheduled.handled = done;
+      this._perform(actions);
+    }));
+  }
+
   /** Closes the connection for good; state becomes "closed". */
   close() {
     if (this._state === "closed") return;
     this._transport.stop();
     for (const timer of this._syncTimers) clearTimeout(timer);
     this._syncTimers.clear();
+    for (const done of this._pushWaits) done();
     this._session.end();
     this._setState("closed");
     this._emit("close", { code: 1000, reason: "closed by the app", reconnect: false });
@@ -206,14 +257,34 @@ export class PushHub {
   /** The device id, the legacy key removed, and (with a fixed token or none) the user's scope entered. */
   async _prepare() {
     this._device = this._options.device;
-    if (!this._device && !this._options.token) this._device = await storedDevice(this._storage, this._prefix);
+    const pushToken = await this._storedPushToken();
+    if (!this._device && (!this._options.token || pushToken)) this._device = await storedDevice(this._storage, this._prefix);
+    this._perform(this._session.setPushToken(pushToken));
     this._storageCall(() => this._storage.removeItem(this._prefix + LEGACY_LAST_SYNC_KEY));
     if (typeof this._options.token !== "function") await this._enterScope(storageScope(this._options.token, this._device));
   }
 
-  /** Makes `scope` the one whose storage the client uses: its record read, each subscribed screen loaded from it. */
+  /** The push token kept in storage, null when none (or unreadable). */
+  async _storedPushToken() {
+    try {
+      const token = JSON.parse((await this._read(PUSH_TOKEN_KEY)) || "null");
+      return token === null ? null : (pushTokenMessage(token), token);
+    } catch {
+      return null;
+    }
+  }
+
+  /** Replaces the connection at once (the hello must name the device now). */
+  _restart() {
+    this._session.closed();
+    this._setState("reconnecting");
+    this._transport.restart();
+  }
+
+  /** Makes `scope` the one whose storage the client uses: its record and handled syncs read, each subscribed screen loaded from it. */
   async _enterScope(scope) {
     const record = await readScopeRecord(this._storage, this._prefix + recordKey(scope));
+    record.handled = await readHandledSyncs(this._storage, this._prefix + handledSyncsKey(scope));
     this._perform(this._session.enter(scope, record));
     this._enteredScope();
   }
@@ -360,13 +431,14 @@ export class PushHub {
     }
   }
 
-  _schedule({ sync: received, waiting }) {
+  _schedule({ sync: received, waiting, handled }) {
     const delayMs = Math.floor(this._random() * (received.jitterMs || 0));
     const sync = { ...received, delayMs, receivedAt: Date.now() };
     const timer = setTimeout(async () => {
       this._syncTimers.delete(timer);
       await Promise.all([...this._syncHandlers].map((handler) => this._call(handler, sync)));
       if (this._state !== "closed") this._perform(this._session.syncHandled(waiting));
+      if (handled) handled();
     }, delayMs);
     this._syncTimers.add(timer);
   }

@@ -2,7 +2,9 @@
 // state (epoch) its keys belong to with last_sync, and each screen's tree, version and hash.
 //
 //   <storageKey>:device                       the generated device id (anonymous clients)
+//   <storageKey>:push_token                   {"type":"push_token","provider","token","topic"?} (the device's)
 //   <storageKey>:<scope>:epoch                {"epoch","last_sync"}
+//   <storageKey>:<scope>:syncs                ["s-1239","s-1240"]: the last 64 syncs handed to the app
 //   <storageKey>:<scope>:screen:<name>        {"epoch","hash","tree","variants"?,"version"}
 //
 // <scope> is `user:<sub>` or `device:<id>` (URI-encoded). Keys below are relative to
@@ -85,6 +87,14 @@ export function recordKey(scope) {
   return scope + ":epoch";
 }
 
+/** The key of `scope`'s handled sync ids (a JSON array, oldest first). */
+export function handledSyncsKey(scope) {
+  return scope + ":syncs";
+}
+
+/** Where the device's push token is kept (outside every scope: it belongs to the device). */
+export const PUSH_TOKEN_KEY = "push_token";
+
 /** Where the device id is kept (outside every scope: it names one). */
 export const DEVICE_KEY = "device";
 
@@ -100,6 +110,15 @@ export async function readScopeRecord(storage, key) {
     }
   } catch {} // unreadable is as good as absent: a fresh start
   return { epoch: undefined, lastSync: undefined };
+}
+
+/** A scope's handled sync ids, `<scope>:syncs` → `["s-1",…]`; [] when absent or unreadable. */
+export async function readHandledSyncs(storage, key) {
+  try {
+    const ids = JSON.parse((await storage.getItem(key)) || "[]");
+    if (Array.isArray(ids)) return ids.filter((id) => typeof id === "string");
+  } catch {}
+  return [];
 }
 
 /** A scope's record as stored: `{"epoch"}`, with `"last_sync"` once there is one. */

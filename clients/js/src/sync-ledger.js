@@ -3,12 +3,17 @@
 /** How many sync ids are remembered for dedupe (a replay after a reconnect repeats some). */
 const MAX_REMEMBERED_SYNCS = 1000;
 
+/** How many ids of handled syncs are kept in storage (`<scope>:syncs`): the socket and a push hand each sync over once, across restarts too. */
+export const MAX_HANDLED_SYNCS = 64;
+
 /**
  * The syncs of one user in one hub state: ids seen (to drop a duplicate, e.g. a replay after a
  * reconnect), syncs handed to the shell that wait for the app, and `lastSync`. Pure.
  *
- * Invariant: `lastSync` never passes a sync that was received but not yet handled: a reload
- * during a jitter wait gets that sync again (deduped by id while the page lives).
+ * Invariants: `lastSync` never passes a sync that was received but not yet handled: a reload
+ * during a jitter wait gets that sync again (deduped by id while the page lives). A sync from a
+ * push (DESIGN §17) never moves it: only the socket's copy of it does (then deduped), so syncs
+ * the socket missed are still replayed. Each id is handed over once, whichever way it came.
  */
 export class SyncLedger {
   constructor() {
@@ -16,7 +21,9 @@ export class SyncLedger {
     this.lastSync = undefined;
     this._max = undefined; // the highest seq seen; lastSync lags it while syncs wait
     this._seen = new Map(); // id → seq, the last MAX_REMEMBERED_SYNCS
-    this._waiting = new Map(); // id → { id, seq, forgotten }
+    this._waiting = new Map(); // id → { id, seq, forgotten } (seq undefined: from a push the socket has not brought)
+    /** The ids of the last MAX_HANDLED_SYNCS syncs handled, oldest first (as stored). */
+    this.handledIds = [];
   }
 
   /**
@@ -24,8 +31,10 @@ export class SyncLedger {
    * state numbers its own from 1 again), and the syncs still waiting are handed to the app when
    * their wait ends but never acked, nor bound last_sync here.
    */
-  reset(lastSync) {
+  reset(lastSync, handled = []) {
     this._seen.clear();
+    this.handledIds = handled.slice(-MAX_HANDLED_SYNCS);
+    for (const id of this.handledIds) this._seen.set(id, undefined);
     for (const waiting of this._waiting.values()) {
       waiting.forgotten = true;
       waiting.seq = undefined;
@@ -40,7 +49,14 @@ export class SyncLedger {
 
   /** A sync arrived: its waiting record, or null for an id seen already. */
   received(id, seq) {
-    if (this._seen.has(id)) return null;
+    if (this._seen.has(id)) {
+      // Seen in a push (or handled before a restart): last_sync may pass it now, or once the app
+      // returns for a push still waiting.
+      const waiting = this._waiting.get(id);
+      if (waiting && waiting.seq === undefined && !waiting.forgotten) waiting.seq = seq;
+      if (typeof seq === "number" && !(this._max >= seq)) this._max = seq;
+      return null;
+    }
     this._seen.set(id, seq);
     if (this._seen.size > MAX_REMEMBERED_SYNCS) this._seen.delete(this._seen.keys().next().value);
     if (typeof seq === "number" && !(this._max >= seq)) this._max = seq;
@@ -49,11 +65,24 @@ export class SyncLedger {
     return waiting;
   }
 
-  /** The app's handlers returned for `waiting`: whether to ack it (not when it was reset or replaced meanwhile). */
+  /** A sync came in a push: its waiting record (it holds last_sync back only once the socket brings it too), or null for an id seen already. */
+  pushed(id) {
+    if (this._seen.has(id)) return null;
+    this._seen.set(id, undefined);
+    if (this._seen.size > MAX_REMEMBERED_SYNCS) this._seen.delete(this._seen.keys().next().value);
+    const waiting = { id, seq: undefined, forgotten: false };
+    this._waiting.set(id, waiting);
+    return waiting;
+  }
+
+  /** The app's handlers returned for `waiting`: whether to ack it (not when it was reset or replaced meanwhile); its id joins `handledIds`. */
   handled(waiting) {
     if (this._waiting.get(waiting.id) !== waiting) return false;
     this._waiting.delete(waiting.id);
-    return !waiting.forgotten;
+    if (waiting.forgotten) return false;
+    this.handledIds.push(waiting.id);
+    if (this.handledIds.length > MAX_HANDLED_SYNCS) this.handledIds.shift();
+    return true;
   }
 
   /**

@@ -103,6 +103,22 @@ export class Transport {
     if (!this._stopped) this._client.reconnect();
   }
 
+  /** Replaces the socket at once (the next hello must say what the old one's did not): the old one is closed with 1000, its events ignored. */
+  restart() {
+    if (this._stopped) return;
+    const socket = this.socket;
+    this.socket = null;
+    this.generation++;
+    clearTimeout(this._reconnectTimer);
+    clearTimeout(this._livenessTimer);
+    this._reconnectTimer = this._livenessTimer = null;
+    this._liveness.closed();
+    if (socket) {
+      try { socket.close(CloseCodes.normal); } catch {}
+    }
+    this._client.reconnect();
+  }
+
   /** For good: the timers go, the socket (if any) is closed with 1000 and its events ignored. */
   stop() {
     if (this._stopped) return;

@@ -79,6 +79,10 @@ final class ClientSession {
     private final java.util.ArrayDeque<Track> pendingTracks = new java.util.ArrayDeque<>();
     /** The client was closed for good ({@code close()}, or a refusal reconnecting cannot fix). */
     private boolean ended;
+    /** The device's push token (null: none), sent after every welcome. */
+    private PushToken pushToken;
+    /** The token was removed while not live: {@code "token":null} goes after the next welcome. */
+    private boolean owesPushTokenRemoval;
 
     /** A session in {@code scope} whose storage holds {@code record} (its epoch and {@code last_sync}). */
     ClientSession(String platform, String appVersion, Map<String, Integer> components, StorageScope scope,
@@ -171,6 +175,12 @@ final class ClientSession {
      * {@code have} for this one.
      */
     List<SessionAction> enter(StorageScope newScope, ScopeRecord record, Map<String, StoredScreen> stored) {
+        return enter(newScope, record, Collections.emptyList(), stored);
+    }
+
+    /** {@link #enter(StorageScope, ScopeRecord, Map)} with the ids of the syncs the scope handled last (oldest first). */
+    List<SessionAction> enter(StorageScope newScope, ScopeRecord record, List<String> handled,
+            Map<String, StoredScreen> stored) {
         List<SessionAction> actions = new ArrayList<>();
         if (newScope.equals(scope)) return actions;
         // Events queued for another user are that user's: never sent signed in as this one
@@ -179,7 +189,7 @@ final class ClientSession {
         scope = newScope;
         epoch = record.epoch;
         forgetOwed();
-        syncs.reset(record.lastSync);
+        syncs.reset(record.lastSync, handled);
         for (String screen : new ArrayList<>(screens.keySet())) {
             Entry entry = new Entry();
             actions.addAll(start(screen, entry, stored.get(screen)));
@@ -288,11 +298,58 @@ final class ClientSession {
     List<SessionAction> syncHandled(SyncLedger.Waiting waiting) {
         if (!syncs.handled(waiting)) return Collections.emptyList();
         List<SessionAction> actions = saveLastSync(false);
+        if (!scope.equals(StorageScope.NONE)) {
+            List<Json> ids = new ArrayList<>();
+            for (String id : syncs.handledIds()) ids.add(Json.of(id));
+            actions.add(SessionAction.store(scope.handledSyncsKey(), Json.array(ids).toString()));
+        }
         if (live) {
             actions.add(SessionAction.send(ack(waiting.id)));
         } else {
             pendingAcks.add(waiting.id);
         }
+        return actions;
+    }
+
+    /**
+     * The app set (or with null, removed) the device's push token: stored, and sent now when live
+     * (else after the next welcome). Setting the token held changes nothing.
+     */
+    List<SessionAction> setPushToken(PushToken token) {
+        List<SessionAction> actions = new ArrayList<>();
+        if (Objects.equals(token, pushToken)) return actions;
+        boolean hadToken = pushToken != null;
+        pushToken = token;
+        owesPushTokenRemoval = false;
+        actions.add(SessionAction.store(StorageScope.PUSH_TOKEN_KEY, token == null ? null : token.message().toString()));
+        if (token != null) {
+            if (live) actions.add(SessionAction.send(token.message()));
+        } else if (hadToken) {
+            if (live) {
+                actions.add(SessionAction.send(PushToken.removal()));
+            } else {
+                owesPushTokenRemoval = true;
+            }
+        }
+        return actions;
+    }
+
+    /**
+     * A silent push brought {@code message}, a sync object (DESIGN §17): scheduled at once (no
+     * jitter: the app runs briefly in the background) unless its id was seen already (then
+     * nothing). It does not move {@code lastSync}: the socket's copy of it does.
+     */
+    List<SessionAction> pushed(Json message) {
+        List<SessionAction> actions = new ArrayList<>();
+        String id = Fields.string(message, "id");
+        if (id == null) return actions;
+        SyncLedger.Waiting waiting = syncs.pushed(id);
+        if (waiting == null) {
+            stats.duplicateSyncs++;
+            return actions;
+        }
+        stats.pushedSyncs++;
+        actions.add(SessionAction.schedule(notification(message, id, 0), waiting));
         return actions;
     }
 
@@ -391,6 +448,7 @@ final class ClientSession {
                 storeScreen(actions, screen, null);
             }
             forgetOwed();
+            if (!syncs.handledIds().isEmpty()) actions.add(SessionAction.store(scope.handledSyncsKey(), null));
             syncs.reset(null);
         }
         epoch = newEpoch;
@@ -405,6 +463,12 @@ final class ClientSession {
         owedReports.clear();
         for (String id : pendingAcks) actions.add(SessionAction.send(ack(id)));
         pendingAcks.clear();
+        if (pushToken != null) {
+            actions.add(SessionAction.send(pushToken.message()));
+        } else if (owesPushTokenRemoval) {
+            actions.add(SessionAction.send(PushToken.removal()));
+        }
+        owesPushTokenRemoval = false;
         // Last: after the subscribes, so that a unit is served its variant before its events
         // count (results count a goal only after the unit was served, DESIGN §6).
         for (Track track : pendingTracks) actions.add(SessionAction.send(track.message()));
@@ -576,19 +640,21 @@ final class ClientSession {
         SyncLedger.Waiting waiting = syncs.received(id, seq);
         if (waiting == null) {
             stats.duplicateSyncs++;
-            return actions;
+            return saveLastSync(false); // one seen in a push: last_sync may pass it now
         }
         Long jitter = Fields.integer(message, "jitter_ms");
-        Json mandatory = Fields.member(message, "mandatory");
-        SyncNotification sync = new SyncNotification(id, seq == null ? 0 : seq,
-                Objects.toString(Fields.string(message, "reason"), ""),
-                Objects.toString(Fields.string(message, "scope"), ""),
-                Fields.member(message, "hint"), Json.TRUE.equals(mandatory), jitter == null ? 0 : Math.max(0, jitter),
-                0);
         // A replay below last_sync (a first welcome, an epoch change) lowers it until handled.
         actions.addAll(saveLastSync(false));
-        actions.add(SessionAction.schedule(sync, waiting));
+        actions.add(SessionAction.schedule(notification(message, id, jitter == null ? 0 : Math.max(0, jitter)), waiting));
         return actions;
+    }
+
+    /** The app's view of a sync object (from the socket or a push), before its jitter wait. */
+    private static SyncNotification notification(Json message, String id, long jitterMs) {
+        Long seq = Fields.integer(message, "seq");
+        return new SyncNotification(id, seq == null ? 0 : seq, Objects.toString(Fields.string(message, "reason"), ""),
+                Objects.toString(Fields.string(message, "scope"), ""), Fields.member(message, "hint"),
+                Json.TRUE.equals(Fields.member(message, "mandatory")), jitterMs, 0);
     }
 
     private List<SessionAction> error(Json message) {

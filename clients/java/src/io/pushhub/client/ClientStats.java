@@ -13,6 +13,7 @@ public final class ClientStats {
     int resubscribes;
     int syncs;
     int duplicateSyncs;
+    int pushedSyncs;
     int pending;
     int deadLinks;
     int epochChanges;
@@ -31,6 +32,7 @@ public final class ClientStats {
         c.resubscribes = resubscribes;
         c.syncs = syncs;
         c.duplicateSyncs = duplicateSyncs;
+        c.pushedSyncs = pushedSyncs;
         c.pending = pending;
         c.deadLinks = deadLinks;
         c.epochChanges = epochChanges;
@@ -58,6 +60,9 @@ public final class ClientStats {
     /** Syncs dropped because their id was seen already (a replay). */
     public int duplicateSyncs() { return duplicateSyncs; }
 
+    /** Syncs handed to the app from a silent push ({@code handlePush}), not seen on the socket before. */
+    public int pushedSyncs() { return pushedSyncs; }
+
     /** {@code pending} answers: subscriptions to screens not published yet. */
     public int pending() { return pending; }
 
@@ -81,7 +86,8 @@ public final class ClientStats {
     public String toString() {
         return "{\"connects\":" + connects + ",\"welcomes\":" + welcomes + ",\"snapshots\":" + snapshots
                 + ",\"patches\":" + patches + ",\"unchanged\":" + unchanged + ",\"resubscribes\":" + resubscribes
-                + ",\"syncs\":" + syncs + ",\"duplicateSyncs\":" + duplicateSyncs + ",\"pending\":" + pending
+                + ",\"syncs\":" + syncs + ",\"duplicateSyncs\":" + duplicateSyncs
+                + ",\"pushedSyncs\":" + pushedSyncs + ",\"pending\":" + pending
                 + ",\"deadLinks\":" + deadLinks + ",\"epochChanges\":" + epochChanges + ",\"tracks\":" + tracks
                 + ",\"droppedTracks\":" + droppedTracks + "}";
     }

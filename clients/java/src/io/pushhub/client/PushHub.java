@@ -91,6 +91,8 @@ public final class PushHub implements AutoCloseable {
     private ScheduledFuture<?> livenessCheck;
     private ScheduledFuture<?> reconnect;
     private final Set<ScheduledFuture<?>> syncTimers = new HashSet<>();
+    /** {@code handlePush} callbacks, by the waiting sync they are for. */
+    private final Map<SyncLedger.Waiting, Runnable> pushCallbacks = new HashMap<>();
     private HubError fatal;
     private String device;
     private String connectionToken;
@@ -141,7 +143,9 @@ public final class PushHub implements AutoCloseable {
                 ScopeRecord.EMPTY);
         onStateThread(() -> {
             write(StorageScope.LEGACY_LAST_SYNC_KEY, null);
-            device = identity();
+            PushToken pushToken = PushToken.parse(read(StorageScope.PUSH_TOKEN_KEY));
+            device = identity(pushToken != null);
+            perform(session.setPushToken(pushToken));
             open(); // names the scope (the user) before any subscribe is handled
         });
     }
@@ -254,6 +258,79 @@ public final class PushHub implements AutoCloseable {
     }
 
     /**
+     * Registers the device's push token for the hub's silent-push fallback (DESIGN §17), or with
+     * {@code null} removes it (sign-out): {@code {"type":"push_token","provider":…,"token":…}},
+     * sent at once when live and after every welcome, and kept in storage so that a restart sends
+     * it again. Call it from {@code FirebaseMessagingService.onNewToken} and at start-up (the same
+     * token again changes nothing). The hub keeps tokens per user and device: a client signed in
+     * without a {@code device} gets one generated and kept in storage (as anonymous clients do),
+     * and reconnects at once if its connection was made without one. A removal made while not
+     * live is sent after the next welcome, if the process still runs then.
+     */
+    public void setPushToken(PushToken token) {
+        onStateThread(() -> {
+            if (connectionState == ConnectionState.CLOSED) return;
+            if (token != null && device == null) {
+                device = storedDevice();
+                if (connection != null) reopen(); // its hello named no device
+            }
+            perform(session.setPushToken(token));
+        });
+    }
+
+    /** {@link #handlePush(Map, Runnable)} without a callback. */
+    public boolean handlePush(Map<String, String> data) {
+        return handlePush(data, null);
+    }
+
+    /**
+     * Hands the sync a silent push carries (DESIGN §17) to the sync listeners, as one from the
+     * socket but without the jitter wait (the app runs briefly in the background): the FCM data
+     * map ({@code RemoteMessage.getData()}) whose {@code pushhub} entry is the sync as JSON text. A
+     * sync reaches the app once per id, whichever way came first (the ids of the last 64 handled
+     * are kept in storage); a push does not move {@link #lastSync()}, so syncs the socket missed are
+     * still replayed. It is acked like any sync (after the next welcome when not live).
+     *
+     * @param onHandled run once the sync listeners returned, or at once when the sync was handed
+     *     over already, the client is closed, or the push is not PushHub's (on a client thread:
+     *     finish the background work there)
+     * @return whether {@code data} carried a PushHub sync (false: it is the app's own push)
+     */
+    public boolean handlePush(Map<String, String> data, Runnable onHandled) {
+        Json message = pushedSync(data);
+        Runnable done = onHandled != null ? onHandled : () -> { };
+        if (message == null) {
+            done.run();
+            return false;
+        }
+        onStateThread(() -> {
+            List<SessionAction> actions = connectionState == ConnectionState.CLOSED ? Collections.emptyList()
+                    : session.pushed(message);
+            for (SessionAction action : actions) {
+                if (action instanceof SessionAction.Schedule) pushCallbacks.put(((SessionAction.Schedule) action).waiting, done);
+            }
+            if (actions.isEmpty()) {
+                done.run();
+                publish();
+            }
+            perform(actions);
+        });
+        return true;
+    }
+
+    /** The sync object of an FCM data map, or null when it carries none (no {@code pushhub} entry, or not a sync with a string id). */
+    static Json pushedSync(Map<String, String> data) {
+        String text = data == null ? null : data.get("pushhub");
+        if (text == null) return null;
+        try {
+            Json value = Json.parse(text);
+            return "sync".equals(Fields.string(value, "type")) && Fields.string(value, "id") != null ? value : null;
+        } catch (JsonException e) {
+            return null;
+        }
+    }
+
+    /**
      * {@code GET /v1/screens/{name}} as this client (its token or device, app, components) with
      * {@code If-None-Match} the tag of the tree it holds (or has stored for this user in this hub
      * state): a 304 returns that tree, a 200 checks the new tree's hash and stores it (a later
@@ -337,6 +414,8 @@ public final class PushHub implements AutoCloseable {
         if (connection != null) connection.close(1000, "");
         connection = null;
         session.end();
+        for (Runnable done : pushCallbacks.values()) done.run();
+        pushCallbacks.clear();
         setState(ConnectionState.CLOSED);
         emit(new CloseEvent(1000, "closed by the app", null, schedule.attempt(), null));
         shutDown();
@@ -386,6 +465,18 @@ public final class PushHub implements AutoCloseable {
                 });
     }
 
+    /** Replaces the connection at once (its hello must name the device now): the old one is closed, its events ignored. */
+    private void reopen() {
+        TransportConnection old = connection;
+        generation++;
+        connection = null;
+        cancel(livenessCheck);
+        session.closed();
+        old.close(1000, "");
+        setState(ConnectionState.RECONNECTING);
+        open();
+    }
+
     private boolean isCurrent(int connectionGeneration) {
         return connectionGeneration == generation && connectionState != ConnectionState.CLOSED;
     }
@@ -394,12 +485,21 @@ public final class PushHub implements AutoCloseable {
     private void enter(StorageScope scope) {
         if (scope.equals(session.scope())) return;
         ScopeRecord record = ScopeRecord.parse(read(scope.recordKey()));
+        List<String> handled = new ArrayList<>();
+        try {
+            String text = read(scope.handledSyncsKey());
+            for (Json id : text == null ? Collections.<Json>emptyList() : Json.parse(text).items()) {
+                if (id.kind() == Json.Kind.STRING) handled.add(id.asString());
+            }
+        } catch (JsonException e) {
+            // unreadable is as good as absent
+        }
         Map<String, StoredScreen> stored = new HashMap<>();
         for (String screen : session.screens().keySet()) {
             StoredScreen s = stored(screen, scope);
             if (s != null) stored.put(screen, s);
         }
-        perform(session.enter(scope, record, stored));
+        perform(session.enter(scope, record, handled, stored));
     }
 
     private void received(String text) {
@@ -513,7 +613,11 @@ public final class PushHub implements AutoCloseable {
                     try {
                         callEach(listeners, listener -> listener.onSync(sync), "a sync listener threw");
                     } finally {
-                        onStateThread(() -> perform(session.syncHandled(waiting)));
+                        onStateThread(() -> {
+                            perform(session.syncHandled(waiting));
+                            Runnable done = pushCallbacks.remove(waiting);
+                            if (done != null) done.run();
+                        });
                     }
                 });
             }, delay, TimeUnit.MILLISECONDS);
@@ -707,10 +811,15 @@ public final class PushHub implements AutoCloseable {
         }
     }
 
-    /** The device id: given, or (anonymous) the one kept in storage, generated once. */
-    private String identity() {
+    /** The device id: given, or (anonymous, or signed in with a push token) the one kept in storage, generated once. */
+    private String identity(boolean hasPushToken) {
         if (options.device != null) return options.device;
-        if (options.token != null || options.tokenProvider != null) return null;
+        if ((options.token != null || options.tokenProvider != null) && !hasPushToken) return null;
+        return storedDevice();
+    }
+
+    /** The device id kept in storage, generated (and stored) when there is none. */
+    private String storedDevice() {
         String kept = read(StorageScope.DEVICE_KEY);
         if (kept != null && !kept.isEmpty()) return kept;
         byte[] bytes = new byte[8];

@@ -42,6 +42,12 @@ final class StorageScope {
     /** The scope's record: its epoch and {@code last_sync}. */
     String recordKey() { return name + ":epoch"; }
 
+    /** The ids of the last syncs handed to the app (a JSON array, oldest first). */
+    String handledSyncsKey() { return name + ":syncs"; }
+
+    /** The unscoped key of the device's push token (it belongs to the device, whoever signs in). */
+    static final String PUSH_TOKEN_KEY = "push_token";
+
     String screenKey(String screen) { return name + ":screen:" + screen; }
 
     /** The {@code sub} claim of a JWT's payload, unverified; {@code null} when the token is not a readable JWT. */

@@ -180,7 +180,8 @@ final class ClientSessionTest {
         equal("acked", List.of("{\"sync\":\"s-10\",\"type\":\"ack\"}"), sent(handled));
         List<SessionAction> done = session.syncHandled(scheduled.get(0).waiting);
         equal("both handled", 10L, session.lastSync());
-        equal("stored", List.of(SessionAction.store("device:d-1:epoch", "{\"epoch\":\"e-1\",\"last_sync\":10}")), of(done, SessionAction.Store.class));
+        equal("stored", List.of(SessionAction.store("device:d-1:epoch", "{\"epoch\":\"e-1\",\"last_sync\":10}"),
+                SessionAction.store("device:d-1:syncs", "[\"s-10\",\"s-9\"]")), of(done, SessionAction.Store.class));
         equal("handled twice: nothing", List.of(), session.syncHandled(scheduled.get(0).waiting));
     }
 

@@ -9,6 +9,7 @@ import io.pushhub.client.FileStorage;
 import io.pushhub.client.Gone;
 import io.pushhub.client.HubError;
 import io.pushhub.client.JdkWebSocketTransport;
+import io.pushhub.client.PushToken;
 import io.pushhub.client.Json;
 import io.pushhub.client.Mismatch;
 import io.pushhub.client.PushHub;
@@ -39,6 +40,7 @@ import java.util.Map;
  * {"cmd":"fetch","screen":"home"}   fetchScreen: a "fetched" or "fetch_error" event
  * {"cmd":"track","name":"purchase","value":12.5}
  * {"cmd":"drop"}   the connection ends as in a network drop (1006)
+ * {"cmd":"push_token","token":"fcm-token"|null}   {"cmd":"push","data":{"pushhub":"…"}} (events pushed, push_handled)
  * {"cmd":"unsubscribe","screen":"home"}  {"cmd":"tamper","field":"hash"|"from"}  {"cmd":"stats"}  {"cmd":"close"}
  * </pre>
  * Events: {@code tree} (version, hash, source, canonical: what the client holds, computed_hash:
@@ -80,6 +82,19 @@ public final class Driver {
                 case "tamper":
                     tampering.tamperNext(command.get("field").asString());
                     break;
+                case "push_token":
+                    hub.setPushToken(command.get("token") == null || command.get("token").kind() == Json.Kind.NULL ? null
+                            : PushToken.fcm(command.get("token").asString()));
+                    break;
+                case "push": {
+                    Map<String, String> data = new HashMap<>();
+                    for (Map.Entry<String, Json> e : command.get("data").members().entrySet()) {
+                        data.put(e.getKey(), e.getValue().asString());
+                    }
+                    boolean ours = hub.handlePush(data, () -> print("push_handled"));
+                    print("pushed", "ours", ours);
+                    break;
+                }
                 case "stats":
                     print("stats", "state", hub.state().name(), "last_sync", hub.lastSync(), "stats",
                             Json.parse(hub.stats().toString()));

@@ -1,0 +1,199 @@
+import HTTP2
+
+/// One provider's pushes (DESIGN §17): its queue, its credentials and its connection. Jobs are
+/// handed to the connection in queue order, at most `maxInFlight` at a time (the connection
+/// multiplexes them within the provider's stream limit), and each answer decides the job's end:
+/// pushed, the token dead, retried after a backoff within the sync's TTL, or failed.
+///
+/// Invariants: every job that entered the channel ends exactly once (`finish`), counted in
+/// `/metrics` and, pushed or failed, in its sync's receipts; the queue never holds more than its
+/// capacity; once `stopped`, no request is sent again (the provider refused the credentials).
+/// Called on the control plane's thread only.
+final class PushChannel {
+    let provider: PushProvider
+    private let transport: PushTransport
+    private let credentials: PushCredentials
+    private let metrics: PushMetrics
+    private var queue: PushQueue
+    /// Jobs retried for a sync pushed to offline devices, waiting to hear whether their device
+    /// connected meanwhile.
+    private var awaitingOnlineCheck: [PushJob] = []
+    private var onlineCheckOutstanding = false
+    /// Why the provider stopped (nil: running).
+    private(set) var stopped: String?
+
+    /// Requests handed to the connection and not yet answered, at most.
+    let maxInFlight: Int
+    /// A job is sent at most this many times.
+    static let maxAttempts = 8
+    static let backoff = Backoff(initial: .seconds(1), cap: .seconds(600))
+
+    /// The provider said a device's token is dead: forget the registration (unless it changed).
+    var onTokenInvalid: ((DeviceKey, String) -> Void)?
+    /// Asks which of these devices are connected now; the answer comes later, on this thread.
+    var checkOnline: (([DeviceKey], @escaping (Set<DeviceKey>) -> Void) -> Void)?
+    /// A uniform random number in [0, 1) for the backoff's jitter.
+    var random: () -> Double = { Double.random(in: 0..<1) }
+
+    init(
+        credentials: PushCredentials, transport: PushTransport, metrics: PushMetrics, capacity: Int,
+        maxInFlight: Int = 1000
+    ) {
+        provider = credentials.provider
+        self.credentials = credentials
+        self.transport = transport
+        self.metrics = metrics
+        self.maxInFlight = maxInFlight
+        queue = PushQueue(capacity: capacity)
+        metrics.setUp(true, provider)
+    }
+
+    var queued: Int { queue.count + awaitingOnlineCheck.count }
+
+    /// Queues `job`, due at `time`; a full queue or a stopped provider ends it at once.
+    func add(_ job: PushJob, at time: UInt64, now: UInt64) {
+        guard stopped == nil else { return finish(job, .unavailable) }
+        if !queue.add(job, at: time, now: now) { finish(job, .dropped) }
+    }
+
+    /// When `tick` must run next for a job that waits for its time (nil: none waits).
+    var nextDeadline: UInt64? { queue.nextDue }
+
+    /// Sends what is due, as far as the connection takes it.
+    func tick(now: UInt64) {
+        defer { metrics.setQueued(queued, provider) }
+        queue.release(now: now)
+        guard stopped == nil else { return }
+        let nowMilliseconds = WallClock.nowMilliseconds()
+        while queue.hasDue && transport.waiting < maxInFlight {
+            let authorization: String
+            switch credentials.authorization(nowMilliseconds: nowMilliseconds, now: now) {
+            case .ready(let value): authorization = value
+            case .pending: return
+            case .refused(let reason): return stop(reason)
+            }
+            guard let job = queue.next() else { return }
+            if job.sync.expiresAt <= nowMilliseconds {
+                finish(job, .expired)
+            } else if job.checksOnlineFirst && checkOnline != nil {
+                awaitingOnlineCheck.append(job)
+            } else {
+                send(job, authorization: authorization, nowMilliseconds: nowMilliseconds, now: now)
+            }
+        }
+        checkOnlineIfDue()
+    }
+
+    private func send(_ job: PushJob, authorization: String, nowMilliseconds: Int, now: UInt64) {
+        let request: HTTP2Request
+        do {
+            request = try credentials.request(for: job, authorization: authorization, nowMilliseconds: nowMilliseconds)
+        } catch {
+            Log.debug(
+                "a push cannot be made",
+                [("provider", provider.rawValue), ("sync", job.sync.id), ("error", "\(error)")])
+            return finish(job, .failed)
+        }
+        var job = job
+        job.attempts += 1
+        transport.send(request, now: now) { [self, job] outcome in
+            answered(job, authorization: authorization, outcome)
+        }
+    }
+
+    private func answered(_ job: PushJob, authorization: String, _ outcome: HTTP2LinkOutcome) {
+        let now = MonotonicClock.now()
+        switch outcome {
+        case .failed(let reason, _):
+            // The connection failed (or timed out): a silent push sent twice is harmless (the app
+            // dedupes by id), so it is tried again either way.
+            retry(job, after: nil, because: reason, now: now)
+        case .response(let response):
+            switch PushVerdict(provider: provider, response: response) {
+            case .delivered:
+                finish(job, .pushed)
+            case .tokenInvalid(let reason):
+                Log.debug("a push token is dead", [("provider", provider.rawValue), ("reason", reason)])
+                onTokenInvalid?(job.device, job.token)
+                finish(job, .invalidToken)
+            case .retry(let after, let reason):
+                retry(job, after: after, because: reason, now: now)
+            case .renewCredentials(let reason):
+                credentials.renew(after: authorization)
+                retry(job, after: .zero, because: reason, now: now)
+            case .credentialsRejected(let reason):
+                stop("\(provider.rawValue) refused the hub's credentials (\(reason))")
+                finish(job, .unavailable)
+            case .failed(let reason):
+                Log.debug(
+                    "a push was refused", [("provider", provider.rawValue), ("sync", job.sync.id), ("reason", reason)])
+                finish(job, .failed)
+            }
+        }
+        tick(now: now)
+    }
+
+    /// Sends `job` again after the backoff (or the provider's `retry-after`), unless its sync's
+    /// TTL would run out first or it was sent `maxAttempts` times.
+    private func retry(_ job: PushJob, after asked: Duration?, because reason: String, now: UInt64) {
+        guard stopped == nil else { return finish(job, .unavailable) }
+        guard job.attempts < Self.maxAttempts else {
+            Log.debug("a push failed too often", [("provider", provider.rawValue), ("reason", reason)])
+            return finish(job, .failed)
+        }
+        let backoff = Self.backoff.delay(attempt: job.attempts - 1, random: random())
+        let delay = max(asked ?? .zero, backoff)
+        guard WallClock.nowMilliseconds() + Int(delay.nanoseconds / 1_000_000) < job.sync.expiresAt else {
+            return finish(job, .expired)
+        }
+        var again = job
+        again.checksOnlineFirst = job.sync.push == .offline
+        metrics.count(.retried, provider)
+        if !queue.add(again, at: now + delay.nanoseconds, now: now) { finish(again, .dropped) }
+    }
+
+    /// Asks whether the devices of the retried jobs connected meanwhile (one question at a time).
+    private func checkOnlineIfDue() {
+        guard !awaitingOnlineCheck.isEmpty, !onlineCheckOutstanding, let checkOnline else { return }
+        let jobs = awaitingOnlineCheck.drainAll()
+        onlineCheckOutstanding = true
+        checkOnline(jobs.map(\.device)) { [self] online in
+            onlineCheckOutstanding = false
+            let now = MonotonicClock.now()
+            for var job in jobs {
+                if online.contains(job.device) {
+                    finish(job, .online)
+                } else {
+                    job.checksOnlineFirst = false
+                    add(job, at: now, now: now)
+                }
+            }
+            tick(now: now)
+        }
+    }
+
+    /// The provider refused the credentials: nothing more is sent; what waits fails.
+    private func stop(_ reason: String) {
+        guard stopped == nil else { return }
+        stopped = reason
+        metrics.setUp(false, provider)
+        Log.error(
+            "push provider stopped: fix its credentials and restart the hub",
+            [("provider", provider.rawValue), ("reason", reason)])
+        for job in queue.drain() + awaitingOnlineCheck.drainAll() { finish(job, .unavailable) }
+    }
+
+    private func finish(_ job: PushJob, _ outcome: PushOutcome) {
+        metrics.count(outcome, provider)
+        if outcome == .pushed { job.sync.receipts.pushed.add(1, ordering: .relaxed) }
+        if outcome.isFailure { job.sync.receipts.pushFailed.add(1, ordering: .relaxed) }
+    }
+}
+
+extension Array {
+    /// Empties the array. - Returns: what it held.
+    fileprivate mutating func drainAll() -> [Element] {
+        defer { removeAll() }
+        return self
+    }
+}
