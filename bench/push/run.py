@@ -41,6 +41,7 @@ import hashlib
 import http.client
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -72,10 +73,13 @@ def fcm_token(i):
     return "%s:APA91b%s" % (digest[:22], (digest * 3)[:130])
 
 
-def devices_of(n, mixed):
-    """[(i, provider, token, topic)]: device d-<i>; with `mixed`, odd devices are on FCM."""
-    return [(i, "fcm", fcm_token(i), None) if mixed and i % 2 else (i, "apns", apns_token(i), TOPIC)
-            for i in range(n)]
+def devices_of(n, mixed, tokens):
+    """[(i, provider, token, topic)]: device d-<i>; with `mixed`, odd devices are on FCM; with
+    `tokens`, device i has the token of device i % tokens (registrations are per device)."""
+    def token(i):
+        return fcm_token(i) if mixed and i % 2 else apns_token(i)
+    return [(i, "fcm", token(i % tokens if tokens else i), None) if mixed and i % 2
+            else (i, "apns", token(i % tokens if tokens else i), TOPIC) for i in range(n)]
 
 
 def tree(k):
@@ -115,20 +119,27 @@ class Hub(BenchHub):
                 if line.startswith("pushhub_push") and len(line.split()) == 2}
 
 
-class AdminGet:
-    """GETs of the admin API on a connection of its own (a thread's)."""
+class AdminConnection:
+    """Admin calls on a connection of its own (a thread's)."""
 
     def __init__(self, hub, timeout):
-        self.headers = {"Authorization": "Bearer " + hub.token}
+        self.headers = {"Authorization": "Bearer " + hub.token, "Content-Type": "application/json"}
         self.connection = http.client.HTTPConnection("127.0.0.1", hub.admin_port, timeout=timeout)
 
-    def get(self, path):
-        self.connection.request("GET", path, headers=self.headers)
+    def must(self, method, path, body=None):
+        """(answer, sent ns, answered ns); anything but a 2xx ends the run."""
+        payload = None if body is None else json.dumps(body).encode()
+        t0 = time.monotonic_ns()
+        self.connection.request(method, path, body=payload, headers=self.headers)
         response = self.connection.getresponse()
-        body = response.read()
-        if response.status != 200:
-            raise SystemExit("GET %s: %d %s" % (path, response.status, body[:300]))
-        return json.loads(body)
+        data = response.read()
+        t1 = time.monotonic_ns()
+        if response.status // 100 != 2:
+            raise SystemExit("%s %s: %d %s" % (method, path, response.status, data[:300]))
+        return json.loads(data), t0, t1
+
+    def get(self, path):
+        return self.must("GET", path)[0]
 
     def close(self):
         self.connection.close()
@@ -149,11 +160,12 @@ def sink_connections(port):
     return count
 
 
-def publish_round(hub, pool, k, clients, timeout):
-    """One publish of the screen: (latencies in ms of PUT sent → each client's patch, PUT ms).
-    Other messages (the push sync's own socket delivery) may arrive meanwhile: waited past."""
+def publish_round(admin, pool, k, clients, timeout):
+    """One publish of the screen through `admin` (a Hub or an AdminConnection): (latencies in ms
+    of PUT sent → each client's patch, PUT ms). Other messages (the push sync's own socket
+    delivery) may arrive meanwhile: waited past."""
     pool.mark()
-    answer, t0, t1 = hub.must("PUT", "/v1/screens/" + SCREEN, tree(k))
+    answer, t0, t1 = admin.must("PUT", "/v1/screens/" + SCREEN, tree(k))
     version, want, deadline = answer["version"], clients, time.monotonic() + timeout
     while True:
         pool.wait(want, max(0.1, deadline - time.monotonic()))
@@ -171,6 +183,35 @@ def latency_line(label, latencies, puts, rounds):
     say("%s: %d publishes × %d clients: p50 %.2f ms, p99 %.2f ms, max %.2f ms; PUT answered in p50 %.2f ms, "
         "max %.2f ms" % (label, rounds, len(latencies) // max(1, rounds), percentile(latencies, 0.5),
                          percentile(latencies, 0.99), max(latencies), percentile(puts, 0.5), max(puts)))
+
+
+class Publisher(threading.Thread):
+    """Publishes one after another (`pause` apart), on an admin connection of its own, until
+    `stop`: what socket deliveries get while the pushes drain."""
+
+    def __init__(self, hub, pool, k, args):
+        super().__init__(daemon=True)
+        self.admin, self.pool, self.k, self.args = AdminConnection(hub, args.timeout), pool, k, args
+        self.latencies, self.puts, self.error, self.halt = [], [], None, threading.Event()
+        self.start()
+
+    def run(self):
+        try:
+            while not self.halt.is_set():
+                lat, put = publish_round(self.admin, self.pool, self.k, self.args.clients, self.args.timeout)
+                self.latencies += lat
+                self.puts.append(put)
+                self.k += 1
+                self.halt.wait(self.args.pause)
+        except BaseException as error:  # said in `stop`, on the main thread
+            self.error = error
+
+    def stop(self):
+        self.halt.set()
+        self.join()
+        self.admin.connection.close()
+        if self.error:
+            raise SystemExit("publishes during the pushes: %r" % (self.error,))
 
 
 class Sampler(threading.Thread):
@@ -201,7 +242,7 @@ class Receipts(threading.Thread):
 
     def __init__(self, hub, n, timeout):
         super().__init__(daemon=True)
-        self.admin, self.n, self.timeout = AdminGet(hub, timeout), n, timeout
+        self.admin, self.n, self.timeout = AdminConnection(hub, timeout), n, timeout
         self.sync_id, self.ready = None, threading.Event()
         self.done_ns, self.last, self.error = None, None, None
         self.finished = threading.Event()
@@ -235,9 +276,9 @@ def receipts_of(answer):
     return {key: found.get(key) for key in keys if key in found}
 
 
-def push_run(label, hub, sink_pid, sink_port, n, pool, args, k0):
-    """One sync pushed to all N devices; with `pool`, publishes meanwhile. Returns the next round
-    number."""
+def push_run(label, hub, sink_pid, sink_port, n, pool, args, k0, perf=None):
+    """One sync pushed to all N devices; with `pool`, publishes meanwhile; with `perf` (a file),
+    the hub recorded by `perf record -g` meanwhile. Returns the next round number."""
     say(wait_quiet(args.quiet_pct, args.quiet_wait))
     others = Others(hub.pid, sink_pid, pool.process.pid if pool else None)
     before = hub.push_metrics()
@@ -246,20 +287,29 @@ def push_run(label, hub, sink_pid, sink_port, n, pool, args, k0):
     rss0 = hub.rss()
     cpu0, sink0, threads = cpu_seconds(hub.pid), cpu_seconds(sink_pid), HubCPU(hub.pid)
     sampler, receipts = Sampler(hub.pid), Receipts(hub, n, args.timeout)
+    recorder = None
+    if perf:  # perf's own CPU shows in "others"
+        recorder = subprocess.Popen(["perf", "record", "-q", "-g", "-F", "2000", "-p", str(hub.pid), "-o", perf],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        started.append(recorder)
+        time.sleep(0.5)  # perf attached
+    publisher = Publisher(hub, pool, k0, args) if pool else None
     answer, t0, t1 = hub.must("POST", "/v1/syncs", SYNC)
+    rss_answered = hub.rss()
     receipts.follow(answer["id"])
-    latencies, puts, k = [], [], k0
-    while pool and not receipts.finished.is_set():
-        lat, put = publish_round(hub, pool, k, args.clients, args.timeout)
-        latencies += lat
-        puts.append(put)
-        k += 1
-        time.sleep(args.pause)
     receipts.finished.wait(args.timeout + 5)
+    if publisher:
+        publisher.stop()
+    if recorder:
+        recorder.send_signal(signal.SIGINT)
+        recorder.wait(timeout=60)
+        started.remove(recorder)
+        say("# perf record of %s: %s" % (label, perf))
     cpu1, sink1, used = cpu_seconds(hub.pid), cpu_seconds(sink_pid), threads.used()
     peak, hwm, rss1 = sampler.stop(), hub.rss("VmHWM"), hub.rss()
     connections = sink_connections(sink_port)
     after = hub.push_metrics()
+    k = publisher.k if publisher else k0
     if receipts.done_ns is None:
         say("%s: NOT DONE within %d s: receipts %s (%s)" % (label, args.timeout, receipts.last, receipts.error))
         return k
@@ -272,19 +322,21 @@ def push_run(label, hub, sink_pid, sink_port, n, pool, args, k0):
         "(%.0f %% of a core); TCP connections to the sink %d; others used %.0f %% of the machine"
         % (label, cpu1 - cpu0, 1e6 * (cpu1 - cpu0) / n, used["control"] / 1e3 / n, used["loops"] / 1e3 / n,
            sink1 - sink0, 100 * (sink1 - sink0) / seconds, connections, others.pct()))
-    say("%s: hub VmRSS %.1f MiB before the POST, highest sampled %.1f MiB (+%.1f MiB = %.0f B per push), "
-        "VmHWM %.1f MiB, %.1f MiB after"
-        % (label, mib(rss0), mib(peak), mib(peak - rss0), 1024 * (peak - rss0) / n, mib(hwm), mib(rss1)))
+    say("%s: hub VmRSS %.1f MiB before the POST, %.1f MiB at its answer (every push queued), highest sampled "
+        "%.1f MiB (+%.1f MiB = %.0f B per push), VmHWM %.1f MiB, %.1f MiB after"
+        % (label, mib(rss0), mib(rss_answered), mib(peak), mib(peak - rss0), 1024 * (peak - rss0) / n, mib(hwm),
+           mib(rss1)))
     changed = {key: after[key] - before.get(key, 0) for key in after if after[key] != before.get(key, 0)}
     say("%s: metrics changed: %s" % (label, ", ".join("%s +%g" % (key, value) for key, value in sorted(changed.items())
                                                     if "_total" in key)))
-    if pool:
-        latency_line(label + ", publishes meanwhile", latencies, puts, len(puts))
+    if publisher:
+        latency_line(label + ", publishes from the POST on", publisher.latencies, publisher.puts,
+                     len(publisher.puts))
     return k
 
 
 def wait_registered(hub, n, timeout):
-    admin = AdminGet(hub, timeout)
+    admin = AdminConnection(hub, timeout)
     deadline, count = time.monotonic() + timeout, None
     try:
         while time.monotonic() < deadline:
@@ -301,14 +353,15 @@ def scenario(name, args, work):
     mixed = name == "mixed"
     folder = os.path.join(work, name)
     os.makedirs(folder)
-    devices = devices_of(args.devices, mixed)
+    devices = devices_of(args.devices, mixed, args.tokens)
     port = free_port()
     credentials = Credentials(folder, "https://127.0.0.1:%d" % port)
     sink_name, flags = "nghttpd", None
     if args.sink == "nghttpd":
         sink = None
         try:
-            sink = Nghttpd(folder, credentials, port, [d[2] for d in devices if d[1] == "apns"], args.streams)
+            apns_tokens = sorted({d[2] for d in devices if d[1] == "apns"})
+            sink = Nghttpd(folder, credentials, port, apns_tokens, args.streams)
             started.append(sink.process)
             sink.check(credentials, devices[0][2])
             sink_pid, sink_port, flags = sink.process.pid, port, credentials.hub_flags(sink.url, mixed)
@@ -326,19 +379,27 @@ def scenario(name, args, work):
             at = flags.index("--fcm-url")
             del flags[at:at + 2]
         sink_pid, sink_port = os.getpid(), stand_in.port
-    say("# %s: %d devices (%s), sink %s, --max-concurrent-streams %d, hub %s --loops %d"
-        % (name, args.devices, "APNs and FCM alternately" if mixed else "APNs", sink_name, args.streams, PUSHHUB,
-           args.loops))
+    say("# %s: %d devices (%s), %d distinct tokens, sink %s, --max-concurrent-streams %d, hub %s --loops %d"
+        % (name, args.devices, "APNs and FCM alternately" if mixed else "APNs", len({d[2] for d in devices}),
+           sink_name, args.streams, PUSHHUB, args.loops))
     hub = Hub(os.path.join(folder, "data"), flags, args.loops, args.timeout)
-    rss_start = hub.rss()
+    rss_start, cpu_start = hub.rss(), cpu_seconds(hub.pid)
     seconds, failures = register(hub.port, devices, args.concurrency)
     t = time.perf_counter()
     count = wait_registered(hub, args.devices - len(failures), args.timeout)
-    say("%s: registered %d devices in %.1f s (%.0f sessions/s, %d at once), %d failed%s; GET /v1/devices count %d "
-        "%.1f s later; hub VmRSS %.1f → %.1f MiB (%.0f B per registration)"
-        % (name, args.devices - len(failures), seconds, args.devices / seconds, args.concurrency, len(failures),
+    say("%s: registered %d devices in %.1f s (%.0f sessions/s, %d at once; hub CPU %.0f µs per session), %d failed%s; "
+        "GET /v1/devices count %d %.1f s later; hub VmRSS %.1f → %.1f MiB (%.0f B per registration)"
+        % (name, args.devices - len(failures), seconds, args.devices / seconds, args.concurrency,
+           1e6 * (cpu_seconds(hub.pid) - cpu_start) / args.devices, len(failures),
            (" (first: %s)" % (failures[0],)) if failures else "", count, time.perf_counter() - t, mib(rss_start),
            mib(hub.rss()), 1024 * (hub.rss() - rss_start) / args.devices))
+    timed = {}
+    for path in ("/v1/devices?limit=1", "/v1/devices?user=nobody"):
+        for _ in range(5):
+            _, t0, t1 = hub.must("GET", path)
+            timed.setdefault(path, []).append((t1 - t0) / 1e6)
+    say("%s: with %d registered, GET /v1/devices?limit=1 %.1f ms (median of 5), ?user=nobody %.1f ms"
+        % (name, count, *(sorted(times)[2] for times in timed.values())))
     if failures:
         raise SystemExit("registrations failed")
     dry, _, _ = hub.must("POST", "/v1/syncs", dict(SYNC, dry_run=True))
@@ -357,7 +418,8 @@ def scenario(name, args, work):
         time.sleep(args.pause)
     latency_line("%s idle" % name, latencies, puts, args.rounds)
     for run in range(1, args.runs + 1):
-        k = push_run("%s push %d" % (name, run), hub, sink_pid, sink_port, args.devices, None, args, k)
+        perf = "%s.%s" % (args.perf, name) if args.perf and run == 1 else None
+        k = push_run("%s push %d" % (name, run), hub, sink_pid, sink_port, args.devices, None, args, k, perf)
     push_run("%s push + deliveries" % name, hub, sink_pid, sink_port, args.devices, pool, args, k)
     for line in hub.problems()[:20]:
         say("# hub: " + line)
@@ -378,6 +440,10 @@ def main():
     parser.add_argument("--pause", type=float, default=0.05, help="seconds between publishes (0.05)")
     parser.add_argument("--runs", type=int, default=2, help="push runs without publishes, per scenario (2)")
     parser.add_argument("--only", choices=("apns", "mixed"), action="append", help="a scenario (default: both)")
+    parser.add_argument("--tokens", type=int, default=0,
+                        help="distinct push tokens, devices sharing them in turn (0: one per device)")
+    parser.add_argument("--perf", metavar="PREFIX", help="perf record -g the hub over each scenario's first push "
+                                                         "run, to PREFIX.<scenario>")
     parser.add_argument("--streams", type=int, default=1000, help="the sink's max concurrent streams (1,000)")
     parser.add_argument("--sink", choices=("nghttpd", "python"), default="nghttpd")
     parser.add_argument("--loops", type=int, default=1, help="hub event loops (1: the generators need a core)")

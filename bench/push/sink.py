@@ -7,8 +7,8 @@ sink that answers its pushes, so the hub and not the sink is what is measured.
   localhost) the hub trusts with `--push-ca`.
 - `Nghttpd`: Debian's `nghttpd` (nghttp2-server: C, one event loop) over TLS with ALPN h2, serving
   files from an htdocs folder to any method, POST included: `3/device/<token>` (an empty file, as
-  APNs answers 200 with no body; every token is a hard link to it, so 100,000 distinct tokens cost
-  directory entries only), `v1/projects/<id>/messages:send` (FCM's answer) and `token` (the OAuth
+  APNs answers 200 with no body; the tokens are hard links to a few such files, 50,000 each, so
+  100,000 distinct tokens cost directory entries only), `v1/projects/<id>/messages:send` (FCM's answer) and `token` (the OAuth
   answer). A path with no file is a 404, which the hub counts as a failed push.
 - `python_sink`: the fallback when nghttpd cannot be used, the Python stand-in of the end-to-end
   tests (Tests/EndToEnd/push_provider.py, h2 in one thread per connection, verifying every JWT):
@@ -26,6 +26,7 @@ PROJECT = "pushhub-bench"
 KEY_ID, TEAM = "ABC123DEFG", "DEF123GHIJ"
 TOPIC = "com.example.app"
 ACCESS_TOKEN = b'{"access_token":"x","expires_in":3600,"token_type":"Bearer"}'
+LINKS_PER_FILE = 50_000
 FCM_ANSWER = b'{"name":"projects/%s/messages/0:1700000000000000%%2531bd1c9631bd1c96"}' % PROJECT.encode()
 
 
@@ -91,10 +92,11 @@ class Nghttpd:
             file.write(FCM_ANSWER)
         with open(os.path.join(self.htdocs, "token"), "wb") as file:
             file.write(ACCESS_TOKEN)
-        first = os.path.join(folder, "apns-answer")
-        open(first, "wb").close()
-        for token in tokens:
-            os.link(first, os.path.join(devices, token))
+        for k, token in enumerate(tokens):
+            if k % LINKS_PER_FILE == 0:  # ext4 allows 65,000 links to one inode
+                answer = os.path.join(folder, "apns-answer-%d" % k)
+                open(answer, "wb").close()
+            os.link(answer, os.path.join(devices, token))
         self.log = os.path.join(folder, "nghttpd.log")
         self.process = subprocess.Popen(
             ["nghttpd", "--htdocs", self.htdocs, "--max-concurrent-streams", str(max_streams), str(port),
