@@ -82,11 +82,13 @@ def messages(i, provider, token, topic):
     return json.dumps(hello, separators=(",", ":")).encode(), json.dumps(push, separators=(",", ":")).encode()
 
 
-async def register_all(port, devices, concurrency, timeout, attempts=3):
+async def register_all(port, devices, concurrency, timeout, progress, attempts=3):
     """`devices`: [(i, provider, token, topic)]. At most `concurrency` sessions at once; a failed
-    session is tried again (up to `attempts` times). Returns (seconds, failures [(i, error)])."""
+    session is tried again (up to `attempts` times); `progress(done)` is called after each session.
+    Returns (seconds, failures [(i, error)])."""
     queue = list(reversed(devices))
     failures = []
+    done = 0
     t0 = time.perf_counter()
 
     async def worker():
@@ -103,10 +105,13 @@ async def register_all(port, devices, concurrency, timeout, attempts=3):
                         failures.append((i, repr(error)))
                     else:
                         await asyncio.sleep(0.05 * (attempt + 1))
+            nonlocal done
+            done += 1
+            progress(done)
 
     await asyncio.gather(*(worker() for _ in range(min(concurrency, len(devices)))))
     return time.perf_counter() - t0, failures
 
 
-def register(port, devices, concurrency, timeout=30):
-    return asyncio.run(register_all(port, devices, concurrency, timeout))
+def register(port, devices, concurrency, progress=lambda done: None, timeout=30):
+    return asyncio.run(register_all(port, devices, concurrency, timeout, progress))

@@ -40,6 +40,7 @@ import argparse
 import hashlib
 import http.client
 import json
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -335,6 +336,44 @@ def push_run(label, hub, sink_pid, sink_port, n, pool, args, k0, perf=None):
     return k
 
 
+def register_in_child(hub, devices, concurrency):
+    """Registers `devices` from a child process (its asyncio loop would otherwise hold this
+    process's GIL against the publishes measured meanwhile). Returns (seconds, failures, tenths:
+    [(sessions done, perf_counter, hub CPU s)] at each tenth, as heard here)."""
+    context = multiprocessing.get_context("fork")
+    receiving, sending = context.Pipe(duplex=False)
+    n = len(devices)
+
+    def child():
+        told = [0]
+
+        def progress(done):
+            if done * 10 // n > told[0]:
+                told[0] = done * 10 // n
+                sending.send(("tenth", done))
+
+        sending.send(("done", register(hub.port, devices, concurrency, progress)))
+
+    process = context.Process(target=child, daemon=True)
+    tenths = [(0, time.perf_counter(), cpu_seconds(hub.pid))]
+    process.start()
+    sending.close()
+    try:
+        while True:
+            try:
+                kind, value = receiving.recv()
+            except EOFError:
+                raise SystemExit("the registering process ended without an answer (exit %s)" % process.exitcode)
+            if kind == "done":
+                seconds, failures = value
+                return seconds, failures, tenths
+            tenths.append((value, time.perf_counter(), cpu_seconds(hub.pid)))
+    finally:
+        process.join(10)
+        if process.is_alive():
+            process.kill()
+
+
 def wait_registered(hub, n, timeout):
     admin = AdminConnection(hub, timeout)
     deadline, count = time.monotonic() + timeout, None
@@ -383,8 +422,12 @@ def scenario(name, args, work):
         % (name, args.devices, "APNs and FCM alternately" if mixed else "APNs", len({d[2] for d in devices}),
            sink_name, args.streams, PUSHHUB, args.loops))
     hub = Hub(os.path.join(folder, "data"), flags, args.loops, args.timeout)
+    hub.must("PUT", "/v1/screens/" + SCREEN, tree(0))
+    pool = DrivePool(LOADGEN, hub.port, args.clients, FIRST_CLIENT, [SCREEN], folder, args.timeout)
     rss_start, cpu_start = hub.rss(), cpu_seconds(hub.pid)
-    seconds, failures = register(hub.port, devices, args.concurrency)
+    publisher = Publisher(hub, pool, 1, args)
+    seconds, failures, tenths = register_in_child(hub, devices, args.concurrency)
+    publisher.stop()
     t = time.perf_counter()
     count = wait_registered(hub, args.devices - len(failures), args.timeout)
     say("%s: registered %d devices in %.1f s (%.0f sessions/s, %d at once; hub CPU %.0f µs per session), %d failed%s; "
@@ -393,6 +436,13 @@ def scenario(name, args, work):
            1e6 * (cpu_seconds(hub.pid) - cpu_start) / args.devices, len(failures),
            (" (first: %s)" % (failures[0],)) if failures else "", count, time.perf_counter() - t, mib(rss_start),
            mib(hub.rss()), 1024 * (hub.rss() - rss_start) / args.devices))
+    say("%s: registration by tenths (sessions/s, hub CPU µs per session): %s" % (name, ", ".join(
+        "%.0f/%.0f" % ((b[0] - a[0]) / (b[1] - a[1]), 1e6 * (b[2] - a[2]) / max(1, b[0] - a[0]))
+        for a, b in zip(tenths, tenths[1:]))))
+    latency_line("%s publishes while registering" % name, publisher.latencies, publisher.puts, len(publisher.puts))
+    files = sorted(os.path.join(hub.data, f) for f in os.listdir(hub.data))
+    say("%s: data dir: %s" % (name, ", ".join("%s %.1f MB" % (os.path.basename(f), os.path.getsize(f) / 1e6)
+                                              for f in files if os.path.isfile(f))))
     timed = {}
     for path in ("/v1/devices?limit=1", "/v1/devices?user=nobody"):
         for _ in range(5):
@@ -406,10 +456,8 @@ def scenario(name, args, work):
     say("%s: dry run: %s" % (name, json.dumps(dry)))
     if dry.get("push_devices") != args.devices:
         raise SystemExit("the dry run would push %s devices, not %d" % (dry.get("push_devices"), args.devices))
-    hub.must("PUT", "/v1/screens/" + SCREEN, tree(0))
-    pool = DrivePool(LOADGEN, hub.port, args.clients, FIRST_CLIENT, [SCREEN], folder, args.timeout)
     say(wait_quiet(args.quiet_pct, args.quiet_wait))
-    k, latencies, puts = 1, [], []
+    k, latencies, puts = publisher.k, [], []
     for _ in range(args.rounds):
         lat, put = publish_round(hub, pool, k, args.clients, args.timeout)
         latencies += lat
