@@ -169,7 +169,7 @@ def test_a_sync_is_handed_over_after_its_jitter_and_acked(hub_factory, java_clie
     assert sync["delay_ms"] == 1000 and sync["jitter_ms"] == 4000, sync
     assert sync["at_ms"] / 1000 - sent_at >= 0.99, (sync, sent_at)
     receipts = receipts_once_acked(hub, answer["id"])
-    assert receipts == {"targeted_online": 1, "delivered": 1, "acked": 1}, receipts
+    assert receipts == {"targeted_online": 1, "delivered": 1, "acked": 1, "pushed": 0, "push_failed": 0}, receipts
     assert client.stats()["last_sync"] == answer["seq"]
     record = json.loads(open(os.path.join(storage, "user%3Au42%3Aepoch")).read())
     assert record == {"epoch": client.of("welcome")[0]["epoch"], "last_sync": answer["seq"]}, record
@@ -377,7 +377,7 @@ def test_a_sync_replayed_after_a_reconnect_during_its_jitter_wait_is_handed_over
     sync = client.wait("sync", timeout=5)
     assert sync["id"] == answer["id"] and sync["delay_ms"] == 2000, sync
     receipts = receipts_once_acked(hub, answer["id"])
-    assert receipts == {"targeted_online": 1, "delivered": 2, "acked": 1}, receipts
+    assert receipts == {"targeted_online": 1, "delivered": 2, "acked": 1, "pushed": 0, "push_failed": 0}, receipts
     time.sleep(0.3)
     assert len(client.of("sync")) == 1
     assert client.stats()["last_sync"] == answer["seq"]

@@ -422,9 +422,9 @@ def test_answers_that_count_clients_cover_every_live_hub(cluster):
         ws.send(json.dumps({"type": "ack", "sync": receive(ws, "sync")["id"]}))
     # Receipts are summed over the hubs the devices are on (A and C), asked through B.
     wait_until(lambda: call(b, "GET", "/v1/syncs/" + answer["id"])[1]["receipts"]
-               == {"targeted_online": 2, "delivered": 2, "acked": 2}, what="the receipts of both devices")
+               == {"targeted_online": 2, "delivered": 2, "acked": 2, "pushed": 0, "push_failed": 0}, what="the receipts of both devices")
     status, listing = call(c, "GET", "/v1/syncs")
-    assert listing["syncs"][0]["receipts"] == {"targeted_online": 2, "delivered": 2, "acked": 2}
+    assert listing["syncs"][0]["receipts"] == {"targeted_online": 2, "delivered": 2, "acked": 2, "pushed": 0, "push_failed": 0}
     status, answer = call(c, "POST", "/v1/syncs", {"target": {"all": True}, "dry_run": True})
     assert (answer["targeted_online"], answer["users"]) == (8, 1), answer
     status, listing = call(a, "GET", "/v1/clients")

@@ -201,7 +201,7 @@ def test_receipts_count_deliveries_and_acks(secure_hub):
         ws.send(json.dumps({"type": "ack", "sync": message["id"]}))  # a duplicate ack counts once
     time.sleep(0.3)
     status, receipts = call(hub, "GET", "/v1/syncs/" + answer["id"])
-    assert status == 200 and receipts["receipts"] == {"targeted_online": 4, "delivered": 4, "acked": 3}
+    assert status == 200 and receipts["receipts"] == {"targeted_online": 4, "delivered": 4, "acked": 3, "pushed": 0, "push_failed": 0}
     assert call(hub, "GET", "/v1/syncs/s-999999")[0] == 404
     # Receipts are counted in memory: the answer says since when (the hub's start).
     started = hub.started_at

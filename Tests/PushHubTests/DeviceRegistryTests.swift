@@ -93,6 +93,17 @@ import Testing
         #expect(throws: HubRecord.DecodingError.self) { try HubRecord(json: .object(json)) }
     }
 
+    @Test("a page of devices is the first of them in order, whatever the collection's order")
+    func smallest() {
+        var generator = SystemRandomNumberGenerator()
+        for size in [0, 1, 5, 100, 1000] {
+            let values = (0..<size).map { _ in Int.random(in: 0..<500, using: &generator) }
+            for count in [1, 3, 100, 2000] {
+                #expect(values.smallest(count, by: <) == Array(values.sorted().prefix(count)))
+            }
+        }
+    }
+
     @Test("push_token: provider, token (null removes), an APNs topic; anything else is a bad_message")
     func wire() throws {
         func parse(_ text: String) throws -> ClientMessage {
@@ -113,6 +124,8 @@ import Testing
             #"{"type":"push_token","provider":"apns","token":"ab"}"#,
             #"{"type":"push_token","provider":"fcm","token":"\#(String(repeating: "a", count: 1025))"}"#,
             #"{"type":"push_token","provider":"apns","token":"ab","topic":7}"#,
+            #"{"type":"push_token","provider":"apns","token":"ab/../x","topic":"com.x"}"#,
+            #"{"type":"push_token","provider":"apns","token":"0g","topic":"com.x"}"#,
         ] {
             #expect(throws: WireError.self, "\(bad)") { try parse(bad) }
         }

@@ -16,6 +16,14 @@ import Testing
             sent.append((request, done))
         }
 
+        func close() {
+            while answered < sent.count {
+                let done = sent[answered].done
+                answered += 1
+                done(.failed("closed", unprocessed: true))
+            }
+        }
+
         /// Answers the oldest unanswered request.
         func answer(_ status: Int, _ body: String = "", headers: [HeaderField] = []) {
             let done = sent[answered].done
@@ -24,20 +32,19 @@ import Testing
         }
     }
 
-    /// Signs nothing: every request carries the authorization it is given.
+    /// Signs nothing: the credential is "t<renewals so far>", carried as it is.
     final class PlainCredentials: PushCredentials {
         var provider: PushProvider { .apns }
         var renewals: [String] = []
-        func authorization(nowMilliseconds: Int, now: UInt64) -> PushAuthorization {
-            .ready("bearer t\(renewals.count)")
-        }
-        func renew(after authorization: String) { renewals.append(authorization) }
-        func request(for job: PushJob, authorization: String, nowMilliseconds: Int) throws(PushRequestError)
+        func authorization(nowMilliseconds: Int, now: UInt64) -> PushAuthorization { .ready("t\(renewals.count)") }
+        var nextAttempt: UInt64? { nil }
+        func renew(after credential: String) { renewals.append(credential) }
+        func request(for job: PushJob, credential: String, nowMilliseconds: Int) throws(PushRequestError)
             -> HTTP2Request
         {
             HTTP2Request(
                 method: "POST", scheme: "https", authority: "apns", path: "/3/device/\(job.token)",
-                headers: [HeaderField("authorization", authorization)], body: [])
+                headers: [HeaderField("authorization", "bearer " + credential)], body: [])
         }
     }
 
@@ -133,7 +140,7 @@ import Testing
         fixture.add(["a"])
         fixture.transport.answer(403, #"{"reason":"ExpiredProviderToken"}"#)
         fixture.channel.tick(now: MonotonicClock.now())
-        #expect(fixture.credentials.renewals == ["bearer t0"])
+        #expect(fixture.credentials.renewals == ["t0"])
         #expect(fixture.transport.sent.count == 2)
         #expect(fixture.transport.sent[1].request.headers == [HeaderField("authorization", "bearer t1")])
         fixture.transport.answer(200)
@@ -152,6 +159,29 @@ import Testing
         #expect(fixture.transport.sent.count == 1)
         #expect(fixture.receipts.pushFailed == 4)
         #expect(fixture.metrics.outcomes(.apns, .unavailable) == 4)
+    }
+
+    @Test("a stopped provider's requests in flight end as unavailable and are never sent again")
+    func stopCancelsInFlight() {
+        let fixture = Fixture(maxInFlight: 3)
+        fixture.add(["a", "b", "c", "d"])
+        #expect(fixture.transport.sent.count == 3)
+        fixture.transport.answer(403, #"{"reason":"InvalidProviderToken"}"#)
+        #expect(fixture.transport.waiting == 0, "the connection was closed")
+        #expect(fixture.receipts.pushFailed == 4 && fixture.receipts.pushed == 0)
+        #expect(fixture.metrics.outcomes(.apns, .unavailable) == 4)
+        #expect(fixture.metrics.outcomes(.apns, .retried) == 0)
+        #expect(fixture.transport.sent.count == 3)
+    }
+
+    @Test("a tick takes a bounded share of a big queue; the rest goes at the next ticks")
+    func boundedTick() {
+        let fixture = Fixture(capacity: 10_000, maxInFlight: 10_000)
+        fixture.add((0..<5000).map { "t\($0)" })
+        #expect(fixture.transport.sent.count == PushChannel.maxTakenPerTick)
+        fixture.channel.tick(now: MonotonicClock.now())
+        fixture.channel.tick(now: MonotonicClock.now())
+        #expect(fixture.transport.sent.count == 5000)
     }
 
     @Test("a full queue drops what does not fit, and counts it")

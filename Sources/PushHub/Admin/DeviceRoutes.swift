@@ -15,15 +15,41 @@ struct DeviceRoutes: AdminHandlers {
     func list() throws(AdminError) {
         let limit = try call.limit(default: Self.defaultLimit, max: Self.maxLimit)
         let registry = call.state.devices
-        var devices: [PushDevice]
+        let device = call.query("device")
+        var matching: [PushDevice]
         if let user = call.query("user") {
-            devices = registry.devices(of: user)
+            matching = registry.devices(of: user).filter { device == nil || $0.device == device }
+        } else if let device {
+            matching = registry.devices.values.filter { $0.device == device }
         } else {
-            devices = registry.devices.values.sorted { ($0.user ?? "", $0.device) < ($1.user ?? "", $1.device) }
+            matching = Array(registry.devices.values)
         }
-        if let device = call.query("device") { devices = devices.filter { $0.device == device } }
+        // The first `limit` in order, without sorting every registration (a hub may hold millions).
+        let shown = matching.smallest(limit) { ($0.user ?? "", $0.device) < ($1.user ?? "", $1.device) }
         call.reply.json(
-            200,
-            .object(["devices": .array(devices.prefix(limit).map(\.json)), "count": .number(Double(devices.count))]))
+            200, .object(["devices": .array(shown.map(\.json)), "count": .number(Double(matching.count))]))
+    }
+}
+
+extension Array {
+    /// The `count` smallest elements by `areInIncreasingOrder`, in order: one pass keeping the
+    /// smallest so far sorted (n log count comparisons; an element is inserted only when it is
+    /// among them), for a page of a large unordered collection.
+    func smallest(_ count: Int, by areInIncreasingOrder: (Element, Element) -> Bool) -> [Element] {
+        guard count < self.count else { return sorted(by: areInIncreasingOrder) }
+        var kept: [Element] = []
+        kept.reserveCapacity(count + 1)
+        for element in self {
+            if kept.count == count, let last = kept.last, !areInIncreasingOrder(element, last) { continue }
+            var low = 0
+            var high = kept.count
+            while low < high {
+                let middle = (low + high) / 2
+                if areInIncreasingOrder(element, kept[middle]) { high = middle } else { low = middle + 1 }
+            }
+            kept.insert(element, at: low)
+            if kept.count > count { kept.removeLast() }
+        }
+        return kept
     }
 }

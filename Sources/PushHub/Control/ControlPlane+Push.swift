@@ -4,6 +4,7 @@
 extension ControlPlane {
     /// Wires the dispatcher to the state and the loops (at start).
     func attachPushes() {
+        scatter.forPeers = { [unowned self] answers in self.registeredOnly(answers) }
         guard let pushes else { return }
         pushes.onTokenInvalid = { [unowned self] key, token in
             self.forget(key, token: token)
@@ -29,6 +30,16 @@ extension ControlPlane {
     func push(_ sync: Sync, connected answers: [LoopAnswer]) -> Int {
         guard let pushes, sync.push != .none else { return 0 }
         return pushes.push(sync, to: pushedDevices(sync, connected: answers), now: MonotonicClock.now())
+    }
+
+    /// `answers` with the devices of `.syncTargets` cut to those registered for pushes: the only
+    /// ones the hub that made the sync asks about, so another hub's answer stays as small as its
+    /// registered devices online (not every connection it has).
+    func registeredOnly(_ answers: [LoopAnswer]) -> [LoopAnswer] {
+        answers.map { answer in
+            guard case .syncTargets(let count, let devices) = answer else { return answer }
+            return .syncTargets(count: count, devices: devices.filter { committed.devices.devices[$0] != nil })
+        }
     }
 
     /// The provider said `key`'s token is dead: its registration goes, unless it changed since.

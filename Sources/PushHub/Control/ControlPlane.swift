@@ -28,7 +28,7 @@ final class ControlPlane {
     let epoch: String
     let log: any StateLog
     /// The client loops and the other hubs serving the same state.
-    private let scatter: Scatter
+    let scatter: Scatter
     /// What changes are validated against and made on: `committed` plus what is not durable yet.
     private(set) var state: HubState
     /// What reads answer from: the state as of the last entry the log made durable or handed over.

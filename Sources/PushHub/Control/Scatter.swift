@@ -65,9 +65,15 @@ final class Scatter {
         gathers.start(loops: includeLoops ? loops.count : 0, remote: remote, deadline: now + Self.timeout, finish: finish)
     }
 
+    /// What this hub's answers become before they go to another hub (the control plane keeps
+    /// only what the asker can use: `ControlPlane.registeredOnly`).
+    var forPeers: ([LoopAnswer]) -> [LoopAnswer] = { $0 }
+
     /// A gather whose answers another hub waits for.
     func start(now: UInt64, answering asker: RemoteAsker) -> GatherID {
-        start(now: now) { [unowned self] answers, _ in self.peers?.answer(asker, answers, now: MonotonicClock.now()) }
+        start(now: now) { [unowned self] answers, _ in
+            self.peers?.answer(asker, self.forPeers(answers), now: MonotonicClock.now())
+        }
     }
 
     /// Makes the gathers `ids` wait for the other hubs live once what was sent so far went out.

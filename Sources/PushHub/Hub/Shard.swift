@@ -275,7 +275,7 @@ final class Shard {
             count = targets.count
             let spread = UInt64(sync.spreadMilliseconds) * 1_000_000
             for (i, connection) in targets.enumerated() {
-                let delay = targets.count > 1 ? spread * UInt64(i) / UInt64(targets.count) : 0
+                let delay = SpreadSchedule.delay(index: i, of: targets.count, over: spread)
                 if delay == 0 {
                     deliverNow(sync, to: connection)
                 } else {

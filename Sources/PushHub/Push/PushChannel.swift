@@ -5,9 +5,14 @@ import HTTP2
 /// multiplexes them within the provider's stream limit), and each answer decides the job's end:
 /// pushed, the token dead, retried after a backoff within the sync's TTL, or failed.
 ///
+/// A tick takes at most `maxTakenPerTick` jobs off the queue, and asks about at most
+/// `maxOnlineCheck` devices at once, so a sync to 100,000 devices never holds the control
+/// plane's loop for long.
+///
 /// Invariants: every job that entered the channel ends exactly once (`finish`), counted in
-/// `/metrics` and, pushed or failed, in its sync's receipts; the queue never holds more than its
-/// capacity; once `stopped`, no request is sent again (the provider refused the credentials).
+/// `/metrics` and, pushed or failed, in its sync's receipts; the jobs it holds (queued or waiting
+/// for an online check) never exceed its capacity; once `stopped`, no request is sent again: the
+/// connection is closed and what it had not answered ends as `unavailable`.
 /// Called on the control plane's thread only.
 final class PushChannel {
     let provider: PushProvider
@@ -26,6 +31,10 @@ final class PushChannel {
     let maxInFlight: Int
     /// A job is sent at most this many times.
     static let maxAttempts = 8
+    /// Jobs a tick takes off the queue at most (sent, expired or set aside for an online check).
+    static let maxTakenPerTick = 2000
+    /// Devices one online check asks about at most.
+    static let maxOnlineCheck = 1000
     static let backoff = Backoff(initial: .seconds(1), cap: .seconds(600))
 
     /// The provider said a device's token is dead: forget the registration (unless it changed).
@@ -50,44 +59,55 @@ final class PushChannel {
 
     var queued: Int { queue.count + awaitingOnlineCheck.count }
 
-    /// Queues `job`, due at `time`; a full queue or a stopped provider ends it at once.
+    /// Queues `job`, due at `time`; a full channel or a stopped provider ends it at once.
     func add(_ job: PushJob, at time: UInt64, now: UInt64) {
         guard stopped == nil else { return finish(job, .unavailable) }
-        if !queue.add(job, at: time, now: now) { finish(job, .dropped) }
+        if !admit(job, at: time, now: now) { finish(job, .dropped) }
     }
 
-    /// When `tick` must run next for a job that waits for its time (nil: none waits).
-    var nextDeadline: UInt64? { queue.nextDue }
+    /// Queues `job` unless the channel holds its capacity already.
+    private func admit(_ job: PushJob, at time: UInt64, now: UInt64) -> Bool {
+        queued < queue.capacity && queue.add(job, at: time, now: now)
+    }
+
+    /// When `tick` must run next: a job's time, the credentials' next try, or now while due jobs
+    /// wait for a free slot (nil: nothing waits for time).
+    var nextDeadline: UInt64? {
+        guard stopped == nil else { return nil }
+        return [queue.nextDue, queue.hasDue ? credentials.nextAttempt : nil].compactMap { $0 }.min()
+    }
 
     /// Sends what is due, as far as the connection takes it.
     func tick(now: UInt64) {
         defer { metrics.setQueued(queued, provider) }
         queue.release(now: now)
         guard stopped == nil else { return }
+        defer { checkOnlineIfDue() }
         let nowMilliseconds = WallClock.nowMilliseconds()
-        while queue.hasDue && transport.waiting < maxInFlight {
-            let authorization: String
+        var taken = 0
+        while queue.hasDue && transport.waiting < maxInFlight && taken < Self.maxTakenPerTick {
+            let credential: String
             switch credentials.authorization(nowMilliseconds: nowMilliseconds, now: now) {
-            case .ready(let value): authorization = value
+            case .ready(let value): credential = value
             case .pending: return
             case .refused(let reason): return stop(reason)
             }
             guard let job = queue.next() else { return }
+            taken += 1
             if job.sync.expiresAt <= nowMilliseconds {
                 finish(job, .expired)
             } else if job.checksOnlineFirst && checkOnline != nil {
                 awaitingOnlineCheck.append(job)
             } else {
-                send(job, authorization: authorization, nowMilliseconds: nowMilliseconds, now: now)
+                send(job, credential: credential, nowMilliseconds: nowMilliseconds, now: now)
             }
         }
-        checkOnlineIfDue()
     }
 
-    private func send(_ job: PushJob, authorization: String, nowMilliseconds: Int, now: UInt64) {
+    private func send(_ job: PushJob, credential: String, nowMilliseconds: Int, now: UInt64) {
         let request: HTTP2Request
         do {
-            request = try credentials.request(for: job, authorization: authorization, nowMilliseconds: nowMilliseconds)
+            request = try credentials.request(for: job, credential: credential, nowMilliseconds: nowMilliseconds)
         } catch {
             Log.debug(
                 "a push cannot be made",
@@ -97,11 +117,11 @@ final class PushChannel {
         var job = job
         job.attempts += 1
         transport.send(request, now: now) { [self, job] outcome in
-            answered(job, authorization: authorization, outcome)
+            answered(job, credential: credential, outcome)
         }
     }
 
-    private func answered(_ job: PushJob, authorization: String, _ outcome: HTTP2LinkOutcome) {
+    private func answered(_ job: PushJob, credential: String, _ outcome: HTTP2LinkOutcome) {
         let now = MonotonicClock.now()
         switch outcome {
         case .failed(let reason, _):
@@ -119,7 +139,7 @@ final class PushChannel {
             case .retry(let after, let reason):
                 retry(job, after: after, because: reason, now: now)
             case .renewCredentials(let reason):
-                credentials.renew(after: authorization)
+                credentials.renew(after: credential)
                 retry(job, after: .zero, because: reason, now: now)
             case .credentialsRejected(let reason):
                 stop("\(provider.rawValue) refused the hub's credentials (\(reason))")
@@ -149,30 +169,36 @@ final class PushChannel {
         var again = job
         again.checksOnlineFirst = job.sync.push == .offline
         metrics.count(.retried, provider)
-        if !queue.add(again, at: now + delay.nanoseconds, now: now) { finish(again, .dropped) }
+        if !admit(again, at: now + delay.nanoseconds, now: now) { finish(again, .dropped) }
     }
 
-    /// Asks whether the devices of the retried jobs connected meanwhile (one question at a time).
+    /// Asks whether the devices of the retried jobs connected meanwhile: one question at a time,
+    /// about `maxOnlineCheck` devices at most.
     private func checkOnlineIfDue() {
-        guard !awaitingOnlineCheck.isEmpty, !onlineCheckOutstanding, let checkOnline else { return }
-        let jobs = awaitingOnlineCheck.drainAll()
+        guard !awaitingOnlineCheck.isEmpty, !onlineCheckOutstanding, stopped == nil, let checkOnline else { return }
+        let jobs = Array(awaitingOnlineCheck.prefix(Self.maxOnlineCheck))
+        awaitingOnlineCheck.removeFirst(jobs.count)
         onlineCheckOutstanding = true
         checkOnline(jobs.map(\.device)) { [self] online in
             onlineCheckOutstanding = false
             let now = MonotonicClock.now()
             for var job in jobs {
-                if online.contains(job.device) {
+                if stopped != nil {
+                    finish(job, .unavailable)
+                } else if online.contains(job.device) {
                     finish(job, .online)
                 } else {
                     job.checksOnlineFirst = false
-                    add(job, at: now, now: now)
+                    // Its place was counted while it waited: it goes back without a capacity check.
+                    _ = queue.add(job, at: now, now: now)
                 }
             }
             tick(now: now)
         }
     }
 
-    /// The provider refused the credentials: nothing more is sent; what waits fails.
+    /// The provider refused the credentials: nothing more is sent; what waits fails, and the
+    /// connection closes (its unanswered requests come back failed and end as `unavailable`).
     private func stop(_ reason: String) {
         guard stopped == nil else { return }
         stopped = reason
@@ -181,6 +207,7 @@ final class PushChannel {
             "push provider stopped: fix its credentials and restart the hub",
             [("provider", provider.rawValue), ("reason", reason)])
         for job in queue.drain() + awaitingOnlineCheck.drainAll() { finish(job, .unavailable) }
+        transport.close()
     }
 
     private func finish(_ job: PushJob, _ outcome: PushOutcome) {

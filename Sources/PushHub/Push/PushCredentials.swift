@@ -2,7 +2,8 @@ import HTTP2
 
 /// What a provider's requests are signed with, now (DESIGN §17).
 enum PushAuthorization: Equatable {
-    /// The `authorization` header's value.
+    /// The credential (an APNs provider token, an FCM access token); the request puts it in its
+    /// `authorization` header.
     case ready(String)
     /// Being fetched (an FCM access token): pushes wait.
     case pending
@@ -16,10 +17,13 @@ protocol PushCredentials: AnyObject {
     var provider: PushProvider { get }
     /// The authorization to send with a push at `nowMilliseconds` (may start fetching one).
     func authorization(nowMilliseconds: Int, now: UInt64) -> PushAuthorization
-    /// The provider said `authorization` expired: the next one is new.
-    func renew(after authorization: String)
-    /// The request that pushes `job`.
-    func request(for job: PushJob, authorization: String, nowMilliseconds: Int) throws(PushRequestError) -> HTTP2Request
+    /// When asking `authorization` again may get further after it answered `pending` (nil: not
+    /// before something else happens, e.g. the answer to the fetch under way).
+    var nextAttempt: UInt64? { get }
+    /// The provider said `credential` expired: the next one is new.
+    func renew(after credential: String)
+    /// The request that pushes `job` with `credential`.
+    func request(for job: PushJob, credential: String, nowMilliseconds: Int) throws(PushRequestError) -> HTTP2Request
 }
 
 extension PushJob {
@@ -48,19 +52,21 @@ final class APNsCredentials: PushCredentials {
 
     func authorization(nowMilliseconds: Int, now: UInt64) -> PushAuthorization {
         do {
-            return .ready("bearer " + (try token.token(nowSeconds: nowMilliseconds / 1000)))
+            return .ready(try token.token(nowSeconds: nowMilliseconds / 1000))
         } catch {
             return .refused("the APNs provider token cannot be signed: \(error)")
         }
     }
 
-    func renew(after authorization: String) { token.expired(String(authorization.dropFirst("bearer ".count))) }
+    /// Signing is local: there is nothing to wait for.
+    var nextAttempt: UInt64? { nil }
 
-    func request(for job: PushJob, authorization: String, nowMilliseconds: Int) throws(PushRequestError) -> HTTP2Request
+    func renew(after credential: String) { token.expired(credential) }
+
+    func request(for job: PushJob, credential: String, nowMilliseconds: Int) throws(PushRequestError)
+        -> HTTP2Request
     {
-        try APNsRequest.make(
-            message: job.message, target: job.target, authority: authority,
-            providerToken: String(authorization.dropFirst("bearer ".count)))
+        try APNsRequest.make(message: job.message, target: job.target, authority: authority, providerToken: credential)
     }
 }
 
@@ -90,20 +96,24 @@ final class FCMCredentials: PushCredentials {
 
     func authorization(nowMilliseconds: Int, now: UInt64) -> PushAuthorization {
         if let refusal { return .refused(refusal) }
-        if let token, token.isUsable(nowSeconds: nowMilliseconds / 1000) { return .ready("Bearer " + token.value) }
+        if let token, token.isUsable(nowSeconds: nowMilliseconds / 1000) { return .ready(token.value) }
         if !fetching && now >= retryAt { fetch(nowSeconds: nowMilliseconds / 1000, now: now) }
         return refusal.map(PushAuthorization.refused) ?? .pending
     }
 
-    func renew(after authorization: String) {
-        if let token, "Bearer " + token.value == authorization { self.token = nil }
+    /// After a failed fetch, when to fetch again; nil while one is under way or none failed.
+    var nextAttempt: UInt64? { fetching || failures == 0 ? nil : retryAt }
+
+    func renew(after credential: String) {
+        if token?.value == credential { token = nil }
     }
 
-    func request(for job: PushJob, authorization: String, nowMilliseconds: Int) throws(PushRequestError) -> HTTP2Request
+    func request(for job: PushJob, credential: String, nowMilliseconds: Int) throws(PushRequestError)
+        -> HTTP2Request
     {
         try FCMRequest.make(
             message: job.message, target: job.target, projectID: account.projectID, authority: authority,
-            accessToken: String(authorization.dropFirst("Bearer ".count)), nowMilliseconds: nowMilliseconds)
+            accessToken: credential, nowMilliseconds: nowMilliseconds)
     }
 
     private func fetch(nowSeconds: Int, now: UInt64) {

@@ -76,6 +76,9 @@ final class PushDispatcher {
         sources = links
     }
 
+    /// A push due this long after its sync (spread) asks first whether its device is online.
+    static let onlineCheckAfter: UInt64 = 1_000_000_000
+
     var providers: [PushProvider] { PushProvider.allCases.filter { channels[$0] != nil } }
 
     /// The provider said a device's token is dead.
@@ -89,7 +92,7 @@ final class PushDispatcher {
     }
 
     /// Queues a push of `sync` to each of `devices`; with `spread`, the i-th of n is due at
-    /// now + spread × i / n (DESIGN §5 applies to pushes too).
+    /// now + spread × i / n (DESIGN §5 applies to pushes too, `SpreadSchedule`).
     /// - Returns: how many were queued (a device of a provider this hub has not configured fails).
     @discardableResult
     func push(_ sync: Sync, to devices: [PushDevice], now: UInt64) -> Int {
@@ -101,8 +104,12 @@ final class PushDispatcher {
                 sync.receipts.pushFailed.add(1, ordering: .relaxed)
                 continue
             }
-            let delay = devices.count > 1 ? spread * UInt64(index) / UInt64(devices.count) : 0
-            channel.add(PushJob(sync: sync, device: device), at: now + delay, now: now)
+            let delay = SpreadSchedule.delay(index: index, of: devices.count, over: spread)
+            var job = PushJob(sync: sync, device: device)
+            // A later share of a sync for offline devices asks first whether the device connected
+            // meanwhile (it then had the sync over its socket), as a retry does.
+            job.checksOnlineFirst = sync.push == .offline && delay >= Self.onlineCheckAfter
+            channel.add(job, at: now + delay, now: now)
             queued += 1
         }
         for channel in channels.values { channel.tick(now: now) }

@@ -76,7 +76,8 @@ public final class PushMetrics: Sendable {
         let configured = PushProvider.allCases.filter { up[Self.index($0)].load() >= 0 }
         var text = "# HELP pushhub_pushes_total Silent pushes by provider and outcome.\n"
         text += "# TYPE pushhub_pushes_total counter\n"
-        for provider in configured {
+        // Every provider's outcomes: a push to a provider that is not configured counts as unavailable.
+        for provider in PushProvider.allCases {
             for outcome in PushOutcome.allCases {
                 text += "pushhub_pushes_total{provider=\"\(provider.rawValue)\",outcome=\"\(outcome.rawValue)\"} "
                 text += "\(outcomes(provider, outcome))\n"

@@ -37,12 +37,9 @@ public enum PushPayload {
 
     /// The sync object's JSON bytes.
     public static func syncObject(_ message: PushMessage) -> [UInt8] {
-        var members: [(String, JSONValue)] = [
-            ("type", .string("sync")), ("id", .string(message.syncID)), ("seq", .number(Double(message.seq))),
-            ("reason", .string(message.reason)), ("scope", .string(message.scope)),
-        ]
-        if let hint = message.hint { members.append(("hint", hint)) }
-        if message.mandatory { members.append(("mandatory", .bool(true))) }
-        return ServerMessage.object(members)
+        ServerMessage.object(
+            Sync.messageMembers(
+                seq: message.seq, reason: message.reason, scope: message.scope, hint: message.hint,
+                mandatory: message.mandatory))
     }
 }

@@ -7,6 +7,8 @@ protocol PushTransport: AnyObject {
     func send(_ request: HTTP2Request, now: UInt64, done: @escaping (HTTP2LinkOutcome) -> Void)
     /// Requests accepted and not yet answered.
     var waiting: Int { get }
+    /// Fails every request not yet answered (each `done` is called) and sends nothing more.
+    func close()
 }
 
 extension HTTP2Link: PushTransport {}

@@ -65,14 +65,24 @@ public final class Sync: Sendable {
     static func frame(seq: Int, reason: String, scope: String, hint: JSONValue?, mandatory: Bool, jitter: Int)
         -> [UInt8]
     {
+        let members =
+            messageMembers(seq: seq, reason: reason, scope: scope, hint: hint, mandatory: mandatory)
+            + [("jitter_ms", .number(Double(jitter)))]
+        return ServerMessage.frame(ServerMessage.object(members))
+    }
+
+    /// The `sync` message's members but `jitter_ms`, in order: what a socket and a silent push
+    /// (`PushPayload`) both carry, so the app reads one shape.
+    static func messageMembers(seq: Int, reason: String, scope: String, hint: JSONValue?, mandatory: Bool)
+        -> [(String, JSONValue)]
+    {
         var members: [(String, JSONValue)] = [
             ("type", .string("sync")), ("id", .string("s-\(seq)")), ("seq", .number(Double(seq))),
             ("reason", .string(reason)), ("scope", .string(scope)),
         ]
         if let hint { members.append(("hint", hint)) }
         if mandatory { members.append(("mandatory", .bool(true))) }
-        members.append(("jitter_ms", .number(Double(jitter))))
-        return ServerMessage.frame(ServerMessage.object(members))
+        return members
     }
 
     /// The frame for this sync standing for a collapsed group: mandatory if any of them was.

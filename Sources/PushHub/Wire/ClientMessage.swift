@@ -222,8 +222,11 @@ extension ClientMessage {
             else { throw refuse("\"topic\" must be the app's bundle id (1 to \(maxPushTopicLength) visible characters)") }
             topic = text
         }
-        if provider == .apns, topic == nil {
-            throw refuse("an APNs push_token needs \"topic\": the app's bundle id")
+        if provider == .apns {
+            guard topic != nil else { throw refuse("an APNs push_token needs \"topic\": the app's bundle id") }
+            // APNs device tokens are hexadecimal (the app hex-encodes the token's bytes).
+            guard token.utf8.allSatisfy({ UInt8(ascii: "0")...UInt8(ascii: "9") ~= $0 || (0x61...0x66) ~= ($0 | 0x20) })
+            else { throw refuse("an APNs \"token\" is the device token's bytes in hexadecimal") }
         }
         return .pushToken(provider: provider, token: token, topic: topic)
     }
