@@ -2,7 +2,8 @@
 to a provider over one HTTP/2 connection, what that costs it (CPU per push, the queue's memory),
 and whether socket deliveries made meanwhile suffer.
 
-    .venv/bin/python bench/push/run.py [--devices 100000] [--only apns|mixed] [--runs 2] [--keep]
+    .venv/bin/python bench/push/run.py [--devices 100000] [--only apns|mixed] [--runs 2] [--tokens K]
+                                       [--perf PREFIX] [--keep]
 
 Per scenario (**apns**: every device on APNs; **mixed**: even devices on APNs, odd ones on FCM),
 one release hub (`--dev`, `--loops 1`, its own data dir) and one sink:
@@ -13,12 +14,15 @@ one release hub (`--dev`, `--loops 1`, its own data dir) and one sink:
   `--max-concurrent-streams` is `--streams` (1,000, as APNs allows). nghttpd is checked with
   `curl --http2` first; if it cannot be used, the end-to-end tests' Python stand-in is (slower:
   the figures then say so). The hub trusts the sink's self-signed certificate with `--push-ca`.
+- 1,000 (`--clients`) clients, anonymous devices held by `bench/loadgen/loadgen drive` (C),
+  subscribed to one screen, connect first; they get the publishes measured below.
 - Registration: `--devices` N devices, device d-<i> each in a short WebSocket session of its own
-  (hello with an app, `push_token`, close; bench/push/register.py), `--concurrency` at once; every
-  APNs token distinct (64 hex digits), FCM tokens ~150 characters. Then `GET /v1/devices?limit=1`
-  until its `count` is N, and a dry run of the sync says how many devices it would push.
-- 1,000 (`--clients`) more clients, anonymous devices held by `bench/loadgen/loadgen drive` (C),
-  subscribed to one screen.
+  (hello with an app, `push_token`, close; bench/push/register.py, in a child process),
+  `--concurrency` at once; every APNs token distinct (64 hex digits; `--tokens K`: K tokens
+  shared in turn), FCM tokens ~150 characters. Meanwhile publishes go on as in **push +
+  deliveries** below. Figures: sessions/s and hub CPU per session, by tenths; the data dir's
+  files; then `GET /v1/devices?limit=1` until its `count` is N, the time of that GET (and of
+  `?user=nobody`), and a dry run of the sync (how many devices it would push).
 - **idle**: `--rounds` publishes of the screen (one changed leaf, `--pause` between): p50/p99 of
   PUT sent → each client's patch (both stamps CLOCK_MONOTONIC).
 - **push** (`--runs` times): `POST /v1/syncs {"target":{"all":true},"push":"always",...}` and
@@ -26,11 +30,17 @@ one release hub (`--dev`, `--loops 1`, its own data dir) and one sink:
   push_failed reach N. Figures: the POST's own time (the hub queues every push before it answers),
   time to the last push answered, pushes/s (N ÷ that), hub CPU per push (/proc/<pid>/stat
   utime+stime, and its control-plane thread alone from schedstat: the pushes are sent from there),
-  the hub's VmRSS just before the POST, its highest VmRSS sampled every 10 ms and VmHWM (reset
-  before the POST through /proc/<pid>/clear_refs), the sink's CPU (is it the bottleneck?), the
-  TCP connections to the sink, `pushhub_pushes_total` per provider and outcome.
-- **push + deliveries**: one more push run during which publishes go on one after another
-  (`--pause` apart) until the last push is answered: their p50/p99 against idle's.
+  the hub's VmRSS just before the POST and at its answer, its highest VmRSS sampled every 10 ms
+  and VmHWM (reset before the POST through /proc/<pid>/clear_refs), the sink's CPU (is it the
+  bottleneck?), the TCP connections to the sink, `pushhub_pushes_total` per provider and outcome.
+  `--perf PREFIX` records the hub (`perf record -g`) over the first run.
+- **push + deliveries**: one more push run; publishes go on one after another (`--pause` apart,
+  on an admin connection of their own) from just before the POST until the last push is
+  answered: their p50/p99 against idle's.
+- The push runs are made for each of `--sink-window-bits` (16,24): nghttpd's connection-level
+  receive window, 64 KiB (RFC 9113's initial window, nghttpd's default) and then 16 MiB, nghttpd
+  restarted in between (the hub reconnects at the next push). With 64 KiB one connection is
+  bounded by flow control (the hub waits for WINDOW_UPDATEs), with 16 MiB by the hub.
 
 The hub's warnings and errors are printed at the end of each scenario. Every wait is bounded
 (`--timeout`); the hub, the sink and the generator are stopped on exit, the work folder removed
@@ -401,7 +411,7 @@ def scenario(name, args, work):
         try:
             apns_tokens = sorted({d[2] for d in devices if d[1] == "apns"})
             sink = Nghttpd(folder, credentials, port, apns_tokens, args.streams)
-            started.append(sink.process)
+            started.append(sink.start(args.windows[0]))
             sink.check(credentials, devices[0][2])
             sink_pid, sink_port, flags = sink.process.pid, port, credentials.hub_flags(sink.url, mixed)
         except (SinkUnusable, OSError) as error:
@@ -465,10 +475,19 @@ def scenario(name, args, work):
         k += 1
         time.sleep(args.pause)
     latency_line("%s idle" % name, latencies, puts, args.rounds)
-    for run in range(1, args.runs + 1):
-        perf = "%s.%s" % (args.perf, name) if args.perf and run == 1 else None
-        k = push_run("%s push %d" % (name, run), hub, sink_pid, sink_port, args.devices, None, args, k, perf)
-    push_run("%s push + deliveries" % name, hub, sink_pid, sink_port, args.devices, pool, args, k)
+    for window in args.windows if sink_name == "nghttpd" else [None]:
+        part = name
+        if window is not None:
+            part = "%s, sink window 2^%d" % (name, window)
+            if window != sink.window_bits:  # the hub's link notices and reconnects at the next push
+                stop(sink.process)
+                started.append(sink.start(window))
+                sink_pid = sink.process.pid
+                say("# %s: nghttpd restarted with --connection-window-bits %d (run 1 reconnects)" % (name, window))
+        for run in range(1, args.runs + 1):
+            perf = "%s.%s-w%s" % (args.perf, name, window) if args.perf and run == 1 else None
+            k = push_run("%s: push %d" % (part, run), hub, sink_pid, sink_port, args.devices, None, args, k, perf)
+        k = push_run("%s: push + deliveries" % part, hub, sink_pid, sink_port, args.devices, pool, args, k)
     for line in hub.problems()[:20]:
         say("# hub: " + line)
     pool.stop()
@@ -494,10 +513,14 @@ def main():
                                                          "run, to PREFIX.<scenario>")
     parser.add_argument("--streams", type=int, default=1000, help="the sink's max concurrent streams (1,000)")
     parser.add_argument("--sink", choices=("nghttpd", "python"), default="nghttpd")
+    parser.add_argument("--sink-window-bits", default="16,24", metavar="N[,M…]",
+                        help="the push runs with nghttpd's connection window 2**N-1, then 2**M-1… (16,24: 64 KiB "
+                             "as RFC 9113's initial window and nghttpd's default, then 16 MiB)")
     parser.add_argument("--loops", type=int, default=1, help="hub event loops (1: the generators need a core)")
     parser.add_argument("--timeout", type=int, default=300, help="bound on every wait, seconds (300)")
     add_quiet_arguments(parser)
     args = parser.parse_args()
+    args.windows = [int(bits) for bits in args.sink_window_bits.split(",")]
     if not 1 <= args.concurrency <= 2000:
         raise SystemExit("--concurrency wants 1…2,000 (a process holds at most 20,000 descriptors)")
     if subprocess.run(["make", "-s", "-C", os.path.dirname(LOADGEN), "loadgen"], stdout=sys.stderr).returncode:

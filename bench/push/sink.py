@@ -78,10 +78,11 @@ def wait_listening(port, process, timeout=10):
 
 
 class Nghttpd:
-    """nghttpd on `port` serving `htdocs`; `process` is the Popen (the caller stops it)."""
+    """nghttpd on `port` serving `htdocs`, started by `start`; `process` is the Popen (the caller
+    stops it)."""
 
     def __init__(self, folder, credentials, port, tokens, max_streams):
-        self.port = port
+        self.port, self.credentials, self.max_streams, self.process = port, credentials, max_streams, None
         self.url = "https://127.0.0.1:%d" % port
         self.htdocs = os.path.join(folder, "htdocs")
         devices = os.path.join(self.htdocs, "3", "device")
@@ -98,12 +99,18 @@ class Nghttpd:
                 open(answer, "wb").close()
             os.link(answer, os.path.join(devices, token))
         self.log = os.path.join(folder, "nghttpd.log")
+
+    def start(self, window_bits):
+        """With a connection-level receive window of 2**`window_bits` - 1 octets (nghttpd's
+        default is 16: 65,535, RFC 9113's initial window)."""
+        self.window_bits = window_bits
         self.process = subprocess.Popen(
-            ["nghttpd", "--htdocs", self.htdocs, "--max-concurrent-streams", str(max_streams), str(port),
-             credentials.certificate_key, credentials.certificate],
-            stdout=open(self.log, "w"), stderr=subprocess.STDOUT)
-        if not wait_listening(port, self.process):
-            raise SinkUnusable("nghttpd did not listen on %d: %s" % (port, open(self.log).read()[-500:]))
+            ["nghttpd", "--htdocs", self.htdocs, "--max-concurrent-streams", str(self.max_streams),
+             "--connection-window-bits", str(window_bits), str(self.port), self.credentials.certificate_key,
+             self.credentials.certificate], stdout=open(self.log, "a"), stderr=subprocess.STDOUT)
+        if not wait_listening(self.port, self.process):
+            raise SinkUnusable("nghttpd did not listen on %d: %s" % (self.port, open(self.log).read()[-500:]))
+        return self.process
 
     def check(self, credentials, token):
         """That it answers POSTs of each endpoint with 200 and the file, over HTTP/2 with TLS."""
