@@ -33,10 +33,12 @@ one release hub (`--dev`, `--loops 1`, its own data dir) and one sink:
   the hub's VmRSS just before the POST and at its answer, its highest VmRSS sampled every 10 ms
   and VmHWM (reset before the POST through /proc/<pid>/clear_refs), the sink's CPU (is it the
   bottleneck?), the TCP connections to the sink, `pushhub_pushes_total` per provider and outcome.
-  `--perf PREFIX` records the hub (`perf record -g`) over the first run.
+  `--perf PREFIX` records the hub (`perf record -g`) over the registration and the first run of
+  each window.
 - **push + deliveries**: one more push run; publishes go on one after another (`--pause` apart,
-  on an admin connection of their own) from just before the POST until the last push is
-  answered: their p50/p99 against idle's.
+  on an admin connection of their own) from 0.3 s before the POST until the last push is
+  answered: p50/p99 of those whose PUT was in the hub while it took the POST (it queues every
+  push before it answers), and of those sent after its answer, while the pushes drain.
 - The push runs are made for each of `--sink-window-bits` (16,24): nghttpd's connection-level
   receive window, 64 KiB (RFC 9113's initial window, nghttpd's default) and then 16 MiB, nghttpd
   restarted in between (the hub reconnects at the next push). With 64 KiB one connection is
@@ -173,8 +175,8 @@ def sink_connections(port):
 
 def publish_round(admin, pool, k, clients, timeout):
     """One publish of the screen through `admin` (a Hub or an AdminConnection): (latencies in ms
-    of PUT sent → each client's patch, PUT ms). Other messages (the push sync's own socket
-    delivery) may arrive meanwhile: waited past."""
+    of PUT sent → each client's patch, PUT ms, PUT sent ns, PUT answered ns). Other messages (the
+    push sync's own socket delivery) may arrive meanwhile: waited past."""
     pool.mark()
     answer, t0, t1 = admin.must("PUT", "/v1/screens/" + SCREEN, tree(k))
     version, want, deadline = answer["version"], clients, time.monotonic() + timeout
@@ -187,7 +189,7 @@ def publish_round(admin, pool, k, clients, timeout):
         want = len(messages) + clients - len(patches)
     if len(patches) != clients or len({m[0] for m in patches}) != clients:
         raise SystemExit("publish %d: %d patches for %d clients" % (k, len(patches), clients))
-    return [(m[1] - t0) / 1e6 for m in patches], (t1 - t0) / 1e6
+    return [(m[1] - t0) / 1e6 for m in patches], (t1 - t0) / 1e6, t0, t1
 
 
 def latency_line(label, latencies, puts, rounds):
@@ -203,15 +205,13 @@ class Publisher(threading.Thread):
     def __init__(self, hub, pool, k, args):
         super().__init__(daemon=True)
         self.admin, self.pool, self.k, self.args = AdminConnection(hub, args.timeout), pool, k, args
-        self.latencies, self.puts, self.error, self.halt = [], [], None, threading.Event()
+        self.rounds, self.error, self.halt = [], None, threading.Event()
         self.start()
 
     def run(self):
         try:
             while not self.halt.is_set():
-                lat, put = publish_round(self.admin, self.pool, self.k, self.args.clients, self.args.timeout)
-                self.latencies += lat
-                self.puts.append(put)
+                self.rounds.append(publish_round(self.admin, self.pool, self.k, self.args.clients, self.args.timeout))
                 self.k += 1
                 self.halt.wait(self.args.pause)
         except BaseException as error:  # said in `stop`, on the main thread
@@ -223,6 +223,14 @@ class Publisher(threading.Thread):
         self.admin.connection.close()
         if self.error:
             raise SystemExit("publishes during the pushes: %r" % (self.error,))
+
+    def line(self, label, rounds=None):
+        """The latency line of `rounds` (default: all)."""
+        rounds = self.rounds if rounds is None else rounds
+        if rounds:
+            latency_line(label, [x for r in rounds for x in r[0]], [r[1] for r in rounds], len(rounds))
+        else:
+            say("%s: no publish" % label)
 
 
 class Sampler(threading.Thread):
@@ -287,6 +295,27 @@ def receipts_of(answer):
     return {key: found.get(key) for key in keys if key in found}
 
 
+def record(hub, path):
+    """`perf record -g` of the hub into `path` (None: nothing), or None. perf's own CPU shows in
+    "others"."""
+    if not path:
+        return None
+    recorder = subprocess.Popen(["perf", "record", "-q", "-g", "-F", "2000", "-p", str(hub.pid), "-o", path],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    recorder.path = path
+    started.append(recorder)
+    time.sleep(0.5)  # perf attached
+    return recorder
+
+
+def stop_recording(recorder, label):
+    if recorder:
+        recorder.send_signal(signal.SIGINT)
+        recorder.wait(timeout=60)
+        started.remove(recorder)
+        say("# perf record of %s: %s" % (label, recorder.path))
+
+
 def push_run(label, hub, sink_pid, sink_port, n, pool, args, k0, perf=None):
     """One sync pushed to all N devices; with `pool`, publishes meanwhile; with `perf` (a file),
     the hub recorded by `perf record -g` meanwhile. Returns the next round number."""
@@ -298,24 +327,18 @@ def push_run(label, hub, sink_pid, sink_port, n, pool, args, k0, perf=None):
     rss0 = hub.rss()
     cpu0, sink0, threads = cpu_seconds(hub.pid), cpu_seconds(sink_pid), HubCPU(hub.pid)
     sampler, receipts = Sampler(hub.pid), Receipts(hub, n, args.timeout)
-    recorder = None
-    if perf:  # perf's own CPU shows in "others"
-        recorder = subprocess.Popen(["perf", "record", "-q", "-g", "-F", "2000", "-p", str(hub.pid), "-o", perf],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        started.append(recorder)
-        time.sleep(0.5)  # perf attached
-    publisher = Publisher(hub, pool, k0, args) if pool else None
+    recorder = record(hub, perf)
+    publisher = None
+    if pool:
+        publisher = Publisher(hub, pool, k0, args)
+        time.sleep(0.3)  # publishes under way when the POST comes
     answer, t0, t1 = hub.must("POST", "/v1/syncs", SYNC)
     rss_answered = hub.rss()
     receipts.follow(answer["id"])
     receipts.finished.wait(args.timeout + 5)
     if publisher:
         publisher.stop()
-    if recorder:
-        recorder.send_signal(signal.SIGINT)
-        recorder.wait(timeout=60)
-        started.remove(recorder)
-        say("# perf record of %s: %s" % (label, perf))
+    stop_recording(recorder, label)
     cpu1, sink1, used = cpu_seconds(hub.pid), cpu_seconds(sink_pid), threads.used()
     peak, hwm, rss1 = sampler.stop(), hub.rss("VmHWM"), hub.rss()
     connections = sink_connections(sink_port)
@@ -341,8 +364,10 @@ def push_run(label, hub, sink_pid, sink_port, n, pool, args, k0, perf=None):
     say("%s: metrics changed: %s" % (label, ", ".join("%s +%g" % (key, value) for key, value in sorted(changed.items())
                                                     if "_total" in key)))
     if publisher:
-        latency_line(label + ", publishes from the POST on", publisher.latencies, publisher.puts,
-                     len(publisher.puts))
+        # Publishes whose PUT was in the hub while it took the POST, then those sent after its answer.
+        publisher.line(label + ", publishes overlapping the POST",
+                       [r for r in publisher.rounds if r[2] < t1 and r[3] > t0])
+        publisher.line(label + ", publishes after the POST's answer", [r for r in publisher.rounds if r[2] >= t1])
     return k
 
 
@@ -436,8 +461,10 @@ def scenario(name, args, work):
     pool = DrivePool(LOADGEN, hub.port, args.clients, FIRST_CLIENT, [SCREEN], folder, args.timeout)
     rss_start, cpu_start = hub.rss(), cpu_seconds(hub.pid)
     publisher = Publisher(hub, pool, 1, args)
+    recorder = record(hub, "%s.%s-register" % (args.perf, name) if args.perf else None)
     seconds, failures, tenths = register_in_child(hub, devices, args.concurrency)
     publisher.stop()
+    stop_recording(recorder, "%s registration" % name)
     t = time.perf_counter()
     count = wait_registered(hub, args.devices - len(failures), args.timeout)
     say("%s: registered %d devices in %.1f s (%.0f sessions/s, %d at once; hub CPU %.0f µs per session), %d failed%s; "
@@ -449,7 +476,7 @@ def scenario(name, args, work):
     say("%s: registration by tenths (sessions/s, hub CPU µs per session): %s" % (name, ", ".join(
         "%.0f/%.0f" % ((b[0] - a[0]) / (b[1] - a[1]), 1e6 * (b[2] - a[2]) / max(1, b[0] - a[0]))
         for a, b in zip(tenths, tenths[1:]))))
-    latency_line("%s publishes while registering" % name, publisher.latencies, publisher.puts, len(publisher.puts))
+    publisher.line("%s publishes while registering" % name)
     files = sorted(os.path.join(hub.data, f) for f in os.listdir(hub.data))
     say("%s: data dir: %s" % (name, ", ".join("%s %.1f MB" % (os.path.basename(f), os.path.getsize(f) / 1e6)
                                               for f in files if os.path.isfile(f))))
@@ -469,7 +496,7 @@ def scenario(name, args, work):
     say(wait_quiet(args.quiet_pct, args.quiet_wait))
     k, latencies, puts = publisher.k, [], []
     for _ in range(args.rounds):
-        lat, put = publish_round(hub, pool, k, args.clients, args.timeout)
+        lat, put, _, _ = publish_round(hub, pool, k, args.clients, args.timeout)
         latencies += lat
         puts.append(put)
         k += 1
