@@ -444,8 +444,9 @@ def scenario(name, args, work):
             if sink is not None:
                 stop(sink.process)
     if flags is None:
-        sink_name = "the Python stand-in (Tests/EndToEnd/push_provider.py, verifies every JWT: SLOW)"
-        stand_in = python_sink(ROOT)
+        sink_name = ("the Python stand-in (Tests/EndToEnd/push_provider.py, verifies every JWT: SLOW; its CPU is "
+                     "this script's)")
+        stand_in = python_sink(ROOT, os.path.join(folder, "stand-in"))
         flags = list(stand_in.hub_flags())
         if not mixed:
             at = flags.index("--fcm-credentials")

@@ -132,11 +132,13 @@ class SinkUnusable(Exception):
     pass
 
 
-def python_sink(root):
-    """The end-to-end tests' stand-in (its own credentials and certificate): (provider, flags)."""
+def python_sink(root, folder):
+    """The end-to-end tests' stand-in, its credentials and certificate made in `folder`; it runs
+    in threads of this process."""
     sys.path.insert(0, os.path.join(root, "Tests", "EndToEnd"))
     try:
         from push_provider import PushProvider
     except ImportError as error:
         raise SystemExit("no fallback sink either: Tests/EndToEnd/push_provider.py (%s)" % error)
-    return PushProvider()
+    os.makedirs(folder)
+    return PushProvider(directory=folder)
