@@ -454,9 +454,10 @@ def scenario(name, args, work):
             at = flags.index("--fcm-url")
             del flags[at:at + 2]
         sink_pid, sink_port = os.getpid(), stand_in.port
-    say("# %s: %d devices (%s), %d distinct tokens, sink %s, --max-concurrent-streams %d, hub %s --loops %d"
+    say("# %s: %d devices (%s), %d distinct tokens, sink %s, hub %s --loops %d"
         % (name, args.devices, "APNs and FCM alternately" if mixed else "APNs", len({d[2] for d in devices}),
-           sink_name, args.streams, PUSHHUB, args.loops))
+           sink_name + (" --max-concurrent-streams %d" % args.streams if sink_name == "nghttpd" else ""), PUSHHUB,
+           args.loops))
     hub = Hub(os.path.join(folder, "data"), flags, args.loops, args.timeout)
     hub.must("PUT", "/v1/screens/" + SCREEN, tree(0))
     pool = DrivePool(LOADGEN, hub.port, args.clients, FIRST_CLIENT, [SCREEN], folder, args.timeout)
