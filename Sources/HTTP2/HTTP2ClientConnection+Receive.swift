@@ -56,7 +56,7 @@ extension HTTP2ClientConnection {
             try receivedSettings(values)
         case .ping(let opaque, let ack):
             if !ack {
-                HTTP2FrameWriter.write(HTTP2Frame(streamID: 0, .ping(opaque: opaque, ack: true)), into: &output)
+                try writeAcknowledgement(HTTP2Frame(streamID: 0, .ping(opaque: opaque, ack: true)))
             } else if opaque == pingAwaited {
                 pingAwaited = nil
                 actions.append(.pingAcked)
@@ -68,11 +68,22 @@ extension HTTP2ClientConnection {
         }
     }
 
-    /// The stream `id` if open; nil if it was open once (frames for it are ignored, §5.1).
-    /// - Throws: `.frameOnIdleStream` for a stream never opened (or a server-initiated one).
+    /// The stream `id` if open; nil if it is closed and the frame is to be ignored (§5.1): any
+    /// frame on a stream we reset (the server may have sent it before our RST_STREAM arrived),
+    /// and WINDOW_UPDATE, RST_STREAM and PRIORITY on one the server closed (they may cross our
+    /// END_STREAM or RST_STREAM).
+    /// - Throws: `.frameOnIdleStream` for a stream never opened (or a server-initiated one);
+    ///   `.frameOnClosedStream` for DATA or HEADERS on a stream the server closed, by END_STREAM
+    ///   or RST_STREAM: nothing on it can be under way any more.
     private func openStream(_ id: UInt32, _ type: HTTP2FrameType) throws(HTTP2ProtocolError) -> HTTP2ClientStream? {
         if let stream = streams[id] { return stream }
         guard id % 2 == 1, id < nextStreamID else { throw .frameOnIdleStream(type, streamID: id) }
+        switch type {
+        case .data, .headers:
+            guard wasReset(id) else { throw .frameOnClosedStream(type, streamID: id) }
+        default:
+            break
+        }
         return nil
     }
 
@@ -153,9 +164,7 @@ extension HTTP2ClientConnection {
         if let problem = stream.endProblem() {
             return resetStream(id, stream.requestID, .protocolError, .malformedResponse(problem))
         }
-        if !stream.isRequestDone {
-            HTTP2FrameWriter.write(HTTP2Frame(streamID: id, .rstStream(.noError)), into: &output)
-        }
+        if !stream.isRequestDone { writeReset(id, .noError) }
         let response = HTTP2Response(status: stream.status ?? 0, headers: stream.headers, body: stream.responseBody)
         actions.append(.response(stream.requestID, response))
     }
@@ -165,12 +174,13 @@ extension HTTP2ClientConnection {
         _ id: UInt32, _ request: RequestID, _ code: HTTP2ErrorCode, _ error: HTTP2StreamError
     ) {
         close(id)
-        HTTP2FrameWriter.write(HTTP2Frame(streamID: id, .rstStream(code)), into: &output)
+        writeReset(id, code)
         actions.append(.failed(request, error))
     }
 
     private mutating func receivedSettings(_ values: [HTTP2Setting]) throws(HTTP2ProtocolError) {
         for setting in values {
+            if setting.identifier == .enablePush, setting.value == 1 { throw .serverEnabledPush }
             let oldWindow = peerSettings.initialWindowSize
             try peerSettings.apply(setting)
             switch setting.identifier {
@@ -189,7 +199,7 @@ extension HTTP2ClientConnection {
                 break
             }
         }
-        HTTP2FrameWriter.write(HTTP2Frame(streamID: 0, .settings([], ack: true)), into: &output)
+        try writeAcknowledgement(HTTP2Frame(streamID: 0, .settings([], ack: true)))
         if state == .awaitingSettings { state = .open }
     }
 

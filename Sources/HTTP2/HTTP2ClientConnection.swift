@@ -14,7 +14,12 @@
 /// - every request handed to `send` gets exactly one `.response` or `.failed`, unless
 ///   `cancel`led first;
 /// - a request is in `queue` or in `streams`, never both; `streamOfRequest` indexes `streams`;
-/// - `streams.count` ≤ the server's SETTINGS_MAX_CONCURRENT_STREAMS and ours;
+/// - `streams.count` ≤ our `maxConcurrentStreams`, and a stream opens only while `streams.count`
+///   is below the server's SETTINGS_MAX_CONCURRENT_STREAMS — a server that lowers its limit may
+///   have more open until they close (§5.1.2: it lets them complete or resets them itself);
+/// - SETTINGS and PING acknowledgements not yet reported written (`written(through:)`) are at
+///   most `settings.maxUnwrittenAcks`: a server that floods them ends the connection;
+/// - a stream ID in `resetStreams` is closed, and was reset by us;
 /// - the server never has more receive window than `Settings` gives it: DATA beyond it is a
 ///   FLOW_CONTROL_ERROR, never buffered;
 /// - once `.closed`, every call returns no action but the failure of a new request.
@@ -39,6 +44,10 @@ public struct HTTP2ClientConnection: Sendable {
         /// The largest response body kept: beyond it the stream is cancelled and the request
         /// fails (`responseTooLarge`).
         public var maxResponseBody = 1 << 20
+        /// SETTINGS and PING acknowledgements the connection writes while the caller reports
+        /// none of them written (`written(through:)`), at most; one more is a flood, a connection
+        /// error ENHANCE_YOUR_CALM. 1000 as nghttp2's `max_outbound_ack`: a server sends a few.
+        public var maxUnwrittenAcks = 1000
 
         public init() {}
     }
@@ -95,6 +104,21 @@ public struct HTTP2ClientConnection: Sendable {
     var openFieldBlock: (streamID: UInt32, endStream: Bool, octets: [UInt8])?
     /// The opaque value of our PING not yet acknowledged.
     var pingAwaited: UInt64?
+    /// Streams we reset (RST_STREAM sent), on which the server may still send anything that
+    /// was under way: ignored, unlike on streams the server closed (§5.1). At most
+    /// `maxRememberedResets`, oldest first from `resetOrderHead`; IDs forgotten are at most
+    /// `forgottenResetsThrough`, and frames on a closed stream up to it are ignored too.
+    var resetStreams: Set<UInt32> = []
+    var resetOrder: [UInt32] = []
+    var resetOrderHead = 0
+    var forgottenResetsThrough: UInt32 = 0
+    static let maxRememberedResets = 1024
+    /// Octets handed out in `.write` actions so far (the preface included).
+    var octetsWritten: UInt64 = 0
+    /// Where each acknowledgement not yet reported written ends, in `octetsWritten` terms,
+    /// oldest first from `unwrittenAcksHead`.
+    var unwrittenAcks: [UInt64] = []
+    var unwrittenAcksHead = 0
     /// What this call writes and answers, handed over by `takeActions`.
     var output: [UInt8] = []
     var actions: [Action] = []
@@ -106,6 +130,7 @@ public struct HTTP2ClientConnection: Sendable {
         settings.connectionWindowSize = min(
             max(settings.connectionWindowSize, HTTP2Settings.defaultWindowSize), HTTP2Settings.maxWindowSize)
         settings.headerTableSize = max(settings.headerTableSize, 4096)
+        settings.maxUnwrittenAcks = max(settings.maxUnwrittenAcks, 1)
         settings.maxFrameSize = min(max(settings.maxFrameSize, HTTP2Settings.defaultMaxFrameSize), (1 << 24) - 1)
         self.settings = settings
         parser = HTTP2FrameParser(maxFrameSize: settings.maxFrameSize)
@@ -182,7 +207,7 @@ public struct HTTP2ClientConnection: Sendable {
     public mutating func cancel(_ id: RequestID) -> [Action] {
         if let streamID = streamOfRequest.removeValue(forKey: id) {
             streams[streamID] = nil
-            HTTP2FrameWriter.write(HTTP2Frame(streamID: streamID, .rstStream(.cancel)), into: &output)
+            writeReset(streamID, .cancel)
         } else if let index = queue[queueHead...].firstIndex(where: { $0.id == id }) {
             queue.remove(at: index)
         }
@@ -196,6 +221,21 @@ public struct HTTP2ClientConnection: Sendable {
         pingAwaited = now
         HTTP2FrameWriter.write(HTTP2Frame(streamID: 0, .ping(opaque: now, ack: false)), into: &output)
         return takeActions()
+    }
+
+    /// The caller wrote the connection's octets up to `octets` (counted from the preface's
+    /// first): acknowledgements among them no longer count against `maxUnwrittenAcks`.
+    public mutating func written(through octets: UInt64) {
+        while unwrittenAcksHead < unwrittenAcks.count, unwrittenAcks[unwrittenAcksHead] <= octets {
+            unwrittenAcksHead += 1
+        }
+        if unwrittenAcksHead == unwrittenAcks.count {
+            unwrittenAcks.removeAll(keepingCapacity: true)
+            unwrittenAcksHead = 0
+        } else if unwrittenAcksHead > 1024, unwrittenAcksHead > unwrittenAcks.count / 2 {
+            unwrittenAcks.removeFirst(unwrittenAcksHead)
+            unwrittenAcksHead = 0
+        }
     }
 
     /// Ends the connection from our side: GOAWAY (NO_ERROR), open requests fail (they may have
@@ -301,10 +341,43 @@ public struct HTTP2ClientConnection: Sendable {
         state = .closed
     }
 
+    /// Writes RST_STREAM with `code` on `streamID` and remembers that we reset it.
+    mutating func writeReset(_ streamID: UInt32, _ code: HTTP2ErrorCode) {
+        HTTP2FrameWriter.write(HTTP2Frame(streamID: streamID, .rstStream(code)), into: &output)
+        guard resetStreams.insert(streamID).inserted else { return }
+        resetOrder.append(streamID)
+        if resetOrder.count - resetOrderHead > Self.maxRememberedResets {
+            let forgotten = resetOrder[resetOrderHead]
+            resetOrderHead += 1
+            resetStreams.remove(forgotten)
+            forgottenResetsThrough = max(forgottenResetsThrough, forgotten)
+            if resetOrderHead > Self.maxRememberedResets {
+                resetOrder.removeFirst(resetOrderHead)
+                resetOrderHead = 0
+            }
+        }
+    }
+
+    /// Whether we reset the closed stream `streamID` (or may have: it is among the forgotten).
+    func wasReset(_ streamID: UInt32) -> Bool {
+        streamID <= forgottenResetsThrough || resetStreams.contains(streamID)
+    }
+
+    /// Writes a SETTINGS or PING acknowledgement, unless too many wait to be written already.
+    /// - Throws: `.acknowledgementFlood` past `settings.maxUnwrittenAcks`.
+    mutating func writeAcknowledgement(_ frame: HTTP2Frame) throws(HTTP2ProtocolError) {
+        guard unwrittenAcks.count - unwrittenAcksHead < settings.maxUnwrittenAcks else {
+            throw .acknowledgementFlood(limit: settings.maxUnwrittenAcks)
+        }
+        HTTP2FrameWriter.write(frame, into: &output)
+        unwrittenAcks.append(octetsWritten + UInt64(output.count))
+    }
+
     /// This call's actions: one write of everything it wrote, first, then the others in order.
     mutating func takeActions() -> [Action] {
         var result: [Action] = []
         if !output.isEmpty {
+            octetsWritten += UInt64(output.count)
             result.append(.write(output))
             output = []
         }

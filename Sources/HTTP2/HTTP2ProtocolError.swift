@@ -29,6 +29,15 @@ public enum HTTP2ProtocolError: Error, Equatable, Sendable, CustomStringConverti
     case fieldBlockUndecodable(HPACKError)
     /// A frame on a stream we never opened (§5.1: "idle"), or a server-initiated one.
     case frameOnIdleStream(HTTP2FrameType, streamID: UInt32)
+    /// DATA or HEADERS on a stream the server closed with END_STREAM or RST_STREAM (§5.1:
+    /// "closed"; after RST_STREAM the RFC asks for a stream error, which §5.4.1 lets us raise to
+    /// a connection error).
+    case frameOnClosedStream(HTTP2FrameType, streamID: UInt32)
+    /// The server's SETTINGS_ENABLE_PUSH was 1, which only a client may send (§6.5.2).
+    case serverEnabledPush
+    /// The server made us acknowledge (SETTINGS, PING) more than `limit` times with none of the
+    /// acknowledgements written yet: a flood (CVE-2019-9512, -9515), ended as nghttp2 does.
+    case acknowledgementFlood(limit: Int)
     /// WINDOW_UPDATE of 0 on the connection (§6.9).
     case zeroWindowIncrement
     /// The connection's send window, or a stream's after a SETTINGS_INITIAL_WINDOW_SIZE change,
@@ -43,11 +52,13 @@ public enum HTTP2ProtocolError: Error, Equatable, Sendable, CustomStringConverti
         case .frameTooLarge, .badFrameLength: .frameSizeError
         case .badSettingValue(let setting):
             setting.identifier == .initialWindowSize ? .flowControlError : .protocolError
-        case .fieldBlockTooLarge: .enhanceYourCalm
+        case .fieldBlockTooLarge, .acknowledgementFlood: .enhanceYourCalm
+        case .frameOnClosedStream: .streamClosed
         case .fieldBlockUndecodable: .compressionError
         case .windowOverflow, .flowControlOverrun: .flowControlError
         case .missingStreamID, .unexpectedStreamID, .paddingTooLong, .prefaceNotSettings, .pushPromiseReceived,
-            .continuationExpected, .unexpectedContinuation, .frameOnIdleStream, .zeroWindowIncrement:
+            .continuationExpected, .unexpectedContinuation, .frameOnIdleStream, .zeroWindowIncrement,
+            .serverEnabledPush:
             .protocolError
         }
     }
@@ -71,6 +82,10 @@ public enum HTTP2ProtocolError: Error, Equatable, Sendable, CustomStringConverti
         case .fieldBlockTooLarge(let length, let limit): what = "a field block of \(length) octets; at most \(limit)"
         case .fieldBlockUndecodable(let error): what = "a field block HPACK cannot decode: \(error)"
         case .frameOnIdleStream(let type, let id): what = "\(type) on stream \(id), which was never opened"
+        case .frameOnClosedStream(let type, let id): what = "\(type) on stream \(id), which the server closed"
+        case .serverEnabledPush: what = "the server's SETTINGS has SETTINGS_ENABLE_PUSH=1; only a client may send it"
+        case .acknowledgementFlood(let limit):
+            what = "more than \(limit) SETTINGS and PING acknowledgements wait to be written (a flood)"
         case .zeroWindowIncrement: what = "WINDOW_UPDATE of 0 on the connection"
         case .windowOverflow(let id):
             what = "the flow-control window of \(id == 0 ? "the connection" : "stream \(id)") would pass 2^31-1"

@@ -350,11 +350,112 @@ import Testing
         #expect(
             server.takeEvents() == [.failed(RequestID(1), .refused), .failed(RequestID(2), .reset(.internalError))])
         #expect(HTTP2StreamError.refused.isUnprocessed && !HTTP2StreamError.reset(.internalError).isUnprocessed)
-        // Late frames for the reset streams are ignored.
-        let late = server.headers(1, endStream: true)
+        // WINDOW_UPDATE, RST_STREAM and PRIORITY on the streams the server reset are ignored (§5.1).
         server.send(
-            late, HTTP2Frame(streamID: 3, .windowUpdate(increment: 10)), HTTP2Frame(streamID: 3, .rstStream(.cancel)))
+            HTTP2Frame(streamID: 1, .windowUpdate(increment: 10)), HTTP2Frame(streamID: 3, .rstStream(.cancel)),
+            HTTP2Frame(streamID: 3, .priority(HTTP2Priority(exclusive: false, dependency: 0, weight: 15))))
         #expect(server.takeEvents().isEmpty && server.connection.state == .open)
+        // HEADERS after the server's RST_STREAM: STREAM_CLOSED, raised to a connection error (§5.1, §5.4.1).
+        let late = server.headers(1, endStream: true)
+        server.send(late)
+        #expect(server.takeEvents() == [.connectionError(.frameOnClosedStream(.headers, streamID: 1))])
+        #expect(HTTP2ProtocolError.frameOnClosedStream(.headers, streamID: 1).code == .streamClosed)
+    }
+
+    @Test("DATA or HEADERS on a stream the server ended is a STREAM_CLOSED connection error (§5.1)", arguments: [0, 1])
+    func frameAfterEndStream(_ kind: Int) {
+        var server = ScriptedServer.open()
+        server.sendRequest(1)
+        server.sendRequest(2)
+        let head = server.headers(1, endStream: true)
+        server.send(head)
+        #expect(server.takeEvents() == [.response(RequestID(1), HTTP2Response(status: 200))])
+        // Frames that may cross our END_STREAM are ignored.
+        server.send(
+            HTTP2Frame(streamID: 1, .windowUpdate(increment: 100)), HTTP2Frame(streamID: 1, .rstStream(.noError)),
+            HTTP2Frame(streamID: 1, .priority(HTTP2Priority(exclusive: false, dependency: 0, weight: 15))))
+        #expect(server.takeEvents().isEmpty && server.connection.state == .open)
+        let late = kind == 0 ? HTTP2Frame(streamID: 1, .data([1, 2, 3], endStream: true)) : server.headers(1)
+        server.send(late)
+        let type: HTTP2FrameType = kind == 0 ? .data : .headers
+        let error = HTTP2ProtocolError.frameOnClosedStream(type, streamID: 1)
+        #expect(
+            server.takeEvents() == [
+                .failed(RequestID(2), .connectionEnded(error.description)), .connectionError(error),
+            ])
+        #expect(
+            server.takeWritten().last
+                == HTTP2Frame(
+                    streamID: 0,
+                    .goAway(lastStreamID: 0, error: .streamClosed, debugData: Array(error.description.utf8))))
+    }
+
+    @Test("anything on a stream we reset is ignored, even past the resets remembered one by one")
+    func frameAfterOurReset() {
+        var server = ScriptedServer.open()
+        let count = HTTP2ClientConnection.maxRememberedResets + 10
+        for id in 1...count { server.sendRequest(UInt64(id)) }
+        for id in 1...count { server.take(server.connection.cancel(RequestID(UInt64(id)))) }
+        #expect(server.connection.resetStreams.count == HTTP2ClientConnection.maxRememberedResets)
+        for stream in [UInt32(1), 21, UInt32(2 * count - 1)] {
+            let head = server.headers(stream, endStream: false)
+            server.send(head, HTTP2Frame(streamID: stream, .data([1, 2], endStream: true)))
+        }
+        #expect(server.takeEvents().isEmpty && server.connection.state == .open)
+    }
+
+    @Test("a server SETTINGS with ENABLE_PUSH=1 is a PROTOCOL_ERROR (§6.5.2); ENABLE_PUSH=0 is fine")
+    func serverEnablesPush() {
+        var server = ScriptedServer.open([HTTP2Setting(.enablePush, 0)])
+        #expect(server.connection.state == .open)
+        server.send(HTTP2Frame(streamID: 0, .settings([HTTP2Setting(.enablePush, 1)], ack: false)))
+        #expect(server.takeEvents() == [.connectionError(.serverEnabledPush)])
+        #expect(HTTP2ProtocolError.serverEnabledPush.code == .protocolError)
+    }
+
+    @Test("a server lowering MAX_CONCURRENT_STREAMS below the open streams: none starts until below the new limit")
+    func loweredStreamLimit() {
+        var server = ScriptedServer.open([HTTP2Setting(.maxConcurrentStreams, 3)])
+        for id in 1...5 { server.sendRequest(UInt64(id)) }
+        #expect(server.connection.openStreams == 3 && server.connection.queuedRequests == 2)
+        server.send(HTTP2Frame(streamID: 0, .settings([HTTP2Setting(.maxConcurrentStreams, 1)], ack: false)))
+        #expect(server.connection.openStreams == 3 && server.connection.availableStreams == 0)
+        _ = server.takeRequestHeads()
+        for stream in [UInt32(1), 3] {
+            let head = server.headers(stream, endStream: true)
+            server.send(head)
+            #expect(server.takeRequestHeads().isEmpty, "stream \(stream) closed: still at the new limit")
+        }
+        let head = server.headers(5, endStream: true)
+        server.send(head)
+        #expect(server.takeRequestHeads().map(\.0) == [7])
+        #expect(server.connection.openStreams == 1)
+    }
+
+    @Test(
+        "a flood of PINGs whose ACKs are not written ends the connection (ENHANCE_YOUR_CALM); written ACKs don't count")
+    func acknowledgementFlood() {
+        var settings = HTTP2ClientConnection.Settings()
+        settings.maxUnwrittenAcks = 10
+        var server = ScriptedServer.open(settings: settings)
+        // The SETTINGS ACK of `open` is not reported written: it counts.
+        for opaque in 1...9 { server.send(HTTP2Frame(streamID: 0, .ping(opaque: UInt64(opaque), ack: false))) }
+        #expect(server.takeEvents().isEmpty)
+        server.send(HTTP2Frame(streamID: 0, .ping(opaque: 10, ack: false)))
+        #expect(server.takeEvents() == [.connectionError(.acknowledgementFlood(limit: 10))])
+        #expect(HTTP2ProtocolError.acknowledgementFlood(limit: 10).code == .enhanceYourCalm)
+
+        var drained = ScriptedServer.open(settings: settings)
+        for opaque in 1...100 {
+            drained.send(HTTP2Frame(streamID: 0, .ping(opaque: UInt64(opaque), ack: false)))
+            drained.connection.written(through: drained.connection.octetsWritten)
+        }
+        drained.send(HTTP2Frame(streamID: 0, .settings([], ack: false)))
+        #expect(drained.takeEvents().isEmpty && drained.connection.state == .open)
+        // Written up to just before the last ACK's end: that one still counts.
+        for opaque in 1...9 { drained.send(HTTP2Frame(streamID: 0, .ping(opaque: UInt64(opaque), ack: false))) }
+        drained.connection.written(through: drained.connection.octetsWritten - 1)
+        #expect(drained.connection.unwrittenAcks.count - drained.connection.unwrittenAcksHead == 1)
     }
 
     @Test("frames on streams never opened are a PROTOCOL_ERROR", arguments: [UInt32(3), 2])
@@ -534,7 +635,7 @@ import Testing
         #expect(server.connection.peerSettings.maxFrameSize == 20_000)
         server.send(
             HTTP2Frame(
-                streamID: 0, .settings([HTTP2Setting(.enablePush, 1), HTTP2Setting(.enablePush, 7)], ack: false)))
+                streamID: 0, .settings([HTTP2Setting(.enablePush, 0), HTTP2Setting(.enablePush, 7)], ack: false)))
         #expect(server.takeEvents() == [.connectionError(.badSettingValue(HTTP2Setting(.enablePush, 7)))])
     }
 }

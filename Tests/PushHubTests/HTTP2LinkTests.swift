@@ -293,6 +293,36 @@ import Testing
         #expect(failure.0.contains("Connection refused") || failure.0.contains("ECONNREFUSED"), "\(failure.0)")
     }
 
+    @Test("a host name is looked up off the loop: the link waits in .resolving, then connects (or says why not)")
+    func lookupOffTheLoop() throws {
+        let server = try NGHTTPD()
+        var options = HTTP2Link.Options(host: "localhost", port: UInt16(server.port), tls: nil, name: "test")
+        options.requestTimeout = 2_000_000_000
+        let link = HTTP2Link(options: options, now: MonotonicClock.now())
+        defer { link.close() }
+        let outcomes = Outcomes()
+        link.send(Self.get("/hello.txt", port: server.port), now: MonotonicClock.now(), done: outcomes.record(0))
+        link.tick(now: MonotonicClock.now())
+        guard case .resolving = link.state else {
+            Issue.record("a name is not looked up on the loop's thread; the link is \(link.state)")
+            return
+        }
+        // nghttpd serves TLS here: the h2c preface fails, but only after the name was resolved.
+        #expect(PollDriver([link]).run(for: .seconds(5)) { outcomes.count == 1 })
+        #expect(
+            outcomes.failure(0).map { !$0.0.contains("resolve") } == true, "\(String(describing: outcomes.failure(0)))")
+
+        var unknown = HTTP2Link.Options(host: "no-such-host.invalid", port: 443, tls: nil, name: "test")
+        unknown.requestTimeout = 2_000_000_000
+        let nowhere = HTTP2Link(options: unknown, now: MonotonicClock.now())
+        defer { nowhere.close() }
+        nowhere.send(Self.get("/", port: 443), now: MonotonicClock.now(), done: outcomes.record(1))
+        #expect(PollDriver([nowhere]).run(for: .seconds(5)) { outcomes.count == 2 })
+        #expect(
+            outcomes.failure(1)?.0.contains("no-such-host.invalid") == true,
+            "\(String(describing: outcomes.failure(1)))")
+    }
+
     @Test("a TLS server that does not agree to h2 by ALPN: every waiting request fails with a clear error")
     func noALPN() throws {
         let port = try RedisServer.freePort()
@@ -368,7 +398,13 @@ import Testing
     /// - `refuse`: resets the first request it ever gets with REFUSED_STREAM, answers the rest;
     /// - `goaway`: on its first connection waits for 3 requests, answers the first, then sends
     ///   GOAWAY with that stream as the last; later connections answer everything;
-    /// - `mute-after-settings`: sends SETTINGS, then ignores everything (PINGs too).
+    /// - `answer-after-goaway`: the same, GOAWAY first and then the answer;
+    /// - `mute-after-settings`: sends SETTINGS, then ignores everything (PINGs too);
+    /// - `deaf`: sends SETTINGS allowing 10,000 streams, then never reads;
+    /// - `goaway-calm`, `goaway-noerror`: answers the first request of every connection with
+    ///   GOAWAY (ENHANCE_YOUR_CALM or NO_ERROR), last stream 0;
+    /// - `refuse-all`: resets every request whose path starts with /refuse with REFUSED_STREAM,
+    ///   answers GET /count with how many it refused, answers the rest.
     /// Answers are 200 with the body "<connection number> <path>".
     final class ScriptedPeer {
         let port: Int
@@ -376,7 +412,7 @@ import Testing
 
         static let script = #"""
             import socket, sys, threading
-            import h2.config, h2.connection, h2.errors, h2.events, h2.exceptions
+            import h2.config, h2.connection, h2.errors, h2.events, h2.exceptions, h2.settings
 
             mode = sys.argv[1]
             listener = socket.socket()
@@ -384,7 +420,7 @@ import Testing
             listener.bind(("127.0.0.1", 0))
             listener.listen(16)
             print(listener.getsockname()[1], flush=True)
-            state = {"connections": 0, "refused": False}
+            state = {"connections": 0, "refused": False, "refusals": 0}
             lock = threading.Lock()
 
             def respond(conn, number, stream, path):
@@ -395,6 +431,10 @@ import Testing
             def serve(sock, number):
                 conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=False))
                 conn.initiate_connection()
+                if mode == "deaf":
+                    conn.update_settings({h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: 10000})
+                    sock.sendall(conn.data_to_send())
+                    threading.Event().wait()
                 sock.sendall(conn.data_to_send())
                 paths, ended, gone = {}, [], False
                 while True:
@@ -424,6 +464,33 @@ import Testing
                             else:
                                 respond(conn, number, stream, paths[stream])
                         ended = []
+                    elif mode.startswith("goaway-"):
+                        if ended:
+                            calm = h2.errors.ErrorCodes.ENHANCE_YOUR_CALM
+                            code = calm if mode == "goaway-calm" else h2.errors.ErrorCodes.NO_ERROR
+                            conn.close_connection(error_code=code, last_stream_id=0)
+                            gone = True
+                    elif mode == "refuse-all":
+                        for stream in ended:
+                            if paths[stream].startswith("/refuse"):
+                                with lock:
+                                    state["refusals"] += 1
+                                conn.reset_stream(stream, error_code=h2.errors.ErrorCodes.REFUSED_STREAM)
+                            elif paths[stream] == "/count":
+                                with lock:
+                                    body = str(state["refusals"]).encode()
+                                conn.send_headers(stream, [(":status", "200"), ("content-length", str(len(body)))])
+                                conn.send_data(stream, body, end_stream=True)
+                            else:
+                                respond(conn, number, stream, paths[stream])
+                        ended = []
+                    elif mode == "answer-after-goaway" and number == 1:
+                        if len(ended) == 3:
+                            # GOAWAY by hand: h2 sends nothing after its own close_connection.
+                            goaway = bytes([0, 0, 8, 7, 0, 0, 0, 0, 0]) + ended[0].to_bytes(4, "big") + bytes(4)
+                            respond(conn, number, ended[0], paths[ended[0]])
+                            sock.sendall(goaway + conn.data_to_send())
+                            gone = True
                     elif mode == "goaway" and number == 1:
                         if len(ended) == 3:
                             respond(conn, number, ended[0], paths[ended[0]])
@@ -500,5 +567,131 @@ import Testing
         #expect(outcomes.response(2)?.body == Array("2 /c".utf8))
         #expect(link.lastError.contains("GOAWAY (NO_ERROR, last stream 1): maintenance"), "\(link.lastError)")
         #expect(link.connectionsOpened == 2)
+    }
+    @Test(
+        "GOAWAY on every connection before any response: reconnects follow the growing backoff",
+        arguments: ["goaway-calm", "goaway-noerror"])
+    func goAwayBackoff(_ mode: String) throws {
+        let peer = try ScriptedPeer(mode: mode)
+        let link = try Self.link(port: peer.port, caFile: nil) {
+            $0.backoff = Backoff(initial: .milliseconds(100), cap: .seconds(10))
+        }
+        link.random = { 0.5 }
+        defer { link.close() }
+        let outcomes = Outcomes()
+        link.send(Self.get("/a", port: peer.port), now: MonotonicClock.now(), done: outcomes.record(0))
+        let driver = PollDriver([link])
+        #expect(driver.run(for: .seconds(5)) { link.lastError.contains("GOAWAY") })
+        let start = MonotonicClock.now()
+        #expect(!driver.run(for: .seconds(1)) { outcomes.count > 0 })
+        // Delays of 50, 100, 200, 400, 800 ms: four or five connections in the second, not dozens.
+        #expect(link.connectionsOpened >= 3 && link.connectionsOpened <= 6, "\(link.connectionsOpened) connections")
+        #expect(MonotonicClock.now() - start >= 1_000_000_000)
+        #expect(link.waiting == 1)
+    }
+
+    @Test("REFUSED_STREAM: resent at once, then after a growing backoff, then failed as unprocessed; others go on")
+    func refusedBackoff() throws {
+        let peer = try ScriptedPeer(mode: "refuse-all")
+        let link = try Self.link(port: peer.port, caFile: nil) {
+            $0.backoff = Backoff(initial: .milliseconds(40), cap: .milliseconds(80))
+        }
+        link.random = { 0.5 }
+        defer { link.close() }
+        let outcomes = Outcomes()
+        let start = MonotonicClock.now()
+        link.send(Self.get("/refuse", port: peer.port), now: start, done: outcomes.record(0))
+        let driver = PollDriver([link])
+        #expect(driver.run(for: .seconds(1)) { link.isConnected })
+        link.send(Self.get("/ok", port: peer.port), now: MonotonicClock.now(), done: outcomes.record(1))
+        #expect(driver.run(for: .seconds(1)) { outcomes.response(1) != nil })
+        #expect(outcomes.count == 1, "the refused request waits; the other is answered meanwhile")
+        #expect(driver.run(for: .seconds(5)) { outcomes.count == 2 })
+        // Resends after 0, then 3/4 of 40, 80, 80, 80, 80 ms: 270 ms at least.
+        #expect(MonotonicClock.now() - start >= 270_000_000)
+        let failure = try #require(outcomes.failure(0))
+        #expect(failure.1, "unprocessed: the caller may send it again")
+        #expect(failure.0.contains("REFUSED_STREAM") && failure.0.contains("7 times"), "\(failure.0)")
+        link.send(Self.get("/count", port: peer.port), now: MonotonicClock.now(), done: outcomes.record(2))
+        #expect(driver.run(for: .seconds(5)) { outcomes.count == 3 })
+        #expect(outcomes.response(2)?.body == Array("\(HTTP2Link.maxRefusedResends + 1)".utf8))
+        #expect(link.connectionsOpened == 1)
+    }
+
+    @Test("with more than maxOutputBytes unwritten, queued requests and free streams do not make the loop spin")
+    func noSpinWhileOutputFull() throws {
+        let peer = try ScriptedPeer(mode: "deaf")
+        let link = try Self.link(port: peer.port, caFile: nil) {
+            $0.maxOutputBytes = 64 << 10
+            $0.maxStartsPerTick = 10_000
+            $0.connection.maxConcurrentStreams = 10_000
+        }
+        defer { link.close() }
+        let outcomes = Outcomes()
+        // 8 KiB that HPACK sends as they are: too large for its table, and '~' has a 13-bit Huffman code.
+        let pad = String(repeating: "~", count: 8192)
+        for index in 0..<3000 {
+            var request = Self.get("/\(index)", port: peer.port)
+            request.headers = [HeaderField("x-pad", pad)]
+            link.send(request, now: MonotonicClock.now(), done: outcomes.record(index))
+        }
+        let driver = PollDriver([link])
+        #expect(driver.run(for: .seconds(10)) { link.isConnected && link.inFlight > 0 })
+        // The server reads nothing: the socket's buffers fill, then nothing more starts.
+        let deadline = MonotonicClock.now() + 20_000_000_000
+        var started = -1
+        while link.inFlight != started, MonotonicClock.now() < deadline {
+            started = link.inFlight
+            _ = driver.run(for: .milliseconds(300)) { false }
+        }
+        #expect(link.inFlight == started, "stuck")
+        // Streams are free (10,000) and requests wait, but the output is full.
+        #expect(link.unwrittenOutput >= 64 << 10 && link.waiting > link.inFlight, "\(link.inFlight) started")
+        #expect(link.nextDeadline != 0, "nothing can start: the loop must sleep until the output drains")
+    }
+
+    @Test("close() while requests are in flight, queued and waiting to be resent: each fails once; no reconnect")
+    func closeFailsEverythingOnce() throws {
+        let peer = try ScriptedPeer(mode: "refuse-all")
+        let link = try Self.link(port: peer.port, caFile: nil) {
+            $0.backoff = Backoff(initial: .seconds(5), cap: .seconds(5))
+            $0.maxStartsPerTick = 1
+        }
+        let outcomes = Outcomes()
+        link.send(Self.get("/refuse", port: peer.port), now: MonotonicClock.now(), done: outcomes.record(0))
+        let driver = PollDriver([link])
+        // Refused twice: now it waits seconds for its next resend.
+        #expect(
+            driver.run(for: .seconds(5)) {
+                link.isConnected && link.inFlight == 0 && link.nextDeadline ?? 0 > MonotonicClock.now() + 1_000_000_000
+            })
+        link.send(Self.get("/a", port: peer.port), now: MonotonicClock.now(), done: outcomes.record(1))
+        link.tick(now: MonotonicClock.now())
+        link.send(Self.get("/b", port: peer.port), now: MonotonicClock.now(), done: outcomes.record(2))
+        #expect(link.waiting == 3 && link.inFlight == 1)
+        link.close()
+        #expect(outcomes.count == 3)
+        #expect(outcomes.failure(0)?.1 == true && outcomes.failure(1)?.1 == false && outcomes.failure(2)?.1 == true)
+        #expect(link.state == .closed && link.watch == nil && link.nextDeadline == nil && link.waiting == 0)
+        for _ in 0..<10 { link.tick(now: MonotonicClock.now() + 60_000_000_000) }
+        #expect(link.state == .closed && link.connectionsOpened == 1)
+    }
+    @Test("close() from a done callback while GOAWAY's unprocessed requests wait to go again: each fails once")
+    func closeFromCallback() throws {
+        let peer = try ScriptedPeer(mode: "answer-after-goaway")
+        let link = try Self.link(port: peer.port, caFile: nil)
+        let outcomes = Outcomes()
+        let first = outcomes.record(0)
+        link.send(Self.get("/a", port: peer.port), now: MonotonicClock.now()) { outcome in
+            first(outcome)
+            link.close()  // as PushChannel does when the provider refuses its credentials
+        }
+        for (index, path) in ["/b", "/c"].enumerated() {
+            link.send(Self.get(path, port: peer.port), now: MonotonicClock.now(), done: outcomes.record(index + 1))
+        }
+        #expect(PollDriver([link]).run(for: .seconds(5)) { outcomes.count == 3 })
+        #expect(outcomes.response(0)?.body == Array("1 /a".utf8))
+        #expect(outcomes.failure(1)?.1 == true && outcomes.failure(2)?.1 == true)
+        #expect(link.state == .closed && link.waiting == 0)
     }
 }

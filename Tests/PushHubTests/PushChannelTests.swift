@@ -179,9 +179,11 @@ import Testing
         let fixture = Fixture(capacity: 10_000, maxInFlight: 10_000)
         fixture.add((0..<5000).map { "t\($0)" })
         #expect(fixture.transport.sent.count == PushChannel.maxTakenPerTick)
+        #expect(fixture.channel.nextDeadline == 0, "the loop must come back at once for the rest")
         fixture.channel.tick(now: MonotonicClock.now())
         fixture.channel.tick(now: MonotonicClock.now())
         #expect(fixture.transport.sent.count == 5000)
+        #expect(fixture.channel.nextDeadline == nil)
     }
 
     @Test("a full queue drops what does not fit, and counts it")

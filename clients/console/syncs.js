@@ -1,6 +1,6 @@
 // Syncs: a composer for the target (user, users, cohort, all; platform; app version; variant)
 // with the hub's dry-run count shown live as the target is edited; mandatory, collapse, spread,
-// TTL; a confirmation stating the count; then the receipts as a funnel that updates live.
+// TTL, silent push; a confirmation stating the count; then the receipts as a funnel that updates live.
 
 import { get, call } from "./api.js";
 import { el, field, input, select, section, table, statusLine, actionButton, confirmAction, every, debounce, number, when, showIfChanged } from "./ui.js";
@@ -24,6 +24,7 @@ function composer({ root, can, navigate }) {
   const collapse = field("Collapse key", input({ name: "collapse" }), { name: "collapse" });
   const spread = field("Spread", input({ name: "spread", placeholder: "30s" }), { name: "spread", hint: "deliver over this window" });
   const ttl = field("TTL", input({ name: "ttl", placeholder: "24h" }), { name: "ttl" });
+  const push = field("Silent push", select([["none", "none"], ["offline", "to devices offline"], ["always", "to every device"]], { name: "push" }), { name: "push", hint: "through APNs/FCM (docs/push.md)" });
   const hint = field("Hint (JSON object, optional)", el("textarea", { name: "hint", rows: 2, placeholder: '{"min_bundle": "5.3.1"}' }), { name: "hint", hint: "at most 1 KiB, passed to the app with the sync" });
   const mandatory = el("input", { type: "checkbox", name: "mandatory", id: "sync-mandatory" });
   const count = el("output", { id: "dry-run", "aria-live": "polite", className: "count" }, "…");
@@ -41,7 +42,7 @@ function composer({ root, can, navigate }) {
         el("fieldset", {}, el("legend", {}, "Who"), el("div", { className: "grid2" }, kind, who, userInput, usersInput),
           el("div", { className: "grid2" }, platform, appVersion), el("div", { className: "grid2" }, experiment, variant)),
         el("fieldset", {}, el("legend", {}, "What"), el("div", { className: "grid2" }, reason, scope),
-          el("div", { className: "grid3" }, collapse, spread, ttl), hint,
+          el("div", { className: "grid3" }, collapse, spread, ttl), push, hint,
           el("div", { className: "check" }, mandatory, el("label", { for: mandatory.id }, "Mandatory (the app must apply it before continuing)"))),
         el("p", { className: "reach" }, "Would reach now: ", count),
         el("div", { className: "actions" }, send), status)),
@@ -56,7 +57,9 @@ function composer({ root, can, navigate }) {
         el("a", { href: "#syncs/" + encodeURIComponent(sync.id) }, sync.id),
         `${sync.reason} → ${sync.scope}` + (sync.mandatory ? " (mandatory)" : ""),
         el("code", {}, JSON.stringify(sync.target)), when(sync.created_at),
-        `${sync.receipts.targeted_online} → ${sync.receipts.delivered} → ${sync.receipts.acked}`,
+        `${sync.receipts.targeted_online} → ${sync.receipts.delivered} → ${sync.receipts.acked}`
+          + (sync.receipts.pushed || sync.receipts.push_failed
+            ? ` (pushed ${sync.receipts.pushed}, failed ${sync.receipts.push_failed})` : ""),
       ]), { className: "syncs" })
       : el("p", { className: "empty" }, "No live syncs."));
   });
@@ -87,15 +90,16 @@ function composer({ root, can, navigate }) {
       }
     }
     if (mandatory.checked) request.mandatory = true;
+    if (push.control.value !== "none") request.push = push.control.value;
     if (dryRun) request.dry_run = true;
     return request;
   }
 
-  const all = [kind, who, userInput, usersInput, platform, appVersion, experiment, variant, reason, scope, collapse, spread, ttl, hint];
+  const all = [kind, who, userInput, usersInput, platform, appVersion, experiment, variant, reason, scope, collapse, spread, ttl, push, hint];
   function showError(error) {
     // The hub names the field ("target.platfrom", "\"spread\" must be…"): show it there.
-    const named = /"?(target\.)?(user|users|cohort|platform|app_version|variant|reason|scope|collapse|spread|ttl|hint)\b/.exec(error.message)?.[2];
-    const at = { cohort: who, user: userInput, users: usersInput, platform, app_version: appVersion, variant, reason, scope, collapse, spread, ttl, hint }[named]
+    const named = /"?(target\.)?(user|users|cohort|platform|app_version|variant|reason|scope|collapse|spread|ttl|push|hint)\b/.exec(error.message)?.[2];
+    const at = { cohort: who, user: userInput, users: usersInput, platform, app_version: appVersion, variant, reason, scope, collapse, spread, ttl, push, hint }[named]
       ?? (error.code === "unknown_cohort" ? who : kind);
     at.message.textContent = error.message;
     at.control.setAttribute("aria-invalid", "true");
@@ -116,7 +120,8 @@ function composer({ root, can, navigate }) {
       const answer = await call("POST", "/v1/syncs", body(true));
       if (mine !== latest) return null;
       clearErrors();
-      count.textContent = `${number(answer.targeted_online)} connection${answer.targeted_online === 1 ? "" : "s"} (${number(answer.users)} signed-in user${answer.users === 1 ? "" : "s"})`;
+      count.textContent = `${number(answer.targeted_online)} connection${answer.targeted_online === 1 ? "" : "s"} (${number(answer.users)} signed-in user${answer.users === 1 ? "" : "s"})`
+        + (answer.push_devices === undefined ? "" : `; ${number(answer.push_devices)} registered device${answer.push_devices === 1 ? "" : "s"} to push`);
       count.dataset.connections = String(answer.targeted_online);
       count.dataset.users = String(answer.users);
       return answer;
@@ -209,7 +214,12 @@ function funnel({ root, argument: id }) {
         { label: "targeted online", value: r.targeted_online },
         { label: "delivered", value: r.delivered, note: `${r.delivered}${pct(r.delivered)}`, kind: "delivered" },
         { label: "acked", value: r.acked, note: `${r.acked}${pct(r.acked)}`, kind: "confirmed" },
-      ], { label: "Receipts", max: Math.max(1, r.targeted_online, r.delivered, r.acked) }));
+        // Silent pushes to devices that were offline (docs/push.md), when the sync asked for them.
+        ...(sync.push ? [
+          { label: "pushed", value: r.pushed, kind: "delivered" },
+          { label: "push failed", value: r.push_failed },
+        ] : []),
+      ], { label: "Receipts", max: Math.max(1, r.targeted_online, r.delivered, r.acked, r.pushed, r.push_failed) }));
       for (const [name, value] of [["targeted", r.targeted_online], ["delivered", r.delivered], ["acked", r.acked]]) {
         if (counts[name].textContent !== String(value)) counts[name].textContent = String(value);
       }

@@ -19,17 +19,31 @@ enum HTTP2LinkOutcome {
 /// `maxOutputBytes` waits to be written (bounded memory). A request that gets no response
 /// within `requestTimeout` of `send` fails.
 ///
-/// Unprocessed requests — refused (REFUSED_STREAM), above a GOAWAY's last stream, or not one
-/// octet of their HEADERS written before the connection died — are sent again on this or the
-/// next connection until their deadline. A request written on a connection that died fails
-/// with `unprocessed: false`: the server may have acted on it, and the caller decides.
-/// A lost connection is made again after a backoff with full jitter; a server that refuses
-/// HTTP/2 (ALPN) or whose certificate is not trusted fails every waiting request at once, since
+/// Unprocessed requests — above a GOAWAY's last stream, or not one octet of their HEADERS
+/// written before the connection died — are sent again on the next connection until their
+/// deadline. A request written on a connection that died fails with `unprocessed: false`: the
+/// server may have acted on it, and the caller decides.
+///
+/// A refused request (REFUSED_STREAM: the server is shedding load, or a stream raced a lowered
+/// SETTINGS_MAX_CONCURRENT_STREAMS) is sent again as Go's `http2.Transport` does it: the first
+/// time at once, then after the link's backoff for that request's n-th refusal (equal jitter:
+/// between half and all of `backoff.ceiling(attempt: n - 2)`), while other requests go on; after
+/// `maxRefusedResends` resends it fails with `unprocessed: true`, so that the caller's own
+/// backoff takes over. An overloaded server thus sees a few resends per request, spaced out,
+/// never one per round trip.
+///
+/// A lost connection, or one the server sent GOAWAY on, is made again after a backoff with full
+/// jitter; the attempt count goes back to 0 only when a request gets a response, so a server
+/// that answers every connection with GOAWAY (APNs sheds load that way, and takes fast
+/// reconnects for abuse) sees them further and further apart. A server that refuses HTTP/2
+/// (ALPN) or whose certificate is not trusted fails every waiting request at once, since
 /// retrying cannot help until the configuration changes.
 ///
 /// Invariants: every request given to `send` has its `done` called exactly once, on the loop's
-/// thread (none after `abandon`); a request is in `queue` (not finished) or in `streaming`, never
-/// both; `socket` is open exactly in `.connecting`, `.handshaking` and `.ready`; `connection`
+/// thread (none after `abandon`), also when a callback calls `close()`; an unfinished request
+/// is in exactly one of `queue`, `refused` (with its `resendAt`) and `streaming`; `queuedCount`
+/// and `refusedCount` count the unfinished ones of the first two; `socket` is open exactly in
+/// `.connecting`, `.handshaking` and `.ready`; `connection`
 /// is the state of the socket's HTTP/2 connection (a new one per socket).
 final class HTTP2Link: LoopSource {
     struct Options {
@@ -69,6 +83,9 @@ final class HTTP2Link: LoopSource {
         case idle
         /// The last attempt failed or the connection was lost; the next attempt is at `retryAt`.
         case disconnected(retryAt: UInt64)
+        /// The host's address is being looked up off the loop (`lookup`); checked again at
+        /// `pollAt`, the attempt fails at `deadline`.
+        case resolving(deadline: UInt64, pollAt: UInt64)
         /// TCP connecting; the attempt fails at `deadline`.
         case connecting(deadline: UInt64)
         /// TLS and the HTTP/2 preface, until the server's SETTINGS; fails at `deadline`.
@@ -88,6 +105,10 @@ final class HTTP2Link: LoopSource {
         /// Where its HEADERS begin in the connection's output (octets since it opened).
         var headersAt: UInt64 = 0
         var isFinished = false
+        /// REFUSED_STREAM answers so far.
+        var refusals = 0
+        /// While in `refused`: when it may go again.
+        var resendAt: UInt64?
 
         init(id: RequestID, request: HTTP2Request, deadline: UInt64, done: @escaping (HTTP2LinkOutcome) -> Void) {
             self.id = id
@@ -101,7 +122,10 @@ final class HTTP2Link: LoopSource {
     private(set) var state = State.idle
     /// Why the connection went down or a request failed last (empty: nothing went wrong yet).
     private(set) var lastError = ""
-    /// Connections opened so far (reached the server's SETTINGS).
+    /// A refused request is sent again this many times at most (as Go's `http2.Transport`), then
+    /// fails as unprocessed.
+    static let maxRefusedResends = 6
+    /// Connections opened so far (the server's SETTINGS came, and with it no GOAWAY or error).
     private(set) var connectionsOpened = 0
     /// A uniform random number in [0, 1) for the backoff's jitter.
     var random: () -> Double = { Double.random(in: 0..<1) }
@@ -110,6 +134,8 @@ final class HTTP2Link: LoopSource {
     private var socket: Socket?
     private var tls: TLSStream?
     private var isProtocolChecked = false
+    /// The host's lookup while the link is `.resolving`.
+    private var lookup: AddressLookup?
     /// Sockets opened so far: tells a reconnect's socket from the last one (`LoopWatch.socket`).
     private var connects: UInt64 = 0
     private var attempt = 0
@@ -120,6 +146,11 @@ final class HTTP2Link: LoopSource {
     private var queueHead = 0
     private var queuedCount = 0
     private var streaming: [RequestID: Entry] = [:]
+    /// Refused requests waiting for their `resendAt`, in the order refused (finished ones skipped).
+    private var refused: [Entry] = []
+    private var refusedCount = 0
+    /// No `resendAt` in `refused` is earlier.
+    private var earliestResendAt = UInt64.max
     /// Every unfinished request in `send` order, which is deadline order (finished ones skipped).
     private var byDeadline: [Entry] = []
     private var byDeadlineHead = 0
@@ -150,10 +181,12 @@ final class HTTP2Link: LoopSource {
     }
 
     /// Requests accepted and not answered yet (queued and in flight).
-    var waiting: Int { queuedCount + streaming.count }
+    var waiting: Int { queuedCount + refusedCount + streaming.count }
     /// Requests on streams now.
     var inFlight: Int { streaming.count }
     var isConnected: Bool { state == .ready }
+    /// Octets waiting to be written on the connection.
+    var unwrittenOutput: Int { output.count - outputHead }
 
     private var address: String { "\(options.host):\(options.port)" }
 
@@ -192,6 +225,8 @@ final class HTTP2Link: LoopSource {
     func abandon() {
         queue.removeAll()
         queuedCount = 0
+        refused.removeAll()
+        refusedCount = 0
         streaming.removeAll()
         byDeadline.removeAll()
         dropSocket()
@@ -207,7 +242,7 @@ final class HTTP2Link: LoopSource {
         case .handshaking, .ready:
             let wantsWrite = outputHead < output.count && tls?.writeWaitsForReadable != true
             return LoopWatch(fd: socket.fd, socket: connects, writable: wantsWrite || tls?.readWaitsForWritable == true)
-        case .idle, .disconnected, .closed: return nil
+        case .idle, .disconnected, .resolving, .closed: return nil
         }
     }
 
@@ -215,9 +250,10 @@ final class HTTP2Link: LoopSource {
         var next = firstRequestDeadline
         func consider(_ deadline: UInt64) { next = min(next ?? deadline, deadline) }
         switch state {
-        case .idle, .closed: break
-        case .disconnected(let retryAt): if queuedCount > 0 { consider(retryAt) }
+        case .idle, .closed: return next
+        case .disconnected(let retryAt): if queuedCount + refusedCount > 0 { consider(retryAt) }
         case .connecting(let deadline), .handshaking(let deadline): consider(deadline)
+        case .resolving(let deadline, let pollAt): consider(min(deadline, pollAt))
         case .ready:
             if let pingSentAt {
                 consider(pingSentAt + options.requestTimeout)
@@ -225,11 +261,12 @@ final class HTTP2Link: LoopSource {
                 consider(lastPingAt + options.pingInterval)
             }
             if waiting == 0 { consider(lastActivity + options.idleTimeout) }
-            if queuedCount > 0 && connection.availableStreams > 0 { consider(0) }
+            if canStartStream { consider(0) }
             if connectionFailure != nil || (!connection.isAcceptingRequests && connection.openStreams == 0) {
                 consider(0)
             }
         }
+        if refusedCount > 0 { consider(earliestResendAt) }
         return next
     }
 
@@ -242,21 +279,32 @@ final class HTTP2Link: LoopSource {
         case .handshaking, .ready:
             if readable || hangup || (writable && tls?.readWaitsForWritable == true) { read(now: now) }
             if socket != nil, writable || (readable && tls?.writeWaitsForReadable == true) { flush(now: now) }
-        case .idle, .disconnected, .closed:
+        case .idle, .disconnected, .resolving, .closed:
             return
         }
     }
 
     func tick(now: UInt64) {
         expireRequests(now: now)
+        releaseRefused(now: now)
         switch state {
         case .idle, .closed:
             return
         case .disconnected(let retryAt):
-            if queuedCount == 0 {
+            if queuedCount + refusedCount == 0 {
                 state = .idle
             } else if now >= retryAt {
                 connect(now: now)
+            }
+        case .resolving(let deadline, _):
+            if let result = lookup?.result {
+                lookup = nil
+                connect(to: result, now: now)
+            } else if now >= deadline {
+                lookup = nil
+                lost("looking up \(options.host) timed out", now: now)
+            } else {
+                state = .resolving(deadline: deadline, pollAt: now + Self.lookupPollInterval)
             }
         case .connecting(let deadline), .handshaking(let deadline):
             if now >= deadline { lost("connecting to \(address) (HTTP/2) timed out", now: now) }
@@ -286,13 +334,20 @@ final class HTTP2Link: LoopSource {
 
     // MARK: - Connecting
 
+    /// How often a lookup under way is checked.
+    static let lookupPollInterval: UInt64 = 2_000_000
+
+    /// Looks the host up off the loop (an IP literal at once), then connects.
     private func connect(now: UInt64) {
+        let lookup = AddressLookup(SocketAddress(host: options.host, port: options.port))
+        if let result = lookup.result { return connect(to: result, now: now) }
+        self.lookup = lookup
+        state = .resolving(deadline: now + options.connectTimeout, pollAt: now + Self.lookupPollInterval)
+    }
+
+    private func connect(to resolved: Result<ResolvedAddress, SystemError>, now: UInt64) {
         do throws(SystemError) {
-            guard let remote = try ResolvedAddress.resolve(SocketAddress(host: options.host, port: options.port)).first
-            else {
-                throw SystemError(call: "resolve \(options.host)", errno: EHOSTUNREACH)
-            }
-            let (socket, connected) = try Socket.connecting(to: remote)
+            let (socket, connected) = try Socket.connecting(to: try resolved.get())
             self.socket = socket
             connects += 1
             if connected {
@@ -344,11 +399,14 @@ final class HTTP2Link: LoopSource {
 
     // MARK: - Streams
 
+    /// Whether a queued request can start now: a stream is free and the output is not full.
+    private var canStartStream: Bool {
+        queuedCount > 0 && connection.availableStreams > 0 && unwrittenOutput < options.maxOutputBytes
+    }
+
     private func startStreams(now: UInt64) {
         var budget = options.maxStartsPerTick
-        while budget > 0, queuedCount > 0, connection.availableStreams > 0,
-            output.count - outputHead < options.maxOutputBytes
-        {
+        while budget > 0, canStartStream {
             let entry = queue[queueHead]
             queueHead += 1
             guard !entry.isFinished else { continue }
@@ -371,9 +429,49 @@ final class HTTP2Link: LoopSource {
         }
     }
 
+    /// Sends a refused request again later: at once after its first refusal, then after the
+    /// backoff of its refusals so far, between half and all of the ceiling (equal jitter).
+    private func resendLater(_ entry: Entry, now: UInt64) {
+        entry.refusals += 1
+        var at = now
+        if entry.refusals > 1 {
+            let ceiling = options.backoff.ceiling(attempt: entry.refusals - 2)
+            at += UInt64((ceiling / 2 + ceiling * (random() / 2)).nanoseconds)
+        }
+        entry.resendAt = at
+        refused.append(entry)
+        refusedCount += 1
+        earliestResendAt = min(earliestResendAt, at)
+    }
+
+    /// Moves the refused requests whose time came to the front of the queue.
+    private func releaseRefused(now: UInt64) {
+        guard !refused.isEmpty, now >= earliestResendAt else { return }
+        var due: [Entry] = []
+        var later: [Entry] = []
+        earliestResendAt = .max
+        for entry in refused where !entry.isFinished {
+            guard let at = entry.resendAt, at > now else {
+                entry.resendAt = nil
+                due.append(entry)
+                continue
+            }
+            later.append(entry)
+            earliestResendAt = min(earliestResendAt, at)
+        }
+        refused = later
+        refusedCount = later.count
+        requeue(due)
+    }
+
     /// Puts unprocessed requests back at the front of the queue, in the order given.
     private func requeue(_ entries: [Entry]) {
         guard !entries.isEmpty else { return }
+        guard state != .closed else {
+            // A callback called `close()` after these left `streaming`: they fail like the rest.
+            for entry in entries { finish(entry, .failed("the \(options.name) link was closed", unprocessed: true)) }
+            return
+        }
         queue.replaceSubrange(queueHead..<queueHead, with: entries)
         queuedCount += entries.count
     }
@@ -388,12 +486,20 @@ final class HTTP2Link: LoopSource {
             case .response(let id, let response):
                 guard let entry = streaming.removeValue(forKey: id) else { continue }
                 lastActivity = now
+                attempt = 0
                 finish(entry, .response(response))
             case .failed(let id, let error):
                 guard let entry = streaming.removeValue(forKey: id) else { continue }
                 lastActivity = now
-                if error.isUnprocessed, state != .closed, now < entry.deadline {
+                let mayResend = error.isUnprocessed && state != .closed && now < entry.deadline
+                if mayResend, error == .refused, entry.refusals < Self.maxRefusedResends {
+                    resendLater(entry, now: now)
+                } else if mayResend, error != .refused {
                     resend.append(entry)
+                } else if error == .refused {
+                    lastError = "\(options.name): \(error)"
+                    let why = "\(error.description) (\(entry.refusals + 1) times)"
+                    finish(entry, .failed(why, unprocessed: true))
                 } else {
                     lastError = "\(options.name): \(error)"
                     finish(entry, .failed(error.description, unprocessed: error.isUnprocessed))
@@ -431,7 +537,7 @@ final class HTTP2Link: LoopSource {
                 perform(connection.cancel(entry.id), now: now)
                 finish(entry, .failed("no response from \(address) within \(seconds) s", unprocessed: false))
             } else {
-                queuedCount -= 1
+                if entry.resendAt != nil { refusedCount -= 1 } else { queuedCount -= 1 }
                 let why = lastError.isEmpty ? "" : " (\(lastError))"
                 finish(entry, .failed("not sent to \(address) within \(seconds) s\(why)", unprocessed: true))
             }
@@ -471,9 +577,10 @@ final class HTTP2Link: LoopSource {
             case .success(.processed(let count)):
                 perform(connection.received(readBuffer[0..<count]), now: now)
                 if case .handshaking = state, connection.state != .awaitingSettings {
+                    // `attempt` stays: a server may answer SETTINGS and then GOAWAY at once; only a
+                    // response shows the connection works.
                     state = .ready
-                    attempt = 0
-                    connectionsOpened += 1
+                    if connection.state == .open { connectionsOpened += 1 }
                 }
                 if connectionFailure != nil { return }
                 if count < readBuffer.count && tls?.hasBufferedInput != true { return }
@@ -484,6 +591,7 @@ final class HTTP2Link: LoopSource {
     /// Writes what waits, as far as the socket takes it.
     private func flush(now: UInt64 = 0) {
         guard let socket, outputHead < output.count else { return }
+        defer { connection.written(through: writtenTotal) }
         while outputHead < output.count {
             let result = output[outputHead...].withUnsafeBytes { bytes in
                 Result { () throws(SystemError) in
@@ -523,11 +631,7 @@ final class HTTP2Link: LoopSource {
         let certificateRefused = tls?.certificateProblem != nil
         lastError = reason
         dropSocket()
-        if state != .closed {
-            let delay = options.backoff.delay(attempt: attempt, random: random())
-            attempt += 1
-            state = .disconnected(retryAt: now + UInt64(delay.nanoseconds))
-        }
+        reconnectLater(now: now)
         if wasReady { Log.warning("http2 link lost", [("link", options.name), ("reason", reason)]) }
         var resend: [Entry] = []
         for entry in streaming.values.sorted(by: { $0.id.value < $1.id.value }) {
@@ -543,13 +647,23 @@ final class HTTP2Link: LoopSource {
     }
 
     /// Closes a connection that has nothing left to do (idle, or drained after GOAWAY); a
-    /// request still waiting starts the next one at once.
+    /// request still waiting starts the next one after the backoff.
     private func retire(now: UInt64) {
         perform(connection.close(), now: now)
         flush(now: now)
         dropSocket()
-        attempt = 0
-        state = queuedCount > 0 ? .disconnected(retryAt: now) : .idle
+        if queuedCount + refusedCount > 0 {
+            reconnectLater(now: now)
+        } else {
+            state = .idle
+        }
+    }
+
+    /// The next connection is made after the backoff of the attempts since the last response.
+    private func reconnectLater(now: UInt64) {
+        let delay = options.backoff.delay(attempt: attempt, random: random())
+        attempt += 1
+        state = .disconnected(retryAt: now + UInt64(delay.nanoseconds))
     }
 
     private func dropSocket() {
@@ -569,10 +683,12 @@ final class HTTP2Link: LoopSource {
         let open = streaming.values.sorted { $0.id.value < $1.id.value }
         streaming.removeAll()
         for entry in open { finish(entry, .failed(inFlightReason, unprocessed: false)) }
-        let waiting = queue[queueHead...].filter { !$0.isFinished }
+        let waiting = refused.filter { !$0.isFinished } + queue[queueHead...].filter { !$0.isFinished }
         queue.removeAll()
         queueHead = 0
         queuedCount = 0
+        refused.removeAll()
+        refusedCount = 0
         for entry in waiting { finish(entry, .failed(queuedReason, unprocessed: true)) }
     }
 }

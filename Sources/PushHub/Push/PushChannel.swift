@@ -26,6 +26,8 @@ final class PushChannel {
     private var onlineCheckOutstanding = false
     /// Why the provider stopped (nil: running).
     private(set) var stopped: String?
+    /// What the credentials said last (pending: due jobs wait for them).
+    private var lastAuthorization = PushAuthorization.pending
 
     /// Requests handed to the connection and not yet answered, at most.
     let maxInFlight: Int
@@ -70,11 +72,21 @@ final class PushChannel {
         queued < queue.capacity && queue.add(job, at: time, now: now)
     }
 
-    /// When `tick` must run next: a job's time, the credentials' next try, or now while due jobs
-    /// wait for a free slot (nil: nothing waits for time).
+    /// When `tick` must run next: at once while due jobs could go (a tick's share was taken and
+    /// slots are free), else a job's time or the credentials' next try (nil: nothing waits for
+    /// time; an answer wakes the loop).
     var nextDeadline: UInt64? {
         guard stopped == nil else { return nil }
+        if queue.hasDue && transport.waiting < maxInFlight && credentials.nextAttempt == nil && !isFetching {
+            return 0
+        }
         return [queue.nextDue, queue.hasDue ? credentials.nextAttempt : nil].compactMap { $0 }.min()
+    }
+
+    /// The credentials are being fetched: due jobs wait for the answer, which wakes the loop.
+    private var isFetching: Bool {
+        if case .pending = lastAuthorization { return true }
+        return false
     }
 
     /// Sends what is due, as far as the connection takes it.
@@ -87,7 +99,8 @@ final class PushChannel {
         var taken = 0
         while queue.hasDue && transport.waiting < maxInFlight && taken < Self.maxTakenPerTick {
             let credential: String
-            switch credentials.authorization(nowMilliseconds: nowMilliseconds, now: now) {
+            lastAuthorization = credentials.authorization(nowMilliseconds: nowMilliseconds, now: now)
+            switch lastAuthorization {
             case .ready(let value): credential = value
             case .pending: return
             case .refused(let reason): return stop(reason)
