@@ -6,7 +6,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug
 BIN_RELEASE := .build/release
 
-.PHONY: run test build release deps venv deploy-tools node redis nghttp2 unit e2e js-client conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart bench-results bench-releases bench-components bench-components-validate tsan asan fuzz soak chaos clean
+.PHONY: run test build release deps venv deploy-tools node redis nghttp2 unit e2e js-client conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart bench-results bench-releases bench-components bench-components-validate bench-push tsan asan fuzz soak chaos clean
 
 # OpenSSL's headers and library (the hub links them) and its command line (the TLS tests make
 # their certificates with `openssl req`); zlib's headers (permessage-deflate).
@@ -184,6 +184,16 @@ bench-components: release venv
 bench-components-validate: deps
 	$(SWIFT) build -c release --product components-bench
 	$(BIN_RELEASE)/components-bench
+
+# Issue 30: silent pushes — N devices (100,000) registered over WebSocket sessions, then one sync
+# pushes them all through the hub's HTTP/2 client to nghttpd (Debian's nghttp2-server, TLS, on
+# loopback): pushes/s over one connection, hub CPU per push, the queue's memory, and socket
+# deliveries' p50/p99 meanwhile; APNs alone, then APNs + FCM. BENCH_PUSH_ARGS="--devices 5000" for a
+# quick run. bench/README.md "Push (APNs/FCM)".
+bench-push: release venv nghttp2
+	@command -v curl >/dev/null 2>&1 || { echo "installing curl (checks nghttpd)"; \
+	  apt-get update -qq && apt-get install -y -qq curl; }
+	.venv/bin/python bench/push/run.py $(BENCH_PUSH_ARGS)
 
 clean:
 	rm -rf .build .build-tsan .build-asan .build-fuzz .venv .autobahn
