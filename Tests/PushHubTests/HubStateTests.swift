@@ -37,11 +37,43 @@ import Testing
         }
     }
 
+    @Test("a large state is snapshotted after as many records as its last snapshot held, not every N")
+    func snapshotsScaleWithTheState() throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var store = try Store(directory, snapshotEvery: 10)
+        func device(_ n: Int) -> HubRecord {
+            .pushDeviceSet(
+                PushDevice(
+                    user: "u\(n)", device: "d", provider: .fcm, token: "t\(n)", topic: nil, platform: "android",
+                    appVersion: nil, claimCohorts: [], claims: [:], updatedAt: n))
+        }
+        var snapshots: [Int] = []  // the records in each snapshot written, read back from its file
+        func snapshotSize() throws -> Int { try Snapshot.read(path: directory + "/state.snapshot")?.records.count ?? 0 }
+        var last = 0
+        for n in 1...400 {
+            try store.commit([device(n)])
+            let size = try snapshotSize()
+            if size != last {
+                snapshots.append(size)
+                last = size
+            }
+        }
+        // After 10 records, then each snapshot waits for as many records as the one before held (a
+        // snapshot holds the devices and one `sync_numbered` record): 11, then 11 more, and so on.
+        #expect(snapshots == [11, 22, 44, 88, 176, 352], "\(snapshots)")
+        let restored = try Store(directory, snapshotEvery: 10)
+        #expect(restored.state.devices.count == 400)
+    }
+
     @Test("versions increase, only the last N are kept, and numbering survives a delete")
     func versions() throws {
         var state = HubState(keepVersions: 3)
         for n in 1...5 {
-            state.apply(.screenPublished(ScreenVersion(name: "s", version: state.nextVersion(of: "s"), tree: .number(Double(n)), publishedAt: n)))
+            state.apply(
+                .screenPublished(
+                    ScreenVersion(
+                        name: "s", version: state.nextVersion(of: "s"), tree: .number(Double(n)), publishedAt: n)))
         }
         #expect(state.view.current("s")?.version == 5)
         #expect(state.view.screens["s"]?.map(\.version) == [3, 4, 5])
@@ -95,7 +127,8 @@ import Testing
         let directory = Self.directory()
         let journal = try StateJournal(directory: directory)
         for n in 1...50 {
-            journal.append(.screenPublished(ScreenVersion(name: "g", version: n, tree: .number(Double(n)), publishedAt: 0)))
+            journal.append(
+                .screenPublished(ScreenVersion(name: "g", version: n, tree: .number(Double(n)), publishedAt: 0)))
         }
         #expect(try journal.commit() == 50)
         #expect(try Store(directory).state.view.current("g")?.version == 50)
@@ -145,7 +178,6 @@ import Testing
     }
 }
 
-
 @Suite struct DataDirectoryTests {
     @Test("secrets are generated once and read back; one that exists but cannot be read stops the start")
     func secrets() throws {
@@ -166,7 +198,8 @@ import Testing
 /// A hub that reloads the shared snapshot brings its loops to it with `changes(toReach:)`.
 @Suite struct HubStateReloadTests {
     static func version(_ name: String, _ number: Int, _ n: Int) -> HubRecord {
-        .screenPublished(ScreenVersion(name: name, version: number, tree: .object(["n": .number(Double(n))]), publishedAt: 0))
+        .screenPublished(
+            ScreenVersion(name: name, version: number, tree: .object(["n": .number(Double(n))]), publishedAt: 0))
     }
 
     static func sync(_ seq: Int) -> HubRecord {

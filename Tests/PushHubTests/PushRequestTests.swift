@@ -104,7 +104,7 @@ struct PushRequestTests {
         #expect(throws: PushRequestError.missingTopic) {
             try APNsRequest.make(message: Self.message, target: device, authority: "a", providerToken: "t")
         }
-        for token in ["", "ab/cd", "ab cd", "ab?x=1", "abc\r\nx: y", "é"] {
+        for token in ["", "ab/cd", "ab cd", "ab?x=1", "abc\r\nx: y", "é", "0g"] {
             device = Self.apnsDevice
             device.token = token
             #expect(throws: PushRequestError.badDeviceToken(provider: .apns)) {

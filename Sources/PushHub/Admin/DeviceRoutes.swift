@@ -20,9 +20,9 @@ struct DeviceRoutes: AdminHandlers {
         if let user = call.query("user") {
             matching = registry.devices(of: user).filter { device == nil || $0.device == device }
         } else if let device {
-            matching = registry.devices.values.filter { $0.device == device }
+            matching = registry.all.filter { $0.device == device }
         } else {
-            matching = Array(registry.devices.values)
+            matching = registry.all
         }
         // The first `limit` in order, without sorting every registration (a hub may hold millions).
         let shown = matching.smallest(limit) { ($0.user ?? "", $0.device) < ($1.user ?? "", $1.device) }

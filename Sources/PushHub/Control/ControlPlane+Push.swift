@@ -38,13 +38,13 @@ extension ControlPlane {
     func registeredOnly(_ answers: [LoopAnswer]) -> [LoopAnswer] {
         answers.map { answer in
             guard case .syncTargets(let count, let devices) = answer else { return answer }
-            return .syncTargets(count: count, devices: devices.filter { committed.devices.devices[$0] != nil })
+            return .syncTargets(count: count, devices: devices.filter { committed.devices[$0] != nil })
         }
     }
 
     /// The provider said `key`'s token is dead: its registration goes, unless it changed since.
     private func forget(_ key: DeviceKey, token: String) {
-        guard state.devices.devices[key]?.token == token else { return }
+        guard state.devices[key]?.token == token else { return }
         let retry = { [unowned self] in self.forget(key, token: token) }
         mutate([.pushDeviceRemoved(key, token: token)], retry: retry) { result in
             if case .failure(let error) = result {

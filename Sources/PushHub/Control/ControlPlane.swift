@@ -367,10 +367,10 @@ final class ControlPlane {
             if targetsInUse[screen]?.isEmpty == true { targetsInUse[screen] = nil }
         case .pushDeviceRegistered(let device):
             // Apps register on every connect: only a change is journaled.
-            if let known = state.devices.devices[device.key], known.isSameRegistration(as: device) { return }
+            if let known = state.devices[device.key], known.isSameRegistration(as: device) { return }
             keepPushRegistration(.pushDeviceSet(device), event: event)
         case .pushDeviceRemoved(let key):
-            guard state.devices.devices[key] != nil else { return }
+            guard state.devices[key] != nil else { return }
             keepPushRegistration(.pushDeviceRemoved(key, token: nil), event: event)
         }
     }

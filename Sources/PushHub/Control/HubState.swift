@@ -250,8 +250,8 @@ struct HubState {
         for platform in registry.profiles.keys.sorted() {
             for profile in registry.profiles[platform]! { records.append(.appProfilePut(profile)) }
         }
-        for key in devices.devices.keys.sorted(by: { ($0.user ?? "", $0.device) < ($1.user ?? "", $1.device) }) {
-            records.append(.pushDeviceSet(devices.devices[key]!))
+        for device in devices.all.sorted(by: { ($0.user ?? "", $0.device) < ($1.user ?? "", $1.device) }) {
+            records.append(.pushDeviceSet(device))
         }
         return records
     }

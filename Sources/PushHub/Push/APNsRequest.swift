@@ -28,9 +28,7 @@ public enum APNsRequest {
         throws(PushRequestError) -> HTTP2Request
     {
         guard target.provider == .apns else { throw .wrongProvider(expected: .apns, found: target.provider) }
-        guard target.token.isVisibleASCII, !target.token.contains("/"), !target.token.contains("?") else {
-            throw .badDeviceToken(provider: .apns)
-        }
+        guard target.token.isHexadecimal else { throw .badDeviceToken(provider: .apns) }
         guard let topic = target.topic, topic.isVisibleASCII else { throw .missingTopic }
         var body = Array(#"{"aps":{"content-available":1},"pushhub":"#.utf8)
         body += PushPayload.syncObject(message)

@@ -54,4 +54,13 @@ extension StringProtocol {
     /// Whether every character is visible ASCII (0x21–0x7E): what a token may hold to travel in
     /// a header value or a URL path without escaping or injecting anything.
     var isVisibleASCII: Bool { !isEmpty && utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F } }
+
+    /// Whether it is one or more hexadecimal digits (either case): an APNs device token, as apps
+    /// encode its bytes — safe in a URL path as it is.
+    var isHexadecimal: Bool {
+        !isEmpty
+            && utf8.allSatisfy {
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (0x61...0x66).contains($0 | 0x20)
+            }
+    }
 }

@@ -16,7 +16,9 @@ public enum PushRequestError: Error, Equatable, Sendable, CustomStringConvertibl
         case .payloadTooLarge(let provider, let bytes, let limit):
             "payload too large: the \(provider.rawValue) push is \(bytes) bytes; the provider accepts at most \(limit)"
                 + " (make the sync's hint smaller)"
-        case .badDeviceToken(let provider): "the \(provider.rawValue) device token is empty or not visible ASCII"
+        case .badDeviceToken(let provider):
+            "the \(provider.rawValue) device token is empty or not "
+                + (provider == .apns ? "hexadecimal" : "visible ASCII")
         case .missingTopic: "the APNs device has no topic (the app's bundle id, sent with its push_token)"
         case .wrongProvider(let expected, let found):
             "a \(found.rawValue) device cannot be pushed through \(expected.rawValue)"

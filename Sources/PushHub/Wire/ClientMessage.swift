@@ -152,7 +152,8 @@ extension ClientMessage {
         func refuse(_ message: String) -> WireError { WireError(code: "bad_track", message: message, ref: "track") }
         guard let event = json["event"]?.stringValue else { throw refuse("track needs a string \"event\"") }
         let allowed = event.utf8.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
                 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || "_.:-".utf8.contains(byte)
         }
         guard !event.isEmpty, event.utf8.count <= maxTrackEventLength, allowed else {
@@ -203,30 +204,34 @@ extension ClientMessage {
     public static let maxPushTopicLength = 255
 
     private static func pushToken(_ json: JSONValue) throws(WireError) -> ClientMessage {
-        func refuse(_ message: String) -> WireError { WireError(code: "bad_message", message: message, ref: "push_token") }
+        func refuse(_ message: String) -> WireError {
+            WireError(code: "bad_message", message: message, ref: "push_token")
+        }
         if json["token"] == .null { return .pushTokenRemoved }
         guard let name = json["provider"]?.stringValue, let provider = PushProvider(rawValue: name) else {
             throw refuse("push_token needs \"provider\": \"apns\" or \"fcm\"")
         }
-        /// Visible ASCII only: a token or topic goes into a URL path or an HTTP/2 header.
-        func printable(_ text: String) -> Bool { text.utf8.allSatisfy { (0x21...0x7E).contains($0) } }
         guard let token = json["token"]?.stringValue else {
             throw refuse("push_token needs \"token\": the provider's token, or null to remove it")
         }
-        guard !token.isEmpty, token.utf8.count <= maxPushTokenLength, printable(token) else {
+        // Visible ASCII only: a token or topic goes into a URL path or an HTTP/2 header.
+        guard token.utf8.count <= maxPushTokenLength, token.isVisibleASCII else {
             throw refuse("\"token\" must be 1 to \(maxPushTokenLength) visible ASCII characters (null removes it)")
         }
         var topic: String?
         if let value = json["topic"], value != .null {
-            guard let text = value.stringValue, !text.isEmpty, text.utf8.count <= maxPushTopicLength, printable(text)
-            else { throw refuse("\"topic\" must be the app's bundle id (1 to \(maxPushTopicLength) visible characters)") }
+            guard let text = value.stringValue, text.utf8.count <= maxPushTopicLength, text.isVisibleASCII
+            else {
+                throw refuse("\"topic\" must be the app's bundle id (1 to \(maxPushTopicLength) visible characters)")
+            }
             topic = text
         }
         if provider == .apns {
             guard topic != nil else { throw refuse("an APNs push_token needs \"topic\": the app's bundle id") }
             // APNs device tokens are hexadecimal (the app hex-encodes the token's bytes).
-            guard token.utf8.allSatisfy({ UInt8(ascii: "0")...UInt8(ascii: "9") ~= $0 || (0x61...0x66) ~= ($0 | 0x20) })
-            else { throw refuse("an APNs \"token\" is the device token's bytes in hexadecimal") }
+            guard token.isHexadecimal else {
+                throw refuse("an APNs \"token\" is the device token's bytes in hexadecimal")
+            }
         }
         return .pushToken(provider: provider, token: token, topic: topic)
     }
