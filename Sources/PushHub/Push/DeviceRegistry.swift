@@ -57,7 +57,11 @@ struct DeviceRegistry: Equatable {
         switch target.scope {
         case .user(let user): candidates = devices(of: user)
         case .users(let users): candidates = users.sorted().flatMap { devices(of: $0) }
-        case .cohort, .all: candidates = all
+        case .cohort: candidates = all
+        case .all:
+            // Everyone, not narrowed: no device needs judging.
+            if target.platform == nil && target.appVersion == nil && target.variant == nil { return all }
+            candidates = all
         }
         return candidates.filter { view.matches(target, $0.attributes) }
     }
