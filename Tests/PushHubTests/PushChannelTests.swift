@@ -186,6 +186,25 @@ import Testing
         #expect(fixture.channel.nextDeadline == nil)
     }
 
+    @Test("pushes out for an online question keep their places: the queue does not overfill meanwhile")
+    func capacityDuringOnlineCheck() throws {
+        let fixture = Fixture(capacity: 2)
+        var answerOnline: ((Set<DeviceKey>) -> Void)?
+        fixture.channel.checkOnline = { _, done in answerOnline = done }
+        fixture.add(["a", "b"])
+        fixture.transport.answer(503)
+        fixture.transport.answer(503)
+        #expect(fixture.channel.queued == 2, "both retried, waiting for the answer")
+        fixture.add(["c"])
+        #expect(fixture.metrics.outcomes(.apns, .dropped) == 1, "no room for a third")
+        // One question at a time: a's, then b's.
+        let first = try #require(answerOnline)
+        first([])
+        let second = try #require(answerOnline)
+        second([])
+        #expect(fixture.transport.sent.count == 4 && fixture.metrics.outcomes(.apns, .dropped) == 1)
+    }
+
     @Test("a full queue drops what does not fit, and counts it")
     func bounded() {
         let fixture = Fixture(capacity: 2, maxInFlight: 0)

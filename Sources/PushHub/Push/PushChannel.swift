@@ -24,6 +24,8 @@ final class PushChannel {
     /// connected meanwhile.
     private var awaitingOnlineCheck: [PushJob] = []
     private var onlineCheckOutstanding = false
+    /// The jobs of the online question under way (held by its answer's closure).
+    private var beingChecked = 0
     /// Why the provider stopped (nil: running).
     private(set) var stopped: String?
     /// What the credentials said last (pending: due jobs wait for them).
@@ -59,7 +61,7 @@ final class PushChannel {
         metrics.setUp(true, provider)
     }
 
-    var queued: Int { queue.count + awaitingOnlineCheck.count }
+    var queued: Int { queue.count + awaitingOnlineCheck.count + beingChecked }
 
     /// Queues `job`, due at `time`; a full channel or a stopped provider ends it at once.
     func add(_ job: PushJob, at time: UInt64, now: UInt64) {
@@ -192,8 +194,10 @@ final class PushChannel {
         let jobs = Array(awaitingOnlineCheck.prefix(Self.maxOnlineCheck))
         awaitingOnlineCheck.removeFirst(jobs.count)
         onlineCheckOutstanding = true
+        beingChecked = jobs.count
         checkOnline(jobs.map(\.device)) { [self] online in
             onlineCheckOutstanding = false
+            beingChecked = 0
             let now = MonotonicClock.now()
             for var job in jobs {
                 if stopped != nil {
@@ -202,8 +206,8 @@ final class PushChannel {
                     finish(job, .online)
                 } else {
                     job.checksOnlineFirst = false
-                    // Its place was counted while it waited: it goes back without a capacity check.
-                    _ = queue.add(job, at: now, now: now)
+                    // Its place stayed counted (`beingChecked`) while the question was out.
+                    if !admit(job, at: now, now: now) { finish(job, .dropped) }
                 }
             }
             tick(now: now)
