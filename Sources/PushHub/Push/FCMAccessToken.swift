@@ -22,6 +22,7 @@ public struct FCMAccessToken: Equatable, Sendable {
     /// - Throws: `.tokenRefused` with the status and the endpoint's `error`/`error_description`
     ///   for any answer but a 200 with a bearer token (`isTransient` for 429 and 5xx).
     public init(status: Int, body: [UInt8], nowSeconds: Int) throws(PushCredentialError) {
+        // try?: an answer that is not JSON is refused below, saying so (its parse error adds nothing).
         let answer = (try? JSONReader.parse(body))?.objectValue
         guard status == 200 else {
             let error = answer?["error"]?.stringValue

@@ -31,6 +31,7 @@ public struct FCMServiceAccount: Sendable {
     /// Parses a service-account JSON; `source` names it in errors.
     /// - Throws: `.badServiceAccount` naming the first missing or unusable field; the key's errors.
     public init(json: [UInt8], source: String) throws(PushCredentialError) {
+        // try?: any parse failure is the same refusal for the operator: the file is not a JSON object.
         guard case .object(let fields)? = try? JSONReader.parse(json) else {
             throw .badServiceAccount(source: source, reason: "it is not a JSON object")
         }

@@ -9,7 +9,7 @@
 final class PushDispatcher {
     private var channels: [PushProvider: PushChannel] = [:]
     /// The connections the control plane's loop drives.
-    let sources: [LoopSource]
+    var sources: [LoopSource] { links }
     private let links: [HTTP2Link]
     private let metrics: PushMetrics
 
@@ -73,13 +73,10 @@ final class PushDispatcher {
         }
         self.links = links
         self.channels = channels
-        sources = links
     }
 
     /// A push due this long after its sync (spread) asks first whether its device is online.
     static let onlineCheckAfter: UInt64 = 1_000_000_000
-
-    var providers: [PushProvider] { PushProvider.allCases.filter { channels[$0] != nil } }
 
     /// The provider said a device's token is dead.
     var onTokenInvalid: ((DeviceKey, String) -> Void)? {
@@ -146,9 +143,6 @@ final class PushDispatcher {
         }
         for channel in channels.values { channel.tick(now: now) }
     }
-
-    /// Pushes waiting, over every provider.
-    var queued: Int { channels.values.reduce(0) { $0 + $1.queued } }
 
     func tick(now: UInt64) { expand(now: now) }
 

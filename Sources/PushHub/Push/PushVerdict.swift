@@ -37,6 +37,7 @@ public enum PushVerdict: Equatable, Sendable {
 
     static func apns(_ response: HTTP2Response) -> PushVerdict {
         let status = response.status
+        // try?: a body that is not JSON (a proxy's HTML page) has no reason; the status still decides.
         let reason = (try? JSONReader.parse(response.body))?["reason"]?.stringValue
         let text = reason.map { "\(status) \($0)" } ?? "\(status)"
         switch (status, reason) {
@@ -51,6 +52,7 @@ public enum PushVerdict: Equatable, Sendable {
 
     static func fcm(_ response: HTTP2Response) -> PushVerdict {
         let status = response.status
+        // try?: as for APNs, a body that is not JSON names no error; the status decides.
         let error = (try? JSONReader.parse(response.body))?["error"]
         let errorStatus = error?["status"]?.stringValue
         let details = error?["details"]?.arrayValue ?? []
