@@ -55,6 +55,10 @@ let package = Package(
         // side of a connection as a state machine returning actions. No sockets, clocks or
         // threads: the hub drives it on its event loop (Push/HTTP2Link) to reach APNs and FCM.
         .target(name: "HTTP2", dependencies: ["Portable"]),
+        // HTTP/1.1 (RFC 9112) client messages as pure values: URLs, requests, an incremental
+        // response parser. The hub drives it on its event loop (Outbound/) to fetch JWKS and
+        // deliver webhooks (DESIGN §18).
+        .target(name: "HTTP1", dependencies: ["Portable"]),
         // The Swift client of protocol v1 (DESIGN §12), for apps and tools (hubctl watch). On Apple's
         // platforms it is ScreenTree, Portable and the system's frameworks (URLSession, CryptoKit);
         // on Linux it adds its socket transport (WSProtocol over Sockets, TLS from OpenSSL).
@@ -70,7 +74,7 @@ let package = Package(
             ],
             swiftSettings: [.define("PUSHHUB_SOCKET_TRANSPORT", .when(platforms: linux))]),
         .target(
-            name: "PushHub", dependencies: ["ScreenTree", "Sockets", "WSProtocol", "HTTP2", "COpenSSL", "CLinux"],
+            name: "PushHub", dependencies: ["ScreenTree", "Sockets", "WSProtocol", "HTTP2", "HTTP1", "COpenSSL", "CLinux"],
             // Release builds skip the run-time exclusivity checks (`swift_beginAccess` on every
             // access to a loop object's stored properties: 8% of a fan-out's instructions under
             // callgrind). Debug builds, which every test runs, keep them: a violation fails there.
@@ -84,11 +88,12 @@ let package = Package(
             name: "ws-bench", dependencies: ["PushHub", "PushHubClient", "WSProtocol", "CLinux", "COpenSSL", "TestSupport"], path: "bench/ws-bench"),
         // DESIGN §16: validating a 10,000-node screen against 20 component schemas (bench/README.md).
         .executableTarget(name: "components-bench", dependencies: ["PushHub"], path: "bench/components/validate"),
-        .target(name: "FuzzTargets", dependencies: ["PushHub", "WSProtocol", "HTTP2", "COpenSSL"], path: "Fuzz/FuzzTargets"),
+        .target(name: "FuzzTargets", dependencies: ["PushHub", "WSProtocol", "HTTP2", "HTTP1", "COpenSSL"], path: "Fuzz/FuzzTargets"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "WSProtocolTests", dependencies: ["WSProtocol", "TestSupport"]),
         .testTarget(name: "ScreenTreeTests", dependencies: ["ScreenTree"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "TestSupport"]),
+        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"]),
         .testTarget(name: "PushHubTests", dependencies: ["PushHub", "PushHubClient", "WSProtocol", "TestSupport"]),
         .testTarget(name: "PushHubClientTests", dependencies: ["PushHubClient", "PushHub", "TestSupport"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
