@@ -6,7 +6,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug
 BIN_RELEASE := .build/release
 
-.PHONY: run test build release deps venv deploy-tools node redis nghttp2 unit e2e js-client conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart bench-results bench-releases bench-components bench-components-validate bench-push tsan asan fuzz soak chaos clean
+.PHONY: run test build release deps venv deploy-tools node go redis nghttp2 unit e2e js-client conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart bench-results bench-releases bench-components bench-components-validate bench-push tsan asan fuzz soak chaos clean
 
 # OpenSSL's headers and library (the hub links them) and its command line (the TLS tests make
 # their certificates with `openssl req`); zlib's headers (permessage-deflate).
@@ -52,6 +52,12 @@ node:
 	@command -v node >/dev/null 2>&1 || { echo "installing nodejs (the JavaScript tests, the pattern tests)"; \
 	  apt-get update -qq && apt-get install -y -qq nodejs; }
 
+# Debian's Go (golang-go: 1.19 on bookworm), to run the Go signature recipe of docs/integrations.md
+# as printed (Tests/EndToEnd/test_webhook_recipes.py; node runs the JavaScript one).
+go:
+	@command -v go >/dev/null 2>&1 || { echo "installing golang-go (the webhook signature recipes)"; \
+	  apt-get update -qq && apt-get install -y -qq golang-go; }
+
 # What the end-to-end tests need besides Python: Debian's nginx, strace and systemd-analyze
 # (deploy/) and headless chromium (the JavaScript client in a browser); node is `node`.
 deploy-tools:
@@ -61,7 +67,7 @@ deploy-tools:
 	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium (the JavaScript client's tests)"; \
 	  apt-get update -qq && apt-get install -y -qq chromium; }
 
-e2e: build venv deploy-tools node redis java
+e2e: build venv deploy-tools node redis java go
 	.venv/bin/python -m pytest -q Tests/EndToEnd
 
 # The one-file JavaScript client as a file, clients/js/pushhub-client.js (not tracked), from its
