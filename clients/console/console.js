@@ -9,8 +9,9 @@ import cohorts from "./cohorts.js";
 import experiments from "./experiments.js";
 import hub from "./hub.js";
 import components from "./components.js";
+import webhooks from "./webhooks.js";
 
-const views = { screens, syncs, cohorts, experiments, hub, components };
+const views = { screens, syncs, cohorts, experiments, hub, components, webhooks };
 const $ = (id) => document.getElementById(id);
 
 const state = { who: null, stop: null, route: null };
