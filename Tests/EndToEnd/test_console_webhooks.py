@@ -14,6 +14,8 @@ import pytest
 from admin import call, publish
 from test_console import browser, hub  # noqa: F401 (module fixtures: a --dev hub, headless Chromium)
 from test_console import click, confirm, go, js, screenshot, set_value, sign_in, text
+from test_console_components import rows
+from test_console_releases import field_message
 from webhook_receiver import WebhookReceiver
 
 NEW_SECRET = "whsec_console_new_secret_0123"
@@ -32,16 +34,6 @@ def receiver(hub):
         call(hub, "DELETE", "/v1/webhooks/" + name)
     receiver.close()
     assert receiver.problems() == [], receiver.problems()
-
-
-def rows(browser, selector):
-    return browser.evaluate("[...document.querySelectorAll(%s)].map(r => [...r.cells].map(c => c.textContent))"
-                            % js(selector + " tbody tr"))
-
-
-def field_message(browser, selector):
-    return browser.evaluate("document.querySelector(%s).closest('.field').querySelector('.field-message').textContent"
-                            % js(selector))
 
 
 def check(browser, selector, checked=True):

@@ -11,16 +11,14 @@ data; a webhook's secret is shown once and kept on replace; and bad PUTs are ref
 field."""
 import json
 import re
-import socket
 import threading
-import time
 
 import pytest
 
 from admin import call, publish
-from release_clients import Device
+from release_clients import Device, wait
 from test_scale_out import shared_secrets
-from redis_server import RedisServer
+from redis_server import RedisServer, free_port
 from webhook_receiver import WebhookReceiver
 
 SECRET = "whsec_e2e_test_secret_0123456789"
@@ -67,22 +65,6 @@ def samples(hub, metric):
 
 def events_total(hub, outcome, name="w"):
     return samples(hub, "pushhub_webhook_events_total").get((("outcome", outcome), ("webhook", name)), 0)
-
-
-def wait(what, condition, timeout=20):
-    deadline = time.time() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.time() < deadline, "timed out waiting for " + what
-        time.sleep(0.05)
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ got, and answers what a test scripts.
     receiver.close()
 
 An answer is a status (int), `"hang"` (never answered until `close` or `release_hangs`), or an
-`Answer(status, delay=seconds, hang=False)`. Scripts given a `subject` are used for requests about
+`Answer(status, delay=seconds)` (push_provider's, whose `reason` and `retry_after` are unused here). Scripts given a `subject` are used for requests about
 that subject first, then the ones for any subject. A request whose signature does not verify is
 answered 401, whatever the script says (a real receiver refuses it), and recorded with
 `verified` False. Each request is also checked against the contract of the request (method,
@@ -25,6 +25,8 @@ import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from push_provider import Answer  # status, delay, hang: what a scripted stand-in answers
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 INTEGRATIONS = os.path.join(ROOT, "docs", "integrations.md")
@@ -54,26 +56,6 @@ def sign(secret, body, t=None):
     t = int(time.time()) if t is None else t
     digest = hmac.new(secret.encode(), str(t).encode() + b"." + body, hashlib.sha256).hexdigest()
     return "t=%d,v1=%s" % (t, digest)
-
-
-class Answer:
-    """What the receiver answers one request: `status` after `delay` seconds; `hang` never answers."""
-
-    def __init__(self, status=200, delay=0.0, hang=False):
-        self.status = status
-        self.delay = delay
-        self.hang = hang
-
-    @classmethod
-    def of(cls, value):
-        if isinstance(value, Answer):
-            return value
-        if value == "hang":
-            return cls(hang=True)
-        return cls(int(value))
-
-    def __repr__(self):
-        return "Answer(%r, delay=%r, hang=%r)" % (self.status, self.delay, self.hang)
 
 
 class Delivery:
