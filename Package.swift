@@ -94,7 +94,7 @@ let package = Package(
         .testTarget(name: "ScreenTreeTests", dependencies: ["ScreenTree"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "TestSupport"]),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"]),
-        .testTarget(name: "PushHubTests", dependencies: ["PushHub", "PushHubClient", "WSProtocol", "TestSupport"]),
+        .testTarget(name: "PushHubTests", dependencies: ["PushHub", "PushHubClient", "WSProtocol", "HTTP1", "TestSupport"]),
         .testTarget(name: "PushHubClientTests", dependencies: ["PushHubClient", "PushHub", "TestSupport"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
     ]

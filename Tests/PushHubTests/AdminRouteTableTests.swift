@@ -40,6 +40,7 @@ import WSProtocol
         case .component: "Carousel"
         case .platform: "ios"
         case .appVersion: "5.0.0"
+        case .webhook: "ops"
         }
     }
 
@@ -81,14 +82,14 @@ import WSProtocol
         }
     }
 
-    @Test("a read needs read (admin for tokens); a change the scope of what it changes (DESIGN §14)")
+    @Test("a read needs read (admin for tokens and webhooks); a change the scope of what it changes (DESIGN §14)")
     func scopeOfEachRoute() {
         for route in AdminRouteTable.all {
             let path = route.path.prefix
             let expected: AdminRoute.Access =
                 if path == "/healthz" || path.hasPrefix("/console") {
                     .open
-                } else if path.hasPrefix("/v1/tokens") {
+                } else if path.hasPrefix("/v1/tokens") || path.hasPrefix("/v1/webhooks") {
                     .scope(.admin)
                 } else if route.method == "GET" {
                     .scope(.read)

@@ -65,6 +65,7 @@ import WSProtocol
         func expectLive(now: UInt64, then: @escaping (Set<String>) -> Void) { liveQuestions.append(then) }
         func answer(_ asker: RemoteAsker, _ answers: [LoopAnswer], now: UInt64) { answered.append((asker, answers)) }
         var latestStart: Int? { nil }
+        var leadsSharedWork = true
         func tick(now: UInt64) {}
         var nextDeadline: UInt64 { .max }
         func leave(now: UInt64) {}

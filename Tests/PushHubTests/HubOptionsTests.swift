@@ -82,7 +82,8 @@ import TestSupport
              "redis_master": "pushhub", "redis_ca": "\#(certificate)", "strict_components": true,
              "apns_key": "/k.p8", "apns_key_id": "KEY1234567", "apns_team": "TEAM123456",
              "apns_url": "https://api.sandbox.push.apple.com", "fcm_credentials": "/sa.json",
-             "fcm_url": "https://127.0.0.1:8443/", "push_ca": "/ca.pem", "push_queue": 1000}
+             "fcm_url": "https://127.0.0.1:8443/", "push_ca": "/ca.pem", "push_queue": 1000,
+             "webhook_queue": 500}
             """#
         try file.write(toFile: path, atomically: true, encoding: .utf8)
         // Every flag the hub has (bar the file itself) is a key of this file: a new flag must join it.
@@ -102,6 +103,7 @@ import TestSupport
         #expect(config.helloTimeout == .seconds(4) && config.pingInterval == .seconds(5) && config.idleTimeout == .seconds(6))
         #expect(!config.compression && config.compressionMinimumBytes == 1024)
         #expect(config.strictComponents)
+        #expect(config.webhookQueueLimit == 500)
         #expect(try !HubOptions.parse([], environment: [:]).config.strictComponents)
         #expect(try HubOptions.parse([], environment: ["PUSHHUB_STRICT_COMPONENTS": "1"]).config.strictComponents)
         #expect(config.redis?.description == "rediss://hub:***@10.0.0.5:6380/2")

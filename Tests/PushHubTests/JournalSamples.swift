@@ -1,4 +1,5 @@
 import Foundation
+import HTTP1
 import Testing
 
 @testable import PushHub
@@ -17,6 +18,18 @@ enum EveryRecordKind {
             user: "u2", device: "d-2", provider: .apns, token: String(repeating: "ab", count: 32),
             topic: "com.example.app", platform: "ios", appVersion: SemanticVersion("5.2.0"), claimCohorts: ["beta"],
             claims: ["tier": .string("gold")], updatedAt: 12)
+        let webhook = Webhook(
+            name: "ops", url: try HTTPURL(parsing: "https://hooks.example.com/pushhub?x=1"),
+            events: [.screenPublished, .releaseHalted], secret: "whsec_0123456789abcdef", createdAt: 13, updatedAt: 14)
+        let event = WebhookEvent(
+            id: "ev-1", type: .screenPublished, subject: "screen:home", time: 15,
+            data: ["screen": .string("home"), "version": .number(2)])
+        var delivery = WebhookDelivery(event: event)
+        delivery.attempts = 1
+        delivery.lastStatus = 500
+        delivery.lastError = "the receiver answered 500"
+        delivery.lastAttemptAt = 16
+        delivery.nextAttemptAt = 18
         return [
             .screenPublished(
                 ScreenVersion(name: "home", version: 1, tree: .object(["title": .string("Hi")]), publishedAt: 5)),
@@ -65,6 +78,16 @@ enum EveryRecordKind {
             .componentDeleted("Carousel"),
             .pushDeviceSet(device),
             .pushDeviceRemoved(device.key, token: device.token),
+            .webhook(.put(webhook)),
+            .webhook(.event(event)),
+            .webhook(
+                .attempt(
+                    WebhookAttempt(
+                        webhook: "ops", event: "ev-1", outcome: .retry(at: 18), status: 500, error: "answered 500",
+                        at: 16))),
+            .webhook(.queued(webhook: "ops", delivery)),
+            .webhook(.counters(webhook: "ops", WebhookQueue.Counters(delivered: 3, failed: 1, dropped: 2, retried: 4))),
+            .webhook(.deleted("ops")),
             .adminTokenRevoked("ci"),
             .experimentDeleted("e"),
             .cohortDeleted("beta"),
@@ -100,10 +123,19 @@ enum EveryRecordKind {
         case .appProfileDeleted: "appProfileDeleted"
         case .pushDeviceSet: "pushDeviceSet"
         case .pushDeviceRemoved: "pushDeviceRemoved"
+        case .webhook(let webhook):
+            switch webhook {
+            case .put: "webhook.put"
+            case .deleted: "webhook.deleted"
+            case .event: "webhook.event"
+            case .attempt: "webhook.attempt"
+            case .queued: "webhook.queued"
+            case .counters: "webhook.counters"
+            }
         }
     }
 
-    static let kindCount = 22
+    static let kindCount = 28
 
     /// The records as the journal stores them: JSON with the next `lsn` (1, 2, …), as `StateJournal.append` writes.
     static func payloads(firstLSN: Int = 1) throws -> [[UInt8]] {

@@ -1329,6 +1329,7 @@ extension SessionTests {
         case sendHeartbeats
         case pushDeviceRegistered(PushDevice)
         case pushDeviceRemoved(DeviceKey)
+        case renderErrorReported(RenderErrorReport)
 
         init(_ action: Session.Action) {
             switch action {
@@ -1363,6 +1364,7 @@ extension SessionTests {
             case .stoppedAwaiting(let screen): self = .stoppedAwaiting(screen)
             case .sendHeartbeats: self = .sendHeartbeats
             case .pushDeviceRegistered(let device): self = .pushDeviceRegistered(device)
+            case .renderErrorReported(let report): self = .renderErrorReported(report)
             case .pushDeviceRemoved(let key): self = .pushDeviceRemoved(key)
             }
         }
@@ -1391,6 +1393,7 @@ extension SessionTests {
             case .sendHeartbeats: return "sendHeartbeats"
             case .pushDeviceRegistered: return "pushDeviceRegistered"
             case .pushDeviceRemoved: return "pushDeviceRemoved"
+            case .renderErrorReported: return "renderErrorReported"
             }
         }
 

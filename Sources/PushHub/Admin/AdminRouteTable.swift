@@ -106,6 +106,16 @@ enum AdminRouteTable {
             ExperimentRoutes.preview),
 
 
+        // Webhooks (DESIGN §18): every call needs `admin` (a webhook receives the hub's events).
+        AdminRoute("GET", "/v1/webhooks", .scope(.admin), .read, WebhookRoutes.list),
+        AdminRoute("GET", "/v1/webhooks/{name:webhook}", .scope(.admin), .read, WebhookRoutes.get),
+        AdminRoute("PUT", "/v1/webhooks/{name:webhook}", .scope(.admin), .change, WebhookRoutes.put),
+        AdminRoute("DELETE", "/v1/webhooks/{name:webhook}", .scope(.admin), .change, WebhookRoutes.delete),
+        AdminRoute(
+            "GET", "/v1/webhooks/{name:webhook}/deliveries", .scope(.admin), .read, query: ["limit"],
+            WebhookRoutes.deliveries),
+        AdminRoute("POST", "/v1/webhooks/{name:webhook}/test", .scope(.admin), .change, WebhookRoutes.test),
+
         // Admin tokens: every call needs `admin`, a list too (names and scopes are for admins).
         AdminRoute("GET", "/v1/tokens", .scope(.admin), .read, TokenRoutes.list),
         AdminRoute("POST", "/v1/tokens", .scope(.admin), .change, TokenRoutes.create),

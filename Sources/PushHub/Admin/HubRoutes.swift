@@ -41,7 +41,9 @@ struct HubRoutes: AdminHandlers {
     func metrics() {
         var headers = HeaderFields()
         headers.append(name: "Content-Type", value: "text/plain; version=0.0.4")
-        let text = plane.metrics.prometheusText() + plane.releaseMetricsText()
+        let text =
+            plane.metrics.prometheusText() + plane.releaseMetricsText()
+            + (plane.webhooks?.metrics ?? WebhookMetrics()).exposition(plane.committed.webhooks)
         call.reply(Response(status: 200, headers: headers, body: Array(text.utf8)))
     }
 }

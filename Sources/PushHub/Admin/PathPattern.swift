@@ -114,12 +114,14 @@ enum PathVariable: String, Sendable {
     case platform
     /// An app version (`5.0.0`): one segment, a semantic version.
     case appVersion = "app_version"
+    /// A webhook's name: one segment, `[a-z0-9._-]{1,100}`.
+    case webhook
 
     /// Whether the value may contain `/` (else it is one path segment).
     var spansSegments: Bool {
         switch self {
         case .screen, .cohort, .token, .sync, .consoleFile: true
-        case .experiment, .release, .component, .platform, .appVersion: false
+        case .experiment, .release, .component, .platform, .appVersion, .webhook: false
         }
     }
 
@@ -139,6 +141,7 @@ enum PathVariable: String, Sendable {
         case .appVersion:
             SemanticVersion(value) == nil
                 ? AdminError(422, "invalid_app_version", "\"\(value)\" is not a semantic version such as 5.0.0") : nil
+        case .webhook: WebhookRoutes.validationError(value).map { AdminError(422, "invalid_webhook_name", $0) }
         case .token, .sync, .consoleFile, .release: nil
         }
     }

@@ -44,6 +44,7 @@ public enum ConfigReload {
         Setting(key: "dev", reloadable: false) { "\($0.dev)" },
         Setting(key: "allow_anonymous", reloadable: false) { "\($0.allowAnonymous)" },
         Setting(key: "keep_versions", reloadable: false) { "\($0.keepVersions)" },
+        Setting(key: "webhook_queue", reloadable: false) { "\($0.webhookQueueLimit)" },
         Setting(key: "strict_components", reloadable: false) { "\($0.strictComponents)" },
         Setting(key: "jwt_issuer", reloadable: false) { $0.jwtIssuer ?? "" },
         Setting(key: "jwt_audience", reloadable: false) { $0.jwtAudience ?? "" },

@@ -73,6 +73,8 @@ public struct HubConfig: Sendable {
     public var syncTTL: Duration = .seconds(24 * 3600)
     /// Versions of each screen kept for resumption by patch (DESIGN §4).
     public var keepVersions = 16
+    /// Events waiting per webhook (DESIGN §18); beyond, the oldest is dropped (`--webhook-queue`).
+    public var webhookQueueLimit = WebhookBook.defaultQueueLimit
     /// Scale-out (DESIGN §11): the Redis that holds the shared state; nil: the data dir's journal.
     var redis: RedisURL?
     /// Redis Sentinel: the sentinels to ask for the master named `redisMaster` (empty: connect to

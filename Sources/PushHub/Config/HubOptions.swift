@@ -22,6 +22,7 @@ public enum HubOptions {
                        [--drain-timeout D] [--redis URL [--redis-ca FILE]] [--redis-sentinel HOST:PORT,… --redis-master NAME]
                        [--apns-key FILE --apns-key-id ID --apns-team ID] [--fcm-credentials FILE]
                        [--apns-url URL] [--fcm-url URL] [--push-ca FILE] [--push-queue N]
+                       [--webhook-queue N]
 
         OPTIONS:
           --config FILE        settings as JSON, keys named after the flags (keep_versions, log_level, …);
@@ -79,6 +80,8 @@ public enum HubOptions {
           --fcm-url URL        where FCM is (default https://fcm.googleapis.com)
           --push-ca FILE       the CAs (PEM) the push providers' certificates must chain to (default: the system's)
           --push-queue N       pushes waiting per provider; beyond, a push fails at once (default 500000)
+          --webhook-queue N    events waiting per webhook (docs/integrations.md); beyond, the oldest is
+                               dropped and counted (default 10000)
           --log-level LEVEL    env PUSHHUB_LOG_LEVEL; default info
           --version            print the version and the commit it was built from
           -h, --help           show this help
@@ -177,6 +180,12 @@ public enum HubOptions {
                 throw UsageError(description: "--keep-versions wants 1...1000, not '\(text)'")
             }
             config.keepVersions = count
+        }
+        if let text = values["--webhook-queue"] {
+            guard let count = Int(text), (1...1_000_000).contains(count) else {
+                throw UsageError(description: "--webhook-queue wants 1...1000000, not '\(text)'")
+            }
+            config.webhookQueueLimit = count
         }
         if values["--message-rate"] != nil || values["--message-burst"] != nil {
             var limit = config.clientMessageRate
@@ -369,6 +378,7 @@ public enum HubOptions {
         "--apns-key": "PUSHHUB_APNS_KEY", "--apns-key-id": "PUSHHUB_APNS_KEY_ID", "--apns-team": "PUSHHUB_APNS_TEAM",
         "--apns-url": "PUSHHUB_APNS_URL", "--fcm-credentials": "PUSHHUB_FCM_CREDENTIALS", "--fcm-url": "PUSHHUB_FCM_URL",
         "--push-ca": "PUSHHUB_PUSH_CA", "--push-queue": "PUSHHUB_PUSH_QUEUE",
+        "--webhook-queue": "PUSHHUB_WEBHOOK_QUEUE",
     ]
 
     /// `--flag=value` → ("--flag", "value").

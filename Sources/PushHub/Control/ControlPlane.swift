@@ -32,7 +32,9 @@ final class ControlPlane {
     /// What changes are validated against and made on: `committed` plus what is not durable yet.
     private(set) var state: HubState
     /// What reads answer from: the state as of the last entry the log made durable or handed over.
-    private(set) var committed: HubState
+    private(set) var committed: HubState {
+        didSet { webhooks?.queuesChanged() }
+    }
     /// Mutations applied to `state` and not yet sent to the log.
     private var uncommitted: [Mutation] = []
     /// The batch the log is appending, with the state it leads to.
@@ -43,6 +45,10 @@ final class ControlPlane {
     let results: ExperimentResults
     /// Silent pushes to offline devices (DESIGN §17); nil when no provider is configured.
     let pushes: PushDispatcher?
+    /// Delivers the webhooks' events (DESIGN §18); nil without an outbound HTTP client (tests).
+    let webhooks: WebhookDispatcher?
+    /// `client.render_error` reports, aggregated into webhook events.
+    var renderErrors = RenderErrorDigest()
     /// The audit log's recent entries (`GET /v1/audit`); on this thread only, like `state`.
     var audit = AuditRing()
     /// Renditions and frames derived here; what a publish prepares is sent to the loops with it.
@@ -77,9 +83,11 @@ final class ControlPlane {
     init(
         config: HubConfig, metrics: Metrics, adminToken: String, clientAddress: SocketAddress, log: any StateLog,
         peers: (any HubPeers)?, state restored: HubState, epoch: String, results: any ResultsLog,
-        pushes: PushDispatcher? = nil, notifier: ServiceNotifier? = nil, startedAt: Int = WallClock.nowMilliseconds()
+        pushes: PushDispatcher? = nil, outbound: (any HTTPFetching)? = nil, notifier: ServiceNotifier? = nil,
+        startedAt: Int = WallClock.nowMilliseconds()
     ) {
         self.pushes = pushes
+        webhooks = outbound.map { WebhookDispatcher(http: $0, metrics: WebhookMetrics()) }
         self.config = config
         self.metrics = metrics
         self.adminToken = adminToken
@@ -100,6 +108,7 @@ final class ControlPlane {
         }
         judgeRollingReleases()
         attachPushes()
+        attachWebhooks()
     }
 
     /// Restores the state where the configuration keeps it (`OpenedStateLog`).
@@ -145,15 +154,24 @@ final class ControlPlane {
     ) {
         var changes: [HubChange] = []
         var lastChangeRecord: Int?
-        for (index, record) in records.enumerated() {
+        // With each record, the webhook events it makes (DESIGN §18), in the same batch.
+        var made: [HubRecord] = []
+        made.reserveCapacity(records.count)
+        let now = WallClock.nowMilliseconds()
+        for record in records {
             if let change = state.apply(record) {
                 changes.append(change)
-                lastChangeRecord = index
+                lastChangeRecord = made.count
+            }
+            made.append(record)
+            for event in WebhookEventSource.events(of: record, in: state, now: now) {
+                made.append(.webhook(.event(event)))
+                state.apply(.webhook(.event(event)))
             }
         }
         uncommitted.append(
             Mutation(
-                records: records, changes: changes, gathers: gathering && !changes.isEmpty, done: done, retry: retry,
+                records: made, changes: changes, gathers: gathering && !changes.isEmpty, done: done, retry: retry,
                 lastChangeRecord: lastChangeRecord))
     }
 
@@ -164,6 +182,7 @@ final class ControlPlane {
         log.tick(now: now)
         results.tickEnded(now: now)
         pushes?.tick(now: now)
+        tickWebhooks(now: now)
         scatter.peers?.tick(now: now)
         scatter.expire(now: now)
         housekeeping.tick(now: now)
@@ -183,7 +202,7 @@ final class ControlPlane {
         if !uncommitted.isEmpty && !log.isBusy { return 0 }
         return min(
             scatter.nextDeadline, log.nextDeadline, results.nextDeadline, scatter.peers?.nextDeadline ?? .max,
-            pushes?.nextDeadline ?? .max,
+            pushes?.nextDeadline ?? .max, webhooksNextDeadline ?? .max,
             housekeeping.nextDeadline, releasesJudgedAgainAt ?? .max)
     }
 
@@ -372,6 +391,8 @@ final class ControlPlane {
         case .pushDeviceRemoved(let key):
             guard state.devices[key] != nil else { return }
             keepPushRegistration(.pushDeviceRemoved(key, token: nil), event: event)
+        case .renderError(let report):
+            renderErrorReported(report)
         }
     }
 }
@@ -409,7 +430,7 @@ extension ControlPlane: LogFollower {
     /// Brings the loops from `committed` to the state `records` rebuild, with the changes between
     /// (`HubState.changes(toReach:)`).
     func reload(_ records: [HubRecord], now: UInt64) -> Int {
-        var fresh = HubState(keepVersions: committed.keepVersions)
+        var fresh = committed.emptied
         for record in records { fresh.apply(record) }
         let (changes, target) = committed.changes(toReach: fresh)
         awaitingCatchUp += takeBack([])

@@ -102,6 +102,8 @@ enum LoopEvent: Sendable {
     /// A client registered a push token (DESIGN §17), or removed its device's registration.
     case pushDeviceRegistered(PushDevice)
     case pushDeviceRemoved(DeviceKey)
+    /// A client's `render_error` (DESIGN §18: `client.render_error` webhooks).
+    case renderError(RenderErrorReport)
 }
 
 /// One scatter-gather in flight on the control plane: the answers so far and what to do with

@@ -21,6 +21,10 @@ protocol HubPeers: AnyObject {
     /// The latest start among the live hubs (Unix milliseconds; nil: none known): counts each hub
     /// keeps in memory are whole only since then.
     var latestStart: Int? { get }
+    /// Whether this hub does the work the cluster does once (webhook deliveries): it is the live
+    /// hub with the smallest id. While the hubs' list changes two hubs may both think so for a
+    /// heartbeat (2 s); what they do must bear that (deliveries are at least once).
+    var leadsSharedWork: Bool { get }
     func tick(now: UInt64)
     var nextDeadline: UInt64 { get }
     /// This hub leaves (a clean stop).

@@ -17,10 +17,18 @@ struct HubState {
     private(set) var releases: [String: [Release]] = [:]
     /// The devices' push registrations (DESIGN §17): the control plane's alone (loops never push).
     private(set) var devices = DeviceRegistry()
+    /// The webhooks and their queues (DESIGN §18): the control plane's alone.
+    private(set) var webhooks: WebhookBook
     let keepVersions: Int
     static let keptReleases = 20
 
-    init(keepVersions: Int) { self.keepVersions = keepVersions }
+    init(keepVersions: Int, webhookQueueLimit: Int = WebhookBook.defaultQueueLimit) {
+        self.keepVersions = keepVersions
+        webhooks = WebhookBook(queueLimit: webhookQueueLimit)
+    }
+
+    /// A state with nothing in it and this one's settings.
+    var emptied: HubState { HubState(keepVersions: keepVersions, webhookQueueLimit: webhooks.queueLimit) }
 
     /// Applies `record`; returns what the loops must apply to stay equal (nil: nothing).
     @discardableResult
@@ -90,6 +98,9 @@ struct HubState {
             change = nil
         case .pushDeviceRemoved(let key, let token):
             devices.remove(key, token: token)
+            change = nil
+        case .webhook(let record):
+            webhooks.apply(record)
             change = nil
         }
         if let change { view.apply(change, keepVersions: keepVersions) }
@@ -253,6 +264,7 @@ struct HubState {
         for device in devices.all.sorted(by: { ($0.user ?? "", $0.device) < ($1.user ?? "", $1.device) }) {
             records.append(.pushDeviceSet(device))
         }
+        records += webhooks.snapshotRecords().map(HubRecord.webhook)
         return records
     }
 }

@@ -15,7 +15,7 @@ struct OpenedStateLog {
         config: HubConfig, metrics: Metrics, adminToken: String, jwtSecret: String, clientAddress: SocketAddress,
         startedAt: Int, dataDirectory: String?
     ) throws {
-        var restored = HubState(keepVersions: config.keepVersions)
+        var restored = HubState(keepVersions: config.keepVersions, webhookQueueLimit: config.webhookQueueLimit)
         if let redis = config.redis {
             let hubID = Self.makeHubID(port: clientAddress.port)
             // Fingerprints of the secrets, compared with the other hubs' (`ClusterKeys`).

@@ -469,6 +469,8 @@ final class Shard {
                 control.post(.event(.pushDeviceRegistered(device)))
             case .pushDeviceRemoved(let key):
                 control.post(.event(.pushDeviceRemoved(key)))
+            case .renderErrorReported(let report):
+                control.post(.event(.renderError(report)))
             }
         }
         actions.removeAll(keepingCapacity: true)
@@ -514,7 +516,7 @@ extension Session.Action {
         case .send, .coalesced: true
         case .close, .signedIn, .subscribed, .awaitsScreen, .stoppedAwaiting, .sendHeartbeats, .retargeted,
             .unsubscribed, .delivered, .acked, .result, .stickyAssigned, .subscriptionRefused, .pushDeviceRegistered,
-            .pushDeviceRemoved:
+            .pushDeviceRemoved, .renderErrorReported:
             false
         }
     }

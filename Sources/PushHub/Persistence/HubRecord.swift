@@ -35,6 +35,8 @@ enum HubRecord: Sendable {
     case pushDeviceSet(PushDevice)
     /// A device's registration removed: with `token`, only while that is still its token.
     case pushDeviceRemoved(DeviceKey, token: String?)
+    /// Webhooks, their events and deliveries (DESIGN §18).
+    case webhook(WebhookRecord)
 
     /// Why a stored record cannot be restored.
     struct DecodingError: Error, CustomStringConvertible {
@@ -140,6 +142,8 @@ enum HubRecord: Sendable {
                 "kind": .string("push_device_removed"), "user": key.user.map(JSONValue.string) ?? .null,
                 "device": .string(key.device), "token": token.map(JSONValue.string) ?? .null,
             ])
+        case .webhook(let record):
+            return record.json
         }
     }
 
@@ -273,6 +277,8 @@ enum HubRecord: Sendable {
             self = .pushDeviceRemoved(
                 DeviceKey(user: try fields.optionalString("user"), device: try fields.string("device")),
                 token: try fields.optionalString("token"))
+        case _ where WebhookRecord.kinds.contains(kind):
+            self = .webhook(try WebhookRecord(kind: kind, json: json))
         default:
             throw DecodingError(description: "unknown record kind \"\(kind)\"")
         }

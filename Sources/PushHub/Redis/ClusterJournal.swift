@@ -216,7 +216,7 @@ final class ClusterJournal {
             case .screenPublished, .screenDeleted, .screenNumbered, .cohortRuleSet, .experimentPut, .experimentDeleted,
                 .stickyAssigned, .syncAppended, .syncNumbered, .adminTokenCreated, .adminTokenRevoked, .releasePut,
                 .releaseStepped, .componentPut, .componentDeleted, .appProfilePut, .appProfileDeleted, .pushDeviceSet,
-                .pushDeviceRemoved:
+                .pushDeviceRemoved, .webhook:
                 continue
             }
         }

@@ -63,6 +63,8 @@ final class ClusterPeers: HubPeers {
 
     var latestStart: Int? { registry.live.compactMap { $0["started_at"]?.intValue }.max() }
 
+    var leadsSharedWork: Bool { registry.live.compactMap { $0["hub"]?.stringValue }.min() == hubID }
+
     func tick(now: UInt64) { registry.tick(now: now, link: journal.commands) { info } }
 
     var nextDeadline: UInt64 { registry.nextHeartbeat }

@@ -52,7 +52,7 @@ enum SharedStateLoad {
         // A snapshot written between reading it and reading the stream may trim entries this
         // load still needs: then it starts again from the newer snapshot.
         for _ in 0..<5 {
-            var fresh = HubState(keepVersions: state.keepVersions)
+            var fresh = state.emptied
             var applied: Int
             switch ClusterJournal.snapshotWithSets(in: try call(RedisCommand("HGETALL", [ClusterJournal.snapshotKey]))) {
             case .success(let snapshot):

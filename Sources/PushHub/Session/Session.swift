@@ -61,6 +61,8 @@ struct Session {
         /// For the control plane: the client registered a push token, or removed its registration.
         indirect case pushDeviceRegistered(PushDevice)
         case pushDeviceRemoved(DeviceKey)
+        /// For the control plane: the app could not render a screen (webhooks, DESIGN §18).
+        indirect case renderErrorReported(RenderErrorReport)
     }
 
     /// What every session of a loop shares: fixed at start.
@@ -162,6 +164,9 @@ struct Session {
                     ResultEvent(.goal(event: event, value: value), unit: ready.unit, at: nowMilliseconds),
                     sessionWasServed: ready.memoryIfAny?.exposed.isEmpty == false))
         case (.ready(let ready), .renderError(let screen, let version, let component, let message)):
+            out.append(
+                .renderErrorReported(
+                    RenderErrorReport(screen: screen, version: version, component: component, message: message)))
             reportRelease(
                 ready, screen: screen, version: version, .errored(component: component, message: message), view: view,
                 nowMilliseconds: nowMilliseconds, out: &out)
