@@ -31,6 +31,9 @@ from push_provider import Answer  # status, delay, hang: what a scripted stand-i
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 INTEGRATIONS = os.path.join(ROOT, "docs", "integrations.md")
 ENVELOPE_KEYS = ["id", "type", "time", "subject", "data"]
+#: The types a webhook subscribes to, in the hub's order: what `"events": ["*"]` is stored as.
+EVENT_TYPES = ["screen.published", "screen.deleted", "release.started", "release.percent", "release.halted",
+               "release.promoted", "sync.created", "client.render_error", "experiment.changed"]
 
 
 def recipe(language):

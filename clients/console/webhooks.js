@@ -2,7 +2,7 @@
 // definition (URL, events, secret) to create, replace or delete; its recent deliveries (state,
 // attempts, last status, next retry), read again every 3 s; and "Send test", which sends one
 // webhook.test event at once and shows what the receiver answered. The hub checks every value
-// (a 400 names the field, shown at that field); changes need the admin scope.
+// (a 400 names the field, shown at that field); every call, reads too, needs the admin scope.
 
 import { get, call } from "./api.js";
 import { el, field, input, section, table, number, when, statusLine, actionButton, confirmAction, every, showIfChanged, setFieldMessage, uid } from "./ui.js";
@@ -26,6 +26,13 @@ const path = (name) => "/v1/webhooks/" + encodeURIComponent(name);
 let madeSecret = null;
 
 export default function webhooks({ root, argument, can, navigate }) {
+  // The hub answers every webhook call, reads too, only for the admin scope: a webhook's URL
+  // and deliveries say where the hub's events go.
+  if (!can("admin")) {
+    root.append(el("h2", {}, "Webhooks"), section("Webhooks", el("p", { className: "empty", id: "webhooks-need-admin" },
+      "Webhooks need a token with the admin scope, to read them too: a webhook's URL and deliveries say where the hub's events go.")));
+    return null;
+  }
   const list = el("div", {}, el("p", { className: "empty" }, "Loading…"));
   const detail = el("div");
   root.append(el("h2", {}, "Webhooks"), el("div", { className: "columns" },
@@ -175,7 +182,7 @@ function eventChoices() {
   const sync = () => { for (const box of boxes.values()) box.disabled = all.checked; };
   all.addEventListener("change", sync);
   const fieldset = el("fieldset", { className: "events", "aria-describedby": message.id }, el("legend", {}, "Events"),
-    el("div", { className: "check" }, all, el("label", { for: all.id }, "All events (", el("code", {}, "*"), "), including types added later")),
+    el("div", { className: "check" }, all, el("label", { for: all.id }, "All events (", el("code", {}, "*"), ")")),
     list, message);
   return {
     fieldset,

@@ -63,7 +63,7 @@ enum WebhookCommand: Command {
         case ("get", 2):
             return request(client, output, "GET", path(words[1])) { answer in present(answer, output: output) }
         case ("delete", 2):
-            return delete(words[1], client, output)
+            return request(client, output, "DELETE", path(words[1])) { _ in output.print("deleted \(words[1])") }
         case ("deliveries", 2):
             var path = path(words[1]) + "/deliveries"
             if let limit = arguments.options["--limit"]?.last {
@@ -108,24 +108,6 @@ enum WebhookCommand: Command {
                         + "replace it).")
             }
         }
-    }
-
-    /// `webhook delete NAME`: the hub answers 204 with no body, which `request` would take for a
-    /// broken answer; a refusal is printed as every other command prints it.
-    private static func delete(_ name: String, _ client: AdminClient, _ output: Output) -> Int32 {
-        let answer: AdminClient.Answer
-        do {
-            answer = try client.send("DELETE", path(name))
-        } catch {
-            output.error(error.description)
-            return ExitCode.unreachable
-        }
-        guard (200..<300).contains(answer.status) else {
-            output.error(HubRefusal(answer).text)
-            return ExitCode.refused
-        }
-        output.print(output.json ? JSONWriter.string(.object(["deleted": .string(name)])) : "deleted \(name)")
-        return ExitCode.success
     }
 
     /// `webhook test NAME`: what the receiver answered the test event. The hub sent it either way,
