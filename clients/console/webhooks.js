@@ -102,10 +102,10 @@ function webhookDetail({ container, name, can, navigate }) {
       ["Last attempt", when(webhook.last_attempt_at)], ["Created", when(webhook.created_at)], ["Updated", when(webhook.updated_at)],
     ].flatMap(([term, value]) => [el("dt", {}, term), el("dd", {}, String(value))]));
     showIfChanged(recent, deliveries, () => deliveries.length
-      ? table(["Event", "Type", "Subject", "State", "Attempts", "Last status", "Next retry", "Delivered", "Last error"],
+      ? table(["Event", "Type", "Subject", "State", "Attempts", "Last status", "Next retry", "Finished", "Last error"],
         deliveries.map((d) => [
           el("code", {}, d.id), d.type, d.subject, el("span", { className: "badge", dataset: { status: d.state } }, d.state),
-          String(d.attempts), d.last_status ?? "–", when(d.next_attempt_at), when(d.delivered_at), d.last_error ?? "–",
+          String(d.attempts), d.last_status ?? "–", when(d.next_attempt_at), when(d.finished_at), d.last_error ?? "–",
         ]), { className: "deliveries", caption: "Pending events first, in the order they are sent; then the most recent finished." })
       : el("p", { className: "empty" }, "No deliveries yet."));
   }

@@ -151,10 +151,11 @@ enum WebhookCommand: Command {
         output.table(rows)
     }
 
-    /// One line of `deliveries`: when it was delivered, else when it is tried next.
+    /// One line of `deliveries`: when it finished (delivered, failed or dropped), else when it is
+    /// tried next.
     static func deliveryRow(_ delivery: JSONValue) -> [String] {
         let when =
-            delivery["delivered_at"]?.intValue.map { "delivered " + Screen.time($0) }
+            delivery["finished_at"]?.intValue.map { text(delivery["state"]) + " " + Screen.time($0) }
             ?? delivery["next_attempt_at"]?.intValue.map { "next " + Screen.time($0) } ?? "-"
         return [
             text(delivery["id"]), text(delivery["type"]), text(delivery["subject"]), text(delivery["state"]),
