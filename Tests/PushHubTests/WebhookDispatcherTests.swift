@@ -40,7 +40,6 @@ import Testing
 
         func add(_ event: WebhookEvent) {
             book.apply(.event(event))
-            dispatcher.queuesChanged()
         }
 
         func tick(wallNow: Int = WallClock.nowMilliseconds()) {
@@ -81,7 +80,7 @@ import Testing
         #expect(retry.status == 500 && retry.error == "the receiver answered 500")
         harness.tick(wallNow: at - 1)
         #expect(harness.receiver.requests.count == 1, "ev-2 waits behind ev-1's retry")
-        #expect(harness.dispatcher.nextDeadline != nil)
+        #expect(harness.dispatcher.nextDeadline(book: harness.book) != nil)
         harness.tick(wallNow: at)
         #expect(harness.receiver.sentIDs == ["ev-1", "ev-1"])
         #expect(harness.receiver.requests[0].request.body == harness.receiver.requests[1].request.body)
@@ -107,7 +106,7 @@ import Testing
         harness.dispatcher.tick(
             book: harness.book, isDeliverer: false, now: MonotonicClock.now(), wallNow: WallClock.nowMilliseconds())
         #expect(harness.receiver.requests.isEmpty)
-        #expect(harness.dispatcher.nextDeadline != nil, "it looks again in case the deliverer stops")
+        #expect(harness.dispatcher.nextDeadline(book: harness.book) != nil, "it looks again in case the deliverer stops")
     }
 
     @Test func theRequestIsASignedPostOfTheEventToTheWebhooksURL() throws {

@@ -40,7 +40,7 @@ extension ControlPlane {
     }
 
     var webhooksNextDeadline: UInt64? {
-        switch (renderErrors.nextDeadline, webhooks?.nextDeadline) {
+        switch (renderErrors.nextDeadline, webhooks?.nextDeadline(book: committed.webhooks)) {
         case (let a?, let b?): min(a, b)
         case (let a, let b): a ?? b
         }

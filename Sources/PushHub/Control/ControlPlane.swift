@@ -32,9 +32,7 @@ final class ControlPlane {
     /// What changes are validated against and made on: `committed` plus what is not durable yet.
     private(set) var state: HubState
     /// What reads answer from: the state as of the last entry the log made durable or handed over.
-    private(set) var committed: HubState {
-        didSet { webhooks?.queuesChanged() }
-    }
+    private(set) var committed: HubState
     /// Mutations applied to `state` and not yet sent to the log.
     private var uncommitted: [Mutation] = []
     /// The batch the log is appending, with the state it leads to.

@@ -34,6 +34,9 @@ struct RenderErrorDigest {
 
     private(set) var entries: [Key: Entry] = [:]
     private(set) var overflowed = 0
+    /// The earliest `windowEndsAt` of `entries` (kept, so that the loop's wait does not look
+    /// through every entry).
+    private(set) var nextDeadline: UInt64?
 
     /// Notes `report`; returns the event data to send now (the first report of a window).
     mutating func note(_ report: RenderErrorReport, now: UInt64, wallNow: Int) -> JSONObject? {
@@ -54,6 +57,7 @@ struct RenderErrorDigest {
             return nil
         }
         entries[key] = Entry(windowEndsAt: now + Self.window)
+        nextDeadline = min(nextDeadline ?? .max, now + Self.window)
         return Self.data(key, count: 1, since: wallNow, until: wallNow, samples: [sample])
     }
 
@@ -68,10 +72,9 @@ struct RenderErrorDigest {
             out.append((key.screen, Self.data(key, count: entry.count, since: entry.since, until: wallNow, samples: entry.samples)))
             entries[key] = Entry(windowEndsAt: now + Self.window)
         }
+        nextDeadline = entries.values.lazy.map(\.windowEndsAt).min()
         return out
     }
-
-    var nextDeadline: UInt64? { entries.values.lazy.map(\.windowEndsAt).min() }
 
     private static func data(_ key: Key, count: Int, since: Int, until: Int, samples: [JSONValue]) -> JSONObject {
         [

@@ -8,6 +8,8 @@ struct WebhookBook: Sendable {
 
     private(set) var queues: [String: WebhookQueue] = [:]
     let queueLimit: Int
+    /// Counts the records applied: a book whose generation did not move has not changed.
+    private(set) var generation = 0
 
     init(queueLimit: Int = WebhookBook.defaultQueueLimit) { self.queueLimit = queueLimit }
 
@@ -15,6 +17,7 @@ struct WebhookBook: Sendable {
     func wants(_ type: WebhookEventType) -> Bool { queues.values.contains { $0.webhook.wants(type) } }
 
     mutating func apply(_ record: WebhookRecord) {
+        generation &+= 1
         switch record {
         case .put(let webhook):
             if queues[webhook.name] == nil {

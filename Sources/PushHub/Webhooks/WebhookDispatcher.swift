@@ -41,28 +41,35 @@ final class WebhookDispatcher {
 
     private var inFlight = Set<Key>()
     private var inFlightPerWebhook: [String: Int] = [:]
-    /// Something changed that may let an event go: look through the queues at the next tick.
+    /// An attempt ended, or the deliverer changed: look through the queues at the next tick.
     private var needsScan = true
+    /// The book's generation the last scan saw (a new one: events came, outcomes were noted).
+    private var scannedGeneration = -1
     /// The earliest retry time (Unix ms) seen waiting by the last scan.
     private var nextRetryAt: Int?
     private var wakeAt: UInt64?
+    /// Whether the last tick found this hub the deliverer.
+    private var delivered = true
 
     init(http: any HTTPFetching, metrics: WebhookMetrics) {
         self.http = http
         self.metrics = metrics
     }
 
-    /// The committed queues changed (events came, outcomes were noted).
-    func queuesChanged() { needsScan = true }
-
-    var nextDeadline: UInt64? { wakeAt }
+    /// When `tick` must run: at once when this hub delivers and something changed in `book`
+    /// or an attempt ended; else at the next retry (or the next look, for another hub).
+    func nextDeadline(book: WebhookBook) -> UInt64? {
+        if delivered && (needsScan || book.generation != scannedGeneration) { return 0 }
+        return wakeAt
+    }
 
     /// Sends what may go now. `wallNow`: Unix milliseconds.
     func tick(book: WebhookBook, isDeliverer: Bool, now: UInt64, wallNow: Int) {
+        if book.generation != scannedGeneration { needsScan = true }
+        delivered = isDeliverer
         guard isDeliverer else {
             // Another hub delivers; look again in a second in case it stops.
             wakeAt = book.queues.values.contains { !$0.pending.isEmpty } ? now + 1_000_000_000 : nil
-            needsScan = true
             return
         }
         if !needsScan, let due = nextRetryAt, due > wallNow {
@@ -74,6 +81,7 @@ final class WebhookDispatcher {
             return
         }
         needsScan = false
+        scannedGeneration = book.generation
         nextRetryAt = nil
         for name in book.queues.keys.sorted() { scan(book.queues[name]!, now: now, wallNow: wallNow) }
         wakeAt = nextRetryAt.map { now + UInt64(max(0, $0 - wallNow)) * 1_000_000 }
