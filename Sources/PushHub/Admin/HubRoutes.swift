@@ -43,7 +43,7 @@ struct HubRoutes: AdminHandlers {
         headers.append(name: "Content-Type", value: "text/plain; version=0.0.4")
         let text =
             plane.metrics.prometheusText() + plane.releaseMetricsText()
-            + (plane.webhooks?.metrics ?? WebhookMetrics()).exposition(plane.committed.webhooks)
+            + plane.webhooks.metrics.exposition(plane.committed.webhooks)
         call.reply(Response(status: 200, headers: headers, body: Array(text.utf8)))
     }
 }

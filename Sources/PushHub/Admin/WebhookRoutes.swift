@@ -88,9 +88,7 @@ struct WebhookRoutes: AdminHandlers {
     /// retried); the answer says what the receiver did.
     func test() throws(AdminError) {
         let webhook = try queue().webhook
-        guard let http = plane.webhooks?.http else {
-            throw AdminError(503, "no_outbound", "this hub has no outbound HTTP client")
-        }
+        let http = plane.outbound
         let event = WebhookEvent(
             type: .webhookTest, subject: "webhook:" + name, time: WallClock.nowMilliseconds(),
             data: ["webhook": .string(name)])

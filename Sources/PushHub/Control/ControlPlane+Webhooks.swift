@@ -3,7 +3,7 @@
 /// delivers the committed queues — on one hub of a cluster.
 extension ControlPlane {
     func attachWebhooks() {
-        webhooks?.record = { [unowned self] attempt, done in
+        webhooks.record = { [unowned self] attempt, done in
             self.keep([.webhook(.attempt(attempt))], what: "a webhook delivery's outcome") { _ in done() }
         }
     }
@@ -35,15 +35,14 @@ extension ControlPlane {
                 makeRenderErrorEvent(screen: screen, data: data)
             }
         }
-        webhooks?.tick(
+        webhooks.tick(
             book: committed.webhooks, isDeliverer: deliversWebhooks, now: now, wallNow: WallClock.nowMilliseconds())
     }
 
     var webhooksNextDeadline: UInt64? {
-        switch (renderErrors.nextDeadline, webhooks?.nextDeadline(book: committed.webhooks)) {
-        case (let a?, let b?): min(a, b)
-        case (let a, let b): a ?? b
-        }
+        let delivery = webhooks.nextDeadline(book: committed.webhooks)
+        guard let digest = renderErrors.nextDeadline else { return delivery }
+        return min(digest, delivery ?? .max)
     }
 
     /// Makes `records` durable, made again on a newer state when its batch lost the race;
