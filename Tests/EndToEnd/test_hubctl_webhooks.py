@@ -4,6 +4,7 @@ is checked against the admin API's own answers and against what the receiver got
 are exit 2 before anything is sent, the hub's refusals exit 1 with its message."""
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -40,7 +41,7 @@ def fields(text):
 
 def columns(text):
     """The rows of an aligned table (two or more spaces between cells), heading first."""
-    return [[cell for cell in line.split("  ") if cell.strip()] for line in text.splitlines()]
+    return [re.split(r" {2,}", line.strip()) for line in text.splitlines()]
 
 
 @pytest.fixture
@@ -53,7 +54,7 @@ def receiver():
     receiver = WebhookReceiver(SECRET)
     yield receiver
     receiver.close()
-    assert receiver.problems() == []
+    assert receiver.unverified() == []  # the request's other rules: test_webhooks.py
 
 
 @pytest.mark.parametrize("args, message", [
@@ -125,7 +126,7 @@ def test_put_list_get_deliveries_test_and_delete(hub, receiver):
     assert row[6].startswith("delivered 20")
     assert len(rows) - 1 == len(listed)
     one = json.loads(ok(hub, "--json", "webhook", "deliveries", "ops", "--limit", "1").stdout)
-    assert one == {"deliveries": listed[:1]}
+    assert one["deliveries"] == listed[:1]
     assert event.data["version"] == published["version"]
 
     tested = ok(hub, "webhook", "test", "ops")
@@ -135,7 +136,7 @@ def test_put_list_get_deliveries_test_and_delete(hub, receiver):
     receiver.script(503)
     failed = hubctl(hub, "webhook", "test", "ops")
     assert failed.returncode == 1 and fields(failed.stdout)["status"] == "503", failed
-    assert "the receiver did not take the test event: it answered 503" in failed.stderr
+    assert "the test event was not delivered: the receiver answered 503" in failed.stderr, failed.stderr
 
     deleted = ok(hub, "webhook", "delete", "ops")
     assert deleted.stdout.strip() == "deleted ops"

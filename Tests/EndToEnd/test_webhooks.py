@@ -17,7 +17,7 @@ import pytest
 
 from admin import call, metric, publish
 from release_clients import Device, wait
-from test_scale_out import shared_secrets
+from test_scale_out import hubs_listed, shared_secrets
 from redis_server import RedisServer, free_port
 from webhook_receiver import WebhookReceiver
 
@@ -153,15 +153,15 @@ def test_kill_9_while_events_are_retried_loses_none_of_them(hub_factory, receive
     hub.process.wait()
     seen_before = {d.id for d in receiver.recorded()}
 
-    receiver.default = 200
     restarted = hub_factory("--dev", data=hub.data)
-    assert [d["id"] for d in deliveries(restarted, limit=1000)][:12] == [d["id"] for d in pending]
+    assert [d["id"] for d in deliveries(restarted, limit=1000)] == [d["id"] for d in pending]
+    receiver.default = 200
     receiver.wait_for(lambda r: len({d.id for d in r.delivered()}) == 12, timeout=90, what="all 12 events delivered")
     delivered = receiver.delivered()
     assert {d.id for d in delivered} == {d["id"] for d in pending} and seen_before <= {d.id for d in delivered}
     assert [d.data["version"] for d in receiver.delivered(subject="screen:home")] == [p["version"] for p in published]
     assert sorted(d.data["id"] for d in receiver.delivered(type="sync.created")) == sorted(syncs)
-    assert webhook(restarted)["queued"] == 0
+    wait("the queue empty", lambda: webhook(restarted)["queued"] == 0)  # the last outcome is journaled after its answer
 
 
 @pytest.fixture
@@ -173,6 +173,10 @@ def redis():
 
 def test_three_hubs_over_redis_deliver_each_event_once_and_another_takes_over(hub_factory, redis, receiver):
     hubs = [hub_factory("--dev", "--redis", redis.url, data=shared_secrets()) for _ in range(3)]
+    # Stable: every hub lists the three (its heartbeat is every 2 s). While the list changes, two
+    # hubs may both deliver for up to a heartbeat (at least once, with the same id).
+    for hub in hubs:
+        wait("every hub listing three", lambda: len(hubs_listed(hub)) == 3, timeout=15)
     put_webhook(hubs[0], receiver)
     for hub in hubs:
         wait("the webhook on every hub", lambda: call(hub, "GET", "/v1/webhooks/w")[0] == 200)
@@ -189,7 +193,8 @@ def test_three_hubs_over_redis_deliver_each_event_once_and_another_takes_over(hu
     assert len(ids) == len(set(ids)) == expected, "an event was delivered twice: %s" % ids
     # What each hub sent (its own count): one hub sent them all, once each. The queues' counters
     # come from the shared journal, so every hub reports the cluster's figure.
-    counts = [metric(hub, "pushhub_webhook_attempts_total") for hub in hubs]
+    counts = wait("each hub's attempts counted", lambda: (lambda c: c if sum(c) >= expected else None)(
+        [metric(hub, "pushhub_webhook_attempts_total") for hub in hubs]))
     assert sorted(counts) == [0, 0, expected], counts
     for hub in hubs:
         wait("the cluster's count on every hub", lambda: events_total(hub, "delivered") == expected)
@@ -243,7 +248,7 @@ def test_the_test_endpoint_sends_one_event_now_and_says_what_the_receiver_answer
 
     receiver.script(500)
     status, answer = call(hub, "POST", "/v1/webhooks/w/test")
-    assert status == 200 and answer["status"] == 500 and answer["error"] is None, answer
+    assert status == 200 and answer["status"] == 500 and "500" in answer["error"], answer
     # Not queued, not retried: the listing never shows test events, nothing waits.
     assert all(d["type"] != "webhook.test" for d in deliveries(hub)) and webhook(hub)["queued"] == 0
 
@@ -275,7 +280,7 @@ def test_deliveries_list_pending_events_in_queue_order_then_the_most_recent_fini
     assert finished[0]["delivered_at"] >= finished[1]["delivered_at"], "the most recent finished first"
     assert all(d["next_attempt_at"] is None and d["attempts"] == 1 and d["last_status"] == 200 for d in finished)
     assert [d["id"] for d in deliveries(hub, limit=2)] == [d["id"] for d in listed[:2]]
-    for bad in ("0", "1001", "x", "2&limit=3"):
+    for bad in ("0", "1001", "x", "-1"):
         status, answer = call(hub, "GET", "/v1/webhooks/w/deliveries?limit=" + bad)
         assert status == 400 and "limit" in answer["error"]["message"], (bad, answer)
     assert call(hub, "GET", "/v1/webhooks/nope/deliveries")[0] == 404
