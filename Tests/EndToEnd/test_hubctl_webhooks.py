@@ -11,6 +11,7 @@ import pytest
 
 from admin import call, publish
 from conftest import BIN
+from release_clients import wait
 from webhook_receiver import EVENT_TYPES, WebhookReceiver
 
 SECRET = "whsec_hubctl_test_secret_012345"
@@ -106,7 +107,8 @@ def test_put_list_get_deliveries_test_and_delete(hub, receiver):
     published = publish(hub, "home", {"type": "screen", "children": []})
     receiver.wait_for(lambda r: r.delivered(), what="the published event, after one 500")
 
-    state = call(hub, "GET", "/v1/webhooks/ops")[1]
+    state = wait("the delivery journaled", lambda: (lambda w: w if w["queued"] == 0 else None)(
+        call(hub, "GET", "/v1/webhooks/ops")[1]))
     got = fields(ok(hub, "webhook", "get", "ops").stdout)
     assert (got["webhook"], got["events"], got["delivered"], got["failed"], got["dropped"]) == (
         "ops", ",".join(EVENT_TYPES), str(state["delivered"]), "0", "0")

@@ -96,6 +96,8 @@ def test_a_receiver_that_fails_twice_gets_the_same_event_again_and_then_takes_it
     assert event.data["hash"] == published["hash"]
     assert abs(event.event_time / 1000 - attempts[0].time) < 5
 
+    # The outcome is journaled after the receiver's answer: wait for it, then read the listing.
+    wait("the delivery journaled", lambda: webhook(hub)["queued"] == 0)
     [listed] = [d for d in deliveries(hub) if d["id"] == event.id]
     assert (listed["state"], listed["attempts"], listed["last_status"]) == ("delivered", 3, 200), listed
     assert listed["next_attempt_at"] is None and listed["delivered_at"] >= event.event_time
@@ -235,7 +237,7 @@ def test_a_full_queue_drops_its_oldest_events_and_counts_them(hub_factory, recei
     receiver.default = 200
     receiver.wait_for(lambda r: len(r.delivered()) == 5, what="the 5 newest delivered")
     assert sorted(d.subject for d in receiver.delivered()) == ["screen:s%02d" % i for i in range(15, 20)]
-    assert webhook(hub)["delivered"] == 5
+    wait("5 counted delivered", lambda: webhook(hub)["delivered"] == 5)  # each outcome is journaled after its answer
 
 
 def test_the_test_endpoint_sends_one_event_now_and_says_what_the_receiver_answered(hub, receiver):
@@ -266,6 +268,7 @@ def test_deliveries_list_pending_events_in_queue_order_then_the_most_recent_fini
     for text in ("a1", "a2"):
         publish(hub, "a", tree(text))
     receiver.wait_for(lambda r: len(r.delivered()) == 2, what="a's two versions")
+    wait("a's outcomes journaled", lambda: webhook(hub)["queued"] == 0)
     receiver.default = 500
     for text in ("h1", "h2", "h3"):
         publish(hub, "home", tree(text))
