@@ -156,14 +156,16 @@ def test_kill_9_while_events_are_retried_loses_none_of_them(hub_factory, receive
     seen_before = {d.id for d in receiver.recorded()}
 
     restarted = hub_factory("--dev", data=hub.data)
-    assert [d["id"] for d in deliveries(restarted, limit=1000)] == [d["id"] for d in pending]
+    # Listed before the receiver takes them: every event is still there, in its place.
+    assert [d["id"] for d in deliveries(restarted, limit=1000)][:12] == [d["id"] for d in pending]
     receiver.default = 200
     receiver.wait_for(lambda r: len({d.id for d in r.delivered()}) == 12, timeout=90, what="all 12 events delivered")
     delivered = receiver.delivered()
     assert {d.id for d in delivered} == {d["id"] for d in pending} and seen_before <= {d.id for d in delivered}
     assert [d.data["version"] for d in receiver.delivered(subject="screen:home")] == [p["version"] for p in published]
     assert sorted(d.data["id"] for d in receiver.delivered(type="sync.created")) == sorted(syncs)
-    wait("the queue empty", lambda: webhook(restarted)["queued"] == 0)  # the last outcome is journaled after its answer
+    # The last outcome is journaled just after the receiver answered it.
+    wait("the queue empty", lambda: webhook(restarted)["queued"] == 0)
 
 
 @pytest.fixture
@@ -195,7 +197,8 @@ def test_three_hubs_over_redis_deliver_each_event_once_and_another_takes_over(hu
     assert len(ids) == len(set(ids)) == expected, "an event was delivered twice: %s" % ids
     # What each hub sent (its own count): one hub sent them all, once each. The queues' counters
     # come from the shared journal, so every hub reports the cluster's figure.
-    counts = wait("each hub's attempts counted", lambda: (lambda c: c if sum(c) >= expected else None)(
+    # An attempt is counted when its answer is in, just after the receiver recorded it.
+    counts = wait("every attempt counted", lambda: (lambda c: c if sum(c) >= expected else None)(
         [metric(hub, "pushhub_webhook_attempts_total") for hub in hubs]))
     assert sorted(counts) == [0, 0, expected], counts
     for hub in hubs:
@@ -235,9 +238,12 @@ def test_a_full_queue_drops_its_oldest_events_and_counts_them(hub_factory, recei
     assert [d["subject"] for d in listed if d["state"] == "pending"] == ["screen:s%02d" % i for i in range(15, 20)]
     assert {d["subject"] for d in listed if d["state"] == "dropped"} <= {"screen:s%02d" % i for i in range(15)}
     receiver.default = 200
-    receiver.wait_for(lambda r: len(r.delivered()) == 5, what="the 5 newest delivered")
-    assert sorted(d.subject for d in receiver.delivered()) == ["screen:s%02d" % i for i in range(15, 20)]
-    wait("5 counted delivered", lambda: webhook(hub)["delivered"] == 5)  # each outcome is journaled after its answer
+    newest = {"screen:s%02d" % i for i in range(15, 20)}
+    receiver.wait_for(lambda r: newest <= {d.subject for d in r.delivered()}, what="the 5 newest delivered")
+    # An attempt already on its way when its event was dropped may still land (the receiver then
+    # has it); the hub counts as delivered only what its queue held.
+    wait("the 5 counted", lambda: webhook(hub)["delivered"] == 5)
+    assert webhook(hub)["dropped"] == 15 and webhook(hub)["queued"] == 0
 
 
 def test_the_test_endpoint_sends_one_event_now_and_says_what_the_receiver_answered(hub, receiver):
@@ -250,7 +256,8 @@ def test_the_test_endpoint_sends_one_event_now_and_says_what_the_receiver_answer
 
     receiver.script(500)
     status, answer = call(hub, "POST", "/v1/webhooks/w/test")
-    assert status == 200 and answer["status"] == 500 and "500" in answer["error"], answer
+    assert status == 200 and answer["status"] == 500, answer
+    assert answer["error"].startswith("the receiver answered 500"), answer
     # Not queued, not retried: the listing never shows test events, nothing waits.
     assert all(d["type"] != "webhook.test" for d in deliveries(hub)) and webhook(hub)["queued"] == 0
 

@@ -28,6 +28,9 @@ struct AdminCall {
     /// `?limit=N`: how many entries a list may show, from 1 to `max` (`value` when not asked).
     func limit(default value: Int, max: Int = .max) throws(AdminError) -> Int {
         guard let text = query("limit") else { return value }
+        guard head.query.count(where: { $0.name == "limit" }) == 1 else {
+            throw AdminError(400, "bad_limit", "limit is given more than once; give it once")
+        }
         guard let limit = Int(text), (1...max).contains(limit) else {
             let range = max == .max ? "of 1 or more" : "from 1 to \(max)"
             throw AdminError(400, "bad_limit", "limit must be a whole number \(range) (got \"\(text)\")")

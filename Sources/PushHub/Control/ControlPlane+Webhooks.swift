@@ -8,8 +8,8 @@ extension ControlPlane {
         }
     }
 
-    /// Whether this hub delivers the cluster's webhooks: alone, always; scaled out, the live hub
-    /// with the smallest id (`HubPeers.leadsSharedWork`).
+    /// Whether this hub delivers the cluster's webhooks: alone, always; scaled out, while it
+    /// holds the registry's deliverer lease (`HubPeers.leadsSharedWork`).
     var deliversWebhooks: Bool { scatter.peers?.leadsSharedWork ?? true }
 
     /// A client's `render_error`: an event at once for the first of its screen and version in a

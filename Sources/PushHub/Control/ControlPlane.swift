@@ -169,7 +169,7 @@ final class ControlPlane {
                 lastChangeRecord = made.count
             }
             made.append(record)
-            for event in WebhookEventSource.events(of: record, in: state, now: now) {
+            for event in WebhookEventSource.events(of: record, in: state, now: now, hash: latestHash) {
                 made.append(.webhook(.event(event)))
                 state.apply(.webhook(.event(event)))
             }

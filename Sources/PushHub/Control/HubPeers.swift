@@ -21,9 +21,11 @@ protocol HubPeers: AnyObject {
     /// The latest start among the live hubs (Unix milliseconds; nil: none known): counts each hub
     /// keeps in memory are whole only since then.
     var latestStart: Int? { get }
-    /// Whether this hub does the work the cluster does once (webhook deliveries): it is the live
-    /// hub with the smallest id. While the hubs' list changes two hubs may both think so for a
-    /// heartbeat (2 s); what they do must bear that (deliveries are at least once).
+    /// Whether this hub does the work the cluster does once (webhook deliveries): it holds the
+    /// registry's deliverer lease (`HubRegistry`), which one hub at a time holds on Redis's
+    /// clock. A holder that cannot renew stops a second before its lease ends there; clocks
+    /// that drift more than that could overlap two hubs briefly, which deliveries bear (they
+    /// are at least once).
     var leadsSharedWork: Bool { get }
     func tick(now: UInt64)
     var nextDeadline: UInt64 { get }

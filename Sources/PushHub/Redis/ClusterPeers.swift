@@ -63,7 +63,7 @@ final class ClusterPeers: HubPeers {
 
     var latestStart: Int? { registry.live.compactMap { $0["started_at"]?.intValue }.max() }
 
-    var leadsSharedWork: Bool { registry.live.compactMap { $0["hub"]?.stringValue }.min() == hubID }
+    var leadsSharedWork: Bool { MonotonicClock.now() < registry.leadsUntil }
 
     func tick(now: UInt64) { registry.tick(now: now, link: journal.commands) { info } }
 

@@ -21,8 +21,20 @@ struct WebhookEvent: Sendable, Equatable {
         self.data = data
     }
 
-    /// The POST body: `{"data":…,"id":…,"subject":…,"time":…,"type":…}` (canonical JSON).
-    var body: [UInt8] { JSONWriter.write(json) }
+    /// The POST body: `{"id":…,"type":…,"time":…,"subject":…,"data":{…}}`, compact, in that
+    /// order (what a person reading a delivery looks for first), `data` in RFC 8785 form.
+    var body: [UInt8] {
+        var out = Array(#"{"id":"#.utf8)
+        JSONWriter.writeString(id, to: &out)
+        out += Array(#","type":"#.utf8)
+        JSONWriter.writeString(type.rawValue, to: &out)
+        out += Array(#","time":\#(time),"subject":"#.utf8)
+        JSONWriter.writeString(subject, to: &out)
+        out += Array(#","data":"#.utf8)
+        JSONWriter.write(.object(data), to: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
 
     var json: JSONValue {
         .object([

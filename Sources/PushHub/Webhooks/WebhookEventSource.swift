@@ -6,8 +6,11 @@
 /// Invariant: events are made only for types some webhook wants, and only for records this hub
 /// makes (records other hubs made carry their events with them).
 enum WebhookEventSource {
-    /// The events of `record`, judged on `state` after it was applied, at `now` (Unix ms).
-    static func events(of record: HubRecord, in state: HubState, now: Int) -> [WebhookEvent] {
+    /// The events of `record`, judged on `state` after it was applied, at `now` (Unix ms);
+    /// `hash` gives a published version's hash as an up-to-date client sees it.
+    static func events(
+        of record: HubRecord, in state: HubState, now: Int, hash: (ScreenVersion) -> String
+    ) -> [WebhookEvent] {
         let book = state.webhooks
         guard !book.queues.isEmpty else { return [] }
         func event(_ type: WebhookEventType, _ subject: String, _ data: JSONObject) -> [WebhookEvent] {
@@ -15,7 +18,11 @@ enum WebhookEventSource {
         }
         switch record {
         case .screenPublished(let version):
-            var data: JSONObject = ["screen": .string(version.name), "version": .number(Double(version.version))]
+            guard book.wants(.screenPublished) else { return [] }
+            var data: JSONObject = [
+                "screen": .string(version.name), "version": .number(Double(version.version)),
+                "hash": .string(hash(version)),
+            ]
             if let author = version.author { data["author"] = .string(author) }
             if let message = version.message { data["message"] = .string(message) }
             if let rollbackOf = version.rollbackOf { data["rollback_of"] = .number(Double(rollbackOf)) }
