@@ -43,6 +43,8 @@ final class ControlPlane {
     let results: ExperimentResults
     /// Silent pushes to offline devices (DESIGN §17); nil when no provider is configured.
     let pushes: PushDispatcher?
+    /// The JWKS of client tokens (DESIGN §18, `ControlPlane+Keys.swift`); nil without one.
+    let keys: JWKSFetcher?
     /// The audit log's recent entries (`GET /v1/audit`); on this thread only, like `state`.
     var audit = AuditRing()
     /// Renditions and frames derived here; what a publish prepares is sent to the loops with it.
@@ -77,9 +79,11 @@ final class ControlPlane {
     init(
         config: HubConfig, metrics: Metrics, adminToken: String, clientAddress: SocketAddress, log: any StateLog,
         peers: (any HubPeers)?, state restored: HubState, epoch: String, results: any ResultsLog,
-        pushes: PushDispatcher? = nil, notifier: ServiceNotifier? = nil, startedAt: Int = WallClock.nowMilliseconds()
+        pushes: PushDispatcher? = nil, keys: JWKSFetcher? = nil, notifier: ServiceNotifier? = nil,
+        startedAt: Int = WallClock.nowMilliseconds()
     ) {
         self.pushes = pushes
+        self.keys = keys
         self.config = config
         self.metrics = metrics
         self.adminToken = adminToken
@@ -105,7 +109,7 @@ final class ControlPlane {
     /// Restores the state where the configuration keeps it (`OpenedStateLog`).
     convenience init(
         config: HubConfig, metrics: Metrics, adminToken: String, jwtSecret: String = "", clientAddress: SocketAddress,
-        dataDirectory: String?, notifier: ServiceNotifier? = nil
+        dataDirectory: String?, keyStore: JWTKeyStore? = nil, notifier: ServiceNotifier? = nil
     ) throws {
         let startedAt = WallClock.nowMilliseconds()
         let opened = try OpenedStateLog(
@@ -115,12 +119,13 @@ final class ControlPlane {
         self.init(
             config: config, metrics: metrics, adminToken: adminToken, clientAddress: clientAddress, log: opened.log,
             peers: opened.peers, state: opened.state, epoch: opened.epoch,
-            results: opened.results, pushes: pushes, notifier: notifier,
+            results: opened.results, pushes: pushes,
+            keys: Self.keyFetcher(config: config, store: keyStore, dataDirectory: dataDirectory), notifier: notifier,
             startedAt: startedAt)
     }
 
     /// What the control plane's loop drives besides the admin connections (the log's links).
-    var loopSources: [LoopSource] { log.sources + (pushes?.sources ?? []) }
+    var loopSources: [LoopSource] { log.sources + (pushes?.sources ?? []) + (keys.map { [$0] } ?? []) }
 
     /// Called once the loop has stopped: leaves the other hubs, closes the log.
     func stopped() {
@@ -372,6 +377,8 @@ final class ControlPlane {
         case .pushDeviceRemoved(let key):
             guard state.devices[key] != nil else { return }
             keepPushRegistration(.pushDeviceRemoved(key, token: nil), event: event)
+        case .unknownKeyID(let kid):
+            unknownKeyReported(kid)
         }
     }
 }

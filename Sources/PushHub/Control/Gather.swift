@@ -102,6 +102,9 @@ enum LoopEvent: Sendable {
     /// A client registered a push token (DESIGN §17), or removed its device's registration.
     case pushDeviceRegistered(PushDevice)
     case pushDeviceRemoved(DeviceKey)
+    /// A hello's token names a kid no key has, and the hub fetches a JWKS (DESIGN §18): the loop
+    /// parked it and waits for `LoopCommand.keysRefreshed` (one question per answer).
+    case unknownKeyID(String)
 }
 
 /// One scatter-gather in flight on the control plane: the answers so far and what to do with
