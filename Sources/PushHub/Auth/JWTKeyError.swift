@@ -21,7 +21,7 @@ public enum JWTKeyError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notAPublicKey(let source, let reason):
             "\(source) holds no PEM public key or certificate OpenSSL can read (\(reason))"
         case .privateKey(let source):
-            "\(source) is a private key; give the hub only the public key (openssl pkey -pubout) and keep this one secret"
+            "\(source) is a private key; the hub takes only public keys (openssl pkey -pubout prints one)"
         case .unsupported(let source, let found):
             "\(source) is \(found); the hub verifies RS256 with RSA keys of 2048 bits or more, ES256 with P-256 keys "
                 + "and EdDSA with Ed25519 keys"
