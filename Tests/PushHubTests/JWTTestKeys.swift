@@ -55,12 +55,19 @@ struct JWTTestKeys: Sendable {
             import json, sys, time, jwt
             from cryptography.hazmat.primitives.serialization import load_pem_private_key
             from jwt.algorithms import RSAAlgorithm, ECAlgorithm, OKPAlgorithm
+            from jwt.utils import base64url_encode
             directory, names = sys.argv[1], sys.argv[2:]
             keys = {name: load_pem_private_key(open(f"{directory}/{name}.pem", "rb").read(), None) for name in names}
             jwks = {}
             for name, key in keys.items():
                 writer = RSAAlgorithm if name.startswith("rsa") else OKPAlgorithm if name.startswith("ed") else ECAlgorithm
                 jwk = writer.to_jwk(key.public_key(), as_dict=True)
+                if writer is ECAlgorithm:
+                    # PyJWT drops leading zero bytes of x and y (its own reader then refuses the
+                    # key); RFC 7518 §6.2.1.2 wants the coordinate's full size, as providers write it.
+                    numbers, size = key.public_key().public_numbers(), (key.curve.key_size + 7) // 8
+                    jwk["x"] = base64url_encode(numbers.x.to_bytes(size, "big")).decode()
+                    jwk["y"] = base64url_encode(numbers.y.to_bytes(size, "big")).decode()
                 jwk["kid"] = name
                 jwks[name] = jwk
             claims = {"sub": "u-py", "aud": "hub", "exp": int(time.time()) + 3600}
