@@ -23,6 +23,8 @@ final class JWKSFetcher: LoopSource {
     private var entityTag: String?
     /// The body of the answer in use (written to `cacheFile` only when it changes).
     private var body: [UInt8]?
+    /// The monotonic clock an answer is timed by (a test's own clock in tests).
+    var clock: () -> UInt64 = MonotonicClock.now
     /// A fetch that takes longer has failed (the hello timeout is shorter: a parked hello does not
     /// wait for it).
     static let timeout: UInt64 = 10_000_000_000
@@ -67,7 +69,8 @@ final class JWKSFetcher: LoopSource {
         if let entityTag, body != nil { headers.append(("If-None-Match", entityTag)) }
         let request = HTTP1Request(method: "GET", target: url.target, headers: headers)
         client.send(request, to: url.origin, timeout: Self.timeout, now: now) { [weak self] outcome in
-            self?.ended(outcome, now: MonotonicClock.now())
+            guard let self else { return }
+            self.ended(outcome, now: self.clock())
         }
     }
 
