@@ -122,14 +122,30 @@ static inline int pushhub_ecdsa_raw_to_der(const unsigned char *raw, int half, u
     return length > 0 ? length : 0;
 }
 
-/* Whether `signature` is `key`'s over `data`: with SHA-256 (RSASSA-PKCS1-v1_5 for an RSA key,
-   ECDSA in DER for an EC key) when `sha256`, else the key's own scheme (Ed25519). 1 valid, 0 not
-   (or a failure; the error queue is cleared either way). */
-static inline int pushhub_verify(EVP_PKEY *key, int sha256, const unsigned char *data, size_t count,
+/* A verification context for `key` (EVP_DigestVerifyInit done once): with SHA-256 (RSASSA-
+   PKCS1-v1_5 for an RSA key, ECDSA in DER for an EC key) when `sha256`, else the key's own scheme
+   (Ed25519). NULL when OpenSSL cannot verify with the key. Never used itself, only copied
+   (`pushhub_verify`): initialising costs more than the verification of a short token and takes
+   OpenSSL's method-store locks, a copy does neither. */
+static inline EVP_MD_CTX *pushhub_verifier_new(EVP_PKEY *key, int sha256) {
+    EVP_MD_CTX *context = EVP_MD_CTX_new();
+    if (context == NULL) return NULL;
+    if (EVP_DigestVerifyInit(context, NULL, sha256 ? EVP_sha256() : NULL, NULL, key) != 1) {
+        EVP_MD_CTX_free(context);
+        ERR_clear_error();
+        return NULL;
+    }
+    return context;
+}
+
+/* Whether `signature` is the key's over `data`, with a copy of `verifier` (which only reads it,
+   so threads may verify with one verifier at once). 1 valid, 0 not (or a failure; the error
+   queue is cleared either way). */
+static inline int pushhub_verify(const EVP_MD_CTX *verifier, const unsigned char *data, size_t count,
                                  const unsigned char *signature, size_t length) {
     EVP_MD_CTX *context = EVP_MD_CTX_new();
     if (context == NULL) return 0;
-    int valid = EVP_DigestVerifyInit(context, NULL, sha256 ? EVP_sha256() : NULL, NULL, key) == 1
+    int valid = EVP_MD_CTX_copy_ex(context, verifier) == 1
         && EVP_DigestVerify(context, signature, length, data, count) == 1;
     EVP_MD_CTX_free(context);
     ERR_clear_error();

@@ -6,8 +6,9 @@ import COpenSSL
 /// Invariants: `algorithm` is the only algorithm the key verifies, and follows from `kind`
 /// alone (HMAC → HS256, RSA → RS256, P-256 → ES256, Ed25519 → EdDSA), so an HS256 token is never
 /// checked against public-key bytes; a public key is a loaded OpenSSL key of `kind`, owned by
-/// this object, freed with it and never changed after `init` — which is why instances may be
-/// shared by every loop (OpenSSL 3 verifies with one key from several threads at once).
+/// this object, freed with it and never changed after `init`, and so is its verification context,
+/// which is only ever copied — which is why instances may be shared by every loop (OpenSSL 3
+/// verifies with one key from several threads at once).
 public final class JWTKey: @unchecked Sendable, CustomStringConvertible {
     /// What kind of key it is.
     public enum Kind: Equatable, Sendable, CustomStringConvertible {
@@ -36,6 +37,8 @@ public final class JWTKey: @unchecked Sendable, CustomStringConvertible {
     public let source: String
     private let secret: [UInt8]
     private let publicKey: OpaquePointer?
+    /// An `EVP_MD_CTX` set up to verify with `publicKey`, copied for each signature.
+    private let verifier: OpaquePointer?
 
     /// The HS256 key: `secret`'s bytes.
     public init(secret: [UInt8], source: String = "jwt.secret") {
@@ -45,6 +48,7 @@ public final class JWTKey: @unchecked Sendable, CustomStringConvertible {
         self.source = source
         self.secret = secret
         publicKey = nil
+        verifier = nil
     }
 
     /// Takes ownership of `loaded`, an OpenSSL public key, once it is of a kind the hub verifies
@@ -69,6 +73,11 @@ public final class JWTKey: @unchecked Sendable, CustomStringConvertible {
             EVP_PKEY_free(loaded)
             throw .unsupported(source: source, found: found)
         }
+        guard let verifier = pushhub_verifier_new(loaded, kind == .ed25519 ? 0 : 1) else {
+            EVP_PKEY_free(loaded)
+            throw .invalid(source: source, reason: "OpenSSL cannot verify signatures with it")
+        }
+        self.verifier = verifier
         self.kid = kid
         self.kind = kind
         self.source = source
@@ -83,7 +92,10 @@ public final class JWTKey: @unchecked Sendable, CustomStringConvertible {
             }
     }
 
-    deinit { if let publicKey { EVP_PKEY_free(publicKey) } }
+    deinit {
+        if let verifier { EVP_MD_CTX_free(verifier) }
+        if let publicKey { EVP_PKEY_free(publicKey) }
+    }
 
     public var description: String {
         "\(kind) for \(algorithm)" + (kid.map { " (kid \"\($0)\")" } ?? "") + " from \(source)"
@@ -96,25 +108,22 @@ public final class JWTKey: @unchecked Sendable, CustomStringConvertible {
         switch kind {
         case .hmac:
             return JWTVerifier.constantTimeEquals(signature, JWTVerifier.hmacSHA256(key: secret, data: input))
-        case .rsa:
-            return verifiesWithOpenSSL(signature, of: input, sha256: true)
+        case .rsa, .ed25519:
+            return verifiesWithOpenSSL(signature, of: input)
         case .ecP256:
             guard signature.count == 64 else { return false }
             var der = [UInt8](repeating: 0, count: 72)
             let length = signature.withUnsafeBufferPointer { pushhub_ecdsa_raw_to_der($0.baseAddress, 32, &der) }
             guard length > 0 else { return false }
-            return verifiesWithOpenSSL(Array(der[..<Int(length)]), of: input, sha256: true)
-        case .ed25519:
-            return verifiesWithOpenSSL(signature, of: input, sha256: false)
+            return verifiesWithOpenSSL(Array(der[..<Int(length)]), of: input)
         }
     }
 
-    private func verifiesWithOpenSSL(_ signature: [UInt8], of input: [UInt8], sha256: Bool) -> Bool {
-        guard let publicKey else { return false }
+    private func verifiesWithOpenSSL(_ signature: [UInt8], of input: [UInt8]) -> Bool {
+        guard let verifier else { return false }
         return input.withUnsafeBufferPointer { data in
             signature.withUnsafeBufferPointer { signed in
-                pushhub_verify(
-                    publicKey, sha256 ? 1 : 0, data.baseAddress, data.count, signed.baseAddress, signed.count) == 1
+                pushhub_verify(verifier, data.baseAddress, data.count, signed.baseAddress, signed.count) == 1
             }
         }
     }
