@@ -21,7 +21,8 @@ final class ScriptedFetching: HTTPFetching {
         requests.removeFirst().done(outcome)
     }
 
-    static func jwks(_ body: [UInt8], status: Int = 200, headers: [(name: String, value: String)] = []) -> HTTP1Outcome {
+    static func jwks(_ body: [UInt8], status: Int = 200, headers: [(name: String, value: String)] = []) -> HTTP1Outcome
+    {
         .response(HTTP1Response(status: status, headers: [("Content-Type", "application/json")] + headers, body: body))
     }
 }
@@ -80,7 +81,9 @@ struct JWKSFetcherTests {
         #expect(request.request.method == "GET" && request.request.target == "/.well-known/jwks.json")
         #expect(request.origin == HTTPOrigin(isTLS: true, host: "idp.test", port: 443))
         #expect(rig.refreshesPosted() == 0)
-        rig.client.answer(ScriptedFetching.jwks(try Self.document(["rsa", "p256"]), headers: [("Cache-Control", "max-age=600"), ("ETag", "\"v1\"")]))
+        rig.client.answer(
+            ScriptedFetching.jwks(
+                try Self.document(["rsa", "p256"]), headers: [("Cache-Control", "max-age=600"), ("ETag", "\"v1\"")]))
         #expect(rig.kids == ["rsa", "p256"])
         #expect(rig.refreshesPosted() == 1)
         #expect(rig.store.metrics.fetches(.ok) == 1)

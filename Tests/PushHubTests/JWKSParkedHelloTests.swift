@@ -13,14 +13,16 @@ struct JWKSParkedHelloTests {
     /// A driver whose verifier has the HS256 secret and the JWKS key `rsa`, fetching a JWKS.
     static func driver(fetchesKeys: Bool = true) throws -> (Driver, JWTKeyStore) {
         let store = JWTKeyStore(
-            JWTKeySet(configured: [JWTKey(secret: Driver.secret)], published: [try key("rsa")]), fetchesKeys: fetchesKeys)
+            JWTKeySet(configured: [JWTKey(secret: Driver.secret)], published: [try key("rsa")]),
+            fetchesKeys: fetchesKeys)
         var driver = Driver(allowAnonymous: false)
         driver.settings.tokens = JWTVerifier(keys: store)
         return (driver, store)
     }
 
     static func key(_ name: String) throws -> JWTKey {
-        guard case .key(let key) = JWK.read(.object(try JWTTestKeys.shared().jwks[name]!), origin: "the test JWKS") else {
+        guard case .key(let key) = JWK.read(.object(try JWTTestKeys.shared().jwks[name]!), origin: "the test JWKS")
+        else {
             throw SelfCheckFailure(description: "the JWK \(name) was not read")
         }
         return key
@@ -98,10 +100,16 @@ struct JWKSParkedHelloTests {
     func noParking() throws {
         var (plain, _) = try Self.driver(fetchesKeys: false)
         var session = Session(helloDeadline: Driver.deadline, upgradeToken: nil)
-        #expect(plain.receive(&session, Driver.hello(token: try Self.token())).map(\.name) == ["error:unauthorized", "close"])
+        #expect(
+            plain.receive(&session, Driver.hello(token: try Self.token())).map(\.name) == [
+                "error:unauthorized", "close",
+            ])
         var (driver, _) = try Self.driver()
         var known = Session(helloDeadline: Driver.deadline, upgradeToken: nil)
-        #expect(driver.receive(&known, Driver.hello(token: try Self.token(signedBy: "rsa"))).map(\.name) == ["signedIn", "welcome"])
+        #expect(
+            driver.receive(&known, Driver.hello(token: try Self.token(signedBy: "rsa"))).map(\.name) == [
+                "signedIn", "welcome",
+            ])
         let hs256 = try JWTTestKeys.shared().token(
             ["sub": .string("u1")], header: ["alg": .string("HS256"), "kid": .string("nope")], signingAs: .hs256,
             secret: Array("not the secret".utf8))

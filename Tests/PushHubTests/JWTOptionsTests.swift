@@ -39,11 +39,13 @@ struct JWTOptionsTests {
 
     @Test("--jwt-jwks takes https URLs, and http only to a loopback host")
     func jwks() throws {
-        let https = try HubOptions.parse(["--jwt-jwks", "https://tenant.auth0.com/.well-known/jwks.json"], environment: [:])
+        let https = try HubOptions.parse(
+            ["--jwt-jwks", "https://tenant.auth0.com/.well-known/jwks.json"], environment: [:])
         #expect(https.config.jwtJWKS?.origin == HTTPOrigin(isTLS: true, host: "tenant.auth0.com", port: 443))
         #expect(https.config.jwtJWKS?.target == "/.well-known/jwks.json")
         for loopback in ["http://127.0.0.1:8999/jwks.json", "http://localhost/jwks", "http://[::1]:80/k"] {
-            #expect(try HubOptions.parse(["--jwt-jwks", loopback], environment: [:]).config.jwtJWKS != nil, "\(loopback)")
+            #expect(
+                try HubOptions.parse(["--jwt-jwks", loopback], environment: [:]).config.jwtJWKS != nil, "\(loopback)")
         }
         #expect(try HubOptions.parse([], environment: ["PUSHHUB_JWT_JWKS": "https://a.test/k"]).config.jwtJWKS != nil)
         for refused in ["http://idp.example/jwks.json", "ftp://idp.example/jwks", "https://", "jwks.json"] {
@@ -54,7 +56,8 @@ struct JWTOptionsTests {
         #expect {
             try HubOptions.parse(["--jwt-jwks", "http://10.0.0.1/jwks.json"], environment: [:])
         } throws: { error in
-            "\(error)" == "--jwt-jwks wants an https:// URL (http:// only to a loopback host, for tests), not 'http://10.0.0.1/jwks.json'"
+            "\(error)"
+                == "--jwt-jwks wants an https:// URL (http:// only to a loopback host, for tests), not 'http://10.0.0.1/jwks.json'"
         }
     }
 }

@@ -59,21 +59,29 @@ struct JWTPublicKeyTests {
         }
     }
 
-    @Test("with each algorithm: an expired token, one not valid yet, a tampered payload and another key's signature are refused")
+    @Test(
+        "with each algorithm: an expired token, one not valid yet, a tampered payload and another key's signature are refused"
+    )
     func eachAlgorithmRefuses() throws {
         let keys = try JWTTestKeys.shared()
         let verifier = try Self.verifier(pem: ["rsa", "p256", "ed25519"])
         let others = ["rsa": "rsa2", "p256": "p256b", "ed25519": "ed25519"]
         for (alg, name) in Self.signers {
-            let expired = try keys.token(["sub": .string("u1"), "exp": .number(Double(Self.now - 3600))], alg: alg, key: name)
+            let expired = try keys.token(
+                ["sub": .string("u1"), "exp": .number(Double(Self.now - 3600))], alg: alg, key: name)
             #expect(throws: JWTError.expired) { try verifier.verify(expired, now: Self.now) }
             let early = try keys.token(
-                ["sub": .string("u1"), "nbf": .number(Double(Self.now + 3600)), "exp": .number(Double(Self.now + 7200))],
+                [
+                    "sub": .string("u1"), "nbf": .number(Double(Self.now + 3600)),
+                    "exp": .number(Double(Self.now + 7200)),
+                ],
                 alg: alg, key: name)
             #expect(throws: JWTError.notYetValid) { try verifier.verify(early, now: Self.now) }
             let good = try keys.token(Self.claims, alg: alg, key: name).split(separator: ".")
             let tampered = [
-                good[0], Substring(Base64URL.encode(JSONWriter.write(.object(["sub": .string("admin"), "exp": Self.claims["exp"]!])))),
+                good[0],
+                Substring(
+                    Base64URL.encode(JSONWriter.write(.object(["sub": .string("admin"), "exp": Self.claims["exp"]!])))),
                 good[2],
             ].joined(separator: ".")
             #expect(throws: JWTError.badSignature) { try verifier.verify(tampered, now: Self.now) }
@@ -102,7 +110,8 @@ struct JWTPublicKeyTests {
         }
         // And the JWK's own bytes (n) as a secret: the same.
         let modulus = Base64URL.decode(keys.jwks["rsa"]!["n"]!.stringValue!)!
-        let withModulus = try keys.token(Self.claims, header: ["alg": .string("HS256")], signingAs: .hs256, secret: modulus)
+        let withModulus = try keys.token(
+            Self.claims, header: ["alg": .string("HS256")], signingAs: .hs256, secret: modulus)
         #expect(throws: JWTError.badSignature) { try verifier.verify(withModulus, now: Self.now) }
     }
 
@@ -113,8 +122,12 @@ struct JWTPublicKeyTests {
         let body = Base64URL.encode(JSONWriter.write(.object(Self.claims)))
         for alg in ["none", "None", "NONE", "HS512", "RS512", "PS256", "ES384", "ES256K", "Ed25519", ""] {
             let header = Base64URL.encode(JSONWriter.write(.object(["alg": .string(alg)])))
-            #expect(throws: JWTError.unsupportedAlgorithm(alg)) { try verifier.verify(header + "." + body + ".", now: Self.now) }
-            let signed = header + "." + body + "." + Base64URL.encode(try keys.signature(of: Array((header + "." + body).utf8), as: .rs256, with: "rsa"))
+            #expect(throws: JWTError.unsupportedAlgorithm(alg)) {
+                try verifier.verify(header + "." + body + ".", now: Self.now)
+            }
+            let signed =
+                header + "." + body + "."
+                + Base64URL.encode(try keys.signature(of: Array((header + "." + body).utf8), as: .rs256, with: "rsa"))
             #expect(throws: JWTError.unsupportedAlgorithm(alg)) { try verifier.verify(signed, now: Self.now) }
         }
         #expect(
@@ -132,17 +145,23 @@ struct JWTPublicKeyTests {
         let header = Base64URL.encode(JSONWriter.write(.object(["alg": .string("ES256")])))
         let input = header + "." + Base64URL.encode(JSONWriter.write(.object(Self.claims)))
         let der = try PEMPrivateKey(file: keys.privateKey("p256")).signSHA256(Array(input.utf8))
-        #expect(throws: JWTError.malformed("an ES256 signature is the 64 bytes r‖s (RFC 7518 §3.4), not \(der.count) bytes")) {
+        #expect(
+            throws: JWTError.malformed("an ES256 signature is the 64 bytes r‖s (RFC 7518 §3.4), not \(der.count) bytes")
+        ) {
             try verifier.verify(input + "." + Base64URL.encode(der), now: Self.now)
         }
         let zeros = [UInt8](repeating: 0, count: 64)
-        #expect(throws: JWTError.badSignature) { try verifier.verify(input + "." + Base64URL.encode(zeros), now: Self.now) }
+        #expect(throws: JWTError.badSignature) {
+            try verifier.verify(input + "." + Base64URL.encode(zeros), now: Self.now)
+        }
         // n, the order of P-256: r = s = n is r = s = 0 modulo n.
         let order: [UInt8] = [
             0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
             0xBC, 0xE6, 0xFA, 0xAD, 0xA7, 0x17, 0x9E, 0x84, 0xF3, 0xB9, 0xCA, 0xC2, 0xFC, 0x63, 0x25, 0x51,
         ]
-        #expect(throws: JWTError.badSignature) { try verifier.verify(input + "." + Base64URL.encode(order + order), now: Self.now) }
+        #expect(throws: JWTError.badSignature) {
+            try verifier.verify(input + "." + Base64URL.encode(order + order), now: Self.now)
+        }
         // The good signature still verifies (the refusals are about the signatures, not the key).
         let raw = try JWSSigner.rawECDSA(fromDER: der)
         #expect(try verifier.verify(input + "." + Base64URL.encode(raw), now: Self.now).subject == "u17")
@@ -172,7 +191,8 @@ struct JWTPublicKeyTests {
             try JWTKey(publicKeyFile: keys.privateKey("rsa"))
         }
         #expect(throws: JWTKeyError.self) {
-            try JWTKey(publicKeyPEM: Array("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n".utf8), source: "x")
+            try JWTKey(
+                publicKeyPEM: Array("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n".utf8), source: "x")
         }
         do {
             _ = try JWTKey(publicKeyPEM: Array("hello".utf8), source: "hello.pem")
@@ -181,7 +201,8 @@ struct JWTPublicKeyTests {
             guard case .notAPublicKey(let source, _) = error else { throw error }
             #expect(source == "hello.pem")
         }
-        #expect(throws: JWTKeyError.unreadable(path: keys.directory + "/none.pem", reason: "No such file or directory")) {
+        #expect(throws: JWTKeyError.unreadable(path: keys.directory + "/none.pem", reason: "No such file or directory"))
+        {
             try JWTKey(publicKeyFile: keys.directory + "/none.pem")
         }
     }
@@ -210,7 +231,9 @@ struct JWTPublicKeyTests {
         }
     }
 
-    @Test("a kid naming a key of another kind is refused: ES256 or EdDSA or HS256 naming the RSA key, RS256 naming the EC key")
+    @Test(
+        "a kid naming a key of another kind is refused: ES256 or EdDSA or HS256 naming the RSA key, RS256 naming the EC key"
+    )
     func kidOfAnotherKind() throws {
         let keys = try JWTTestKeys.shared()
         let verifier = try Self.verifier(jwk: ["rsa", "p256", "ed25519"])
@@ -225,7 +248,8 @@ struct JWTPublicKeyTests {
             }
         }
         let hs256 = try keys.token(
-            Self.claims, header: ["alg": .string("HS256"), "kid": .string("p256")], signingAs: .hs256, secret: Self.secret)
+            Self.claims, header: ["alg": .string("HS256"), "kid": .string("p256")], signingAs: .hs256,
+            secret: Self.secret)
         #expect(throws: JWTError.keyForOtherAlgorithm(kid: "p256", key: .es256, token: .hs256)) {
             try verifier.verify(hs256, now: Self.now)
         }
@@ -272,8 +296,12 @@ struct JWTPublicKeyTests {
             change(&claims)
             return try keys.token(claims, alg: .edDSA, key: "ed25519")
         }
-        #expect(throws: JWTError.wrongIssuer) { try verifier.verify(try refused { $0["iss"] = .string("evil") }, now: Self.now) }
-        #expect(throws: JWTError.wrongAudience) { try verifier.verify(try refused { $0["aud"] = .string("api") }, now: Self.now) }
+        #expect(throws: JWTError.wrongIssuer) {
+            try verifier.verify(try refused { $0["iss"] = .string("evil") }, now: Self.now)
+        }
+        #expect(throws: JWTError.wrongAudience) {
+            try verifier.verify(try refused { $0["aud"] = .string("api") }, now: Self.now)
+        }
         #expect(throws: JWTError.noSubject) { try verifier.verify(try refused { $0["sub"] = nil }, now: Self.now) }
         #expect(throws: JWTError.noExpiry) { try verifier.verify(try refused { $0["exp"] = nil }, now: Self.now) }
     }

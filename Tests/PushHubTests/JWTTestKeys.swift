@@ -45,12 +45,18 @@ struct JWTTestKeys: Sendable {
         for name in Self.names {
             try Self.run("/usr/bin/openssl", ["genpkey"] + generate[name]! + ["-out", directory + "/\(name).pem"])
             try Self.run(
-                "/usr/bin/openssl", ["pkey", "-in", directory + "/\(name).pem", "-pubout", "-out", directory + "/\(name).pub.pem"])
+                "/usr/bin/openssl",
+                ["pkey", "-in", directory + "/\(name).pem", "-pubout", "-out", directory + "/\(name).pub.pem"])
         }
-        try Self.run("/usr/bin/openssl", ["rsa", "-in", directory + "/rsa.pem", "-RSAPublicKey_out", "-out", directory + "/rsa.pkcs1.pem"])
         try Self.run(
             "/usr/bin/openssl",
-            ["req", "-new", "-x509", "-key", directory + "/rsa.pem", "-subj", "/CN=idp.test", "-days", "2", "-out", directory + "/rsa.crt"])
+            ["rsa", "-in", directory + "/rsa.pem", "-RSAPublicKey_out", "-out", directory + "/rsa.pkcs1.pem"])
+        try Self.run(
+            "/usr/bin/openssl",
+            [
+                "req", "-new", "-x509", "-key", directory + "/rsa.pem", "-subj", "/CN=idp.test", "-days", "2", "-out",
+                directory + "/rsa.crt",
+            ])
         let script = """
             import json, sys, time, jwt
             from cryptography.hazmat.primitives.serialization import load_pem_private_key
@@ -113,8 +119,10 @@ struct JWTTestKeys: Sendable {
         secret: [UInt8] = []
     ) throws -> String {
         let input =
-            Base64URL.encode(JSONWriter.write(.object(header))) + "." + Base64URL.encode(JSONWriter.write(.object(claims)))
-        return input + "." + Base64URL.encode(try signature(of: Array(input.utf8), as: algorithm, with: name, secret: secret))
+            Base64URL.encode(JSONWriter.write(.object(header))) + "."
+            + Base64URL.encode(JSONWriter.write(.object(claims)))
+        return input + "."
+            + Base64URL.encode(try signature(of: Array(input.utf8), as: algorithm, with: name, secret: secret))
     }
 
     /// A token with `alg` (and `kid` when given) in its header, signed by key `name` as `alg` says.

@@ -29,22 +29,29 @@ enum JWK {
                     kid: nil,
                     .invalid(
                         source: "a key of \(origin)",
-                        reason: "its kid is not a string of 1 to \(JWTKeySet.maximumKeyIDBytes) visible ASCII characters"))
+                        reason:
+                            "its kid is not a string of 1 to \(JWTKeySet.maximumKeyIDBytes) visible ASCII characters"))
             }
             kid = text
         }
         let source = "the key" + (kid.map { " \"\($0)\"" } ?? " without kid") + " of \(origin)"
         let kty = members["kty"]?.stringValue ?? ""
         if let use = members["use"] {
-            guard use.stringValue == "sig" else { return .skipped(kid: kid, reason: "use is \(JSONWriter.string(use)), not \"sig\"") }
+            guard use.stringValue == "sig" else {
+                return .skipped(kid: kid, reason: "use is \(JSONWriter.string(use)), not \"sig\"")
+            }
         }
         if let operations = members["key_ops"] {
             guard operations.arrayValue?.contains(.string("verify")) == true else {
-                return .skipped(kid: kid, reason: "key_ops \(JSONWriter.string(operations)) does not include \"verify\"")
+                return .skipped(
+                    kid: kid, reason: "key_ops \(JSONWriter.string(operations)) does not include \"verify\"")
             }
         }
         if privateMembers.contains(where: { members[$0] != nil }) {
-            return .refused(kid: kid, kty == "oct" ? .unsupported(source: source, found: "a symmetric (oct) key") : .privateKey(source: source))
+            return .refused(
+                kid: kid,
+                kty == "oct"
+                    ? .unsupported(source: source, found: "a symmetric (oct) key") : .privateKey(source: source))
         }
         let expected: JWTAlgorithm
         switch kty {
@@ -52,11 +59,13 @@ enum JWK {
         case "EC": expected = .es256
         case "OKP": expected = .edDSA
         case "oct": return .refused(kid: kid, .unsupported(source: source, found: "a symmetric (oct) key"))
-        default: return .skipped(kid: kid, reason: "kty \(JSONWriter.string(members["kty"] ?? .null)) is not RSA, EC or OKP")
+        default:
+            return .skipped(kid: kid, reason: "kty \(JSONWriter.string(members["kty"] ?? .null)) is not RSA, EC or OKP")
         }
         if let alg = members["alg"], alg.stringValue != expected.rawValue {
             return .skipped(
-                kid: kid, reason: "alg \(JSONWriter.string(alg)) with kty \"\(kty)\": the hub verifies \(expected) with it")
+                kid: kid,
+                reason: "alg \(JSONWriter.string(alg)) with kty \"\(kty)\": the hub verifies \(expected) with it")
         }
         do {
             switch expected {
@@ -97,12 +106,14 @@ enum JWK {
     private static func ecP256(_ members: JSONObject, kid: String?, source: String) throws(JWTKeyError) -> JWTKey {
         let curve = members["crv"]?.stringValue ?? ""
         guard curve == "P-256" else {
-            throw .unsupported(source: source, found: "an EC key on curve \(JSONWriter.string(members["crv"] ?? .null))")
+            throw .unsupported(
+                source: source, found: "an EC key on curve \(JSONWriter.string(members["crv"] ?? .null))")
         }
         let x = try bytes(members, "x", source: source)
         let y = try bytes(members, "y", source: source)
         guard x.count == 32, y.count == 32 else {
-            throw .invalid(source: source, reason: "x and y of a P-256 key are 32 bytes each, not \(x.count) and \(y.count)")
+            throw .invalid(
+                source: source, reason: "x and y of a P-256 key are 32 bytes each, not \(x.count) and \(y.count)")
         }
         let loaded = x.withUnsafeBufferPointer { x in
             y.withUnsafeBufferPointer { y in pushhub_ec_p256_public_key(x.baseAddress, y.baseAddress) }
@@ -114,10 +125,13 @@ enum JWK {
     private static func ed25519(_ members: JSONObject, kid: String?, source: String) throws(JWTKeyError) -> JWTKey {
         let curve = members["crv"]?.stringValue ?? ""
         guard curve == "Ed25519" else {
-            throw .unsupported(source: source, found: "an OKP key on curve \(JSONWriter.string(members["crv"] ?? .null))")
+            throw .unsupported(
+                source: source, found: "an OKP key on curve \(JSONWriter.string(members["crv"] ?? .null))")
         }
         let x = try bytes(members, "x", source: source)
-        guard x.count == 32 else { throw .invalid(source: source, reason: "x of an Ed25519 key is 32 bytes, not \(x.count)") }
+        guard x.count == 32 else {
+            throw .invalid(source: source, reason: "x of an Ed25519 key is 32 bytes, not \(x.count)")
+        }
         let loaded = x.withUnsafeBufferPointer { pushhub_ed25519_public_key($0.baseAddress) }
         guard let loaded else { throw .invalid(source: source, reason: "OpenSSL made no Ed25519 key of x") }
         return try JWTKey(taking: loaded, kid: kid, source: source)

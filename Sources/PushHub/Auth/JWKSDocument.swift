@@ -22,7 +22,8 @@ struct JWKSDocument {
             case .noKeys: "it is not a JSON object with a \"keys\" array (RFC 7517 §5)"
             case .tooManyKeys(let count): "it holds \(count) keys; the hub takes at most \(JWKSDocument.maximumKeys)"
             case .noUsableKey(let notes):
-                "none of its keys can verify tokens" + (notes.isEmpty ? " (it has none)" : ": " + notes.joined(separator: "; "))
+                "none of its keys can verify tokens"
+                    + (notes.isEmpty ? " (it has none)" : ": " + notes.joined(separator: "; "))
             }
         }
     }

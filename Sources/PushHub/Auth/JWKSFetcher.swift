@@ -127,7 +127,9 @@ final class JWKSFetcher: LoopSource {
         store.publish(document.keys)
         metrics.setPublishedKeys(document.keys.count)
         entityTag = answer.header("ETag")
-        for note in document.notes { Log.warning("a JWKS key was left out", [("jwks", url.description), ("key", note)]) }
+        for note in document.notes {
+            Log.warning("a JWKS key was left out", [("jwks", url.description), ("key", note)])
+        }
         guard answer.body != body else { return }
         body = answer.body
         Log.info(
@@ -142,7 +144,9 @@ final class JWKSFetcher: LoopSource {
     /// the answer as it came.
     private func keep(_ answer: [UInt8]) {
         guard let cacheFile else { return }
-        var kept: JSONObject = ["url": .string(url.description), "saved_at": .number(Double(WallClock.nowMilliseconds()))]
+        var kept: JSONObject = [
+            "url": .string(url.description), "saved_at": .number(Double(WallClock.nowMilliseconds())),
+        ]
         // The answer parsed as a JWKS a moment ago: it is JSON.
         kept["jwks"] = (try? JSONReader.parse(answer)) ?? .null
         do {

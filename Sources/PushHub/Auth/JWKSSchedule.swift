@@ -101,7 +101,8 @@ struct JWKSSchedule: Equatable {
     static func refreshInterval(maxAgeSeconds: Int?) -> UInt64 {
         guard let maxAge = maxAgeSeconds else { return defaultRefresh }
         let nanoseconds = UInt64(clamping: maxAge).multipliedReportingOverflow(by: 1_000_000_000)
-        return min(max(nanoseconds.overflow ? maximumRefresh : nanoseconds.partialValue, minimumRefresh), maximumRefresh)
+        return min(
+            max(nanoseconds.overflow ? maximumRefresh : nanoseconds.partialValue, minimumRefresh), maximumRefresh)
     }
 
     /// The `max-age` of a `Cache-Control` field (RFC 9111 §5.2.2.1), in seconds; 0 for
@@ -114,7 +115,9 @@ struct JWKSSchedule: Equatable {
             if text == "no-cache" || text == "no-store" { return 0 }
             if text.hasPrefix("max-age=") {
                 var value = text.dropFirst("max-age=".count)
-                if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = value.dropFirst().dropLast() }
+                if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 {
+                    value = value.dropFirst().dropLast()
+                }
                 if let seconds = Int(value), seconds >= 0 { found = seconds }
             }
         }

@@ -89,7 +89,9 @@ public struct JWTVerifier: Sendable {
         guard let alg = header["alg"]?.stringValue else { throw .malformed("the header has no alg") }
         guard let algorithm = JWTAlgorithm(rawValue: alg) else { throw .unsupportedAlgorithm(alg) }
         // RFC 7515 §4.1.11: this verifier understands no extension, so any `crit` is refused.
-        if let critical = header["crit"] { throw .malformed("it marks extensions critical (crit: \(JSONWriter.string(critical)))") }
+        if let critical = header["crit"] {
+            throw .malformed("it marks extensions critical (crit: \(JSONWriter.string(critical)))")
+        }
         var kid: String?
         if let named = header["kid"] {
             guard let text = named.stringValue, JWTKeySet.isAcceptableKeyID(text) else {

@@ -72,13 +72,16 @@ public final class JWTMetrics: Sendable {
         var text = "# HELP pushhub_jwt_refused_total Client tokens refused, by reason.\n"
         text += "# TYPE pushhub_jwt_refused_total counter\n"
         for (reason, figure) in zip(RefusalReason.allCases, refusals) {
-            text += "pushhub_jwt_refused_total{reason=\"\(reason.rawValue)\"} \(figure.value.load(ordering: .relaxed))\n"
+            text +=
+                "pushhub_jwt_refused_total{reason=\"\(reason.rawValue)\"} \(figure.value.load(ordering: .relaxed))\n"
         }
         let keys = publishedKeys.load(ordering: .relaxed)
-        text += "# HELP pushhub_jwks_fetches_total JWKS fetches, by outcome.\n# TYPE pushhub_jwks_fetches_total counter\n"
+        text +=
+            "# HELP pushhub_jwks_fetches_total JWKS fetches, by outcome.\n# TYPE pushhub_jwks_fetches_total counter\n"
         if keys >= 0 {
             for (outcome, figure) in zip(FetchOutcome.allCases, fetches) {
-                text += "pushhub_jwks_fetches_total{outcome=\"\(outcome.rawValue)\"} \(figure.value.load(ordering: .relaxed))\n"
+                text +=
+                    "pushhub_jwks_fetches_total{outcome=\"\(outcome.rawValue)\"} \(figure.value.load(ordering: .relaxed))\n"
             }
         }
         text += "# HELP pushhub_jwks_keys Keys of the JWKS in use.\n# TYPE pushhub_jwks_keys gauge\n"
