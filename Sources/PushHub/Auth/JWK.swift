@@ -104,17 +104,9 @@ enum JWK {
     }
 
     private static func ecP256(_ members: JSONObject, kid: String?, source: String) throws(JWTKeyError) -> JWTKey {
-        let curve = members["crv"]?.stringValue ?? ""
-        guard curve == "P-256" else {
-            throw .unsupported(
-                source: source, found: "an EC key on curve \(JSONWriter.string(members["crv"] ?? .null))")
-        }
-        let x = try bytes(members, "x", source: source)
-        let y = try bytes(members, "y", source: source)
-        guard x.count == 32, y.count == 32 else {
-            throw .invalid(
-                source: source, reason: "x and y of a P-256 key are 32 bytes each, not \(x.count) and \(y.count)")
-        }
+        try requireCurve("P-256", of: members, type: "EC", source: source)
+        let x = try bytes(members, "x", count: 32, of: "a P-256 key", source: source)
+        let y = try bytes(members, "y", count: 32, of: "a P-256 key", source: source)
         let loaded = x.withUnsafeBufferPointer { x in
             y.withUnsafeBufferPointer { y in pushhub_ec_p256_public_key(x.baseAddress, y.baseAddress) }
         }
@@ -123,17 +115,31 @@ enum JWK {
     }
 
     private static func ed25519(_ members: JSONObject, kid: String?, source: String) throws(JWTKeyError) -> JWTKey {
-        let curve = members["crv"]?.stringValue ?? ""
-        guard curve == "Ed25519" else {
-            throw .unsupported(
-                source: source, found: "an OKP key on curve \(JSONWriter.string(members["crv"] ?? .null))")
-        }
-        let x = try bytes(members, "x", source: source)
-        guard x.count == 32 else {
-            throw .invalid(source: source, reason: "x of an Ed25519 key is 32 bytes, not \(x.count)")
-        }
+        try requireCurve("Ed25519", of: members, type: "OKP", source: source)
+        let x = try bytes(members, "x", count: 32, of: "an Ed25519 key", source: source)
         let loaded = x.withUnsafeBufferPointer { pushhub_ed25519_public_key($0.baseAddress) }
         guard let loaded else { throw .invalid(source: source, reason: "OpenSSL made no Ed25519 key of x") }
         return try JWTKey(taking: loaded, kid: kid, source: source)
+    }
+
+    /// Refuses a key whose `crv` is not `expected` ("an EC key on curve \"P-384\"").
+    private static func requireCurve(_ expected: String, of members: JSONObject, type: String, source: String)
+        throws(JWTKeyError)
+    {
+        guard members["crv"]?.stringValue == expected else {
+            throw .unsupported(
+                source: source, found: "an \(type) key on curve \(JSONWriter.string(members["crv"] ?? .null))")
+        }
+    }
+
+    /// Member `name` as exactly `count` bytes (RFC 7518 §6.2.1.2: a coordinate at its full size).
+    private static func bytes(_ members: JSONObject, _ name: String, count: Int, of key: String, source: String)
+        throws(JWTKeyError) -> [UInt8]
+    {
+        let value = try bytes(members, name, source: source)
+        guard value.count == count else {
+            throw .invalid(source: source, reason: "\(name) of \(key) is \(count) bytes, not \(value.count)")
+        }
+        return value
     }
 }
