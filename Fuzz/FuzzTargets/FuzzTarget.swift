@@ -26,6 +26,7 @@ public struct FuzzTarget: Sendable {
         FuzzTarget(name: "component-schema", maxLength: 2048, run: ComponentSchemaFuzz.run),
         FuzzTarget(name: "hpack", maxLength: 4096, run: HPACKFuzz.run),
         FuzzTarget(name: "http2-frames", maxLength: 4096, run: HTTP2FrameFuzz.run),
+        FuzzTarget(name: "http1-response", maxLength: 4096, run: HTTP1ResponseFuzz.run),
     ]
 
     public static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }

@@ -85,7 +85,7 @@ import TestSupport
              "apns_url": "https://api.sandbox.push.apple.com", "fcm_credentials": "/sa.json",
              "fcm_url": "https://127.0.0.1:8443/", "push_ca": "/ca.pem", "push_queue": 1000,
              "jwt_public_key": ["\#(jwtKeys.publicKey("rsa"))", "\#(jwtKeys.publicKey("ed25519"))"],
-             "jwt_jwks": "https://idp.example/.well-known/jwks.json"}
+             "jwt_jwks": "https://idp.example/.well-known/jwks.json", "outbound_ca": "\#(certificate)"}
             """#
         try file.write(toFile: path, atomically: true, encoding: .utf8)
         // Every flag the hub has (bar the file itself) is a key of this file: a new flag must join it.
@@ -117,6 +117,7 @@ import TestSupport
         #expect(config.push.apnsEndpoint == PushEndpoint(host: "api.sandbox.push.apple.com", port: 443))
         #expect(config.push.fcmCredentials == "/sa.json" && config.push.fcmEndpoint == PushEndpoint(host: "127.0.0.1", port: 8443))
         #expect(config.push.caFile == "/ca.pem" && config.push.maxQueued == 1000)
+        #expect(config.outboundCAFile == certificate)
         #expect(try HubOptions.parse(["--config", path], environment: ["PUSHHUB_COMPRESSION": "on"]).config.compression)
         #expect(throws: HubOptions.UsageError.self) { try HubOptions.parse(["--compression", "maybe"], environment: [:]) }
         let overridden = try HubOptions.parse(
@@ -174,6 +175,10 @@ import TestSupport
         #expect {
             try HubOptions.parse(["--redis", "rediss://r", "--redis-ca", "/nonexistent.pem"], environment: [:])
         } throws: { "\($0)".contains("--redis-ca") && "\($0)".contains("/nonexistent.pem") }
+        #expect {
+            try HubOptions.parse(["--outbound-ca", "/nonexistent.pem"], environment: [:])
+        } throws: { "\($0)".contains("--outbound-ca") && "\($0)".contains("/nonexistent.pem") }
+        #expect(try HubOptions.parse([], environment: [:]).config.outboundCAFile == nil)
         for (value, expected) in [("localhost:6379", "not a Redis URL"), ("redis://h:0", "port")] {
             #expect {
                 try HubOptions.parse(["--redis", value], environment: [:])

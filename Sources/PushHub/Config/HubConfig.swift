@@ -89,6 +89,9 @@ public struct HubConfig: Sendable {
     var redisMaster: String?
     /// Silent pushes through APNs and FCM (DESIGN §17); neither configured by default.
     public var push = PushSettings()
+    /// The CAs (PEM) the servers the hub calls over https (JWKS, webhooks: DESIGN §18) must
+    /// chain to (`--outbound-ca`); nil: the system's.
+    public var outboundCAFile: String?
     /// Largest admin request body (DESIGN: 4 MiB).
     public var maxAdminBodyBytes = 4 << 20
 

@@ -24,7 +24,7 @@ public enum HubOptions {
                        [--handshake-timeout D] [--hello-timeout D] [--ping-interval D] [--idle-timeout D]
                        [--drain-timeout D] [--redis URL [--redis-ca FILE]] [--redis-sentinel HOST:PORT,… --redis-master NAME]
                        [--apns-key FILE --apns-key-id ID --apns-team ID] [--fcm-credentials FILE]
-                       [--apns-url URL] [--fcm-url URL] [--push-ca FILE] [--push-queue N]
+                       [--apns-url URL] [--fcm-url URL] [--push-ca FILE] [--push-queue N] [--outbound-ca FILE]
 
         OPTIONS:
           --config FILE        settings as JSON, keys named after the flags (keep_versions, log_level, …);
@@ -87,6 +87,8 @@ public enum HubOptions {
           --fcm-url URL        where FCM is (default https://fcm.googleapis.com)
           --push-ca FILE       the CAs (PEM) the push providers' certificates must chain to (default: the system's)
           --push-queue N       pushes waiting per provider; beyond, a push fails at once (default 500000)
+          --outbound-ca FILE   the CAs (PEM) that https servers the hub calls (JWKS, webhooks) must chain to
+                               (env PUSHHUB_OUTBOUND_CA; default: the system's)
           --log-level LEVEL    env PUSHHUB_LOG_LEVEL; default info
           --version            print the version and the commit it was built from
           -h, --help           show this help
@@ -272,6 +274,15 @@ public enum HubOptions {
         case (nil, _?): throw UsageError(description: "--redis-master needs --redis-sentinel (where Sentinel listens)")
         }
         config.push = try pushSettings(values)
+        if let path = values["--outbound-ca"] {
+            // Read now, so that a missing or bad file stops the start (and --check-config) here.
+            do {
+                _ = try TLSClientContext(caFile: path)
+            } catch {
+                throw UsageError(description: "--outbound-ca: \(error)")
+            }
+            config.outboundCAFile = path
+        }
         if let text = values["--compression"] { config.compression = try Self.switchSetting("--compression", text) }
         config.tls = try tlsContext(values, certificate: "--tls-cert", key: "--tls-key")
         config.adminTLS = try tlsContext(values, certificate: "--admin-tls-cert", key: "--admin-tls-key")
@@ -417,6 +428,7 @@ public enum HubOptions {
         "--apns-key": "PUSHHUB_APNS_KEY", "--apns-key-id": "PUSHHUB_APNS_KEY_ID", "--apns-team": "PUSHHUB_APNS_TEAM",
         "--apns-url": "PUSHHUB_APNS_URL", "--fcm-credentials": "PUSHHUB_FCM_CREDENTIALS", "--fcm-url": "PUSHHUB_FCM_URL",
         "--push-ca": "PUSHHUB_PUSH_CA", "--push-queue": "PUSHHUB_PUSH_QUEUE",
+        "--outbound-ca": "PUSHHUB_OUTBOUND_CA",
     ]
 
     /// `--flag=value` → ("--flag", "value").

@@ -43,6 +43,8 @@ final class ControlPlane {
     let results: ExperimentResults
     /// Silent pushes to offline devices (DESIGN §17); nil when no provider is configured.
     let pushes: PushDispatcher?
+    /// HTTP/1.1 out (DESIGN §18: JWKS fetches, webhook deliveries): an `HTTP1Client`, or a test's.
+    let outbound: any HTTPFetching & LoopDriven
     /// The JWKS of client tokens (DESIGN §18, `ControlPlane+Keys.swift`); nil without one.
     let keys: JWKSFetcher?
     /// The audit log's recent entries (`GET /v1/audit`); on this thread only, like `state`.
@@ -79,11 +81,15 @@ final class ControlPlane {
     init(
         config: HubConfig, metrics: Metrics, adminToken: String, clientAddress: SocketAddress, log: any StateLog,
         peers: (any HubPeers)?, state restored: HubState, epoch: String, results: any ResultsLog,
-        pushes: PushDispatcher? = nil, keys: JWKSFetcher? = nil, notifier: ServiceNotifier? = nil,
-        startedAt: Int = WallClock.nowMilliseconds()
+        pushes: PushDispatcher? = nil, outbound: (any HTTPFetching & LoopDriven)? = nil, keys: JWKSFetcher? = nil,
+        notifier: ServiceNotifier? = nil, startedAt: Int = WallClock.nowMilliseconds()
     ) {
         self.pushes = pushes
+        // A context with the system's CAs fails only when OpenSSL cannot allocate one; https
+        // calls then fail saying there is no TLS context.
+        self.outbound = outbound ?? HTTP1Client(options: .init(tls: try? HTTP1Client.tlsContext(caFile: nil)))
         self.keys = keys
+        keys?.client = self.outbound
         self.config = config
         self.metrics = metrics
         self.adminToken = adminToken
@@ -116,16 +122,19 @@ final class ControlPlane {
             config: config, metrics: metrics, adminToken: adminToken, jwtSecret: jwtSecret, clientAddress: clientAddress,
             startedAt: startedAt, dataDirectory: dataDirectory)
         let pushes = try PushDispatcher(settings: config.push, metrics: metrics.push, now: MonotonicClock.now())
+        let outbound = HTTP1Client(options: .init(tls: try HTTP1Client.tlsContext(caFile: config.outboundCAFile)))
         self.init(
             config: config, metrics: metrics, adminToken: adminToken, clientAddress: clientAddress, log: opened.log,
             peers: opened.peers, state: opened.state, epoch: opened.epoch,
-            results: opened.results, pushes: pushes,
+            results: opened.results, pushes: pushes, outbound: outbound,
             keys: Self.keyFetcher(config: config, store: keyStore, dataDirectory: dataDirectory), notifier: notifier,
             startedAt: startedAt)
     }
 
     /// What the control plane's loop drives besides the admin connections (the log's links).
-    var loopSources: [LoopSource] { log.sources + (pushes?.sources ?? []) + (keys.map { [$0] } ?? []) }
+    var loopSources: [LoopSource] {
+        log.sources + (pushes?.sources ?? []) + outbound.sources + (keys.map { [$0] } ?? [])
+    }
 
     /// Called once the loop has stopped: leaves the other hubs, closes the log.
     func stopped() {
@@ -133,6 +142,7 @@ final class ControlPlane {
         scatter.peers?.leave(now: now)
         log.close(now: now)
         pushes?.close()
+        outbound.close()
     }
 
     func attach(loops mailboxes: [Mailbox]) { scatter.attach(loops: mailboxes) }

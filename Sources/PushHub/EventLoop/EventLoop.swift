@@ -19,9 +19,10 @@ import Glibc
 /// reverse.
 final class EventLoop<Connection: LoopConnection> {
     static var wakeToken: UInt64 { 0 }
-    /// Listeners take tokens 1..<8, sources (`LoopSource`) 8..<16, connections the rest.
+    /// Listeners take tokens 1..<8, sources (`LoopSource`) 8..<64, connections the rest. The
+    /// control plane's sources: the log's links, the push links, the outbound HTTP client (17).
     static var firstSourceToken: UInt64 { 8 }
-    static var firstConnectionToken: UInt64 { 16 }
+    static var firstConnectionToken: UInt64 { 64 }
     /// Connections beyond `maxConnections` accepted to be answered (a 503, an admin request).
     static var handshakeHeadroom: Int { 1024 }
 
