@@ -293,7 +293,7 @@ def test_keys_the_jwks_must_not_give_are_left_out_with_a_log_line(hub_factory):
         hub = hub_factory("--jwt-jwks", idp.url)
         wait_for_metric(hub, "pushhub_jwks_keys", 1)
         notes = " ".join(line["key"] for line in log_lines(hub, "a JWKS key was left out"))
-        for kid, why in (("short", "1024 bits"), ("p384", "P-384"), ("leaked", "private key")):
+        for kid, why in (("short", "1024 bits"), ("p384", "ES384"), ("leaked", "private key")):
             assert ('kid "%s"' % kid) in notes and why in notes, notes
         refused(hub, private_published.sign(claims()), 'no key with kid "leaked"')
         signed_in(hub, idp.keys["ok"].sign(claims()))

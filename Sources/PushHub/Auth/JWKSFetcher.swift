@@ -67,7 +67,8 @@ final class JWKSFetcher: LoopSource {
         guard let client else { return ended(.failed("no HTTP client"), now: now) }
         var headers: [(name: String, value: String)] = [("Accept", "application/json")]
         if let entityTag, body != nil { headers.append(("If-None-Match", entityTag)) }
-        let request = HTTP1Request(method: "GET", target: url.target, headers: headers)
+        let request = HTTP1Request(
+            method: "GET", target: url.target, headers: headers, maxResponseBodyBytes: JWKSDocument.maximumBytes)
         client.send(request, to: url.origin, timeout: Self.timeout, now: now) { [weak self] outcome in
             guard let self else { return }
             self.ended(outcome, now: self.clock())
