@@ -21,7 +21,10 @@ from websockets.asyncio.client import connect as connect_async
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from admin import call
+import urllib.error
+import urllib.request
+
+from admin import call, publish
 from conftest import BIN
 from jwks_server import JWKSServer, SigningKey
 
@@ -125,6 +128,41 @@ def test_a_rotated_in_key_is_fetched_once(jwks_hub, idp):
         signed_in(jwks_hub, new.sign(claims("u%d" % n)), "u%d" % n)
     assert idp.count() - before == 1, "the new kid was fetched %d times" % (idp.count() - before)
     wait_for_metric(jwks_hub, "pushhub_jwks_keys", 4)
+
+
+def fetch_screen(hub, token):
+    """(status, headers, body) of the HTTP fetch of screen `home` with `token`."""
+    request = urllib.request.Request(hub.url.replace("ws://", "http://") + "/v1/screens/home",
+                                     headers={"Authorization": "Bearer " + token})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as answer:
+            return answer.status, answer.headers, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers, json.loads(error.read())
+
+
+def test_an_http_fetch_naming_an_unknown_kid_is_told_to_retry_and_then_served_or_refused(jwks_hub, idp):
+    """A fetch cannot wait as a hello does: a rotated-in kid gets 503 with Retry-After while the
+    hub fetches the keys, then the tree; a kid the keys still lack after that gets 401."""
+    publish(jwks_hub, "home", {"type": "screen", "children": []})
+    time.sleep(10.2)  # the start's fetch is more than 10 s old: an unknown kid may fetch at once
+    before = idp.count()
+    new = SigningKey("p256", "e3")
+    idp.rotate(new)
+    status, headers, body = fetch_screen(jwks_hub, new.sign(claims()))
+    assert status == 503 and body["error"]["code"] == "key_unknown_yet" and headers["Retry-After"] == "2", body
+    idp.wait_for_fetches(before + 1)
+    wait_for_metric(jwks_hub, "pushhub_jwks_keys", 4)
+    status, _, body = fetch_screen(jwks_hub, new.sign(claims()))
+    assert status == 200 and "tree" in body, body
+    bogus = jwt.encode(claims(), SigningKey("rsa", "x").private, algorithm="RS256", headers={"kid": "nobody"})
+    assert fetch_screen(jwks_hub, bogus)[0] == 503
+    deadline = time.time() + 5
+    while (answer := fetch_screen(jwks_hub, bogus))[0] == 503:
+        assert time.time() < deadline, "the unknown kid was never refused"
+        time.sleep(0.1)
+    assert answer[0] == 401 and '"nobody"' in answer[2]["error"]["message"], answer
+    assert idp.count() - before == 1, "the bogus kid fetched within 10 s of the last fetch"
 
 
 def test_a_burst_of_unknown_kids_fetches_at_most_once_per_10_s(jwks_hub, idp):

@@ -46,11 +46,21 @@ extension Shard {
         let now = WallClock.nowMilliseconds()
         let identity: ClientIdentity
         do {
-            identity = try ClientIdentity.resolve(token: token, device: device, settings: settings, nowSeconds: now / 1000)
-        } catch {
-            var refusal = Response.error(401, code: "unauthorized", message: error.message)
-            refusal.headers.append(name: "WWW-Authenticate", value: "Bearer")
+            identity = try ClientIdentity.resolve(
+                token: token, device: device, settings: settings, nowSeconds: now / 1000, mayWaitForKey: true)
+        } catch .awaitingKey(let kid) {
+            // A fetch cannot wait as a hello does: it asks for the keys and says when to retry;
+            // a kid still unknown after they came is refused as any bad token.
+            guard mayRetryForKey(kid, now: MonotonicClock.now()) else {
+                return Self.unauthorized(JWTError.unknownKey(kid: kid).description)
+            }
+            var refusal = Response.error(
+                503, code: "key_unknown_yet",
+                message: "no key with kid \(kid) yet; the hub is fetching its identity provider's keys, retry shortly")
+            refusal.headers.append(name: "Retry-After", value: "2")
             return refusal
+        } catch {
+            return Self.unauthorized(error.message)
         }
         var appVersion: SemanticVersion?
         if let text = value("app_version") {
@@ -103,5 +113,12 @@ extension Shard {
         body += Array(#""tree":"#.utf8) + rendered.canonical
         body.append(UInt8(ascii: "}"))
         return Response(status: 200, headers: headers, body: body)
+    }
+
+    /// A 401 that says why, and that a bearer token is what is wanted.
+    private static func unauthorized(_ message: String) -> Response {
+        var refusal = Response.error(401, code: "unauthorized", message: message)
+        refusal.headers.append(name: "WWW-Authenticate", value: "Bearer")
+        return refusal
     }
 }

@@ -48,6 +48,11 @@ final class Shard {
     /// This loop asked the control plane for the JWKS and has not heard back: one question per
     /// answer, however many hellos park meanwhile.
     private var isAwaitingKeys = false
+    /// Kids an HTTP fetch asked for, and when (monotonic ns): a kid still unknown after the
+    /// answer that followed is refused (401), not told to retry again. At most
+    /// `maxRememberedKids`, each forgotten after `JWKSSchedule`'s 10 s.
+    private var kidsAskedByFetches: [String: UInt64] = [:]
+    static let maxRememberedKids = 1000
 
     init(
         loop: ClientLoop, view: HubView, config: HubConfig, tokens: JWTVerifier, epoch: String, control: Mailbox,
@@ -133,6 +138,30 @@ final class Shard {
     func recordSticky(experiment: String, unit: String, variant: String) {
         view.apply(.stickyRecorded(experiment: experiment, unit: unit, variant: variant), keepVersions: keepVersions)
         control.post(.event(.stickyAssigned(experiment: experiment, unit: unit, variant: variant)))
+    }
+
+    /// Asks the control plane for the JWKS because a token names `kid`, unless this loop already
+    /// asked and has not had the answer (one question per answer).
+    func askForKeys(_ kid: String) {
+        guard !isAwaitingKeys else { return }
+        isAwaitingKeys = true
+        control.post(.event(.unknownKeyID(kid)))
+    }
+
+    /// For an HTTP fetch whose token names the unknown `kid`: true (retry shortly) when the keys
+    /// were asked for because of it and may still bring it, false (refuse) when an answer came
+    /// since this kid was asked for within the last 10 s.
+    func mayRetryForKey(_ kid: String, now: UInt64) -> Bool {
+        if let askedAt = kidsAskedByFetches[kid], now - askedAt < 10_000_000_000 {
+            return isAwaitingKeys
+        }
+        if kidsAskedByFetches.count >= Self.maxRememberedKids {
+            kidsAskedByFetches = kidsAskedByFetches.filter { now - $0.value < 10_000_000_000 }
+            guard kidsAskedByFetches.count < Self.maxRememberedKids else { return false }
+        }
+        kidsAskedByFetches[kid] = now
+        askForKeys(kid)
+        return true
     }
 
     /// The control plane says a JWKS fetch ended, or that none will run now (DESIGN §18): every
@@ -495,10 +524,7 @@ final class Shard {
                 control.post(.event(.renderError(report)))
             case .awaitsKey(let kid):
                 parked.append(connection.token)
-                if !isAwaitingKeys {
-                    isAwaitingKeys = true
-                    control.post(.event(.unknownKeyID(kid)))
-                }
+                askForKeys(kid)
             }
         }
         actions.removeAll(keepingCapacity: true)
