@@ -12,6 +12,7 @@ field."""
 import json
 import re
 import threading
+import time
 
 import pytest
 
@@ -438,3 +439,26 @@ def test_other_bad_puts_and_who_may_put(hub):
     assert call(hub, "GET", "/v1/webhooks/w", token=reader["token"])[0] == 403
     assert call(hub, "POST", "/v1/webhooks/w/test", token=reader["token"])[0] == 403
     assert call(hub, "DELETE", "/v1/webhooks/w", token=publisher["token"])[0] == 403
+
+
+def test_a_client_cannot_flood_the_queues_with_render_errors(hub, receiver):
+    """Reports of screens the hub does not have, of versions it never made, or again from the
+    same session make no event: a client cannot push real events out of a bounded queue (the
+    review's flood: 150 made-up versions dropped a screen.published)."""
+    put_webhook(hub, receiver, events=["client.render_error"])
+    publish(hub, "home", tree("v1"))
+    device = Device(hub, "d-flood")
+    try:
+        for version in range(1, 151):
+            device.ws.send(json.dumps({"type": "render_error", "screen": "no-such-screen", "version": version}))
+            device.ws.send(json.dumps({"type": "render_error", "screen": "home", "version": version + 1}))
+            device.ws.send(json.dumps({"type": "render_error", "screen": "x" * 60000, "version": 1}))
+        for _ in range(3):
+            device.render_error("Carousel", "no such component")
+        receiver.wait_for(lambda r: r.delivered(type="client.render_error"), what="home's real render error")
+        time.sleep(0.5)
+    finally:
+        device.close()
+    events = receiver.delivered(type="client.render_error")
+    assert [(e.data["screen"], e.data["version"], e.data["errors"]) for e in events] == [("home", 1, 1)], events
+    assert webhook(hub)["queued"] == 0 and webhook(hub)["dropped"] == 0

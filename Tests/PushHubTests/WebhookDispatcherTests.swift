@@ -26,6 +26,7 @@ import Testing
         let dispatcher: WebhookDispatcher
         var book = WebhookBook()
         var journaled: [WebhookAttempt] = []
+        var logWorks = true
 
         init(webhook: Webhook) {
             dispatcher = WebhookDispatcher(http: receiver, metrics: WebhookMetrics())
@@ -33,8 +34,9 @@ import Testing
             book.apply(.put(webhook))
             dispatcher.record = { [unowned self] attempt, done in
                 self.journaled.append(attempt)
+                guard self.logWorks else { return done(false) }
                 self.book.apply(.attempt(attempt))
-                done()
+                done(true)
             }
         }
 
@@ -130,5 +132,37 @@ import Testing
         // From Python: hmac.new(b"0123456789abcdef", b'1700000000.{"a":1}', hashlib.sha256).hexdigest()
         let value = WebhookSignature.value(body: Array(#"{"a":1}"#.utf8), secret: "0123456789abcdef", seconds: 1_700_000_000)
         #expect(value == "t=1700000000,v1=9eb18f493f8ec135d9eb2dad817c369bb4e9cbfa818657897a7437c1cd8c3a23")
+    }
+}
+
+extension WebhookDispatcherTests {
+    @Test func anOutcomeTheLogFailedToKeepHoldsItsEventInsteadOfSendingItAgainAtOnce() throws {
+        let harness = Harness(webhook: try WebhookBookTests.webhook("a"))
+        harness.logWorks = false
+        harness.add(Self.event("ev-1", subject: "screen:home"))
+        for _ in 0..<100 {
+            harness.tick()
+            if let last = harness.receiver.requests.indices.last { harness.receiver.answer(last, status: 200) }
+        }
+        #expect(harness.receiver.requests.count == 1, "sent again while the log fails")
+        let hold = try #require(harness.dispatcher.nextDeadline(book: harness.book))
+        #expect(hold > MonotonicClock.now() + 4_000_000_000)
+        harness.logWorks = true
+        harness.dispatcher.tick(
+            book: harness.book, isDeliverer: true, now: hold, wallNow: WallClock.nowMilliseconds())
+        #expect(harness.receiver.requests.count == 2, "sent again once the hold ended")
+    }
+
+    @Test func stalledReceiversLeaveConnectionsFreeForTheKeys() throws {
+        let first = Harness(webhook: try WebhookBookTests.webhook("a"))
+        first.book.apply(.put(try WebhookBookTests.webhook("b")))
+        for i in 0..<40 {
+            first.add(Self.event("ev-a\(i)", subject: "screen:a\(i)"))
+            first.book.apply(.event(Self.event("ev-b\(i)", subject: "screen:b\(i)")))
+        }
+        first.tick()
+        #expect(first.receiver.requests.count == WebhookDispatcher.maxInFlight)
+        #expect(WebhookDispatcher.maxInFlight <= HTTP1Client.Options(tls: nil).connections - 4)
+        #expect(first.receiver.requests.filter { $0.request.target == "/a" }.count <= HTTP1Client.Options(tls: nil).maxPerOrigin)
     }
 }

@@ -43,7 +43,8 @@ struct HubRoutes: AdminHandlers {
         headers.append(name: "Content-Type", value: "text/plain; version=0.0.4")
         let text =
             plane.metrics.prometheusText() + plane.releaseMetricsText()
-            + plane.webhooks.metrics.exposition(plane.committed.webhooks)
+            + plane.webhooks.metrics.exposition(
+                plane.committed.webhooks, renderErrorsDropped: plane.renderErrors.overflowed)
         call.reply(Response(status: 200, headers: headers, body: Array(text.utf8)))
     }
 }

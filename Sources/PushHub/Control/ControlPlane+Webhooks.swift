@@ -4,7 +4,7 @@
 extension ControlPlane {
     func attachWebhooks() {
         webhooks.record = { [unowned self] attempt, done in
-            self.keep([.webhook(.attempt(attempt))], what: "a webhook delivery's outcome") { _ in done() }
+            self.keep([.webhook(.attempt(attempt))], what: "a webhook delivery's outcome", done: done)
         }
     }
 

@@ -27,8 +27,13 @@ struct HubState {
         webhooks = WebhookBook(queueLimit: webhookQueueLimit)
     }
 
-    /// A state with nothing in it and this one's settings.
-    var emptied: HubState { HubState(keepVersions: keepVersions, webhookQueueLimit: webhooks.queueLimit) }
+    /// A state with nothing in it and this one's settings (its webhook book's generation goes
+    /// on counting from this one's: `WebhookBook.init`).
+    var emptied: HubState {
+        var empty = HubState(keepVersions: keepVersions, webhookQueueLimit: webhooks.queueLimit)
+        empty.webhooks = WebhookBook(queueLimit: webhooks.queueLimit, generation: webhooks.generation &+ 1)
+        return empty
+    }
 
     /// Applies `record`; returns what the loops must apply to stay equal (nil: nothing).
     @discardableResult

@@ -29,6 +29,9 @@ final class ReadySession {
         /// What this session did with each release's candidate, per "screen|release" (each
         /// reported once).
         var releases: [String: ReleaseReports] = [:]
+        /// The screens and versions ("screen|version") whose render errors went to the
+        /// webhooks (each once; at most `Session.maxRenderErrorsReported`).
+        var renderErrorsReported: Set<String> = []
     }
 
     let attributes: ClientAttributes

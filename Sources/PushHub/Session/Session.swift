@@ -199,9 +199,11 @@ struct Session {
                     ResultEvent(.goal(event: event, value: value), unit: ready.unit, at: nowMilliseconds),
                     sessionWasServed: ready.memoryIfAny?.exposed.isEmpty == false))
         case (.ready(let ready), .renderError(let screen, let version, let component, let message)):
-            out.append(
-                .renderErrorReported(
-                    RenderErrorReport(screen: screen, version: version, component: component, message: message)))
+            if Self.reportsToWebhooks(ready, screen: screen, version: version, view: view) {
+                out.append(
+                    .renderErrorReported(
+                        RenderErrorReport(screen: screen, version: version, component: component, message: message)))
+            }
             reportRelease(
                 ready, screen: screen, version: version, .errored(component: component, message: message), view: view,
                 nowMilliseconds: nowMilliseconds, out: &out)
@@ -294,6 +296,25 @@ struct Session {
         for message in parked.held {
             received(message, view: view, settings: settings, nowMilliseconds: nowMilliseconds, cache: &cache, out: &out)
         }
+    }
+
+    /// Render errors one session may send to the webhooks (`client.render_error`): distinct
+    /// screens and versions, each once.
+    static let maxRenderErrorsReported = 64
+
+    /// Whether a `render_error` goes to the webhooks' digest: only of a version the hub made of
+    /// a screen it has (up to its rolling release's candidate), once per session, and at most
+    /// `maxRenderErrorsReported` of them — a client cannot make events of screens that do not
+    /// exist, or flood the queues.
+    static func reportsToWebhooks(_ ready: ReadySession, screen: String, version: Int, view: HubView) -> Bool {
+        guard let current = view.current(screen) else { return false }
+        let newest = max(current.version, view.releases[screen]?.candidate.version ?? 0)
+        guard (1...newest).contains(version) else { return false }
+        let key = screen + "|" + String(version)
+        if ready.memoryIfAny?.renderErrorsReported.contains(key) == true { return false }
+        guard (ready.memoryIfAny?.renderErrorsReported.count ?? 0) < maxRenderErrorsReported else { return false }
+        ready.memory.renderErrorsReported.insert(key)
+        return true
     }
 
     /// A timer fired: past the hello deadline, a client that has not said hello is closed (1008);

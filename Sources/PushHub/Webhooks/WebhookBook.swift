@@ -11,7 +11,12 @@ struct WebhookBook: Sendable {
     /// Counts the records applied: a book whose generation did not move has not changed.
     private(set) var generation = 0
 
-    init(queueLimit: Int = WebhookBook.defaultQueueLimit) { self.queueLimit = queueLimit }
+    /// - Parameter generation: where `generation` starts: a book that replaces another (a state
+    ///   reloaded) continues its count, so a dispatcher never takes it for the one it scanned.
+    init(queueLimit: Int = WebhookBook.defaultQueueLimit, generation: Int = 0) {
+        self.queueLimit = queueLimit
+        self.generation = generation
+    }
 
     /// Whether some webhook wants events of `type` (else none is made).
     func wants(_ type: WebhookEventType) -> Bool { queues.values.contains { $0.webhook.wants(type) } }

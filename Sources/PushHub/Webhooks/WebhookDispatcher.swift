@@ -22,7 +22,16 @@ final class WebhookDispatcher {
         let event: String
     }
 
-    static let maxInFlightPerWebhook = 16
+    /// At most the client's connections to one origin, so an attempt's 10 s are not spent
+    /// waiting in the client's queue.
+    static let maxInFlightPerWebhook = HTTP1Client.Options(tls: nil).maxPerOrigin
+    /// Over every webhook: the client's connections less 4, which stay free for JWKS fetches
+    /// and test sends however many receivers stall (a stalled receiver holds its connection
+    /// for the whole 10 s).
+    static let maxInFlight = HTTP1Client.Options(tls: nil).connections - 4
+    /// After an outcome could not be journaled (the log failed), its event waits this long
+    /// before it is sent again: a failing disk must not turn into a storm of duplicates.
+    static let holdAfterLogFailure: UInt64 = 5_000_000_000
     /// An attempt without a complete answer by then failed.
     static let attemptTimeout: UInt64 = 10_000_000_000
     /// Retries stop this long after the event was made (24 h).
@@ -37,13 +46,15 @@ final class WebhookDispatcher {
 
     let http: any HTTPFetching
     let metrics: WebhookMetrics
-    /// Journals an attempt's outcome, then calls back (whether it became durable or not).
-    var record: (WebhookAttempt, @escaping () -> Void) -> Void = { _, done in done() }
+    /// Journals an attempt's outcome, then calls back with whether it became durable.
+    var record: (WebhookAttempt, @escaping (Bool) -> Void) -> Void = { _, done in done(true) }
     /// A uniform random number in [0, 1), for the jitter.
     var random: () -> Double = { Double.random(in: 0..<1) }
 
     private var inFlight = Set<Key>()
     private var inFlightPerWebhook: [String: Int] = [:]
+    /// Attempts whose outcome the log failed to keep, held in `inFlight` until then.
+    private var held: [(key: Key, until: UInt64)] = []
     /// An attempt ended, or the deliverer changed: look through the queues at the next tick.
     private var needsScan = true
     /// The book's generation the last scan saw (a new one: events came, outcomes were noted).
@@ -63,12 +74,17 @@ final class WebhookDispatcher {
     /// or an attempt ended; else at the next retry (or the next look, for another hub).
     func nextDeadline(book: WebhookBook) -> UInt64? {
         if delivered && (needsScan || book.generation != scannedGeneration) { return 0 }
-        return wakeAt
+        guard let release = held.lazy.map(\.until).min() else { return wakeAt }
+        return min(wakeAt ?? release, release)
     }
 
     /// Sends what may go now. `wallNow`: Unix milliseconds.
     func tick(book: WebhookBook, isDeliverer: Bool, now: UInt64, wallNow: Int) {
         if book.generation != scannedGeneration { needsScan = true }
+        if held.contains(where: { $0.until <= now }) {
+            for (key, _) in held.filter({ $0.until <= now }) { finish(key) }
+            held.removeAll { $0.until <= now }
+        }
         delivered = isDeliverer
         guard isDeliverer else {
             // Another hub delivers; look again in a second in case it stops.
@@ -94,7 +110,8 @@ final class WebhookDispatcher {
         let name = queue.webhook.name
         var seenSubjects = Set<String>()
         for delivery in queue.pending {
-            guard inFlightPerWebhook[name, default: 0] < Self.maxInFlightPerWebhook else { return }
+            guard inFlightPerWebhook[name, default: 0] < Self.maxInFlightPerWebhook, inFlight.count < Self.maxInFlight
+            else { return }
             let subject = delivery.event.subject
             // An earlier event of this subject is still pending: this one waits for it.
             guard seenSubjects.insert(subject).inserted else { continue }
@@ -131,13 +148,22 @@ final class WebhookDispatcher {
             metrics.noteAttempt(took: MonotonicClock.now() - started)
             let attempt = WebhookAttempt(
                 webhook: webhook.name, event: event.id, outcome: outcome, status: status, error: error, at: at)
-            record(attempt) { [weak self] in
+            record(attempt) { [weak self] isDurable in
                 guard let self else { return }
-                inFlight.remove(key)
-                inFlightPerWebhook[webhook.name, default: 1] -= 1
-                needsScan = true
+                if isDurable {
+                    finish(key)
+                } else {
+                    held.append((key, MonotonicClock.now() + Self.holdAfterLogFailure))
+                }
             }
         }
+    }
+
+    /// The attempt `key` is over: its event may go again (if still pending).
+    private func finish(_ key: Key) {
+        inFlight.remove(key)
+        inFlightPerWebhook[key.webhook, default: 1] -= 1
+        needsScan = true
     }
 
     /// POSTs `event` to `webhook`, signed now, and reports the status (nil: no answer) and, for

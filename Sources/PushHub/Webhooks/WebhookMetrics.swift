@@ -18,8 +18,9 @@ final class WebhookMetrics {
 
     func noteAttempt(took nanoseconds: UInt64) { attempts += 1 }
 
-    /// The Prometheus text: the queues' counters from `book` and this hub's delivery times.
-    func exposition(_ book: WebhookBook) -> String {
+    /// The Prometheus text: the queues' counters from `book`, this hub's delivery times, and
+    /// the render errors its digest had no room for (`renderErrorsDropped`).
+    func exposition(_ book: WebhookBook, renderErrorsDropped: Int) -> String {
         var text = "# HELP pushhub_webhook_events_total Webhook deliveries by webhook and outcome (the cluster's).\n"
         text += "# TYPE pushhub_webhook_events_total counter\n"
         let names = book.queues.keys.sorted()
@@ -43,6 +44,10 @@ final class WebhookMetrics {
         text += "pushhub_webhook_delivery_seconds_sum \(sum)\npushhub_webhook_delivery_seconds_count \(count)\n"
         text += "# HELP pushhub_webhook_attempts_total Delivery attempts made by this hub.\n"
         text += "# TYPE pushhub_webhook_attempts_total counter\npushhub_webhook_attempts_total \(attempts)\n"
+        text += "# HELP pushhub_webhook_render_errors_dropped_total "
+        text += "Render errors left out of events (10,000 screens and versions a minute).\n"
+        text += "# TYPE pushhub_webhook_render_errors_dropped_total counter\n"
+        text += "pushhub_webhook_render_errors_dropped_total \(renderErrorsDropped)\n"
         return text
     }
 }
