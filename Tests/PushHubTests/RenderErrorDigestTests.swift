@@ -3,7 +3,8 @@ import Testing
 @testable import PushHub
 
 @Suite struct RenderErrorDigestTests {
-    static func report(_ screen: String = "home", version: Int = 3, component: String = "Carousel") -> RenderErrorReport {
+    static func report(_ screen: String = "home", version: Int = 3, component: String = "Carousel") -> RenderErrorReport
+    {
         RenderErrorReport(screen: screen, version: version, component: component, message: "bad item")
     }
 
@@ -13,7 +14,9 @@ import Testing
         let first = try #require(noted)
         #expect(first["errors"] == .number(1) && first["screen"] == .string("home") && first["version"] == .number(3))
         for i in 0..<1000 {
-            #expect(digest.note(Self.report(component: i % 2 == 0 ? "Carousel" : "Text"), now: UInt64(i), wallNow: 2000) == nil)
+            #expect(
+                digest.note(Self.report(component: i % 2 == 0 ? "Carousel" : "Text"), now: UInt64(i), wallNow: 2000)
+                    == nil)
         }
         #expect(digest.due(now: RenderErrorDigest.window - 1, wallNow: 3000).isEmpty)
         let due = digest.due(now: RenderErrorDigest.window, wallNow: 61_000)

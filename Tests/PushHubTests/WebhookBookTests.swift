@@ -4,7 +4,9 @@ import Testing
 @testable import PushHub
 
 @Suite struct WebhookBookTests {
-    static func webhook(_ name: String, _ events: [WebhookEventType] = [.screenPublished, .syncCreated]) throws -> Webhook {
+    static func webhook(_ name: String, _ events: [WebhookEventType] = [.screenPublished, .syncCreated]) throws
+        -> Webhook
+    {
         Webhook(
             name: name, url: try HTTPURL(parsing: "http://127.0.0.1:9/\(name)"), events: events,
             secret: "0123456789abcdef", createdAt: 1, updatedAt: 1)
@@ -43,15 +45,22 @@ import Testing
         book.apply(.event(Self.event("ev-2")))
         book.apply(
             .attempt(
-                WebhookAttempt(webhook: "a", event: "ev-1", outcome: .retry(at: 500), status: 500, error: "x", at: 200)))
+                WebhookAttempt(webhook: "a", event: "ev-1", outcome: .retry(at: 500), status: 500, error: "x", at: 200))
+        )
         var queue = try #require(book.queues["a"])
         #expect(queue.pending.first?.attempts == 1)
         #expect(queue.pending.first?.nextAttemptAt == 500)
         #expect(queue.counters.retried == 1)
-        book.apply(.attempt(WebhookAttempt(webhook: "a", event: "ev-1", outcome: .delivered, status: 204, error: nil, at: 600)))
-        book.apply(.attempt(WebhookAttempt(webhook: "a", event: "ev-2", outcome: .failed, status: nil, error: "down", at: 700)))
+        book.apply(
+            .attempt(WebhookAttempt(webhook: "a", event: "ev-1", outcome: .delivered, status: 204, error: nil, at: 600))
+        )
+        book.apply(
+            .attempt(WebhookAttempt(webhook: "a", event: "ev-2", outcome: .failed, status: nil, error: "down", at: 700))
+        )
         // An outcome of an event no longer pending (a second hub's, a replay's) changes nothing.
-        book.apply(.attempt(WebhookAttempt(webhook: "a", event: "ev-1", outcome: .delivered, status: 200, error: nil, at: 800)))
+        book.apply(
+            .attempt(WebhookAttempt(webhook: "a", event: "ev-1", outcome: .delivered, status: 200, error: nil, at: 800))
+        )
         queue = try #require(book.queues["a"])
         #expect(queue.pending.isEmpty)
         #expect(queue.counters == WebhookQueue.Counters(delivered: 1, failed: 1, dropped: 0, retried: 1))
@@ -67,8 +76,10 @@ import Testing
         for i in 1...4 { book.apply(.event(Self.event("ev-\(i)", subject: "screen:s\(i % 2)"))) }
         book.apply(.event(Self.event("ev-9", .syncCreated, subject: "sync:s-1")))
         book.apply(
-            .attempt(WebhookAttempt(webhook: "a", event: "ev-2", outcome: .retry(at: 900), status: nil, error: "t", at: 5)))
-        book.apply(.attempt(WebhookAttempt(webhook: "a", event: "ev-1", outcome: .delivered, status: 200, error: nil, at: 6)))
+            .attempt(
+                WebhookAttempt(webhook: "a", event: "ev-2", outcome: .retry(at: 900), status: nil, error: "t", at: 5)))
+        book.apply(
+            .attempt(WebhookAttempt(webhook: "a", event: "ev-1", outcome: .delivered, status: 200, error: nil, at: 6)))
         var rebuilt = WebhookBook(queueLimit: 10)
         for record in book.snapshotRecords() {
             let stored = try HubRecord(json: try JSONReader.parse(JSONWriter.write(HubRecord.webhook(record).json)))

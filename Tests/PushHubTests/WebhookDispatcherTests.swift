@@ -108,7 +108,8 @@ import Testing
         harness.dispatcher.tick(
             book: harness.book, isDeliverer: false, now: MonotonicClock.now(), wallNow: WallClock.nowMilliseconds())
         #expect(harness.receiver.requests.isEmpty)
-        #expect(harness.dispatcher.nextDeadline(book: harness.book) != nil, "it looks again in case the deliverer stops")
+        #expect(
+            harness.dispatcher.nextDeadline(book: harness.book) != nil, "it looks again in case the deliverer stops")
     }
 
     @Test func theRequestIsASignedPostOfTheEventToTheWebhooksURL() throws {
@@ -130,7 +131,8 @@ import Testing
 
     @Test func theSignatureIsHMACSHA256OfTheTimeADotAndTheBody() {
         // From Python: hmac.new(b"0123456789abcdef", b'1700000000.{"a":1}', hashlib.sha256).hexdigest()
-        let value = WebhookSignature.value(body: Array(#"{"a":1}"#.utf8), secret: "0123456789abcdef", seconds: 1_700_000_000)
+        let value = WebhookSignature.value(
+            body: Array(#"{"a":1}"#.utf8), secret: "0123456789abcdef", seconds: 1_700_000_000)
         #expect(value == "t=1700000000,v1=9eb18f493f8ec135d9eb2dad817c369bb4e9cbfa818657897a7437c1cd8c3a23")
     }
 }
@@ -163,6 +165,8 @@ extension WebhookDispatcherTests {
         first.tick()
         #expect(first.receiver.requests.count == WebhookDispatcher.maxInFlight)
         #expect(WebhookDispatcher.maxInFlight <= HTTP1Client.Options(tls: nil).connections - 4)
-        #expect(first.receiver.requests.filter { $0.request.target == "/a" }.count <= HTTP1Client.Options(tls: nil).maxPerOrigin)
+        #expect(
+            first.receiver.requests.filter { $0.request.target == "/a" }.count
+                <= HTTP1Client.Options(tls: nil).maxPerOrigin)
     }
 }

@@ -26,7 +26,8 @@ struct WebhookRoutes: AdminHandlers {
     /// its own.
     func put() throws(AdminError) {
         let request = try AdminBody.object(
-            call.body, known: ["url", "events", "secret"], shape: "{\"url\": \"https://…\", \"events\": […], \"secret\"?: …}")
+            call.body, known: ["url", "events", "secret"],
+            shape: "{\"url\": \"https://…\", \"events\": […], \"secret\"?: …}")
         guard let urlText = request["url"]?.stringValue else {
             throw AdminError(400, "bad_url", "a webhook needs \"url\": an https:// URL")
         }
@@ -106,7 +107,9 @@ struct WebhookRoutes: AdminHandlers {
     }
 
     private func queue() throws(AdminError) -> WebhookQueue {
-        guard let queue = call.state.webhooks.queues[name] else { throw AdminError.notFound("no webhook named \(name)") }
+        guard let queue = call.state.webhooks.queues[name] else {
+            throw AdminError.notFound("no webhook named \(name)")
+        }
         return queue
     }
 

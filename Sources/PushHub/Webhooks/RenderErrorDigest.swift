@@ -69,7 +69,11 @@ struct RenderErrorDigest {
                 entries[key] = nil
                 continue
             }
-            out.append((key.screen, Self.data(key, count: entry.count, since: entry.since, until: wallNow, samples: entry.samples)))
+            out.append(
+                (
+                    key.screen,
+                    Self.data(key, count: entry.count, since: entry.since, until: wallNow, samples: entry.samples)
+                ))
             entries[key] = Entry(windowEndsAt: now + Self.window)
         }
         nextDeadline = entries.values.lazy.map(\.windowEndsAt).min()

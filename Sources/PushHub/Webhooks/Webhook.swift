@@ -58,7 +58,9 @@ struct Webhook: Sendable, Equatable {
 
     /// The types `names` stand for: each a subscribable type, or "*" for all of them.
     static func parseEvents(_ names: [String]) throws(InputError) -> [WebhookEventType] {
-        guard !names.isEmpty else { throw InputError("bad_events", "\"events\" must name at least one event type (or \"*\")") }
+        guard !names.isEmpty else {
+            throw InputError("bad_events", "\"events\" must name at least one event type (or \"*\")")
+        }
         var wanted = Set<WebhookEventType>()
         for name in names {
             if name == "*" {
