@@ -16,7 +16,7 @@ struct WebhookQueue: Sendable {
     static let recentLimit = 100
 
     var webhook: Webhook
-    private(set) var pending: [WebhookDelivery] = []
+    private(set) var pending = ChunkedList<WebhookDelivery>()
     private(set) var recent: [WebhookDelivery] = []
     var counters = Counters()
     /// The last attempt's (of any event): for the webhook's summary.
@@ -27,8 +27,7 @@ struct WebhookQueue: Sendable {
     /// Queues `event`; beyond `limit` pending, the oldest is dropped.
     mutating func enqueue(_ event: WebhookEvent, limit: Int, at time: Int) {
         pending.append(WebhookDelivery(event: event))
-        while pending.count > limit {
-            let oldest = pending.removeFirst()
+        while pending.count > limit, let oldest = pending.removeFirst() {
             counters.dropped += 1
             remember(oldest.finished(.dropped, at: time))
         }
@@ -37,27 +36,33 @@ struct WebhookQueue: Sendable {
     /// Notes an attempt's outcome on its event (nothing when the event is no longer pending: it
     /// was dropped, or another attempt's outcome came first).
     mutating func note(_ attempt: WebhookAttempt) {
-        guard let index = pending.firstIndex(where: { $0.event.id == attempt.event }) else { return }
-        var delivery = pending[index]
-        delivery.attempts += 1
-        delivery.lastStatus = attempt.status
-        delivery.lastError = attempt.error
-        delivery.lastAttemptAt = attempt.at
-        lastAttempt = delivery
+        var noted: WebhookDelivery?
+        pending.update(first: { $0.event.id == attempt.event }) { delivery in
+            delivery.attempts += 1
+            delivery.lastStatus = attempt.status
+            delivery.lastError = attempt.error
+            delivery.lastAttemptAt = attempt.at
+            if case .retry(let time) = attempt.outcome { delivery.nextAttemptAt = time }
+            noted = delivery
+            return attempt.outcome != .delivered && attempt.outcome != .failed
+        }
+        guard let noted else { return }
+        let ended: WebhookDelivery.State
         switch attempt.outcome {
-        case .retry(let time):
-            delivery.nextAttemptAt = time
+        case .retry:
             counters.retried += 1
-            pending[index] = delivery
+            lastAttempt = noted
+            return
         case .delivered:
             counters.delivered += 1
-            pending.remove(at: index)
-            remember(delivery.finished(.delivered, at: attempt.at))
+            ended = .delivered
         case .failed:
             counters.failed += 1
-            pending.remove(at: index)
-            remember(delivery.finished(.failed, at: attempt.at))
+            ended = .failed
         }
+        let finished = noted.finished(ended, at: attempt.at)
+        lastAttempt = finished
+        remember(finished)
     }
 
     /// Restores a delivery a snapshot holds: a pending one at the queue's end, a finished one
