@@ -70,8 +70,16 @@ class Hub(BenchHub):
                       "--webhook-queue", "1000000", "--log-level", "warning"],
             data + ".log", os.path.join(data, "admin.token"), timeout)
 
+    def again(self, request, *arguments):
+        """`request`, once more on a new connection if the hub closed the idle one meanwhile."""
+        try:
+            return request(*arguments)
+        except (http.client.RemoteDisconnected, ConnectionError):
+            self.connection.close()  # http.client connects again on the next request
+            return request(*arguments)
+
     def must(self, method, path, body=None):
-        status, answer, t0, t1 = self.call(method, path, body)
+        status, answer, t0, t1 = self.again(self.call, method, path, body)
         if status // 100 != 2:
             raise SystemExit("%s %s: %d %s" % (method, path, status, answer))
         return answer, t0, t1
@@ -82,7 +90,7 @@ class Hub(BenchHub):
 
     def histogram(self):
         """`pushhub_webhook_delivery_seconds`: ({le: cumulative count}, count, sum)."""
-        status, text = self.text("/metrics")
+        status, text = self.again(self.text, "/metrics")
         buckets = {m.group(1): int(float(m.group(2))) for m in re.finditer(
             r'^pushhub_webhook_delivery_seconds_bucket\{le="([^"]+)"\} (\S+)$', text, re.M)}
         count = float(re.search(r"^pushhub_webhook_delivery_seconds_count (\S+)$", text, re.M).group(1))
@@ -224,8 +232,8 @@ def histogram_line(hub, before):
 
 def make_events(hub, kind, n, subjects, k0, timeout):
     """`n` events made through PARALLEL admin connections: screen publishes (screen i % subjects)
-    or syncs. Returns the seconds it took."""
-    errors = []
+    or syncs. Returns the seconds it took and the rates (per second) of its first and last tenth."""
+    errors, done = [], []  # done: perf_counter of each answer
 
     def worker(w):
         admin = AdminConnection(hub, timeout)
@@ -235,6 +243,7 @@ def make_events(hub, kind, n, subjects, k0, timeout):
                     admin.must("POST", "/v1/syncs", {"target": {"all": True}, "reason": "bench %d" % (k0 + i)})
                 else:
                     admin.must("PUT", "/v1/screens/wh%d" % (i % subjects), tree(k0 + i))
+                done.append(time.perf_counter())
         except BaseException as error:  # said on the main thread
             errors.append(error)
         finally:
@@ -248,7 +257,10 @@ def make_events(hub, kind, n, subjects, k0, timeout):
         thread.join()
     if errors:
         raise SystemExit("making events: %r" % (errors[0],))
-    return time.perf_counter() - t
+    done.sort()
+    tenth = max(1, n // 10)
+    first, last = tenth / (done[tenth - 1] - t), tenth / (done[-1] - done[-tenth - 1])
+    return time.perf_counter() - t, first, last
 
 
 def throughput(label, hub, receiver, kind, n, subjects, args, k0, perf):
@@ -256,7 +268,9 @@ def throughput(label, hub, receiver, kind, n, subjects, args, k0, perf):
     before, hist0 = counters(hub), hub.histogram()
     receiver.command("reset")
     receiver.command("hold")
-    made_s = make_events(hub, kind, n, subjects, k0, args.timeout)
+    recorder = record(hub, perf and perf + "-make")
+    made_s, first_tenth, last_tenth = make_events(hub, kind, n, subjects, k0, args.timeout)
+    stop_recording(recorder)
     recorder = record(hub, perf)
     # Every event is in the journal (each PUT answered after its fsync); what the receiver holds
     # now went out before the go.
@@ -284,10 +298,11 @@ def throughput(label, hub, receiver, kind, n, subjects, args, k0, perf):
     seconds = (last - go) / 1e9
     rate = len(counted) / seconds
     after = counters(hub)
-    say("%s: %d events made in %.2f s (%.0f/s, %d held by the receiver), then %d delivered in %.3f s after the "
+    say("%s: %d events made in %.2f s (%.0f/s: %.0f/s in the first tenth, %.0f/s in the last; %d held by the "
+        "receiver), then %d delivered in %.3f s after the "
         "receiver answered: %.0f deliveries/s; hub CPU %.1f µs per delivery (control plane %.1f µs, loops %.1f µs); "
         "receiver %.0f %% of a core; others %.0f %%" % (
-            label, n, made_s, n / made_s, held, len(counted), seconds, rate, used["all"] / 1e3 / n,
+            label, n, made_s, n / made_s, first_tenth, last_tenth, held, len(counted), seconds, rate, used["all"] / 1e3 / n,
             used["control"] / 1e3 / n, used["loops"] / 1e3 / n, 100 * receiver_s / seconds, busy))
     if again:
         say("  %d events were sent more than once (held past the 10 s attempt timeout, then retried): the rate "
@@ -300,43 +315,83 @@ def throughput(label, hub, receiver, kind, n, subjects, args, k0, perf):
     return {"rate": rate, "cpu_us": used["all"] / 1e3 / n, "control_us": used["control"] / 1e3 / n}
 
 
-def steady(hub, receiver, rate, seconds, subjects, args, k0):
-    """Publishes at `rate` per second for `seconds`; the receiver answers at once."""
-    before, hist0 = counters(hub), hub.histogram()
-    receiver.command("reset")
-    admin = AdminConnection(hub, args.timeout)
+def publish_at(hub, rate, seconds, subjects, k0, timeout, others_pids):
+    """Publishes at `rate` per second for `seconds` (screens in turn) on an admin connection of its
+    own: {n, achieved (per second), sent {(screen, version): PUT sent ns}, put_ms, cpu (HubCPU
+    used), others (%)}."""
+    admin = AdminConnection(hub, timeout)
     n = int(rate * seconds)
-    sent = {}  # (screen, version) → PUT sent, monotonic ns
-    others, cpu = Others(hub.pid, receiver.process.pid), HubCPU(hub.pid)
-    start, late = time.monotonic(), 0
+    sent, put_ms = {}, []
+    others, cpu = Others(hub.pid, *others_pids), HubCPU(hub.pid)
+    start = time.monotonic()
     for i in range(n):
-        due = start + i / rate
-        pause = due - time.monotonic()
+        pause = start + i / rate - time.monotonic()
         if pause > 0:
             time.sleep(pause)
-        elif pause < -0.05:
-            late += 1
         screen = "wh%d" % (i % subjects)
-        answer, t0, _ = admin.must("PUT", "/v1/screens/" + screen, tree(k0 + i))
+        answer, t0, t1 = admin.must("PUT", "/v1/screens/" + screen, tree(k0 + i))
         sent[(screen, answer["version"])] = t0
+        put_ms.append((t1 - t0) / 1e6)
     achieved = n / (time.monotonic() - start)
-    receiver.wait(lambda count: count >= n, args.timeout, "%d events" % n)
-    used, busy = cpu.used(), others.pct()
     admin.close()
+    return {"n": n, "achieved": achieved, "sent": sent, "put_ms": put_ms, "cpu": cpu, "others": others}
+
+
+def put_webhook(hub, receiver, events):
+    hub.must("PUT", "/v1/webhooks/w", {"url": receiver.url, "events": events, "secret": SECRET})
+
+
+def steady(hub, receiver, rate, seconds, subjects, args, k0):
+    """Publishes at `rate` per second for `seconds`, first with the webhook wanting another event
+    type (the publishes' own cost), then wanting them, the receiver answering at once."""
+    put_webhook(hub, receiver, ["experiment.changed"])
+    alone = publish_at(hub, rate, seconds, subjects, k0, args.timeout, [receiver.process.pid])
+    alone_cpu = alone["cpu"].used()
+    put_webhook(hub, receiver, ["screen.published", "sync.created"])
+    before, hist0 = counters(hub), hub.histogram()
+    receiver.command("reset")
+    run = publish_at(hub, rate, seconds, subjects, k0 + alone["n"], args.timeout, [receiver.process.pid])
+    n = run["n"]
+    receiver.wait(lambda count: count >= n, args.timeout, "%d events" % n)
+    used, busy = run["cpu"].used(), run["others"].pct()
     delays, since_put = [], []
     for wall, mono, event in receiver.dump():
         screen = event["subject"].split(":", 1)[1]
         delays.append(wall / 1e6 - event["time"])
-        since_put.append((mono - sent[(screen, event["data"]["version"])]) / 1e6)
+        since_put.append((mono - run["sent"][(screen, event["data"]["version"])]) / 1e6)
     after = counters(hub)
     say("delay at %d/s (%.0f/s achieved, %d publishes): event time → received p50 %.1f ms, p99 %.1f ms, max %.1f ms; "
-        "PUT sent → received p50 %.2f ms, p99 %.2f ms, max %.2f ms; hub CPU %.0f µs per publish + delivery "
-        "(control plane %.0f µs); others %.0f %%" % (
-            rate, achieved, n, percentile(delays, 0.5), percentile(delays, 0.99), max(delays),
-            percentile(since_put, 0.5), percentile(since_put, 0.99), max(since_put), used["all"] / 1e3 / n,
-            used["control"] / 1e3 / n, busy))
+        "PUT sent → received p50 %.2f ms, p99 %.2f ms, max %.2f ms; others %.0f %%" % (
+            rate, run["achieved"], n, percentile(delays, 0.5), percentile(delays, 0.99), max(delays),
+            percentile(since_put, 0.5), percentile(since_put, 0.99), max(since_put), busy))
+    say("  hub CPU per publish: %.0f µs with its event and delivery, %.0f µs without (webhook wanting another type): "
+        "%.0f µs for the webhook; PUT answered p50 %.2f / p99 %.2f ms (without: %.2f / %.2f ms)" % (
+            used["all"] / 1e3 / n, alone_cpu["all"] / 1e3 / alone["n"],
+            used["all"] / 1e3 / n - alone_cpu["all"] / 1e3 / alone["n"], percentile(run["put_ms"], 0.5),
+            percentile(run["put_ms"], 0.99), percentile(alone["put_ms"], 0.5), percentile(alone["put_ms"], 0.99)))
     say("  webhook counters: +%d delivered, +%d retried; %s" % (
         after["delivered"] - before["delivered"], after["retried"] - before["retried"], histogram_line(hub, hist0)))
+    return run["n"] + alone["n"]
+
+
+def backlog(hub, receiver, rate, seconds, subjects, args, k0):
+    """Publishes at `rate` while `--backlog` events wait (the receiver holds its answers, as a
+    receiver that is down): what a full queue costs the publishes. Then the queue drains."""
+    receiver.command("reset")
+    receiver.command("hold")
+    made_s = make_events(hub, "syncs", args.backlog, args.backlog, k0, args.timeout)[0]
+    run = publish_at(hub, rate, seconds, subjects, k0, args.timeout, [receiver.process.pid])
+    used, busy, n = run["cpu"].used(), run["others"].pct(), run["n"]
+    queued = counters(hub)["queued"]
+    receiver.command("go")
+    receiver.wait(lambda count: count >= args.backlog + n, args.timeout, "the backlog drained")
+    say("backlog: %d syncs queued (made in %.1f s), then %d publishes at %d/s (%.0f/s achieved) with %d events "
+        "queued: PUT answered p50 %.2f ms, p99 %.2f ms, max %.2f ms; hub CPU %.0f µs per publish (control plane "
+        "%.0f µs); others %.0f %%" % (
+            args.backlog, made_s, n, rate, run["achieved"], queued, percentile(run["put_ms"], 0.5),
+            percentile(run["put_ms"], 0.99), max(run["put_ms"]), used["all"] / 1e3 / n, used["control"] / 1e3 / n,
+            busy))
+    return n + args.backlog
 
 
 def main():
@@ -346,14 +401,15 @@ def main():
     parser.add_argument("--serial", type=int, default=2_000, help="events of the one-subject throughput part")
     parser.add_argument("--rates", default="100,1000", help="steady publish rates of the delay part, per second")
     parser.add_argument("--seconds", type=float, default=5, help="length of each steady rate")
-    parser.add_argument("--only", choices=("screens", "syncs", "serial", "delay"), action="append",
+    parser.add_argument("--backlog", type=int, default=10_000, help="events queued in the backlog part")
+    parser.add_argument("--only", choices=("screens", "syncs", "serial", "delay", "backlog"), action="append",
                         help="run only these parts (repeatable)")
     parser.add_argument("--perf", metavar="PREFIX", help="perf record -g the hub over each throughput part")
     parser.add_argument("--timeout", type=int, default=120, help="bound of every wait, seconds")
     add_quiet_arguments(parser)
     parser.set_defaults(quiet_wait=int(os.environ.get("QUIET_WAIT", 20)))
     args = parser.parse_args()
-    parts = args.only or ["screens", "syncs", "serial", "delay"]
+    parts = args.only or ["screens", "syncs", "serial", "delay", "backlog"]
     if not os.path.exists(PUSHHUB):
         raise SystemExit("no %s: build it first (swift build -c release)" % PUSHHUB)
 
@@ -362,8 +418,7 @@ def main():
         receiver = Receiver(folder)
         ceiling(receiver, folder)
         hub = Hub(os.path.join(folder, "data"), args.timeout)
-        hub.must("PUT", "/v1/webhooks/w", {"url": receiver.url, "events": ["screen.published", "sync.created"],
-                                           "secret": SECRET})
+        put_webhook(hub, receiver, ["screen.published", "sync.created"])
         say("# hub %s, pid %d, 1 loop, data dir journal (fsync), webhook w → %s" % (PUSHHUB, hub.pid, receiver.url))
         k = 0
         if "screens" in parts:
@@ -380,8 +435,9 @@ def main():
             k += args.serial
         if "delay" in parts:
             for rate in (float(r) for r in args.rates.split(",")):
-                steady(hub, receiver, rate, args.seconds, args.subjects, args, k)
-                k += int(rate * args.seconds)
+                k += steady(hub, receiver, rate, args.seconds, args.subjects, args, k)
+        if "backlog" in parts:
+            k += backlog(hub, receiver, float(args.rates.split(",")[0]), args.seconds, args.subjects, args, k)
         problems = hub.problems()
         say("hub warnings and errors: %s" % ("none" if not problems else "%d, first: %s" % (len(problems),
                                                                                              problems[0])))
