@@ -32,7 +32,8 @@ the hub opens at most 8 to one origin).
 
 If the publishes of a throughput part take longer than the hub's 10 s attempt timeout, the held
 events are retried later (backoff): they are left out of the rate, and that is said. `--perf
-PREFIX` records the hub (`perf record -g`) over each throughput part. Every wait is bounded
+PREFIX` records the hub (`perf record -g`) over each throughput part (making the events, then
+delivering them) and the backlog's publishes. Every wait is bounded
 (`--timeout`); processes are stopped on exit, the work folder removed (unless `--keep`).
 """
 import argparse
@@ -380,8 +381,10 @@ def backlog(hub, receiver, rate, seconds, subjects, args, k0):
     receiver.command("reset")
     receiver.command("hold")
     made_s = make_events(hub, "syncs", args.backlog, args.backlog, k0, args.timeout)[0]
+    recorder = record(hub, args.perf and args.perf + ".backlog")
     run = publish_at(hub, rate, seconds, subjects, k0, args.timeout, [receiver.process.pid])
     used, busy, n = run["cpu"].used(), run["others"].pct(), run["n"]
+    stop_recording(recorder)
     queued = counters(hub)["queued"]
     receiver.command("go")
     receiver.wait(lambda count: count >= args.backlog + n, args.timeout, "the backlog drained")
@@ -404,7 +407,7 @@ def main():
     parser.add_argument("--backlog", type=int, default=10_000, help="events queued in the backlog part")
     parser.add_argument("--only", choices=("screens", "syncs", "serial", "delay", "backlog"), action="append",
                         help="run only these parts (repeatable)")
-    parser.add_argument("--perf", metavar="PREFIX", help="perf record -g the hub over each throughput part")
+    parser.add_argument("--perf", metavar="PREFIX", help="perf record -g the hub over each throughput and backlog part")
     parser.add_argument("--timeout", type=int, default=120, help="bound of every wait, seconds")
     add_quiet_arguments(parser)
     parser.set_defaults(quiet_wait=int(os.environ.get("QUIET_WAIT", 20)))
