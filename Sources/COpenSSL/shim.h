@@ -115,4 +115,5 @@ static inline const char *pushhub_drain_errors(void) {
     return text;
 }
 #include "shim_sign.h"
+#include "shim_verify.h"
 #endif

@@ -34,7 +34,7 @@ def receiver(hub):
     for name in ("ops", "viewer-sees"):
         call(hub, "DELETE", "/v1/webhooks/" + name)
     receiver.close()
-    assert receiver.problems() == [], receiver.problems()
+    assert receiver.unverified() == []  # the request's other rules: test_webhooks.py
 
 
 def check(browser, selector, checked=True):
@@ -108,7 +108,7 @@ def test_a_webhook_created_followed_edited_tested_and_deleted_in_the_console(hub
                              what="the failed test's answer")
     assert browser.evaluate("document.querySelector('#view .status').dataset.kind") == "error"
     assert browser.evaluate("a11yProblems()") == []
-    screenshot(browser, shots, "webhooks", height=1400)
+    screenshot(browser, shots, "webhooks", height=1800)
 
     # The hub's refusal is shown at the field it names.
     set_value(browser, "input[name=webhook_url]", "http://example.com/hooks")
@@ -119,8 +119,11 @@ def test_a_webhook_created_followed_edited_tested_and_deleted_in_the_console(hub
     assert call(hub, "GET", "/v1/webhooks/ops")[1]["url"] == receiver.url
 
     # The list, then delete after a confirmation that names it.
-    browser.wait_for("!!document.querySelector('table.webhooks')", what="the list")
-    assert rows(browser, "table.webhooks")[0][:2] == ["ops", ", ".join(EVENT_TYPES)]
+    every = "all (%d)" % len(EVENT_TYPES)  # what the hub stores for "*": every type
+    browser.wait_for("document.querySelector('table.webhooks tbody tr td:nth-child(2)')?.textContent === %s"
+                     % js(every), what="the list read again with the saved events")
+    assert rows(browser, "table.webhooks")[0][:2] == ["ops", every]
+    assert browser.evaluate("document.querySelector('input[name=events_all]').checked")
     click(browser, "#webhook-delete")
     assert "Delete webhook ops?" in confirm(browser, "queued")
     browser.wait_for("location.hash === '#webhooks'", what="back to the list")

@@ -4,12 +4,14 @@ is checked against the admin API's own answers and against what the receiver got
 are exit 2 before anything is sent, the hub's refusals exit 1 with its message."""
 import json
 import os
+import re
 import subprocess
 
 import pytest
 
 from admin import call, publish
 from conftest import BIN
+from release_clients import wait
 from webhook_receiver import EVENT_TYPES, WebhookReceiver
 
 SECRET = "whsec_hubctl_test_secret_012345"
@@ -40,7 +42,7 @@ def fields(text):
 
 def columns(text):
     """The rows of an aligned table (two or more spaces between cells), heading first."""
-    return [[cell for cell in line.split("  ") if cell.strip()] for line in text.splitlines()]
+    return [re.split(r" {2,}", line.strip()) for line in text.splitlines()]
 
 
 @pytest.fixture
@@ -53,7 +55,7 @@ def receiver():
     receiver = WebhookReceiver(SECRET)
     yield receiver
     receiver.close()
-    assert receiver.problems() == []
+    assert receiver.unverified() == []  # the request's other rules: test_webhooks.py
 
 
 @pytest.mark.parametrize("args, message", [
@@ -105,7 +107,8 @@ def test_put_list_get_deliveries_test_and_delete(hub, receiver):
     published = publish(hub, "home", {"type": "screen", "children": []})
     receiver.wait_for(lambda r: r.delivered(), what="the published event, after one 500")
 
-    state = call(hub, "GET", "/v1/webhooks/ops")[1]
+    state = wait("the delivery journaled", lambda: (lambda w: w if w["queued"] == 0 else None)(
+        call(hub, "GET", "/v1/webhooks/ops")[1]))
     got = fields(ok(hub, "webhook", "get", "ops").stdout)
     assert (got["webhook"], got["events"], got["delivered"], got["failed"], got["dropped"]) == (
         "ops", ",".join(EVENT_TYPES), str(state["delivered"]), "0", "0")
@@ -125,7 +128,7 @@ def test_put_list_get_deliveries_test_and_delete(hub, receiver):
     assert row[6].startswith("delivered 20")
     assert len(rows) - 1 == len(listed)
     one = json.loads(ok(hub, "--json", "webhook", "deliveries", "ops", "--limit", "1").stdout)
-    assert one == {"deliveries": listed[:1]}
+    assert one["deliveries"] == listed[:1]
     assert event.data["version"] == published["version"]
 
     tested = ok(hub, "webhook", "test", "ops")
@@ -135,7 +138,7 @@ def test_put_list_get_deliveries_test_and_delete(hub, receiver):
     receiver.script(503)
     failed = hubctl(hub, "webhook", "test", "ops")
     assert failed.returncode == 1 and fields(failed.stdout)["status"] == "503", failed
-    assert "the receiver did not take the test event: it answered 503" in failed.stderr
+    assert "the test event was not delivered: the receiver answered 503" in failed.stderr, failed.stderr
 
     deleted = ok(hub, "webhook", "delete", "ops")
     assert deleted.stdout.strip() == "deleted ops"

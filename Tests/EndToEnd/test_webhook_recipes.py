@@ -179,7 +179,7 @@ def test_each_recipe_verifies_real_deliveries_from_a_hub(hub_factory, receiver, 
     bytes, and all three refuse them with another secret or with their bodies changed."""
     hub = hub_factory("--dev")
     status, answer = call(hub, "PUT", "/v1/webhooks/recipes", {"url": receiver.url, "events": ["*"], "secret": SECRET})
-    assert status == 200, answer
+    assert status == 201, answer
     receiver.script(500, subject="screen:home")
     publish(hub, "home", {"type": "screen", "children": [{"id": "t", "type": "text", "text": "Grüße"}]})
     assert call(hub, "POST", "/v1/syncs", {"target": {"all": True}, "reason": "recipes"})[0] == 200
@@ -187,7 +187,7 @@ def test_each_recipe_verifies_real_deliveries_from_a_hub(hub_factory, receiver, 
     receiver.wait_for(lambda r: {"screen.published", "sync.created", "webhook.test"} <= {d.type for d in r.delivered()},
                       what="three types delivered")
     requests = receiver.recorded()
-    assert receiver.problems() == []
+    assert receiver.unverified() == []
     retried = receiver.recorded(subject="screen:home")
     assert [d.status for d in retried[:2]] == [500, 200] and retried[0].id == retried[1].id, retried
     assert retried[0].signed_at <= retried[1].signed_at

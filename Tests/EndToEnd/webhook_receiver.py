@@ -212,6 +212,10 @@ class WebhookReceiver:
         """The requests answered 2xx, in the order they came."""
         return [d for d in self.recorded(type, subject) if d.status is not None and 200 <= d.status < 300]
 
+    def unverified(self):
+        """The requests whose signature did not verify with the documented recipe."""
+        return [d for d in self.recorded() if not d.verified]
+
     def problems(self):
         """Every request that broke the contract or did not verify, with why."""
         return [(d, d.problems or ["signature did not verify"]) for d in self.recorded() if d.problems or not d.verified]

@@ -68,6 +68,7 @@ import TestSupport
         defer { try? FileManager.default.removeItem(atPath: path) }
         let (certificate, key) = try SelfSignedCertificate.make(in: path + "-tls")
         defer { try? FileManager.default.removeItem(atPath: path + "-tls") }
+        let jwtKeys = try JWTTestKeys.shared()
         let file = #"""
             {"listen": "127.0.0.1:9100", "admin": "127.0.0.1:9101", "data": "/tmp/x", "loops": 3,
              "echo_path": "/echo", "dev": true, "keep_versions": 7, "jwt_issuer": "iss", "jwt_audience": "aud",
@@ -83,7 +84,9 @@ import TestSupport
              "apns_key": "/k.p8", "apns_key_id": "KEY1234567", "apns_team": "TEAM123456",
              "apns_url": "https://api.sandbox.push.apple.com", "fcm_credentials": "/sa.json",
              "fcm_url": "https://127.0.0.1:8443/", "push_ca": "/ca.pem", "push_queue": 1000,
-             "webhook_queue": 500, "outbound_ca": "\#(certificate)"}
+             "webhook_queue": 500,
+             "jwt_public_key": ["\#(jwtKeys.publicKey("rsa"))", "\#(jwtKeys.publicKey("ed25519"))"],
+             "jwt_jwks": "https://idp.example/.well-known/jwks.json", "outbound_ca": "\#(certificate)"}
             """#
         try file.write(toFile: path, atomically: true, encoding: .utf8)
         // Every flag the hub has (bar the file itself) is a key of this file: a new flag must join it.
@@ -104,6 +107,8 @@ import TestSupport
         #expect(!config.compression && config.compressionMinimumBytes == 1024)
         #expect(config.strictComponents)
         #expect(config.webhookQueueLimit == 500)
+        #expect(config.jwtPublicKeys.map(\.algorithm) == [.rs256, .edDSA])
+        #expect(config.jwtJWKS?.origin.host == "idp.example" && config.jwtJWKS?.target == "/.well-known/jwks.json")
         #expect(try !HubOptions.parse([], environment: [:]).config.strictComponents)
         #expect(try HubOptions.parse([], environment: ["PUSHHUB_STRICT_COMPONENTS": "1"]).config.strictComponents)
         #expect(config.redis?.description == "rediss://hub:***@10.0.0.5:6380/2")

@@ -1293,6 +1293,7 @@ extension SessionTests {
     /// The session's state as a value tests can compare (`Session.State` holds a class).
     enum StateKind: Equatable {
         case awaitingHello(deadline: UInt64, upgradeToken: String?)
+        case awaitingKey(kid: String, held: Int)
         case ready
         case closed
 
@@ -1300,6 +1301,7 @@ extension SessionTests {
             switch session.state {
             case .awaitingHello(let deadline, let upgradeToken):
                 self = .awaitingHello(deadline: deadline, upgradeToken: upgradeToken)
+            case .awaitingKey(let parked): self = .awaitingKey(kid: parked.kid, held: parked.held.count)
             case .ready: self = .ready
             case .closed: self = .closed
             }
@@ -1330,6 +1332,7 @@ extension SessionTests {
         case pushDeviceRegistered(PushDevice)
         case pushDeviceRemoved(DeviceKey)
         case renderErrorReported(RenderErrorReport)
+        case awaitsKey(String)
 
         init(_ action: Session.Action) {
             switch action {
@@ -1366,6 +1369,7 @@ extension SessionTests {
             case .pushDeviceRegistered(let device): self = .pushDeviceRegistered(device)
             case .renderErrorReported(let report): self = .renderErrorReported(report)
             case .pushDeviceRemoved(let key): self = .pushDeviceRemoved(key)
+            case .awaitsKey(let kid): self = .awaitsKey(kid)
             }
         }
 
@@ -1394,6 +1398,7 @@ extension SessionTests {
             case .pushDeviceRegistered: return "pushDeviceRegistered"
             case .pushDeviceRemoved: return "pushDeviceRemoved"
             case .renderErrorReported: return "renderErrorReported"
+            case .awaitsKey: return "awaitsKey"
             }
         }
 

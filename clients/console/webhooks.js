@@ -35,17 +35,18 @@ export default function webhooks({ root, argument, can, navigate }) {
   }
   const list = el("div", {}, el("p", { className: "empty" }, "Loading…"));
   const detail = el("div");
+  const below = el("div");  // a webhook's deliveries: the page's width, for their nine columns
   root.append(el("h2", {}, "Webhooks"), el("div", { className: "columns" },
     el("div", {}, section("Webhooks", list,
       el("p", {}, el("a", { href: "#webhooks/" + encodeURIComponent("+new"), className: "button-link" }, "New webhook")))),
-    detail));
-  const stopDetail = argument ? webhookDetail({ container: detail, name: argument === "+new" ? null : argument, can, navigate }) : null;
+    detail), below);
+  const stopDetail = argument ? webhookDetail({ container: detail, below, name: argument === "+new" ? null : argument, can, navigate }) : null;
   const stopList = every(3000, async () => {
     const { webhooks: hooks } = await get("/v1/webhooks");
     showIfChanged(list, hooks, () => hooks.length
-      ? table(["Webhook", "Events", "Queued", "Delivered", "Failed", "Dropped", "Last status"], hooks.map((w) => [
-        el("a", { href: "#webhooks/" + encodeURIComponent(w.name) }, w.name), w.events.join(", "), number(w.queued),
-        number(w.delivered), number(w.failed), number(w.dropped), w.last_status ?? "–",
+      ? table(["Webhook", "Events", "Queued", "Delivered / failed / dropped", "Last status"], hooks.map((w) => [
+        el("a", { href: "#webhooks/" + encodeURIComponent(w.name) }, w.name), eventsText(w.events), number(w.queued),
+        `${number(w.delivered)} / ${number(w.failed)} / ${number(w.dropped)}`, w.last_status ?? "–",
       ]), { className: "webhooks" })
       : el("p", { className: "empty" }, "No webhooks yet."));
   });
@@ -53,7 +54,7 @@ export default function webhooks({ root, argument, can, navigate }) {
 }
 
 /** A webhook's form and, for an existing one, its counters and recent deliveries. Returns stop. */
-function webhookDetail({ container, name, can, navigate }) {
+function webhookDetail({ container, below, name, can, navigate }) {
   let stopped = false, stopPolling = null;
   const nameField = field("Name", input({ name: "webhook_name", value: name ?? "", readOnly: Boolean(name), pattern: "[a-z0-9._\\-]{1,100}" }), { hint: "a-z 0-9 . _ -" });
   const url = field("URL", input({ name: "webhook_url", inputMode: "url", placeholder: "https://ops.example.com/pushhub" }), { hint: "https://, or http:// to a loopback host" });
@@ -78,7 +79,8 @@ function webhookDetail({ container, name, can, navigate }) {
       el("code", { id: "webhook-secret" }, revealed)) : null,
     el("form", { onsubmit: (event) => { event.preventDefault(); submit(); } }, nameField, url, events.fieldset, secret,
       el("div", { className: "actions" }, save, test, remove), status));
-  container.replaceChildren(form, ...(name ? [section("Queue and counters", facts), section("Recent deliveries", recent)] : []));
+  container.replaceChildren(form, ...(name ? [section("Queue and counters", facts)] : []));
+  if (name) below.replaceChildren(section("Recent deliveries", recent));
 
   let loaded = null;
   if (name) {
@@ -96,17 +98,17 @@ function webhookDetail({ container, name, can, navigate }) {
   async function refresh() {
     const [webhook, { deliveries }] = await Promise.all([get(path(name)), get(path(name) + "/deliveries?limit=50")]);
     showIfChanged(facts, webhook, () => [
-      ["URL", webhook.url], ["Events", webhook.events.join(", ")], ["Queued", number(webhook.queued)],
+      ["URL", webhook.url], ["Events", eventsText(webhook.events)], ["Queued", number(webhook.queued)],
       ["Delivered", number(webhook.delivered)], ["Failed", number(webhook.failed)], ["Dropped", number(webhook.dropped)],
       ["Last status", webhook.last_status ?? "–"], ["Last error", webhook.last_error ?? "–"],
       ["Last attempt", when(webhook.last_attempt_at)], ["Created", when(webhook.created_at)], ["Updated", when(webhook.updated_at)],
     ].flatMap(([term, value]) => [el("dt", {}, term), el("dd", {}, String(value))]));
     showIfChanged(recent, deliveries, () => deliveries.length
-      ? table(["Event", "Type", "Subject", "State", "Attempts", "Last status", "Next retry", "Finished", "Last error"],
+      ? el("div", { className: "table-scroll" }, table(["Event", "Type", "Subject", "State", "Attempts", "Last status", "Next retry", "Finished", "Last error"],
         deliveries.map((d) => [
           el("code", {}, d.id), d.type, d.subject, el("span", { className: "badge", dataset: { status: d.state } }, d.state),
           String(d.attempts), d.last_status ?? "–", when(d.next_attempt_at), when(d.finished_at), d.last_error ?? "–",
-        ]), { className: "deliveries", caption: "Pending events first, in the order they are sent; then the most recent finished." })
+        ]), { className: "deliveries", caption: "Pending events first, in the order they are sent; then the most recent finished." }))
       : el("p", { className: "empty" }, "No deliveries yet."));
   }
 
@@ -164,6 +166,12 @@ function webhookDetail({ container, name, can, navigate }) {
   return () => { stopped = true; stopPolling?.(); };
 }
 
+/** Whether `types` is every type this page knows: what the hub stores for `"*"`. */
+const isEveryType = (types) => EVENT_TYPES.every(([type]) => types.includes(type));
+
+/** A webhook's events for people: "all" when it has every type, else the list. */
+const eventsText = (types) => (isEveryType(types) ? `all (${types.length})` : types.join(", "));
+
 /**
  * The events fieldset: "All events (*)" and one checkbox per type (with any type the webhook
  * has that this page does not know, so a save keeps it). `chosen()` is the `events` to send.
@@ -187,7 +195,7 @@ function eventChoices() {
   return {
     fieldset,
     set(types) {
-      all.checked = types.includes("*");
+      all.checked = types.includes("*") || isEveryType(types);
       for (const type of types) if (type !== "*" && !boxes.has(type)) add(type, null);
       for (const [type, box] of boxes) box.checked = types.includes(type);
       sync();

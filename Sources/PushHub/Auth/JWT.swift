@@ -3,7 +3,15 @@ import COpenSSL
 /// Why a client token was refused; `description` is the sentence sent in the `error` message.
 public enum JWTError: Error, Equatable, Sendable, CustomStringConvertible {
     case malformed(String)
+    /// An `alg` the hub never verifies (`none`, HS512, PS256, …).
     case unsupportedAlgorithm(String)
+    /// One of the hub's algorithms, but it has no key for it.
+    case noKeyForAlgorithm(JWTAlgorithm)
+    /// The token's `kid` names no key the hub has (a JWKS may not have been fetched since the
+    /// provider published it), and no key without a kid verifies it.
+    case unknownKey(kid: String)
+    /// The token's `kid` names a key for another algorithm than its `alg`.
+    case keyForOtherAlgorithm(kid: String, key: JWTAlgorithm, token: JWTAlgorithm)
     case badSignature
     case expired
     case notYetValid
@@ -15,7 +23,12 @@ public enum JWTError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .malformed(let why): "the token is malformed: \(why)"
-        case .unsupportedAlgorithm(let alg): "the token is signed with \(alg); only HS256 is accepted"
+        case .unsupportedAlgorithm(let alg):
+            "the token is signed with \(alg); this hub accepts \(JWTAlgorithm.list(JWTAlgorithm.allCases))"
+        case .noKeyForAlgorithm(let alg): "the token is signed with \(alg), and this hub has no \(alg) key"
+        case .unknownKey(let kid): "no key with kid \"\(kid)\" is known to this hub"
+        case .keyForOtherAlgorithm(let kid, let key, let token):
+            "the token is signed with \(token), but its kid \"\(kid)\" names a key for \(key)"
         case .badSignature: "the token's signature does not verify"
         case .expired: "the token has expired"
         case .notYetValid: "the token is not valid yet (nbf)"
@@ -27,13 +40,15 @@ public enum JWTError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Verifies client tokens (RFC 7519): JWS compact form (RFC 7515), HS256 only — `alg: none` and
-/// every other algorithm are refused — with the configured secret; `exp` and `nbf` checked with a
-/// leeway, and required when `requireExpiry` (a token without `exp` would be valid forever);
-/// `iss`/`aud` when configured.
+/// Verifies client tokens (RFC 7519): JWS compact form (RFC 7515) signed HS256 with the hub's
+/// secret, or RS256, ES256 or EdDSA with a public key (DESIGN §18) — `alg: none` and every other
+/// algorithm are refused; `exp` and `nbf` checked with a leeway, and required when
+/// `requireExpiry` (a token without `exp` would be valid forever); `iss`/`aud` when configured.
+/// The header's `jku`, `x5u`, `jwk` and `x5c` are never read: a token cannot bring its own key.
 ///
-/// Invariant: `verify` returns claims only for a token whose signature was compared in constant
-/// time against HMAC-SHA256(secret, header.payload).
+/// Invariant: `verify` returns claims only for a token whose signature one of `keys`' keys
+/// verified, and only a key whose algorithm is the token's `alg` (`JWTKeySet.candidates`); an
+/// HMAC is compared in constant time.
 public struct JWTVerifier: Sendable {
     /// What a verified token says: `sub`, the `cohorts` claim, and every claim (for cohort rules).
     public struct Claims: Equatable, Sendable {
@@ -42,7 +57,8 @@ public struct JWTVerifier: Sendable {
         public var all: JSONObject
     }
 
-    public let secret: [UInt8]
+    /// The keys, read once per token (the JWKS fetcher swaps them).
+    public let keys: JWTKeyStore
     public var issuer: String?
     public var audience: String?
     /// Refuse tokens without `exp` (the hub's default outside `--dev`).
@@ -50,11 +66,16 @@ public struct JWTVerifier: Sendable {
     /// Clock skew tolerated on `exp` and `nbf`.
     public var leewaySeconds: Int = 30
 
-    public init(secret: [UInt8], issuer: String? = nil, audience: String? = nil, requireExpiry: Bool = false) {
-        self.secret = secret
+    public init(keys: JWTKeyStore, issuer: String? = nil, audience: String? = nil, requireExpiry: Bool = false) {
+        self.keys = keys
         self.issuer = issuer
         self.audience = audience
         self.requireExpiry = requireExpiry
+    }
+
+    /// A verifier with the HS256 secret as its only key.
+    public init(secret: [UInt8], issuer: String? = nil, audience: String? = nil, requireExpiry: Bool = false) {
+        self.init(keys: JWTKeyStore(secret: secret), issuer: issuer, audience: audience, requireExpiry: requireExpiry)
     }
 
     /// - Parameter now: seconds since the Unix epoch.
@@ -66,18 +87,52 @@ public struct JWTVerifier: Sendable {
             throw .malformed("the header is not base64url JSON")
         }
         guard let alg = header["alg"]?.stringValue else { throw .malformed("the header has no alg") }
-        guard alg == "HS256" else { throw .unsupportedAlgorithm(alg) }
+        guard let algorithm = JWTAlgorithm(rawValue: alg) else { throw .unsupportedAlgorithm(alg) }
         // RFC 7515 §4.1.11: this verifier understands no extension, so any `crit` is refused.
-        if let critical = header["crit"] { throw .malformed("it marks extensions critical (crit: \(JSONWriter.string(critical)))") }
+        if let critical = header["crit"] {
+            throw .malformed("it marks extensions critical (crit: \(JSONWriter.string(critical)))")
+        }
+        var kid: String?
+        if let named = header["kid"] {
+            guard let text = named.stringValue, JWTKeySet.isAcceptableKeyID(text) else {
+                throw .malformed(
+                    "the kid header is not a string of 1 to \(JWTKeySet.maximumKeyIDBytes) visible ASCII characters")
+            }
+            kid = text
+        }
         guard let signature = Base64URL.decode(parts[2]) else { throw .malformed("the signature is not base64url") }
-        let expected = Self.hmacSHA256(key: secret, data: Array(token.utf8[..<parts[2].startIndex].dropLast()))
-        guard Self.constantTimeEquals(signature, expected) else { throw .badSignature }
+        if algorithm == .es256 && signature.count != 64 {
+            throw .malformed("an ES256 signature is the 64 bytes r‖s (RFC 7518 §3.4), not \(signature.count) bytes")
+        }
+        let signingInput = Array(token.utf8[..<parts[2].startIndex].dropLast())
+        try checkSignature(signature, of: signingInput, algorithm: algorithm, kid: kid)
         // As for the header: a payload that is not a JSON object is malformed, whatever the reason.
         guard let payloadBytes = Base64URL.decode(parts[1]),
             case .object(let claims)? = try? JSONReader.parse(payloadBytes)
         else {
             throw .malformed("the payload is not a base64url JSON object")
         }
+        return try checkClaims(claims, now: now)
+    }
+
+    /// Finds a key of `algorithm` (with `kid`, when it names one) that verifies `signature`.
+    private func checkSignature(_ signature: [UInt8], of input: [UInt8], algorithm: JWTAlgorithm, kid: String?)
+        throws(JWTError)
+    {
+        let set = keys.keys
+        switch set.candidates(for: algorithm, kid: kid) {
+        case .otherAlgorithm(let key):
+            throw .keyForOtherAlgorithm(kid: kid ?? "", key: key.algorithm, token: algorithm)
+        case .keys(let candidates, let kidIsKnown):
+            if candidates.contains(where: { $0.verifies(signature, of: input) }) { return }
+            if let kid, !kidIsKnown, algorithm != .hs256 { throw .unknownKey(kid: kid) }
+            if candidates.isEmpty { throw .noKeyForAlgorithm(algorithm) }
+            throw .badSignature
+        }
+    }
+
+    /// The registered claims (RFC 7519 §4.1) the hub checks, then `sub` and `cohorts`.
+    private func checkClaims(_ claims: JSONObject, now: Int) throws(JWTError) -> Claims {
         if let exp = claims["exp"] {
             guard let seconds = exp.numberValue else { throw .malformed("exp is not a number") }
             if Double(now) >= seconds + Double(leewaySeconds) { throw .expired }

@@ -49,6 +49,8 @@ public enum ConfigReload {
         Setting(key: "jwt_issuer", reloadable: false) { $0.jwtIssuer ?? "" },
         Setting(key: "jwt_audience", reloadable: false) { $0.jwtAudience ?? "" },
         Setting(key: "jwt_require_exp", reloadable: false) { "\($0.requiresTokenExpiry)" },
+        Setting(key: "jwt_public_key", reloadable: false) { $0.jwtPublicKeys.map(\.source).joined(separator: ",") },
+        Setting(key: "jwt_jwks", reloadable: false) { $0.jwtJWKS?.description ?? "" },
     ]
 
     /// The config to run with after a reload to `new`, with the keys it changed and those that

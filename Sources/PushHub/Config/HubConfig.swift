@@ -1,3 +1,4 @@
+import HTTP1
 import WSProtocol
 
 /// Everything a hub needs to start. Defaults are DESIGN §9/§10's.
@@ -67,6 +68,11 @@ public struct HubConfig: Sendable {
     public var jwtRequireExpiry: Bool?
     /// Whether tokens without `exp` are refused, after the default.
     public var requiresTokenExpiry: Bool { jwtRequireExpiry ?? !dev }
+    /// Public keys client tokens may be signed with (`--jwt-public-key FILE`, repeatable; DESIGN
+    /// §18), read when the options are parsed; each has no kid and verifies its one algorithm.
+    public var jwtPublicKeys: [JWTKey] = []
+    /// The JWKS of an identity provider (`--jwt-jwks URL`): https, or http to a loopback host.
+    public var jwtJWKS: HTTPURL?
     /// `jitter_ms` in every sync: clients wait a random 0...jitter before re-fetching (DESIGN §5).
     public var syncJitterMilliseconds = 4000
     /// Default sync TTL (DESIGN §5: 24 h).

@@ -1,3 +1,5 @@
+import HTTP1
+
 /// The `pushhub` command line and environment (DESIGN §10): flags win over `PUSHHUB_*`
 /// environment variables, which win over the defaults.
 ///
@@ -13,6 +15,7 @@ public enum HubOptions {
         USAGE: pushhub [--config FILE | --check-config FILE] [--listen HOST:PORT] [--admin HOST:PORT] [--data DIR] [--loops N]
                        [--echo-path PATH] [--dev] [--allow-anonymous] [--keep-versions N] [--strict-components]
                        [--jwt-issuer ISS] [--jwt-audience AUD] [--jwt-require-exp[=on|off]]
+                       [--jwt-public-key FILE]… [--jwt-jwks URL]
                        [--message-rate N/s] [--message-burst N] [--max-connections N]
                        [--max-connections-per-ip N] [--max-subscriptions N] [--allowed-origins URL,URL]
                        [--tls-cert FILE --tls-key FILE] [--admin-tls-cert FILE --admin-tls-key FILE]
@@ -58,6 +61,11 @@ public enum HubOptions {
           --jwt-audience AUD   require this aud in client tokens (env PUSHHUB_JWT_AUDIENCE)
           --jwt-require-exp[=on|off]  refuse client tokens without exp (env PUSHHUB_JWT_REQUIRE_EXP;
                                default on, off with --dev)
+          --jwt-public-key FILE  client tokens may also be signed RS256, ES256 or EdDSA with this key (PEM
+                               public key or certificate); repeatable (env PUSHHUB_JWT_PUBLIC_KEY, FILE,FILE)
+          --jwt-jwks URL       ... or with the keys an identity provider publishes at URL (https; http only
+                               to a loopback host), fetched at start and when a token names a new kid
+                               (env PUSHHUB_JWT_JWKS)
           --handshake-timeout D   upgrade/admin request must arrive within D (default 10s)
           --hello-timeout D       a /v1/connect client must say hello within D (default 5s)
           --ping-interval D       ping after D without client traffic (default 25s)
@@ -102,6 +110,7 @@ public enum HubOptions {
         if let path = environment["PUSHHUB_CONFIG"] { values["--config"] = path }
         var help = false
         var version = false
+        var repeated: Set<String> = []
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -126,13 +135,20 @@ public enum HubOptions {
                 let hint = NearestName.suggest(flag, among: known).map { " (did you mean '\($0)'?)" } ?? ""
                 throw UsageError(description: "unknown option '\(argument)'\(hint)")
             }
+            var value: String
             if let inline {
-                values[flag] = inline
+                value = inline
             } else {
                 guard index < arguments.count else { throw UsageError(description: "missing value for '\(flag)'") }
-                values[flag] = arguments[index]
+                value = arguments[index]
                 index += 1
             }
+            // A repeatable flag: each use adds to the list (which replaces the env's and the file's).
+            if Self.repeatable.contains(flag), let earlier = values[flag], repeated.contains(flag) {
+                value = earlier + "," + value
+            }
+            repeated.insert(flag)
+            values[flag] = value
         }
         if values["--check-config"] != nil, values["--config"] == nil { values["--config"] = values["--check-config"] }
         if let path = values["--config"] {
@@ -177,6 +193,7 @@ public enum HubOptions {
         if let text = values["--jwt-issuer"] { config.jwtIssuer = text }
         if let text = values["--jwt-audience"] { config.jwtAudience = text }
         if let text = values["--jwt-require-exp"] { config.jwtRequireExpiry = try Self.switchSetting("--jwt-require-exp", text) }
+        try Self.tokenKeys(values, into: &config)
         if let text = values["--keep-versions"] {
             guard let count = Int(text), (1...1000).contains(count) else {
                 throw UsageError(description: "--keep-versions wants 1...1000, not '\(text)'")
@@ -322,6 +339,36 @@ public enum HubOptions {
         return settings
     }
 
+    /// Flags that may be given more than once (their values are a comma-separated list in the
+    /// environment and the config file).
+    static let repeatable: Set<String> = ["--jwt-public-key"]
+
+    /// The public keys of client tokens (DESIGN §18): the PEM files, read now, and the JWKS URL.
+    static func tokenKeys(_ values: [String: String], into config: inout HubConfig) throws(UsageError) {
+        if let list = values["--jwt-public-key"] {
+            for path in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+                do {
+                    config.jwtPublicKeys.append(try JWTKey(publicKeyFile: path))
+                } catch {
+                    throw UsageError(description: "--jwt-public-key: \(error)")
+                }
+            }
+        }
+        if let text = values["--jwt-jwks"] {
+            let url: HTTPURL
+            do {
+                url = try HTTPURL(parsing: text)
+            } catch {
+                throw UsageError(description: "--jwt-jwks: \(error)")
+            }
+            guard url.origin.isTLS || url.isLoopback else {
+                throw UsageError(
+                    description: "--jwt-jwks wants an https:// URL (http:// only to a loopback host, for tests), not '\(text)'")
+            }
+            config.jwtJWKS = url
+        }
+    }
+
     /// The TLS context a pair of flags names: both or neither.
     static func tlsContext(_ values: [String: String], certificate: String, key: String) throws(UsageError)
         -> TLSContext?
@@ -373,6 +420,7 @@ public enum HubOptions {
         "--strict-components": "PUSHHUB_STRICT_COMPONENTS",
         "--jwt-issuer": "PUSHHUB_JWT_ISSUER", "--jwt-audience": "PUSHHUB_JWT_AUDIENCE",
         "--jwt-require-exp": "PUSHHUB_JWT_REQUIRE_EXP", "--message-rate": "PUSHHUB_MESSAGE_RATE",
+        "--jwt-public-key": "PUSHHUB_JWT_PUBLIC_KEY", "--jwt-jwks": "PUSHHUB_JWT_JWKS",
         "--message-burst": "PUSHHUB_MESSAGE_BURST",
         "--max-connections": "PUSHHUB_MAX_CONNECTIONS", "--max-connections-per-ip": "PUSHHUB_MAX_CONNECTIONS_PER_IP", "--max-subscriptions": "PUSHHUB_MAX_SUBSCRIPTIONS",
         "--allowed-origins": "PUSHHUB_ALLOWED_ORIGINS",

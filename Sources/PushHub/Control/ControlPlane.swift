@@ -49,6 +49,8 @@ final class ControlPlane {
     let webhooks: WebhookDispatcher
     /// `client.render_error` reports, aggregated into webhook events.
     var renderErrors = RenderErrorDigest()
+    /// The JWKS of client tokens (DESIGN §18, `ControlPlane+Keys.swift`); nil without one.
+    let keys: JWKSFetcher?
     /// The audit log's recent entries (`GET /v1/audit`); on this thread only, like `state`.
     var audit = AuditRing()
     /// Renditions and frames derived here; what a publish prepares is sent to the loops with it.
@@ -83,7 +85,7 @@ final class ControlPlane {
     init(
         config: HubConfig, metrics: Metrics, adminToken: String, clientAddress: SocketAddress, log: any StateLog,
         peers: (any HubPeers)?, state restored: HubState, epoch: String, results: any ResultsLog,
-        pushes: PushDispatcher? = nil, outbound: (any HTTPFetching & LoopDriven)? = nil,
+        pushes: PushDispatcher? = nil, outbound: (any HTTPFetching & LoopDriven)? = nil, keys: JWKSFetcher? = nil,
         notifier: ServiceNotifier? = nil, startedAt: Int = WallClock.nowMilliseconds()
     ) {
         self.pushes = pushes
@@ -91,6 +93,8 @@ final class ControlPlane {
         // calls then fail saying there is no TLS context.
         self.outbound = outbound ?? HTTP1Client(options: .init(tls: try? HTTP1Client.tlsContext(caFile: nil)))
         webhooks = WebhookDispatcher(http: self.outbound, metrics: WebhookMetrics())
+        self.keys = keys
+        keys?.client = self.outbound
         self.config = config
         self.metrics = metrics
         self.adminToken = adminToken
@@ -117,7 +121,7 @@ final class ControlPlane {
     /// Restores the state where the configuration keeps it (`OpenedStateLog`).
     convenience init(
         config: HubConfig, metrics: Metrics, adminToken: String, jwtSecret: String = "", clientAddress: SocketAddress,
-        dataDirectory: String?, notifier: ServiceNotifier? = nil
+        dataDirectory: String?, keyStore: JWTKeyStore? = nil, notifier: ServiceNotifier? = nil
     ) throws {
         let startedAt = WallClock.nowMilliseconds()
         let opened = try OpenedStateLog(
@@ -128,12 +132,15 @@ final class ControlPlane {
         self.init(
             config: config, metrics: metrics, adminToken: adminToken, clientAddress: clientAddress, log: opened.log,
             peers: opened.peers, state: opened.state, epoch: opened.epoch,
-            results: opened.results, pushes: pushes, outbound: outbound, notifier: notifier,
+            results: opened.results, pushes: pushes, outbound: outbound,
+            keys: Self.keyFetcher(config: config, store: keyStore, dataDirectory: dataDirectory), notifier: notifier,
             startedAt: startedAt)
     }
 
     /// What the control plane's loop drives besides the admin connections (the log's links).
-    var loopSources: [LoopSource] { log.sources + (pushes?.sources ?? []) + outbound.sources }
+    var loopSources: [LoopSource] {
+        log.sources + (pushes?.sources ?? []) + outbound.sources + (keys.map { [$0] } ?? [])
+    }
 
     /// Called once the loop has stopped: leaves the other hubs, closes the log.
     func stopped() {
@@ -398,6 +405,8 @@ final class ControlPlane {
             keepPushRegistration(.pushDeviceRemoved(key, token: nil), event: event)
         case .renderError(let report):
             renderErrorReported(report)
+        case .unknownKeyID(let kid):
+            unknownKeyReported(kid)
         }
     }
 }

@@ -104,6 +104,9 @@ enum LoopEvent: Sendable {
     case pushDeviceRemoved(DeviceKey)
     /// A client's `render_error` (DESIGN §18: `client.render_error` webhooks).
     case renderError(RenderErrorReport)
+    /// A hello's token names a kid no key has, and the hub fetches a JWKS (DESIGN §18): the loop
+    /// parked it and waits for `LoopCommand.keysRefreshed` (one question per answer).
+    case unknownKeyID(String)
 }
 
 /// One scatter-gather in flight on the control plane: the answers so far and what to do with

@@ -316,6 +316,8 @@ final class EventLoop<Connection: LoopConnection> {
             self.config = config
             heartbeatInterval = min(heartbeatInterval, config.pingInterval.nanoseconds)
             shard?.reconfigure(config)
+        case .keysRefreshed:
+            shard?.keysRefreshed()
         }
     }
 

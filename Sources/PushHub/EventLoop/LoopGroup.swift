@@ -31,6 +31,7 @@ public final class LoopGroup: Sendable {
         let control = mailboxes.removeLast()
         let controlWakeFD = wakeFDs.removeLast()
         controlPlane.attach(loops: mailboxes)
+        controlPlane.attachKeys(loops: mailboxes)
         // Every loop starts from the restored state; later changes reach each through its mailbox.
         let view = controlPlane.state.view
         let epoch = controlPlane.epoch

@@ -12,6 +12,9 @@ enum LoopCommand: Sendable {
     case event(LoopEvent)
     /// To a client loop: run with this config from now on (a SIGHUP reload; `ConfigReload`).
     case reconfigure(HubConfig)
+    /// To a client loop: a JWKS fetch ended, or none will run now (DESIGN §18); the key set is
+    /// the `JWTKeyStore`'s, read as it is. Hellos parked for an unknown kid are verified again.
+    case keysRefreshed
 }
 
 /// A loop's inbox: commands in the order they were posted. Its lock is taken once per post and

@@ -34,14 +34,19 @@ public final class Hub: Sendable {
         let adminListener = try Listener(binding: config.admin)
         clientAddress = client
         adminAddress = adminListener.address
+        // Client tokens (DESIGN §18): the secret and the PEM keys stay; the JWKS's keys are the
+        // control plane's to swap in (read back from jwks.json first, when it is there).
+        let keys = JWTKeyStore(
+            JWTKeySet(configured: [JWTKey(secret: Array(secrets.jwtSecret.utf8))] + config.jwtPublicKeys),
+            fetchesKeys: config.jwtJWKS != nil, metrics: metrics.jwt)
         let plane = try ControlPlane(
             config: config, metrics: metrics, adminToken: secrets.adminToken, jwtSecret: secrets.jwtSecret,
             clientAddress: client,
-            dataDirectory: config.dataDirectory, notifier: notifier)
+            dataDirectory: config.dataDirectory, keyStore: keys, notifier: notifier)
         loops = try LoopGroup(
             controlPlane: plane, config: config, metrics: metrics,
             tokens: JWTVerifier(
-                secret: Array(secrets.jwtSecret.utf8), issuer: config.jwtIssuer, audience: config.jwtAudience,
+                keys: keys, issuer: config.jwtIssuer, audience: config.jwtAudience,
                 requireExpiry: config.requiresTokenExpiry),
             clientListeners: clientListeners, adminListener: adminListener)
     }

@@ -42,6 +42,12 @@ final class Shard {
     /// How many subscriptions here see each screen as each render target; the control plane
     /// hears when a target starts or stops being used, to prepare renditions for it.
     private var targetCounts: [String: [RenderTarget: Int]] = [:]
+    /// Connections whose hello waits for a key (`Session.State.awaitingKey`), by token; a token
+    /// whose connection closed meanwhile is dropped when they are released (`keysRefreshed`).
+    private var parked: [UInt64] = []
+    /// This loop asked the control plane for the JWKS and has not heard back: one question per
+    /// answer, however many hellos park meanwhile.
+    private var isAwaitingKeys = false
 
     init(
         loop: ClientLoop, view: HubView, config: HubConfig, tokens: JWTVerifier, epoch: String, control: Mailbox,
@@ -127,6 +133,22 @@ final class Shard {
     func recordSticky(experiment: String, unit: String, variant: String) {
         view.apply(.stickyRecorded(experiment: experiment, unit: unit, variant: variant), keepVersions: keepVersions)
         control.post(.event(.stickyAssigned(experiment: experiment, unit: unit, variant: variant)))
+    }
+
+    /// The control plane says a JWKS fetch ended, or that none will run now (DESIGN §18): every
+    /// parked hello is verified once more against the keys as they are.
+    func keysRefreshed() {
+        let tokens = parked
+        parked.removeAll()
+        isAwaitingKeys = false
+        let now = WallClock.nowMilliseconds()
+        let view = self.view
+        for token in tokens {
+            guard let connection = loop.connection(token), let slot = connection.session else { continue }
+            sessions[slot].keysRefreshed(
+                view: view, settings: settings, nowMilliseconds: now, cache: &cache, out: &actions)
+            perform(on: connection)
+        }
     }
 
     /// A reloaded config: the session settings that follow it.
@@ -471,6 +493,12 @@ final class Shard {
                 control.post(.event(.pushDeviceRemoved(key)))
             case .renderErrorReported(let report):
                 control.post(.event(.renderError(report)))
+            case .awaitsKey(let kid):
+                parked.append(connection.token)
+                if !isAwaitingKeys {
+                    isAwaitingKeys = true
+                    control.post(.event(.unknownKeyID(kid)))
+                }
             }
         }
         actions.removeAll(keepingCapacity: true)
@@ -516,7 +544,7 @@ extension Session.Action {
         case .send, .coalesced: true
         case .close, .signedIn, .subscribed, .awaitsScreen, .stoppedAwaiting, .sendHeartbeats, .retargeted,
             .unsubscribed, .delivered, .acked, .result, .stickyAssigned, .subscriptionRefused, .pushDeviceRegistered,
-            .pushDeviceRemoved, .renderErrorReported:
+            .pushDeviceRemoved, .renderErrorReported, .awaitsKey:
             false
         }
     }

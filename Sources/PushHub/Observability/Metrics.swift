@@ -59,6 +59,8 @@ public final class Metrics: Sendable {
     public let resultsDropped = Atomic<Int>(0)
     /// Silent pushes (DESIGN §17).
     public let push = PushMetrics()
+    /// Client tokens: refusals, JWKS fetches and keys (DESIGN §18).
+    public let jwt = JWTMetrics()
     /// Releases halted (DESIGN §15) by their guard and by an operator (`/metrics` shows them
     /// with the release gauges, `ControlPlane.releaseMetricsText`).
     public let releaseHaltsByGuard = Atomic<Int>(0)
@@ -279,6 +281,6 @@ public final class Metrics: Sendable {
                 + loops.map { "\(name){loop=\"\($0.index)\",role=\"\($0.role)\"} \(value($0))\n" }.joined()
         }.joined()
         return labelled + rows.map { exposition($0.0, $0.1, $0.2, String($0.3)) }.joined()
-            + seconds.map { exposition($0.0, $0.1, $0.2, String($0.3)) }.joined() + push.exposition
+            + seconds.map { exposition($0.0, $0.1, $0.2, String($0.3)) }.joined() + push.exposition + jwt.exposition
     }
 }

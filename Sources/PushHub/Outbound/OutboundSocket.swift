@@ -105,8 +105,11 @@ final class OutboundSocket {
     /// Looks the host up (off the loop unless it is an IP literal) and connects.
     func start(now: UInt64) -> Progress {
         precondition(phase == .initial, "an outbound socket starts once")
-        let lookup = AddressLookup(SocketAddress(host: host, port: port))
-        if let result = lookup.result { return connect(to: result) }
+        let address = SocketAddress(host: host, port: port)
+        let lookup = AddressLookup(address)
+        // A literal is resolved in `init`. A name waits for `poll` even when its thread was
+        // quicker than this line: the phase after `start` does not depend on a race.
+        if address.isIPLiteral, let result = lookup.result { return connect(to: result) }
         self.lookup = lookup
         phase = .resolving(pollAt: now + Self.lookupPollInterval)
         return .waiting

@@ -10,7 +10,8 @@ enum HTTP2LinkOutcome {
 }
 
 /// One HTTP/2 connection to a push provider (APNs, FCM: DESIGN §17), driven by an event loop
-/// as a `LoopSource`; `HTTP2ClientConnection` decides the protocol, this class does the I/O.
+/// as a `LoopSource`; `HTTP2ClientConnection` decides the protocol, this class drives it over an
+/// `OutboundSocket` (the lookup, connect, TLS and buffered I/O each connection makes).
 ///
 /// It connects on demand (the first request), over TLS with ALPN `h2` (or cleartext h2c in
 /// tests), keeps the connection while requests wait, pings it every `pingInterval`, and closes
@@ -42,8 +43,8 @@ enum HTTP2LinkOutcome {
 /// Invariants: every request given to `send` has its `done` called exactly once, on the loop's
 /// thread (none after `abandon`), also when a callback calls `close()`; an unfinished request
 /// is in exactly one of `queue`, `refused` (with its `resendAt`) and `streaming`; `queuedCount`
-/// and `refusedCount` count the unfinished ones of the first two; `socket` is open exactly in
-/// `.connecting`, `.handshaking` and `.ready`; `connection`
+/// and `refusedCount` count the unfinished ones of the first two; `socket` is set exactly in
+/// `.resolving`, `.connecting`, `.handshaking` and `.ready`; `connection`
 /// is the state of the socket's HTTP/2 connection (a new one per socket).
 final class HTTP2Link: LoopSource {
     struct Options {
@@ -131,11 +132,9 @@ final class HTTP2Link: LoopSource {
     var random: () -> Double = { Double.random(in: 0..<1) }
 
     private var connection: HTTP2ClientConnection
-    private var socket: Socket?
-    private var tls: TLSStream?
+    /// The connection under way or open (a new one per attempt).
+    private var socket: OutboundSocket?
     private var isProtocolChecked = false
-    /// The host's lookup while the link is `.resolving`.
-    private var lookup: AddressLookup?
     /// Sockets opened so far: tells a reconnect's socket from the last one (`LoopWatch.socket`).
     private var connects: UInt64 = 0
     private var attempt = 0
@@ -154,13 +153,6 @@ final class HTTP2Link: LoopSource {
     /// Every unfinished request in `send` order, which is deadline order (finished ones skipped).
     private var byDeadline: [Entry] = []
     private var byDeadlineHead = 0
-
-    private var output: [UInt8] = []
-    private var outputHead = 0
-    /// Octets queued and written on this connection since it opened.
-    private var queuedTotal: UInt64 = 0
-    private var writtenTotal: UInt64 = 0
-    private var readBuffer = [UInt8](repeating: 0, count: 64 << 10)
 
     /// When the last request was sent or answered (for the idle close).
     private var lastActivity: UInt64
@@ -186,7 +178,7 @@ final class HTTP2Link: LoopSource {
     var inFlight: Int { streaming.count }
     var isConnected: Bool { state == .ready }
     /// Octets waiting to be written on the connection.
-    var unwrittenOutput: Int { output.count - outputHead }
+    var unwrittenOutput: Int { socket?.unwrittenBytes ?? 0 }
 
     private var address: String { "\(options.host):\(options.port)" }
 
@@ -236,12 +228,8 @@ final class HTTP2Link: LoopSource {
     // MARK: - LoopSource
 
     var watch: LoopWatch? {
-        guard let socket else { return nil }
         switch state {
-        case .connecting: return LoopWatch(fd: socket.fd, socket: connects, writable: true)
-        case .handshaking, .ready:
-            let wantsWrite = outputHead < output.count && tls?.writeWaitsForReadable != true
-            return LoopWatch(fd: socket.fd, socket: connects, writable: wantsWrite || tls?.readWaitsForWritable == true)
+        case .connecting, .handshaking, .ready: return socket?.watch
         case .idle, .disconnected, .resolving, .closed: return nil
         }
     }
@@ -274,11 +262,11 @@ final class HTTP2Link: LoopSource {
         switch state {
         case .connecting:
             guard writable || hangup, let socket else { return }
-            if let error = socket.connectResult() { return lost("cannot connect to \(address): \(error)", now: now) }
-            startHTTP2(now: now)
+            advance(socket.connectEnded(), now: now)
         case .handshaking, .ready:
-            if readable || hangup || (writable && tls?.readWaitsForWritable == true) { read(now: now) }
-            if socket != nil, writable || (readable && tls?.writeWaitsForReadable == true) { flush(now: now) }
+            guard let socket else { return }
+            if socket.shouldRead(readable: readable, writable: writable, hangup: hangup) { read(now: now) }
+            if self.socket === socket, socket.shouldFlush(readable: readable, writable: writable) { flush(now: now) }
         case .idle, .disconnected, .resolving, .closed:
             return
         }
@@ -297,15 +285,9 @@ final class HTTP2Link: LoopSource {
                 connect(now: now)
             }
         case .resolving(let deadline, _):
-            if let result = lookup?.result {
-                lookup = nil
-                connect(to: result, now: now)
-            } else if now >= deadline {
-                lookup = nil
-                lost("looking up \(options.host) timed out", now: now)
-            } else {
-                state = .resolving(deadline: deadline, pollAt: now + Self.lookupPollInterval)
-            }
+            guard let socket else { return }
+            advance(socket.poll(now: now), now: now)
+            if case .resolving = state, now >= deadline { lost("looking up \(options.host) timed out", now: now) }
         case .connecting(let deadline), .handshaking(let deadline):
             if now >= deadline { lost("connecting to \(address) (HTTP/2) timed out", now: now) }
         case .ready:
@@ -334,47 +316,36 @@ final class HTTP2Link: LoopSource {
 
     // MARK: - Connecting
 
-    /// How often a lookup under way is checked.
-    static let lookupPollInterval: UInt64 = 2_000_000
-
     /// Looks the host up off the loop (an IP literal at once), then connects.
     private func connect(now: UInt64) {
-        let lookup = AddressLookup(SocketAddress(host: options.host, port: options.port))
-        if let result = lookup.result { return connect(to: result, now: now) }
-        self.lookup = lookup
-        state = .resolving(deadline: now + options.connectTimeout, pollAt: now + Self.lookupPollInterval)
+        connects += 1
+        let socket = OutboundSocket(host: options.host, port: options.port, tls: options.tls, generation: connects)
+        self.socket = socket
+        state = .resolving(deadline: now + options.connectTimeout, pollAt: now)
+        advance(socket.start(now: now), now: now)
     }
 
-    private func connect(to resolved: Result<ResolvedAddress, SystemError>, now: UInt64) {
-        do throws(SystemError) {
-            let (socket, connected) = try Socket.connecting(to: try resolved.get())
-            self.socket = socket
-            connects += 1
-            if connected {
-                startHTTP2(now: now)
-            } else {
-                state = .connecting(deadline: now + options.connectTimeout)
+    /// Follows the socket's connecting: each phase has `connectTimeout` (the lookup, then TCP).
+    private func advance(_ progress: OutboundSocket.Progress, now: UInt64) {
+        switch progress {
+        case .failed(let reason): lost(reason, now: now)
+        case .connected: startHTTP2(now: now)
+        case .waiting:
+            switch socket?.phase {
+            case .resolving(let pollAt)?:
+                if case .resolving(let deadline, _) = state { state = .resolving(deadline: deadline, pollAt: pollAt) }
+            case .connecting?:
+                if case .resolving = state { state = .connecting(deadline: now + options.connectTimeout) }
+            case .initial?, .connected?, .closed?, nil:
+                return
             }
-        } catch {
-            lost("cannot connect to \(address): \(error)", now: now)
         }
     }
 
     /// TCP is up: TLS (if any) and the preface start; the link is ready at the server's SETTINGS.
     private func startHTTP2(now: UInt64) {
-        if let context = options.tls, let socket {
-            do {
-                tls = try TLSStream(client: context, fd: socket.fd, serverName: options.host)
-            } catch {
-                return lost("TLS to \(address): \(error)", now: now)
-            }
-        }
         isProtocolChecked = options.tls == nil
         connection = HTTP2ClientConnection(settings: options.connection)
-        output.removeAll()
-        outputHead = 0
-        queuedTotal = 0
-        writtenTotal = 0
         connectionFailure = nil
         pingSentAt = nil
         lastPingAt = now
@@ -386,9 +357,9 @@ final class HTTP2Link: LoopSource {
     /// After the TLS handshake: the server must have chosen `h2` (RFC 9113 §3.2).
     /// - Returns: false when it did not (the link is down, every waiting request failed).
     private func checkProtocol(now: UInt64) -> Bool {
-        guard !isProtocolChecked, let tls, tls.isHandshakeDone else { return true }
+        guard !isProtocolChecked, let socket, socket.isHandshakeDone else { return true }
         isProtocolChecked = true
-        guard tls.selectedProtocol == "h2" else {
+        guard socket.selectedProtocol == "h2" else {
             let refusal = "the server at \(address) did not agree to HTTP/2 (ALPN)"
             lost(refusal, now: now)
             failAll(inFlightWith: refusal, queuedWith: refusal)
@@ -411,7 +382,7 @@ final class HTTP2Link: LoopSource {
             queueHead += 1
             guard !entry.isFinished else { continue }
             queuedCount -= 1
-            entry.headersAt = queuedTotal
+            entry.headersAt = socket?.queuedTotal ?? 0
             streaming[entry.id] = entry
             perform(connection.send(request: entry.request, id: entry.id), now: now)
             budget -= 1
@@ -481,8 +452,7 @@ final class HTTP2Link: LoopSource {
         for action in actions {
             switch action {
             case .write(let bytes):
-                output.append(contentsOf: bytes)
-                queuedTotal += UInt64(bytes.count)
+                socket?.enqueue(bytes)
             case .response(let id, let response):
                 guard let entry = streaming.removeValue(forKey: id) else { continue }
                 lastActivity = now
@@ -560,65 +530,36 @@ final class HTTP2Link: LoopSource {
 
     private func read(now: UInt64) {
         while let socket {
-            let result = readBuffer.withUnsafeMutableBytes { buffer in
-                Result { () throws(SystemError) in
-                    if let tls { return try tls.read(into: buffer) }
-                    return try socket.read(into: buffer)
-                }
-            }
+            let result = socket.read()
             guard checkProtocol(now: now) else { return }
             switch result {
-            case .failure(let error):
-                return lost("reading from \(address) failed: \(failure(error))", now: now)
-            case .success(.wouldBlock):
+            case .failed(let reason):
+                return lost("reading from \(address) failed: \(reason)", now: now)
+            case .wouldBlock:
                 return
-            case .success(.processed(0)):
+            case .ended:
                 return lost("\(address) closed the connection", now: now)
-            case .success(.processed(let count)):
-                perform(connection.received(readBuffer[0..<count]), now: now)
+            case .bytes(let bytes, let more):
+                perform(connection.received(bytes), now: now)
                 if case .handshaking = state, connection.state != .awaitingSettings {
                     // `attempt` stays: a server may answer SETTINGS and then GOAWAY at once; only a
                     // response shows the connection works.
                     state = .ready
                     if connection.state == .open { connectionsOpened += 1 }
                 }
-                if connectionFailure != nil { return }
-                if count < readBuffer.count && tls?.hasBufferedInput != true { return }
+                if connectionFailure != nil || !more { return }
             }
         }
     }
 
     /// Writes what waits, as far as the socket takes it.
     private func flush(now: UInt64 = 0) {
-        guard let socket, outputHead < output.count else { return }
-        defer { connection.written(through: writtenTotal) }
-        while outputHead < output.count {
-            let result = output[outputHead...].withUnsafeBytes { bytes in
-                Result { () throws(SystemError) in
-                    if let tls { return try tls.write(bytes) }
-                    return try socket.write(bytes)
-                }
-            }
-            switch result {
-            case .success(.processed(let count)):
-                outputHead += count
-                writtenTotal += UInt64(count)
-            case .success(.wouldBlock):
-                _ = checkProtocol(now: now)
-                return
-            case .failure(let error):
-                return lost("writing to \(address) failed: \(failure(error))", now: now)
-            }
+        guard let socket, socket.unwrittenBytes > 0 else { return }
+        defer { connection.written(through: socket.writtenTotal) }
+        if case .failed(let reason) = socket.flush() {
+            return lost("writing to \(address) failed: \(reason)", now: now)
         }
-        output.removeAll(keepingCapacity: output.capacity <= 1 << 20)
-        outputHead = 0
         _ = checkProtocol(now: now)
-    }
-
-    /// An I/O error, with the certificate's problem when TLS refused it.
-    private func failure(_ error: SystemError) -> String {
-        guard let problem = tls?.certificateProblem else { return "\(error)" }
-        return "the certificate of \(address) is not trusted (\(problem))"
     }
 
     // MARK: - Ending a connection
@@ -628,7 +569,8 @@ final class HTTP2Link: LoopSource {
     private func lost(_ reason: String, now: UInt64) {
         guard state != .closed else { return }
         let wasReady = state == .ready
-        let certificateRefused = tls?.certificateProblem != nil
+        let certificateRefused = socket?.certificateProblem != nil
+        let writtenTotal = socket?.writtenTotal ?? 0
         lastError = reason
         dropSocket()
         reconnectLater(now: now)
@@ -667,14 +609,8 @@ final class HTTP2Link: LoopSource {
     }
 
     private func dropSocket() {
-        tls?.sendCloseNotify()
-        tls = nil
-        if var socket {
-            socket.close()
-            self.socket = nil
-        }
-        output.removeAll()
-        outputHead = 0
+        socket?.close()
+        socket = nil
         connectionFailure = nil
         pingSentAt = nil
     }

@@ -12,7 +12,9 @@ import WSProtocol
 /// rendering they share are in `Session+Subscribe.swift`, `Session+HubEvents.swift`,
 /// `Session+Continuity.swift` (what a reconnecting client missed) and `Session+Rendering.swift`.
 ///
-/// Invariants: nothing but `hello` is served before `.ready` (`hello_first`); in `.ready`, each
+/// Invariants: nothing but `hello` is served before `.ready` (`hello_first`) — while a hello
+/// waits for a key (`.awaitingKey`), what the client sends is held, at most `maxHeldMessages`
+/// messages, and served in order once it is signed in; in `.ready`, each
 /// subscription holds the version and rendition the client was last brought to, and a newer
 /// version is sent as a patch from exactly that version (or one catch-up once a congested
 /// connection drains); a subscription moves to a version only with a message the client
@@ -24,6 +26,10 @@ struct Session {
         /// `indirect`: boxed until the hello, so that a session is one word in its shard's table,
         /// not 25 bytes (memory per connection, DESIGN §9).
         indirect case awaitingHello(deadline: UInt64, upgradeToken: String?)
+        /// The hello's token names a kid no key has while the hub fetches a JWKS (DESIGN §18):
+        /// parked until the control plane says a fetch ended (`keysRefreshed`), then verified
+        /// once more; the hello deadline still applies.
+        indirect case awaitingKey(ParkedHello)
         case ready(ReadySession)
         case closed
     }
@@ -63,7 +69,23 @@ struct Session {
         case pushDeviceRemoved(DeviceKey)
         /// For the control plane: the app could not render a screen (webhooks, DESIGN §18).
         indirect case renderErrorReported(RenderErrorReport)
+        /// The hello waits for a key with this kid: the loop keeps the connection among the parked
+        /// ones and asks the control plane for the JWKS (`LoopEvent.unknownKeyID`).
+        case awaitsKey(String)
     }
+
+    /// A hello waiting for a key, with what the client sent after it.
+    struct ParkedHello {
+        var deadline: UInt64
+        var hello: ClientMessage.Hello
+        var upgradeToken: String?
+        var kid: String
+        var held: [ClientMessage] = []
+    }
+
+    /// Messages held after a parked hello; beyond, the client is refused (it should wait for
+    /// its welcome; a client that streams without one is not honest).
+    static let maxHeldMessages = 32
 
     /// What every session of a loop shares: fixed at start.
     struct Settings {
@@ -90,8 +112,11 @@ struct Session {
 
     /// The deadline `timerFired` acts on.
     var helloDeadline: UInt64? {
-        if case .awaitingHello(let deadline, _) = state { return deadline }
-        return nil
+        switch state {
+        case .awaitingHello(let deadline, _): deadline
+        case .awaitingKey(let parked): parked.deadline
+        case .ready, .closed: nil
+        }
     }
 
     // MARK: - Client messages
@@ -120,9 +145,19 @@ struct Session {
         case (.awaitingHello(_, let upgradeToken), .hello(let hello)):
             helloReceived(
                 hello, upgradeToken: upgradeToken, view: view, settings: settings, nowMilliseconds: nowMilliseconds,
-                cache: &cache, out: &out)
+                mayWaitForKey: true, cache: &cache, out: &out)
         case (.awaitingHello, _):
             out.append(error("hello_first", "say hello before anything else", ref: message.typeName))
+        case (.awaitingKey(var parked), _):
+            guard parked.held.count < Self.maxHeldMessages else {
+                refuse(
+                    "bad_message",
+                    "the hub holds at most \(Self.maxHeldMessages) messages while it fetches the key of the hello's "
+                        + "token; wait for welcome", reason: "too many messages before welcome", out: &out)
+                return
+            }
+            parked.held.append(message)
+            state = .awaitingKey(parked)
         case (.ready, .hello):
             out.append(error("already_hello", "this session already said hello", ref: "hello"))
         case (.ready(let ready), .subscribe(let screen, let have)):
@@ -184,9 +219,11 @@ struct Session {
         }
     }
 
+    /// - Parameter mayWaitForKey: a token naming an unknown kid parks the hello (the first
+    ///   time) instead of refusing it (once the keys were fetched again).
     private mutating func helloReceived(
         _ hello: ClientMessage.Hello, upgradeToken: String?, view: HubView, settings: Settings,
-        nowMilliseconds: Int, cache: inout RenditionCache, out: inout [Action]
+        nowMilliseconds: Int, mayWaitForKey: Bool, cache: inout RenditionCache, out: inout [Action]
     ) {
         guard hello.protocolVersion == 1 else {
             refuse(
@@ -199,7 +236,12 @@ struct Session {
         do {
             identity = try ClientIdentity.resolve(
                 token: hello.token ?? upgradeToken, device: device, settings: settings,
-                nowSeconds: nowMilliseconds / 1000)
+                nowSeconds: nowMilliseconds / 1000, mayWaitForKey: mayWaitForKey)
+        } catch .awaitingKey(let kid) {
+            guard case .awaitingHello(let deadline, _) = state else { preconditionFailure("a hello is received once") }
+            state = .awaitingKey(ParkedHello(deadline: deadline, hello: hello, upgradeToken: upgradeToken, kid: kid))
+            out.append(.awaitsKey(kid))
+            return
         } catch .missingDevice {
             out.append(error("bad_message", "an anonymous hello needs \"device\" (the unit id)", ref: "hello"))
             return
@@ -237,11 +279,35 @@ struct Session {
         }
     }
 
-    /// A timer fired: past the hello deadline, a client that has not said hello is closed (1008).
+    /// The control plane says a JWKS fetch ended (or that none will run now): a parked hello is
+    /// verified once more — signed in, then served what the client sent meanwhile, or refused
+    /// (`unauthorized`, "no key with kid …") if its key is still unknown.
+    mutating func keysRefreshed(
+        view: HubView, settings: Settings, nowMilliseconds: Int, cache: inout RenditionCache, out: inout [Action]
+    ) {
+        guard case .awaitingKey(let parked) = state else { return }
+        state = .awaitingHello(deadline: parked.deadline, upgradeToken: parked.upgradeToken)
+        helloReceived(
+            parked.hello, upgradeToken: parked.upgradeToken, view: view, settings: settings,
+            nowMilliseconds: nowMilliseconds, mayWaitForKey: false, cache: &cache, out: &out)
+        guard case .ready = state else { return }
+        for message in parked.held {
+            received(message, view: view, settings: settings, nowMilliseconds: nowMilliseconds, cache: &cache, out: &out)
+        }
+    }
+
+    /// A timer fired: past the hello deadline, a client that has not said hello is closed (1008);
+    /// one whose hello waits for a key is refused, naming the kid.
     mutating func timerFired(now: UInt64, out: inout [Action]) {
-        guard case .awaitingHello(let deadline, _) = state, now >= deadline else { return }
-        state = .closed
-        out.append(.close(.policyViolation, reason: "hello timeout"))
+        switch state {
+        case .awaitingHello(let deadline, _) where now >= deadline:
+            state = .closed
+            out.append(.close(.policyViolation, reason: "hello timeout"))
+        case .awaitingKey(let parked) where now >= parked.deadline:
+            refuse("unauthorized", JWTError.unknownKey(kid: parked.kid).description, reason: "unauthorized", out: &out)
+        case .awaitingHello, .awaitingKey, .ready, .closed:
+            break
+        }
     }
 
     /// The connection is closing: nothing more is sent.

@@ -31,6 +31,9 @@ final class WebhookDispatcher {
     static let backoff = Backoff(initial: .seconds(1), cap: .seconds(3600))
     /// The most of a receiver's error body kept in the delivery record.
     static let errorBodyBytes = 200
+    /// A receiver's answer is read up to this; a longer body fails the attempt (receivers answer
+    /// with a status, not a document).
+    static let maxAnswerBytes = 64 << 10
 
     let http: any HTTPFetching
     let metrics: WebhookMetrics
@@ -152,7 +155,7 @@ final class WebhookDispatcher {
                 ("Content-Type", "application/json"), ("User-Agent", "PushHub/\(BuildInfo.version)"),
                 ("PushHub-Event", event.type.rawValue), ("PushHub-Delivery", event.id),
                 (WebhookSignature.header, signature),
-            ], body: body)
+            ], body: body, maxResponseBodyBytes: maxAnswerBytes)
         http.send(request, to: webhook.url.origin, timeout: attemptTimeout, now: now) { outcome in
             switch outcome {
             case .response(let response):

@@ -124,8 +124,8 @@ enum WebhookCommand: Command {
                 ])
             }
             if let status = answer["status"]?.intValue, (200..<300).contains(status) { return ExitCode.success }
-            let why = answer["error"]?.stringValue ?? answer["status"]?.intValue.map { "it answered \($0)" }
-            output.error("the receiver did not take the test event: \(why ?? "no answer")")
+            let why = answer["error"]?.stringValue ?? answer["status"]?.intValue.map { "the receiver answered \($0)" }
+            output.error("the test event was not delivered: \(why ?? "no answer")")
             return ExitCode.refused
         case .failure(let failure):
             return failure.exitCode
