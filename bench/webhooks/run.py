@@ -3,7 +3,9 @@ delivers to a local receiver, the delay from an event to its delivery, and the h
 delivery.
 
     .venv/bin/python bench/webhooks/run.py [--events 10000] [--subjects 1000] [--serial 2000]
-                                           [--rates 100,1000] [--seconds 5] [--perf PREFIX] [--keep]
+                                           [--rates 100,1000] [--seconds 5] [--backlog 10000]
+                                           [--only screens|syncs|serial|delay|backlog]…
+                                           [--perf PREFIX] [--keep]
 
 One release hub (`--dev`, `--loops 1`, its own data dir: every change and every delivery's
 outcome is journaled with an fsync, as in production; `--webhook-queue` raised so nothing is
@@ -26,15 +28,21 @@ the hub opens at most 8 to one origin).
   in turn), the receiver answering at once: per event, the receiver's CLOCK_REALTIME minus the
   event's `time` (Unix ms, stamped by the hub when it applies the change, before its fsync), and
   the receiver's CLOCK_MONOTONIC minus the moment the PUT was sent (same machine, same clock):
-  p50/p99/max of each; hub CPU per publish + delivery.
+  p50/p99/max of each. Each rate runs first with the webhook wanting another event type (the
+  publishes' own cost: hub CPU per publish, PUT time), then wanting them: the difference is the
+  webhook's CPU per event.
+- **backlog**: the receiver holds while `--backlog` syncs queue (a receiver that is down), then
+  publishes at the first rate for `--seconds`: PUT p50/p99 and hub CPU per publish with a full
+  queue, to set beside the delay part's. Then the receiver answers and the queue drains.
+- Each throughput part also says how fast its events were made, in its first and last tenth.
 - After each part: `pushhub_webhook_delivery_seconds` from /metrics (its buckets' growth over the
   part) and the webhook's counters (`GET /v1/webhooks/w`: delivered, retried, dropped).
 
 If the publishes of a throughput part take longer than the hub's 10 s attempt timeout, the held
 events are retried later (backoff): they are left out of the rate, and that is said. `--perf
 PREFIX` records the hub (`perf record -g`) over each throughput part (making the events, then
-delivering them) and the backlog's publishes. Every wait is bounded
-(`--timeout`); processes are stopped on exit, the work folder removed (unless `--keep`).
+delivering them) and the backlog's publishes. Every wait is bounded (`--timeout`); processes are
+stopped on exit, the work folder removed (unless `--keep`).
 """
 import argparse
 import http.client
@@ -42,6 +50,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -202,7 +211,7 @@ def record(hub, path):
 
 def stop_recording(recorder):
     if recorder:
-        recorder.send_signal(subprocess.signal.SIGINT)
+        recorder.send_signal(signal.SIGINT)
         recorder.wait(timeout=60)
         started.remove(recorder)
         say("# perf record: %s" % recorder.path)
