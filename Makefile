@@ -6,7 +6,7 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug
 BIN_RELEASE := .build/release
 
-.PHONY: run test build release deps venv deploy-tools node go redis nghttp2 unit e2e js-client conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart bench-results bench-releases bench-components bench-components-validate bench-push tsan asan fuzz soak chaos clean
+.PHONY: run test build release deps venv deploy-tools node go redis nghttp2 unit e2e js-client conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart bench-results bench-releases bench-components bench-components-validate bench-push bench-webhooks bench-tokens tsan asan fuzz soak chaos clean
 
 # OpenSSL's headers and library (the hub links them) and its command line (the TLS tests make
 # their certificates with `openssl req`); zlib's headers (permessage-deflate).
@@ -200,6 +200,24 @@ bench-push: release venv nghttp2
 	@command -v curl >/dev/null 2>&1 || { echo "installing curl (checks nghttpd)"; \
 	  apt-get update -qq && apt-get install -y -qq curl; }
 	.venv/bin/python bench/push/run.py $(BENCH_PUSH_ARGS)
+
+# Issue 31: webhooks — events/s one hub delivers to a local keep-alive receiver (many subjects:
+# screen publishes and syncs; one subject: serial by the order rule), the delay from an event to its
+# delivery at a steady rate (p50/p99), hub CPU per delivery, pushhub_webhook_delivery_seconds. The
+# receiver's own ceiling is measured with h2load (Debian's nghttp2-client). BENCH_WEBHOOKS_ARGS="--events
+# 2000" for a quick run. bench/README.md "Webhooks".
+bench-webhooks: release venv
+	@command -v h2load >/dev/null 2>&1 || { echo "installing nghttp2-client (h2load: the receiver's ceiling)"; \
+	  apt-get update -qq && apt-get install -y -qq nghttp2-client; }
+	.venv/bin/python bench/webhooks/run.py $(BENCH_WEBHOOKS_ARGS)
+
+# Issue 31: client tokens per algorithm — hello round trips per second (and hub CPU per hello, so
+# per core) with HS256, RS256 (2048), ES256 and EdDSA tokens minted by PyJWT, against HS256 and
+# anonymous hellos (C load generator, one hub loop), and raw verifications per second on one core
+# (tokens-bench, bench/tokens/verify) beside `openssl speed`. bench/README.md "Token verification".
+bench-tokens: release venv
+	$(MAKE) -C bench/loadgen loadgen
+	.venv/bin/python bench/tokens/run.py $(BENCH_TOKENS_ARGS)
 
 clean:
 	rm -rf .build .build-tsan .build-asan .build-fuzz .venv .autobahn

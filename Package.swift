@@ -88,6 +88,8 @@ let package = Package(
             name: "ws-bench", dependencies: ["PushHub", "PushHubClient", "WSProtocol", "CLinux", "COpenSSL", "TestSupport"], path: "bench/ws-bench"),
         // DESIGN §16: validating a 10,000-node screen against 20 component schemas (bench/README.md).
         .executableTarget(name: "components-bench", dependencies: ["PushHub"], path: "bench/components/validate"),
+        // DESIGN §18: client-token verifications per second per algorithm (bench/README.md "Token verification").
+        .executableTarget(name: "tokens-bench", dependencies: ["PushHub"], path: "bench/tokens/verify"),
         .target(name: "FuzzTargets", dependencies: ["PushHub", "WSProtocol", "HTTP2", "HTTP1", "COpenSSL"], path: "Fuzz/FuzzTargets"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "WSProtocolTests", dependencies: ["WSProtocol", "TestSupport"]),
