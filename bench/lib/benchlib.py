@@ -371,3 +371,50 @@ class DrivePool:
             except BrokenPipeError:
                 pass
         stop(self.process)
+
+
+class AdminConnection:
+    """Admin calls on a connection of its own (a thread's)."""
+
+    def __init__(self, hub, timeout):
+        self.headers = {"Authorization": "Bearer " + hub.token, "Content-Type": "application/json"}
+        self.connection = http.client.HTTPConnection("127.0.0.1", hub.admin_port, timeout=timeout)
+
+    def must(self, method, path, body=None):
+        """(answer, sent ns, answered ns); anything but a 2xx ends the run."""
+        payload = None if body is None else json.dumps(body).encode()
+        t0 = time.monotonic_ns()
+        self.connection.request(method, path, body=payload, headers=self.headers)
+        response = self.connection.getresponse()
+        data = response.read()
+        t1 = time.monotonic_ns()
+        if response.status // 100 != 2:
+            raise SystemExit("%s %s: %d %s" % (method, path, response.status, data[:300]))
+        return json.loads(data), t0, t1
+
+    def get(self, path):
+        return self.must("GET", path)[0]
+
+    def close(self):
+        self.connection.close()
+
+
+def record(hub, path):
+    """`perf record -g` of the hub into `path` (None: nothing), or None. perf's own CPU shows in
+    "others"."""
+    if not path:
+        return None
+    recorder = subprocess.Popen(["perf", "record", "-q", "-g", "-F", "2000", "-p", str(hub.pid), "-o", path],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    recorder.path = path
+    started.append(recorder)
+    time.sleep(0.5)  # perf attached
+    return recorder
+
+
+def stop_recording(recorder, label="the hub"):
+    if recorder:
+        recorder.send_signal(signal.SIGINT)
+        recorder.wait(timeout=60)
+        started.remove(recorder)
+        say("# perf record of %s: %s" % (label, recorder.path))

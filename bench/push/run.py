@@ -54,7 +54,6 @@ import http.client
 import json
 import multiprocessing
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -65,8 +64,8 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench", "lib"))
 sys.path.insert(0, HERE)
 from benchlib import (  # noqa: E402 (bench/lib is found through ROOT)
-    BenchHub, DrivePool, HubCPU, Others, add_quiet_arguments, cpu_seconds, free_port, percentile, proc_status, say,
-    started, stop, wait_quiet, work_folder)
+    AdminConnection, BenchHub, DrivePool, HubCPU, Others, add_quiet_arguments, cpu_seconds, free_port, percentile,
+    proc_status, record, say, started, stop, stop_recording, wait_quiet, work_folder)
 from register import register  # noqa: E402
 from sink import TOPIC, Credentials, Nghttpd, SinkUnusable, python_sink  # noqa: E402
 
@@ -130,32 +129,6 @@ class Hub(BenchHub):
         status, text = self.text("/metrics")
         return {line.split()[0]: float(line.split()[1]) for line in text.splitlines()
                 if line.startswith("pushhub_push") and len(line.split()) == 2}
-
-
-class AdminConnection:
-    """Admin calls on a connection of its own (a thread's)."""
-
-    def __init__(self, hub, timeout):
-        self.headers = {"Authorization": "Bearer " + hub.token, "Content-Type": "application/json"}
-        self.connection = http.client.HTTPConnection("127.0.0.1", hub.admin_port, timeout=timeout)
-
-    def must(self, method, path, body=None):
-        """(answer, sent ns, answered ns); anything but a 2xx ends the run."""
-        payload = None if body is None else json.dumps(body).encode()
-        t0 = time.monotonic_ns()
-        self.connection.request(method, path, body=payload, headers=self.headers)
-        response = self.connection.getresponse()
-        data = response.read()
-        t1 = time.monotonic_ns()
-        if response.status // 100 != 2:
-            raise SystemExit("%s %s: %d %s" % (method, path, response.status, data[:300]))
-        return json.loads(data), t0, t1
-
-    def get(self, path):
-        return self.must("GET", path)[0]
-
-    def close(self):
-        self.connection.close()
 
 
 def sink_connections(port):
@@ -293,27 +266,6 @@ def receipts_of(answer):
     keys = ("targeted_online", "delivered", "acked", "pushed", "push_failed")
     found = answer.get("receipts", answer)
     return {key: found.get(key) for key in keys if key in found}
-
-
-def record(hub, path):
-    """`perf record -g` of the hub into `path` (None: nothing), or None. perf's own CPU shows in
-    "others"."""
-    if not path:
-        return None
-    recorder = subprocess.Popen(["perf", "record", "-q", "-g", "-F", "2000", "-p", str(hub.pid), "-o", path],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    recorder.path = path
-    started.append(recorder)
-    time.sleep(0.5)  # perf attached
-    return recorder
-
-
-def stop_recording(recorder, label):
-    if recorder:
-        recorder.send_signal(signal.SIGINT)
-        recorder.wait(timeout=60)
-        started.remove(recorder)
-        say("# perf record of %s: %s" % (label, recorder.path))
 
 
 def push_run(label, hub, sink_pid, sink_port, n, pool, args, k0, perf=None):

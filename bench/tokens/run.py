@@ -31,7 +31,6 @@ import os
 import re
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -39,7 +38,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench", "lib"))
-from benchlib import SecretsHub, add_quiet_arguments, say, started, wait_quiet, work_folder  # noqa: E402
+from benchlib import (  # noqa: E402 (bench/lib is found through ROOT)
+    SecretsHub, add_quiet_arguments, record, say, stop_recording, wait_quiet, work_folder)
 
 import jwt  # noqa: E402 (PyJWT, from Tests/requirements.txt)
 from cryptography.hazmat.primitives import serialization  # noqa: E402
@@ -93,24 +93,6 @@ def openssl_speed():
         if done.returncode == 0 and rows:
             rates[name] = float(rows[-1].split()[-1])
     return rates
-
-
-def record(hub, path):
-    """`perf record -g` of the hub into `path` (None: nothing), or None."""
-    if not path:
-        return None
-    recorder = subprocess.Popen(["perf", "record", "-q", "-g", "-F", "2000", "-p", str(hub.pid), "-o", path],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    started.append(recorder)
-    time.sleep(0.5)  # perf attached
-    return recorder
-
-
-def stop_recording(recorder):
-    if recorder:
-        recorder.send_signal(signal.SIGINT)
-        recorder.wait(timeout=60)
-        started.remove(recorder)
 
 
 def hello_run(hub, name, folder, args, perf=None):

@@ -50,7 +50,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -60,8 +59,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench", "lib"))
 from benchlib import (  # noqa: E402 (bench/lib is found through ROOT)
-    BenchHub, HubCPU, Others, add_quiet_arguments, cpu_seconds, percentile, say, started, stop, wait_quiet,
-    work_folder)
+    AdminConnection, BenchHub, HubCPU, Others, add_quiet_arguments, cpu_seconds, percentile, record, say, started,
+    stop, stop_recording, wait_quiet, work_folder)
 
 PUSHHUB = os.environ.get("PUSHHUB", os.path.join(ROOT, ".build", "release", "pushhub"))
 SECRET = "whsec_bench_secret_0123456789abcdef"
@@ -106,29 +105,6 @@ class Hub(BenchHub):
         count = float(re.search(r"^pushhub_webhook_delivery_seconds_count (\S+)$", text, re.M).group(1))
         total = float(re.search(r"^pushhub_webhook_delivery_seconds_sum (\S+)$", text, re.M).group(1))
         return buckets, count, total
-
-
-class AdminConnection:
-    """Admin calls on a connection of its own (a thread's)."""
-
-    def __init__(self, hub, timeout):
-        self.headers = {"Authorization": "Bearer " + hub.token, "Content-Type": "application/json"}
-        self.connection = http.client.HTTPConnection("127.0.0.1", hub.admin_port, timeout=timeout)
-
-    def must(self, method, path, body=None):
-        """(answer, sent ns, answered ns); anything but a 2xx ends the run."""
-        payload = None if body is None else json.dumps(body).encode()
-        t0 = time.monotonic_ns()
-        self.connection.request(method, path, body=payload, headers=self.headers)
-        response = self.connection.getresponse()
-        data = response.read()
-        t1 = time.monotonic_ns()
-        if response.status // 100 != 2:
-            raise SystemExit("%s %s: %d %s" % (method, path, response.status, data[:300]))
-        return json.loads(data), t0, t1
-
-    def close(self):
-        self.connection.close()
 
 
 class Receiver:
@@ -195,26 +171,6 @@ def ceiling(receiver, folder):
     say("ceiling: the receiver alone answers %.0f POSTs/s (h2load --h1, 8 keep-alive connections, "
         "one request in flight each)" % float(rate.group(1)))
     return float(rate.group(1))
-
-
-def record(hub, path):
-    """`perf record -g` of the hub into `path` (None: nothing), or None."""
-    if not path:
-        return None
-    recorder = subprocess.Popen(["perf", "record", "-q", "-g", "-F", "2000", "-p", str(hub.pid), "-o", path],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    recorder.path = path
-    started.append(recorder)
-    time.sleep(0.5)  # perf attached
-    return recorder
-
-
-def stop_recording(recorder):
-    if recorder:
-        recorder.send_signal(signal.SIGINT)
-        recorder.wait(timeout=60)
-        started.remove(recorder)
-        say("# perf record: %s" % recorder.path)
 
 
 def counters(hub):
