@@ -32,9 +32,10 @@ struct WebhookDelivery: Sendable, Equatable {
         ])
     }
 
-    /// The journal's form: `json` with the event's data while pending.
+    /// The journal's form: `json` with the last attempt's time, and the event's data while pending.
     var storedJSON: JSONValue {
         guard case .object(var members) = json else { return json }
+        members["last_attempt_at"] = lastAttemptAt.map { .number(Double($0)) } ?? .null
         if state == .pending { members["data"] = .object(event.data) }
         return .object(members)
     }

@@ -33,7 +33,6 @@ enum WebhookRecord: Sendable {
         case .queued(let webhook, let delivery):
             return .object([
                 "kind": .string("webhook_queued"), "webhook": .string(webhook), "delivery": delivery.storedJSON,
-                "last_attempt_at": delivery.lastAttemptAt.map { .number(Double($0)) } ?? .null,
             ])
         case .counters(let webhook, let counters):
             return .object([
@@ -88,11 +87,10 @@ enum WebhookRecord: Sendable {
         case "webhook_attempt":
             self = .attempt(try WebhookAttempt(json: json))
         case "webhook_queued":
-            guard case .object(var members)? = json["delivery"] else {
+            guard let delivery = json["delivery"] else {
                 throw HubRecord.DecodingError(description: "webhook_queued has no delivery")
             }
-            members["last_attempt_at"] = json["last_attempt_at"]
-            self = .queued(webhook: try string("webhook"), try WebhookDelivery(stored: .object(members)))
+            self = .queued(webhook: try string("webhook"), try WebhookDelivery(stored: delivery))
         case "webhook_counters":
             self = .counters(
                 webhook: try string("webhook"),

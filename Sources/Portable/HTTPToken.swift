@@ -1,5 +1,6 @@
 /// RFC 9110 §5.6.2 tokens: what a method, a header name, an extension name or a parameter is made
-/// of. The hub's request parser and the `Sec-WebSocket-Extensions` grammar share this one test.
+/// of. The hub's request parser, the `Sec-WebSocket-Extensions` grammar and the HTTP/1.1 client's
+/// messages (`HTTP1`) share this one test.
 public enum HTTPToken {
     /// tchar: a letter, a digit, or one of ``!#$%&'*+-.^_`|~``.
     public static func isTokenByte(_ ascii: UInt8) -> Bool {
