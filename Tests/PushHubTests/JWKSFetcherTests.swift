@@ -183,6 +183,33 @@ struct JWKSFetcherTests {
         }
     }
 
+    @Test("jwks.json cut at any offset is ignored; a byte flipped anywhere restores the same keys or none")
+    func keptFileDamage() throws {
+        let first = try Rig()
+        first.fetcher.tick(now: Self.second)
+        first.client.answer(ScriptedFetching.jwks(try Self.document(["ed25519", "p256"])))
+        let good = try #require(try FileBytes.read(first.cacheFile))
+        let original = try JSONReader.parse(good)
+        let directory = NSTemporaryDirectory() + "pushhub-jwks-damage-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }  // try?: a leftover temp folder is harmless
+        func restored(_ bytes: [UInt8]) throws -> [String?] {
+            try Data(bytes).write(to: URL(fileURLWithPath: directory + "/jwks.json"))
+            return try Rig(directory: directory).kids
+        }
+        for cut in 0..<good.count {
+            #expect(try restored(Array(good[..<cut])).isEmpty, "cut at \(cut)")
+        }
+        for offset in good.indices {
+            var flipped = good
+            flipped[offset] ^= 0x01
+            // Only a flip that leaves every member but `saved_at` as it was may restore the keys.
+            let parsed = try? JSONReader.parse(flipped)  // try?: a flip that breaks the JSON is one outcome
+            let harmless = ["url", "jwks", "jwks_sha256"].allSatisfy { parsed?[$0] == original[$0] }
+            #expect(try restored(flipped) == (harmless ? ["ed25519", "p256"] : []), "flip at \(offset)")
+        }
+    }
+
     @Test("without a data directory nothing is written")
     func memoryOnly() throws {
         let rig = try Rig(memoryOnly: true)

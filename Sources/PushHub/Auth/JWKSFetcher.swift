@@ -141,15 +141,18 @@ final class JWKSFetcher: LoopSource {
 
     // MARK: - The kept answer
 
-    /// Writes `<data>/jwks.json`: the URL (an answer kept for another URL is not read back) and
-    /// the answer as it came.
+    /// Writes `<data>/jwks.json`: the URL (an answer kept for another URL is not read back), the
+    /// answer, and the SHA-256 of the answer's RFC 8785 form — so that a damaged byte that leaves
+    /// the JSON whole (a key's coordinate, a kid) is caught rather than restored as another key.
     private func keep(_ answer: [UInt8]) {
         guard let cacheFile else { return }
         var kept: JSONObject = [
             "url": .string(url.description), "saved_at": .number(Double(WallClock.nowMilliseconds())),
         ]
         // The answer parsed as a JWKS a moment ago: it is JSON.
-        kept["jwks"] = (try? JSONReader.parse(answer)) ?? .null
+        let jwks = (try? JSONReader.parse(answer)) ?? .null
+        kept["jwks"] = jwks
+        kept["jwks_sha256"] = .string(ScreenHash.of(jwks))
         do {
             try FileBytes.writeAtomically(JSONWriter.write(.object(kept)), to: cacheFile)
         } catch {
@@ -173,6 +176,9 @@ final class JWKSFetcher: LoopSource {
         }
         guard kept["url"]?.stringValue == url.description else {
             return Log.info("the kept JWKS is another URL's; ignored", [("file", cacheFile)])
+        }
+        guard kept["jwks_sha256"]?.stringValue == ScreenHash.of(jwks) else {
+            return Log.warning("the kept JWKS is damaged (its checksum differs); ignored", [("file", cacheFile)])
         }
         let answer = JSONWriter.write(jwks)
         do {
