@@ -6,7 +6,7 @@ import PushHubClient
 
 let commands: [any Command.Type] = [
     Status.self, Screen.self, ReleaseCommand.self, SyncCommand.self, CohortCommand.self, ExperimentCommand.self,
-    ComponentCommand.self, AppCommand.self, WebhookCommand.self, Clients.self, Watch.self, Token.self,
+    ComponentCommand.self, AppCommand.self, WebhookCommand.self, Clients.self, Watch.self, Token.self, Probe.self,
 ]
 
 let globalUsage = "hubctl [--url URL] [--token TOKEN | --data DIR] [--cacert FILE | --insecure] [--json] COMMAND"

@@ -102,7 +102,10 @@ var info = signalfd_siginfo()
 while true {
     let count = read(signalFD, &info, MemoryLayout<signalfd_siginfo>.size)
     if count < 0 && errno == EINTR { continue }
-    guard count == MemoryLayout<signalfd_siginfo>.size else { break }
+    guard count == MemoryLayout<signalfd_siginfo>.size else {
+        hub.shutdown(drain: running.drainTimeout)
+        break
+    }
     if Int32(info.ssi_signo) == SIGHUP {
         notifier.notify("RELOADING=1\nMONOTONIC_USEC=\(MonotonicClock.now() / 1000)")
         running = reload(running)
@@ -110,12 +113,13 @@ while true {
         continue
     }
     notifier.notify("STOPPING=1")
+    // /readyz answers 503 from here on; the line below is logged after that holds.
+    hub.shutdown(drain: running.drainTimeout)
     Log.info(
         "shutting down",
         [("signal", Int(info.ssi_signo)), ("drain_s", Int(running.drainTimeout.components.seconds))])
     break
 }
-hub.shutdown(drain: running.drainTimeout)
 hub.join()
 Log.always("stopped")
 exit(0)

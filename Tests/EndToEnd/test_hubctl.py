@@ -6,7 +6,7 @@ import time
 import subprocess
 
 from admin import call
-from conftest import BIN
+from conftest import BIN, ROOT
 from websockets.sync.client import connect
 
 
@@ -247,6 +247,11 @@ def test_hubctl_finds_a_deployed_hubs_token_reads_stdin_and_explains_itself(hub_
         if in_git:  # the commit it names is one of this repository's (the one built; HEAD in CI)
             assert subprocess.run(["git", "rev-parse", "--verify", "--quiet", built_from + "^{commit}"],
                                   capture_output=True, cwd=repo).returncode == 0, version.stdout
+            head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=repo).stdout
+            if head.startswith(built_from):  # built from HEAD: the version is scripts/version.sh's (issue 32)
+                expected = subprocess.run(["sh", os.path.join(ROOT, "scripts", "version.sh")],
+                                          capture_output=True, text=True, check=True).stdout.strip()
+                assert version.stdout.split()[:2] == [binary, expected], (version.stdout, expected)
     helped = hubctl("help", "sync")
     assert helped.returncode == 0 and "--platform" in helped.stdout
     script = hubctl("completion", "bash").stdout

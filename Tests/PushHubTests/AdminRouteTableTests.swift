@@ -82,12 +82,12 @@ import WSProtocol
         }
     }
 
-    @Test("a read needs read (admin for tokens and webhooks); a change the scope of what it changes (DESIGN §14)")
+    @Test("the probes and the console are open; a read needs read (admin for tokens and webhooks); a change the scope of what it changes (DESIGN §14)")
     func scopeOfEachRoute() {
         for route in AdminRouteTable.all {
             let path = route.path.prefix
             let expected: AdminRoute.Access =
-                if path == "/healthz" || path.hasPrefix("/console") {
+                if ["/healthz", "/livez", "/readyz"].contains(path) || path.hasPrefix("/console") {
                     .open
                 } else if path.hasPrefix("/v1/tokens") || path.hasPrefix("/v1/webhooks") {
                     .scope(.admin)

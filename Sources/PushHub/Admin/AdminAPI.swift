@@ -5,7 +5,7 @@ import WSProtocol
 /// A request is refused, in this order: 401 without a valid token (but on an open route), 404
 /// when no path matches, 405 with `Allow` (every method of the path) when the path has no route
 /// for its method, 403 when the token lacks the route's scope, 400 `unknown_parameter` for a query
-/// parameter the route does not take, 422 for a path variable the route may not have (a bad
+/// parameter the route does not take, 503 `draining` for a change once the hub is shutting down, 422 for a path variable the route may not have (a bad
 /// screen name); then the route's handler runs. Every error is `{"error":{"code","message"}}`.
 ///
 /// Invariants: a call that only reads (its route's `Effect`, a dry run included) is
@@ -54,6 +54,7 @@ struct AdminAPI {
                     "\(head.method) \(head.path) needs the \(needed.rawValue) scope; token \(token.name) has \(has)")
             }
             if case .only(let known) = route.query { try refuseUnknownParameters(head, known: known) }
+            if changes && plane.metrics.draining.load(ordering: .acquiring) { throw Self.draining }
             run(route, resolved, call(head, body, token: token, resolved, changes: changes, reply: audited))
         } catch {
             audited.error(error)
@@ -89,6 +90,11 @@ struct AdminAPI {
         response.headers.append(name: "WWW-Authenticate", value: "Bearer")
         return response
     }
+
+    /// A change sent after SIGTERM: nothing is made; the load balancer has (or soon will have)
+    /// taken this hub out, and another hub, or this one restarted, can make it.
+    private static let draining = AdminError(
+        503, "draining", "the hub is shutting down and makes no more changes; send it to another hub or retry once this one is back")
 
     private func refuseUnknownParameters(_ head: RequestHead, known: [String]) throws(AdminError) {
         for (name, _) in head.query where !known.contains(name) {

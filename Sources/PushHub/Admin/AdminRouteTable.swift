@@ -10,6 +10,10 @@ enum AdminRouteTable {
         // Open: they hold no hub data.
         AdminRoute("GET", "/healthz", .open, .read, HubRoutes.health),
         AdminRoute("HEAD", "/healthz", .open, .read, HubRoutes.health),
+        AdminRoute("GET", "/livez", .open, .read, HubRoutes.live),
+        AdminRoute("HEAD", "/livez", .open, .read, HubRoutes.live),
+        AdminRoute("GET", "/readyz", .open, .read, HubRoutes.ready),
+        AdminRoute("HEAD", "/readyz", .open, .read, HubRoutes.ready),
         AdminRoute("GET", "/console", .open, .read, ConsoleRoutes.file),
         AdminRoute("GET", "/console/{file:console}", .open, .read, ConsoleRoutes.file),
 

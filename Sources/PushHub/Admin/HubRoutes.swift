@@ -1,12 +1,11 @@
 import WSProtocol
 
-/// The hub's own state: `/healthz` (for load balancers, without a token), `/v1/stats` and
-/// `/metrics` (Prometheus text).
+/// The hub's own state: `/livez`, `/readyz` and `/healthz` (for load balancers and
+/// orchestrators, without a token), `/v1/stats` and `/metrics` (Prometheus text).
 struct HubRoutes: AdminHandlers {
     let call: AdminCall
 
     init(_ call: AdminCall) { self.call = call }
-
 
     /// `GET`/`HEAD /healthz`. Degraded still answers 200: the hub serves its connected clients
     /// from memory, so a load balancer should keep it; only changes are refused until Redis is back.
@@ -14,6 +13,18 @@ struct HubRoutes: AdminHandlers {
         var health: JSONObject = ["status": .string(plane.log.isDegraded ? "degraded" : "ok")]
         if let cluster = plane.log.status { health["cluster"] = cluster }
         call.reply.json(200, .object(health))
+    }
+
+    /// `GET`/`HEAD /livez`: the process answers (its control plane's loop turns). 200 while it
+    /// drains and while Redis is away too: restarting it would not help.
+    func live() {
+        call.reply.json(200, .object(["status": .string("live")]))
+    }
+
+    /// `GET`/`HEAD /readyz`: 200 while the hub takes new clients, else 503 and why (`Readiness`).
+    func ready() {
+        let readiness = Readiness.of(plane)
+        call.reply.json(readiness.httpStatus, readiness.body)
     }
 
     func stats() {
@@ -33,7 +44,7 @@ struct HubRoutes: AdminHandlers {
                 "client_listen": .string(plane.clientAddress.description),
                 "client_tls": .bool(plane.config.tls != nil),
                 "loops": .number(Double(plane.config.effectiveLoops)),
-                "memory_bytes": ProcessMemory.residentBytes().map { .number(Double($0)) } ?? .null,
+                "memory_bytes": ProcessStatus.residentBytes().map { .number(Double($0)) } ?? .null,
                 "cluster": plane.log.status ?? .null,
             ]))
     }
@@ -42,9 +53,21 @@ struct HubRoutes: AdminHandlers {
         var headers = HeaderFields()
         headers.append(name: "Content-Type", value: "text/plain; version=0.0.4")
         let text =
-            plane.metrics.prometheusText() + plane.releaseMetricsText()
+            Self.buildInfo + "# HELP pushhub_ready 1 while /readyz answers 200 (the hub takes new clients).\n"
+            + "# TYPE pushhub_ready gauge\npushhub_ready \(Readiness.of(plane) == .ready ? 1 : 0)\n"
+            + plane.metrics.prometheusText() + plane.releaseMetricsText()
             + plane.webhooks.metrics.exposition(
                 plane.committed.webhooks, renderErrorsDropped: plane.renderErrors.overflowed)
-        call.reply(Response(status: 200, headers: headers, body: Array(text.utf8)))
+        call.reply(Response(status: 200, headers: headers, body: Array((text + ProcessStatus.exposition()).utf8)))
     }
+
+    /// `pushhub_build_info{version,commit} 1`: which build each hub runs (a dashboard's table, a
+    /// rollout's progress).
+    static let buildInfo: String = {
+        func label(_ value: String) -> String {
+            value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        }
+        return "# HELP pushhub_build_info The hub's version and commit (always 1).\n# TYPE pushhub_build_info gauge\n"
+            + "pushhub_build_info{version=\"\(label(BuildInfo.version))\",commit=\"\(label(BuildInfo.commit))\"} 1\n"
+    }()
 }

@@ -1,7 +1,9 @@
-/// What `pushhub --version` and `hubctl --version` print: the release and the commit built
-/// (`buildCommit` comes from BuildInfoPlugin, which reads the checkout before each build).
+/// What `pushhub --version` and `hubctl --version` print: the version and the commit built
+/// (`buildVersion` and `buildCommit` come from BuildInfoPlugin, which runs `scripts/version.sh`
+/// and reads the checkout before each build). The version is the same string the distribution's
+/// artifacts carry in their names: `X.Y.Z` on a commit tagged `vX.Y.Z`, else `VERSION-dev.N.gSHA`.
 public enum BuildInfo {
-    public static let version = "0.9.0"
+    public static let version = buildVersion
     public static let commit = buildCommit
     public static let hasUncommittedChanges = buildHasUncommittedChanges
 

@@ -62,6 +62,9 @@ final class ControlPlane {
     /// When to judge the rolling releases again: a guard's halt that could not be made durable
     /// is asked for again then (no later report may come to ask for it).
     var releasesJudgedAgainAt: UInt64?
+    /// Client loops whose thread has not finished yet (`LoopEvent.clientLoopStopped`): the
+    /// control plane's loop stops after the last, not before (`EventLoop.hasDrained`).
+    private(set) var clientLoopsRunning = 0
 
     /// A mutation waiting to be durable: its records and changes, whether its last change asks
     /// the loops for answers, what to do once they are in (or once it failed), and how to make it
@@ -151,7 +154,10 @@ final class ControlPlane {
         outbound.close()
     }
 
-    func attach(loops mailboxes: [Mailbox]) { scatter.attach(loops: mailboxes) }
+    func attach(loops mailboxes: [Mailbox]) {
+        scatter.attach(loops: mailboxes)
+        clientLoopsRunning = mailboxes.count
+    }
 
     // MARK: - Mutations
 
@@ -407,6 +413,8 @@ final class ControlPlane {
             renderErrorReported(report)
         case .unknownKeyID(let kid):
             unknownKeyReported(kid)
+        case .clientLoopStopped:
+            clientLoopsRunning -= 1
         }
     }
 }

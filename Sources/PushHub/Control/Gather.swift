@@ -107,6 +107,8 @@ enum LoopEvent: Sendable {
     /// A hello's token names a kid no key has, and the hub fetches a JWKS (DESIGN §18): the loop
     /// parked it and waits for `LoopCommand.keysRefreshed` (one question per answer).
     case unknownKeyID(String)
+    /// A client loop's thread has finished (after a shutdown's drain, or failing to start).
+    case clientLoopStopped
 }
 
 /// One scatter-gather in flight on the control plane: the answers so far and what to do with

@@ -144,11 +144,30 @@ final class EventLoop<Connection: LoopConnection> {
             let finished = MonotonicClock.now()
             loopMetrics?.lag.note(finished - now, now: finished)
             reapPending()
-            if let deadline = shutdownDeadline, connections.isEmpty || now >= deadline { break }
+            if let deadline = shutdownDeadline, hasDrained || (controlPlane == nil && now >= deadline) { break }
         }
         for connection in connections.inOrder() { connection.requestClose() }
         reapPending()
+        closeListeners()
         controlPlane?.stopped()
+    }
+
+    /// Whether a shutdown has finished: a client loop's once its clients are gone (or its drain
+    /// deadline passed), the control plane's once every client loop has stopped. The control
+    /// plane keeps its admin listener and connections until then, so that `/readyz` answers 503
+    /// (and `/metrics` is scraped) throughout the drain, and what the client loops report while
+    /// they drain is still kept.
+    private var hasDrained: Bool {
+        if let controlPlane { return controlPlane.clientLoopsRunning == 0 }
+        return connections.isEmpty
+    }
+
+    private func closeListeners() {
+        for index in listeners.indices {
+            epoll.remove(fd: listeners[index].socket.fd)
+            listeners[index].close()
+        }
+        listeners.removeAll()
     }
 
     private func waitTimeoutMilliseconds() -> Int32 {
@@ -160,7 +179,7 @@ final class EventLoop<Connection: LoopConnection> {
             if let due = source.nextDeadline { deadline = min(deadline ?? due, due) }
         }
         if let acceptPausedUntil { deadline = min(deadline ?? acceptPausedUntil, acceptPausedUntil) }
-        if let shutdownDeadline { deadline = min(deadline ?? shutdownDeadline, shutdownDeadline) }
+        if let shutdownDeadline, controlPlane == nil { deadline = min(deadline ?? shutdownDeadline, shutdownDeadline) }
         guard let deadline else { return -1 }
         let current = MonotonicClock.now()
         if deadline <= current { return 0 }
@@ -190,7 +209,8 @@ final class EventLoop<Connection: LoopConnection> {
     }
 
     private func acceptAll(listenerIndex: Int) {
-        guard listenerIndex < listeners.count, shutdownDeadline == nil else { return }
+        // The admin listener accepts while the hub drains (`hasDrained`); client listeners are gone.
+        guard listenerIndex < listeners.count, shutdownDeadline == nil || controlPlane != nil else { return }
         let listener = listeners[listenerIndex]
         let kind = Connection.listenerKind
         for _ in 0..<64 {
@@ -296,12 +316,10 @@ final class EventLoop<Connection: LoopConnection> {
         switch command {
         case .shutdown(let deadline):
             shutdownDeadline = deadline
+            // The control plane's loop goes on serving the admin listener until `hasDrained`.
+            guard controlPlane == nil else { return }
             acceptPausedUntil = nil
-            for index in listeners.indices {
-                epoll.remove(fd: listeners[index].socket.fd)
-                listeners[index].close()
-            }
-            listeners.removeAll()
+            closeListeners()
             for connection in connections.inOrder() {
                 connection.shutDown()
                 schedule(connection)

@@ -47,6 +47,8 @@ public final class LoopGroup: Sendable {
                             metrics: metrics, addresses: addresses, mailbox: mailbox, wakeFD: wakeFD, listener: listener
                         )
                     }
+                    // Also when the loop failed to start: the control plane waits for every one.
+                    control.post(.event(.clientLoopStopped))
                 }))
         }
         // The control plane is not Sendable: it is handed to its thread once and used only there.

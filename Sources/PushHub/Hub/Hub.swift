@@ -55,7 +55,11 @@ public final class Hub: Sendable {
     public func reconfigure(_ config: HubConfig) { loops.reconfigure(config) }
 
     /// Closes every client with 1001 and stops the loops once drained (or after `drain`).
-    public func shutdown(drain: Duration) { loops.shutdown(drain: drain) }
+    /// `/readyz` answers 503 from before any loop hears of it (`Metrics.draining`).
+    public func shutdown(drain: Duration) {
+        metrics.draining.store(true, ordering: .releasing)
+        loops.shutdown(drain: drain)
+    }
 
     /// Waits until every loop has exited.
     public func join() { loops.join() }

@@ -65,6 +65,9 @@ public final class Metrics: Sendable {
     /// with the release gauges, `ControlPlane.releaseMetricsText`).
     public let releaseHaltsByGuard = Atomic<Int>(0)
     public let releaseHaltsManual = Atomic<Int>(0)
+    /// Set once, when the hub starts shutting down (`Hub.shutdown`), before any loop is told:
+    /// `/readyz` answers 503 from then on (`Readiness`), and `pushhub_draining` is 1.
+    public let draining = Atomic<Bool>(false)
     /// Scale-out (DESIGN §11): whether the Redis link is up (gauge, 1 or 0; -1 on a hub that is
     /// not scaled out, which then does not export it, so an alert on `pushhub_redis_up == 0`
     /// never fires for a standalone hub), appends that lost the race for the next journal entry,
@@ -190,6 +193,10 @@ public final class Metrics: Sendable {
             ),
             ("pushhub_sessions", "gauge", "Signed-in client sessions.", sessions.load(ordering: .relaxed)),
             ("pushhub_subscriptions", "gauge", "Screen subscriptions.", subscriptions.load(ordering: .relaxed)),
+            (
+                "pushhub_draining", "gauge", "1 from the shutdown signal until the hub exits, else 0.",
+                draining.load(ordering: .relaxed) ? 1 : 0
+            ),
             ("pushhub_fanouts_total", "counter", "Published versions fanned out by a loop.", fanouts.load(ordering: .relaxed)),
             (
                 "pushhub_syncs_delivered_total", "counter", "Syncs queued to clients (receipts).",
