@@ -2,11 +2,12 @@
 (deploy/prometheus/pushhub-rules.yml) watch what the hub really exports (issue 32).
 
 A real Prometheus (Debian's `prometheus` package, `make prometheus-tools`; the tests fail saying
-so when it is missing, they do not skip) scrapes a standalone hub and a hub scaled out over a real
-redis-server, with a read-only token as docs/monitoring.md sets it up, and loads the rules: every
-metric named by a dashboard query, a variable query or a rule is one a live hub exports
-(histogram `_bucket`/`_sum`/`_count` and recording-rule names resolved; `up` is Prometheus's
-own), every dashboard query runs on that Prometheus without an error, every rule evaluates
+so when it is missing, they do not skip) scrapes a standalone hub (with push providers, a JWKS, a
+webhook and a rolling release, so every labelled family has series) and a hub scaled out over a
+real redis-server, with a read-only token as docs/monitoring.md sets it up, and loads the rules:
+every metric named by a dashboard query, a variable query or a rule has series on a live hub
+(a histogram's `_bucket`/`_sum`/`_count` are its series; recording-rule names stand for what they
+record; `up` is Prometheus's own), every dashboard query runs on that Prometheus without an error, every rule evaluates
 without one and none fires on healthy hubs. Without a hub: the dashboard is the JSON Grafana
 imports (unique panel ids, a grid that does not overlap, every query on the `${DS_PROMETHEUS}`
 input), promtool passes the rules and their unit tests, and every alert has its annotations, a
@@ -24,6 +25,8 @@ import urllib.request
 
 from admin import call
 from conftest import ROOT
+from jwks_server import JWKSServer, SigningKey
+from push_provider import PushProvider
 from redis_server import RedisServer, free_port
 
 DASHBOARD = os.path.join(ROOT, "deploy", "grafana", "pushhub.json")
@@ -264,29 +267,36 @@ class Prometheus:
 
 
 def exported(hub):
-    """Metric names a hub's /metrics exports: series, families without series yet (their TYPE
-    line: a push provider or a rolling release that is not there), and a histogram's series."""
+    """Names of the series a hub's /metrics exports (a family with no series, such as the
+    rolling releases' gauges when none rolls, does not count: the hubs here have them all)."""
     status, text = call(hub, "GET", "/metrics")
     assert status == 200, text
-    names = set(re.findall(r"^([a-zA-Z_:][\w:]*)[ {]", text, re.M))
-    for name, kind in re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M):
-        names |= {name + suffix for suffix in ("_bucket", "_sum", "_count")} if kind == "histogram" else {name}
-    return names
+    return set(re.findall(r"^([a-zA-Z_:][\w:]*)[ {]", text, re.M))
 
 
 def test_everything_the_dashboard_and_rules_query_exists_on_live_hubs(hub_factory):
     board = dashboard()
     redis = RedisServer()
+    identity = JWKSServer([SigningKey("p256", "e1")])
+    provider = PushProvider()
     prometheus = None
     try:
-        standalone = hub_factory()
+        # Every labelled family with series: push providers, a JWKS, a webhook (to a port nobody
+        # listens on) and a rolling release on the standalone hub; the Redis link on the other.
+        standalone = hub_factory("--jwt-jwks", identity.url, *provider.hub_flags())
         scaled = hub_factory("--redis", redis.url)
-        # A webhook (to a port nobody listens on) so its labelled series exist.
         status, answer = call(standalone, "PUT", "/v1/webhooks/audit",
                               {"url": "http://127.0.0.1:%d/hook" % free_port(), "events": ["*"]})
         assert status in (200, 201), answer
+        status, answer = call(standalone, "PUT", "/v1/screens/home", {"type": "screen", "children": []})
+        assert status == 200, answer
+        status, answer = call(standalone, "POST", "/v1/screens/home/releases", {
+            "tree": {"type": "screen", "children": [{"id": "title", "type": "text", "text": "Hi"}]}, "percent": 10})
+        assert status == 201, answer
+        deadline = time.time() + 10
+        while "pushhub_jwks_keys" not in exported(standalone) and time.time() < deadline:
+            time.sleep(0.1)  # the first JWKS fetch
         names = exported(standalone) | exported(scaled)
-        assert "pushhub_redis_up" in names and "pushhub_webhook_queue" in names
 
         # Prometheus scrapes each hub's admin listener with a read-only token, as
         # docs/monitoring.md sets it up; both job names start with "pushhub" (PushHubDown's match).
@@ -347,4 +357,6 @@ def test_everything_the_dashboard_and_rules_query_exists_on_live_hubs(hub_factor
     finally:
         if prometheus:
             prometheus.stop()
+        provider.close()
+        identity.stop()
         redis.stop()
