@@ -6,6 +6,9 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug
 BIN_RELEASE := .build/release
 
+# The Grafana dashboard and Prometheus rules' checks (mk/observe.mk).
+include mk/observe.mk
+
 .PHONY: run test build release deps venv deploy-tools node go redis nghttp2 unit e2e js-client conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart bench-results bench-releases bench-components bench-components-validate bench-push bench-webhooks bench-tokens tsan asan fuzz soak chaos clean
 
 # OpenSSL's headers and library (the hub links them) and its command line (the TLS tests make
@@ -67,7 +70,7 @@ deploy-tools:
 	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium (the JavaScript client's tests)"; \
 	  apt-get update -qq && apt-get install -y -qq chromium; }
 
-e2e: build venv deploy-tools node redis java go
+e2e: build venv deploy-tools node redis java go prometheus-tools
 	.venv/bin/python -m pytest -q Tests/EndToEnd
 
 # The one-file JavaScript client as a file, clients/js/pushhub-client.js (not tracked), from its
@@ -107,7 +110,7 @@ conformance: build
 conformance-full: build
 	bash Tests/Conformance/run-autobahn.sh $(BIN_DEBUG) both full
 
-test: unit java-test e2e conformance
+test: unit java-test e2e conformance observe-check
 
 # The Swift test suite under ThreadSanitizer (its own build folder: every object is instrumented).
 tsan: deps redis
