@@ -174,3 +174,36 @@ def test_readyz_is_503_while_a_scaled_out_hub_cannot_reach_redis(hub_factory):
         assert probe(hub, "/readyz") == (200, {"status": "ready"})
     finally:
         redis.stop()
+
+
+def test_process_metrics_under_the_units_procfs_subset(tmp_path):
+    """deploy/pushhub.service sets ProcSubset=pid, which hides /proc/stat (where the boot time
+    used to be read): the hub runs here over a /proc mounted with subset=pid in its own mount
+    namespace, and every process_* metric is still exported, the start time right."""
+    log_path = tmp_path / "hub.log"
+    script = ('mount -t proc -o subset=pid proc /proc && test ! -e /proc/stat && exec "$0" --listen 127.0.0.1:0 '
+              '--admin 127.0.0.1:0 --data "$1"')
+    started = time.time()
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
+                                    os.path.join(BIN, "pushhub"), str(tmp_path / "data")], stderr=log)
+    try:
+        deadline = time.time() + 10
+        admin = None
+        while admin is None:
+            assert process.poll() is None and time.time() < deadline, open(log_path).read()
+            for line in open(log_path):
+                if line.startswith("{") and json.loads(line).get("msg") == "listening":
+                    admin = int(json.loads(line)["admin"].rsplit(":", 1)[1])
+            time.sleep(0.05)
+        token = (tmp_path / "data" / "admin.token").read_text().strip()
+        connection = http.client.HTTPConnection("127.0.0.1", admin, timeout=5)
+        connection.request("GET", "/metrics", headers={"Authorization": "Bearer " + token})
+        text = connection.getresponse().read().decode()
+        for name in ("process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds",
+                     "process_max_fds", "process_start_time_seconds"):
+            sample(text, name)
+        assert abs(float(sample(text, "process_start_time_seconds").split()[-1]) - started) < 5
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=15)

@@ -31,14 +31,12 @@ enum ProcessStatus {
                     "process_cpu_seconds_total", "counter", "User and system CPU time spent in seconds.",
                     "\(Double(stat.userTicks + stat.systemTicks) / ticks)"
                 ))
-            if let boot = bootTime() {
-                rows.append(
-                    (
-                        "process_start_time_seconds", "gauge",
-                        "Start time of the process since the Unix epoch in seconds.",
-                        "\(Double(boot) + Double(stat.startTicks) / ticks)"
-                    ))
-            }
+            rows.append(
+                (
+                    "process_start_time_seconds", "gauge",
+                    "Start time of the process since the Unix epoch in seconds.",
+                    "\(bootTime() + Double(stat.startTicks) / ticks)"
+                ))
         }
         if let open = openDescriptors() {
             rows.append(("process_open_fds", "gauge", "Number of open file descriptors.", "\(open)"))
@@ -71,13 +69,15 @@ enum ProcessStatus {
         return (user, system, start)
     }
 
-    /// The boot time (Unix seconds): `/proc/stat`'s `btime` line.
-    private static func bootTime() -> Int? {
-        guard let text = read("/proc/stat", limit: 65_536) else { return nil }
-        for line in text.split(separator: "\n") where line.hasPrefix("btime ") {
-            return Int(line.dropFirst(6))
-        }
-        return nil
+    /// The boot time (Unix seconds), as the clocks tell it: now less the time since boot. Not
+    /// `/proc/stat`'s `btime`: the systemd unit's `ProcSubset=pid` hides that file, and
+    /// `starttime` is counted on the boot clock (CLOCK_BOOTTIME) that this reads.
+    private static func bootTime() -> Double {
+        var wall = timespec()
+        var sinceBoot = timespec()
+        clock_gettime(CLOCK_REALTIME, &wall)
+        clock_gettime(CLOCK_BOOTTIME, &sinceBoot)
+        return Double(wall.tv_sec - sinceBoot.tv_sec) + Double(wall.tv_nsec - sinceBoot.tv_nsec) / 1e9
     }
 
     /// Entries of `/proc/self/fd`, less the one this listing opens.
