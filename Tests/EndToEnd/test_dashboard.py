@@ -8,7 +8,9 @@ real redis-server, with a read-only token as docs/monitoring.md sets it up, and 
 every metric named by a dashboard query, a variable query or a rule has series on a live hub
 (a histogram's `_bucket`/`_sum`/`_count` are its series; recording-rule names stand for what they
 record; `up` is Prometheus's own), every dashboard query runs on that Prometheus without an error, every rule evaluates
-without one and none fires on healthy hubs. Without a hub: the dashboard is the JSON Grafana
+without one and none fires on healthy hubs. Prometheus also scrapes itself, another job with the same
+`process_*` metrics: the dashboard's process panels and "Hubs up" (whose `$job` "All" matches every
+job) must show the two hubs only, with their version, ready, not draining, and not restarted. Without a hub: the dashboard is the JSON Grafana
 imports (unique panel ids, a grid that does not overlap, every query on the `${DS_PROMETHEUS}`
 input), promtool passes the rules and their unit tests, and every alert has its annotations, a
 unit test where it fires and a runbook section in docs/monitoring.md."""
@@ -24,7 +26,7 @@ import urllib.parse
 import urllib.request
 
 from admin import call
-from conftest import ROOT
+from conftest import BIN, ROOT
 from jwks_server import JWKSServer, SigningKey
 from push_provider import PushProvider
 from redis_server import RedisServer, free_port
@@ -52,10 +54,15 @@ HEADLINES = {
     "group commit": "pushhub_committed_records_total", "TLS": "pushhub_tls_handshakes_total",
     "Redis link": "pushhub_redis_up", "memory": "pushhub_memory_trimmed_bytes_total",
     "webhooks": "pushhub_webhook_queue", "push": "pushhub_push_provider_up",
+    "resident memory": "process_resident_memory_bytes", "CPU": "process_cpu_seconds_total",
+    "descriptors": "process_open_fds", "descriptor limit": "process_max_fds",
+    "uptime and restarts": "process_start_time_seconds", "versions running": "pushhub_build_info",
+    "ready": "pushhub_ready", "draining": "pushhub_draining",
 }
-#: The alerts the issue names.
+#: The alerts the issue and the lead name.
 REQUIRED_ALERTS = {"PushHubDown", "PushHubLoopLag", "PushHubRedisUnreachable", "PushHubSlowConsumerClosesRising",
-                   "PushHubPersistFailures", "PushHubReleaseHalted"}
+                   "PushHubPersistFailures", "PushHubReleaseHalted", "PushHubNotReady", "PushHubDescriptorsNearLimit",
+                   "PushHubRestarting"}
 
 
 def tool(name):
@@ -211,14 +218,15 @@ def test_every_alert_is_explained_tested_and_has_a_runbook():
 
 
 class Prometheus:
-    """A real prometheus server on a free loopback port, scraping every second."""
+    """A real prometheus server on a free loopback port, scraping every second; `SELF` in the
+    config is its own address."""
 
     def __init__(self, config):
         self.directory = tempfile.mkdtemp(prefix="pushhub-prometheus-")
         self.port = free_port()
         config_path = os.path.join(self.directory, "prometheus.yml")
         with open(config_path, "w") as file:
-            file.write(config)
+            file.write(config.replace("SELF", "127.0.0.1:%d" % self.port))
         self.log_path = os.path.join(self.directory, "prometheus.log")
         self.process = subprocess.Popen(
             [tool("prometheus"), "--config.file", config_path, "--storage.tsdb.path",
@@ -310,11 +318,13 @@ def test_everything_the_dashboard_and_rules_query_exists_on_live_hubs(hub_factor
             jobs.append("  - job_name: %s\n    metrics_path: /metrics\n    authorization:\n"
                         "      credentials_file: %s\n    static_configs:\n      - targets: ['127.0.0.1:%d']\n"
                         % (job, token_file, hub.admin_port))
+        # And Prometheus itself: another job with process_* metrics, which no hub panel may show.
+        jobs.append("  - job_name: prometheus\n    static_configs:\n      - targets: ['SELF']\n")
         prometheus = Prometheus("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
                                 "rule_files:\n  - %s\nscrape_configs:\n%s" % (RULES, "".join(jobs)))
         # Two scrapes of each hub, so rate() has what it needs.
-        prometheus.wait(lambda: len([sample for sample in prometheus.query("up == 1")["data"]["result"]]) == 2,
-                        "scraping both hubs")
+        prometheus.wait(lambda: len([sample for sample in prometheus.query("up == 1")["data"]["result"]]) == 3,
+                        "scraping both hubs and itself")
         prometheus.wait(lambda: len(prometheus.query("count_over_time(pushhub_connections[1m]) >= 3")["data"]["result"])
                         == 2, "three scrapes of each hub")
 
@@ -354,6 +364,42 @@ def test_everything_the_dashboard_and_rules_query_exists_on_live_hubs(hub_factor
         assert prometheus.query(grafana_free(hubs_up))["data"]["result"][0]["value"][1] == "2"
         redis_up = prometheus.query("pushhub_redis_up")["data"]["result"]
         assert [(sample["metric"]["job"], sample["value"][1]) for sample in redis_up] == [("pushhub-scaled", "1")]
+
+        # The Hubs row and the process panels: the two hubs, not Prometheus's own process.
+        hubs = {"127.0.0.1:%d" % hub.admin_port for hub in (standalone, scaled)}
+        version = subprocess.run([os.path.join(BIN, "pushhub"), "--version"], capture_output=True, text=True,
+                                 timeout=30).stdout.split()[1]
+
+        def shown(title):
+            """{(instance, legend-free labels): value} of every query of the panel titled `title`."""
+            results = {}
+            for name, expr in dashboard_queries(board):
+                if name == title:
+                    answer = prometheus.query(grafana_free(expr))
+                    for sample in answer["data"]["result"]:
+                        results.setdefault(sample["metric"]["instance"], []).append(
+                            (sample["metric"], float(sample["value"][1])))
+            assert set(results) == hubs, "%s shows %s, not the hubs %s" % (title, sorted(results), sorted(hubs))
+            return results
+
+        for title in ("Resident memory per hub", "Memory per connection", "CPU per hub", "Uptime per hub",
+                      "Restarts in the last hour", "Descriptors in use and limit", "Ready and draining per hub",
+                      "Versions running"):
+            shown(title)
+        for samples in shown("Versions running").values():
+            assert [metric["version"] for metric, _ in samples] == [version], samples
+        for samples in shown("Ready and draining per hub").values():
+            assert sorted((metric["__name__"], value) for metric, value in samples) == [
+                ("pushhub_draining", 0), ("pushhub_ready", 1)], samples
+        for samples in shown("Uptime per hub").values():
+            assert 0 < samples[0][1] < 600, samples
+        for samples in shown("Restarts in the last hour").values():
+            assert samples[0][1] == 0, samples
+        for samples in shown("Descriptors in use and limit").values():
+            open_fds, max_fds = sorted(value for _, value in samples)
+            assert 0 < open_fds < max_fds, samples
+        for samples in shown("Memory per connection").values():
+            assert 1 << 20 < samples[0][1] < 1 << 32, samples  # RSS (MiBs) over a few connections
     finally:
         if prometheus:
             prometheus.stop()
