@@ -59,10 +59,7 @@ extension StringProtocol {
 
     /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
     public func trimmingHTTPWhitespace() -> String {
-        var scalars = Substring(self)
-        while let first = scalars.first, first == " " || first == "\t" { scalars.removeFirst() }
-        while let last = scalars.last, last == " " || last == "\t" { scalars.removeLast() }
-        return String(scalars)
+        trimming { $0 == " " || $0 == "\t" }
     }
 }
 

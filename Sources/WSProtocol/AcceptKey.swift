@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+import Portable
 
 /// `Sec-WebSocket-Accept` (RFC 6455 §4.2.2): base64(SHA-1(key + GUID)). The only file of
 /// WSProtocol that imports COpenSSL.
@@ -18,12 +18,12 @@ public enum AcceptKey {
         var guid = Self.guid
         guid.withUTF8 { _ = SHA1_Update(&context, $0.baseAddress, $0.count) }
         SHA1_Final(&digest, &context)
-        return Data(digest).base64EncodedString()
+        return Base64.standard.encode(digest)
     }
 
     /// Whether `key` is base64 of exactly 16 bytes, as §4.1 requires.
     public static func isValidClientKey(_ key: String) -> Bool {
-        guard key.utf8.count == 24, let decoded = Data(base64Encoded: key) else { return false }
+        guard key.utf8.count == 24, let decoded = Base64.standard.decode(key) else { return false }
         return decoded.count == 16
     }
 
@@ -31,6 +31,6 @@ public enum AcceptKey {
     public static func randomClientKey() -> String {
         var rng = SystemRandomNumberGenerator()
         let bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
-        return Data(bytes).base64EncodedString()
+        return Base64.standard.encode(bytes)
     }
 }

@@ -1,5 +1,4 @@
 import CLinux
-import Foundation
 import Glibc
 import PushHub
 
@@ -8,10 +7,11 @@ import PushHub
 let parsed: (config: HubConfig, logLevel: Log.Level, help: Bool, version: Bool, checkOnly: Bool)
 do {
     parsed = try HubOptions.parse(
-        Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+        Array(CommandLine.arguments.dropFirst()), environment: ProcessEnvironment.current())
 } catch {
     // The message and where to look, not the 60-line usage: it stays in sight in journald.
-    FileHandle.standardError.write(Data("Error: \(error)\nSee 'pushhub --help'.\n".utf8))
+    let message = Array("Error: \(error)\nSee 'pushhub --help'.\n".utf8)
+    _ = message.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
     exit(2)
 }
 if parsed.version {
@@ -40,7 +40,7 @@ let signalFD = signalfd(-1, &signals, Int32(SFD_CLOEXEC))
 
 let descriptorLimit = SystemInfo.raiseDescriptorLimit()
 
-let notifier = ServiceNotifier(environment: ProcessInfo.processInfo.environment)
+let notifier = ServiceNotifier(environment: ProcessEnvironment.current())
 let hub: Hub
 do {
     hub = try Hub(config: parsed.config, notifier: notifier)
@@ -83,7 +83,7 @@ func reload(_ running: HubConfig) -> HubConfig {
     let parsed: (config: HubConfig, logLevel: Log.Level, help: Bool, version: Bool, checkOnly: Bool)
     do {
         parsed = try HubOptions.parse(
-            Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+            Array(CommandLine.arguments.dropFirst()), environment: ProcessEnvironment.current())
     } catch {
         Log.error("SIGHUP: the configuration is refused; nothing changed", [("error", "\(error)")])
         return running

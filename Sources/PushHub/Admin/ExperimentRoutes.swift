@@ -1,4 +1,3 @@
-import Foundation
 
 /// `/v1/experiments…` (DESIGN §6, §7): define, list, show, delete; assignment lookups (one or
 /// many units); exposure results.
@@ -121,14 +120,14 @@ struct ExperimentRoutes: AdminHandlers {
     /// race, the check sees the newer definition.
     private func checkIfMatch() throws(AdminError) {
         let current = call.state.view.experiments.all[key]
-        if call.head.headers["If-None-Match"]?.trimmingCharacters(in: .whitespaces) == "*", current != nil {
+        if call.head.headers["If-None-Match"]?.trimmingHTTPWhitespace() == "*", current != nil {
             throw AdminError(412, "stale_definition", "\(key) exists already (If-None-Match: *): read it and edit it")
         }
         guard let header = call.head.headers["If-Match"] else { return }
         // Strong comparison (RFC 9110 §13.1.1): a weak tag (`W/"…"`) never matches.
         let tags = header.split(separator: ",").map { tag in
-            let tag = tag.trimmingCharacters(in: .whitespaces)
-            return tag.hasPrefix("W/") ? tag : tag.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            let tag = tag.trimmingHTTPWhitespace()
+            return tag.hasPrefix("W/") ? tag : tag.trimming { $0 == "\"" }
         }
         if tags == ["*"] {
             guard current != nil else {

@@ -64,10 +64,7 @@ struct HubRoutes: AdminHandlers {
     /// `pushhub_build_info{version,commit} 1`: which build each hub runs (a dashboard's table, a
     /// rollout's progress).
     static let buildInfo: String = {
-        func label(_ value: String) -> String {
-            value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-        }
         return "# HELP pushhub_build_info The hub's version and commit (always 1).\n# TYPE pushhub_build_info gauge\n"
-            + "pushhub_build_info{version=\"\(label(BuildInfo.version))\",commit=\"\(label(BuildInfo.commit))\"} 1\n"
+            + "pushhub_build_info{version=\"\(PrometheusLabel.escaped(BuildInfo.version))\",commit=\"\(PrometheusLabel.escaped(BuildInfo.commit))\"} 1\n"
     }()
 }

@@ -68,7 +68,7 @@ struct PathPattern: Equatable, Sendable, CustomStringConvertible {
         var first = text.dropLast(suffix.count)
         var laterValues: [String] = []
         for part in later.reversed() {
-            guard let found = first.range(of: part.literal, options: .backwards) else { return nil }
+            guard let found = first.ranges(of: part.literal).last else { return nil }
             let value = first[found.upperBound...]
             guard !value.contains("/") else { return nil }
             laterValues.insert(String(value), at: 0)

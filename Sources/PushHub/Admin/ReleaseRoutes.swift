@@ -148,7 +148,7 @@ struct ReleaseRoutes: AdminHandlers {
     func halt() throws(AdminError) {
         let shape = "{\"reason\": \"why it is halted\"}"
         let request = try AdminBody.object(call.body, known: ["reason"], shape: shape)
-        guard let text = request["reason"]?.stringValue, !text.trimmingCharacters(in: .whitespaces).isEmpty else {
+        guard let text = request["reason"]?.stringValue, !text.trimmingWhitespace().isEmpty else {
             throw AdminError(400, "bad_request", "a halt needs a reason: send \(shape)")
         }
         let reason = try ScreenRoutes.message(text, field: "\"reason\"") ?? text

@@ -111,7 +111,7 @@ struct JWKSSchedule: Equatable {
         guard let cacheControl else { return nil }
         var found: Int?
         for directive in cacheControl.split(separator: ",") {
-            let text = directive.trimmingCharacters(in: .whitespaces).lowercased()
+            let text = directive.trimmingHTTPWhitespace().lowercased()
             if text == "no-cache" || text == "no-store" { return 0 }
             if text.hasPrefix("max-age=") {
                 var value = text.dropFirst("max-age=".count)

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// `--config FILE` (DESIGN §10, issue 11): a JSON object whose keys are the hub's flags with `_`
 /// for `-` and without the dashes (`--keep-versions` is `keep_versions`); values are strings, numbers or booleans (`true` is `on`). It sits below the
@@ -10,12 +10,12 @@ enum ConfigFile {
     /// Flag → value text, as if given on the command line.
     static func values(of path: String, knownFlags: [String]) throws(HubOptions.UsageError) -> [String: String] {
         // A settings file is small and regular: a device or a huge file is a mistake, not config.
-        // A file that cannot be stat'ed is reported below as missing (try?: its error adds nothing).
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        guard attributes?[.type] as? FileAttributeType == .typeRegular else {
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
             throw HubOptions.UsageError(description: "the config file \(path) is missing or not a regular file")
         }
-        guard (attributes?[.size] as? Int ?? 0) <= 1 << 20, let data = FileManager.default.contents(atPath: path) else {
+        // try?: a read error is reported as this sentence, which names the file and the limit.
+        guard status.st_size <= 1 << 20, let data = try? FileBytes.read(path) else {
             throw HubOptions.UsageError(description: "cannot read the config file \(path) (at most 1 MiB)")
         }
         let json: JSONValue
@@ -30,7 +30,7 @@ enum ConfigFile {
         let keys = knownFlags.map { key(of: $0) }
         var values: [String: String] = [:]
         for (key, value) in members {
-            let flag = "--" + key.replacingOccurrences(of: "_", with: "-")
+            let flag = "--" + key.replacing("_", with: "-")
             guard knownFlags.contains(flag), !key.contains("-") else {
                 let hint = NearestName.suggest(key, among: keys).map { " (did you mean \"\($0)\"?)" } ?? ""
                 throw HubOptions.UsageError(description: "\(path): unknown key \"\(key)\"\(hint)")
@@ -51,5 +51,5 @@ enum ConfigFile {
     }
 
     /// `--max-connections` → `max_connections`.
-    static func key(of flag: String) -> String { String(flag.dropFirst(2)).replacingOccurrences(of: "-", with: "_") }
+    static func key(of flag: String) -> String { String(flag.dropFirst(2)).replacing("-", with: "_") }
 }

@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 
 /// The data dir (DESIGN §10): created on first start with `admin.token` and `jwt.secret`,
@@ -21,13 +20,13 @@ public struct DataDirectory: Sendable {
 
     /// Creates the directory and takes its lock (one hub per data dir).
     public func lock() throws -> DataDirectoryLock {
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        try FileBytes.makeDirectories(path)
         return try DataDirectoryLock(directory: path)
     }
 
     /// Creates the directory and missing secrets.
     public func prepare() throws -> Secrets {
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        try FileBytes.makeDirectories(path)
         var generated: [String] = []
         let adminToken = try secret(named: "admin.token", generated: &generated)
         let jwtSecret = try secret(named: "jwt.secret", generated: &generated)
@@ -35,17 +34,17 @@ public struct DataDirectory: Sendable {
     }
 
     private func secret(named name: String, generated: inout [String]) throws -> String {
-        let file = (path as NSString).appendingPathComponent(name)
-        if FileManager.default.fileExists(atPath: file) {
-            // An existing secret that cannot be read stops the start: generating a new one would
-            // overwrite it (and lock out every holder of the old one).
-            let existing = try String(contentsOfFile: file, encoding: .utf8)
-            let value = existing.trimmingCharacters(in: .whitespacesAndNewlines)
+        let file = path.hasSuffix("/") ? path + name : path + "/" + name
+        // An existing secret that cannot be read stops the start: generating a new one would
+        // overwrite it (and lock out every holder of the old one).
+        if let existing = try FileBytes.read(file) {
+            guard let text = String(validating: existing, as: UTF8.self) else { throw DataDirectoryError.notText(file) }
+            let value = text.trimmingWhitespace()
             guard !value.isEmpty else { throw DataDirectoryError.emptySecret(file) }
             return value
         }
         var rng = SystemRandomNumberGenerator()
-        let value = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &rng)) }.joined()
+        let value = Hex.lowercase((0..<32).map { _ in UInt8.random(in: 0...255, using: &rng) })
         let fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw DataDirectoryError.cannotWrite(file, errno) }
         defer { close(fd) }
@@ -61,6 +60,7 @@ public struct DataDirectory: Sendable {
 /// Why the data dir could not be prepared; the description names the file and what to do.
 public enum DataDirectoryError: Error, CustomStringConvertible {
     case emptySecret(String)
+    case notText(String)
     case cannotWrite(String, Int32)
     /// Another process holds the data dir's lock (its pid when the lock file says).
     case locked(String, holder: Int32?)
@@ -68,6 +68,7 @@ public enum DataDirectoryError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .emptySecret(let file): "\(file) is empty; put the secret on one line or delete the file to generate one"
+        case .notText(let file): "\(file) is not UTF-8 text; put the secret on one line or delete the file to generate one"
         case .cannotWrite(let file, let code): "cannot create \(file): \(String(cString: strerror(code)))"
         case .locked(let file, let holder):
             "the data dir is in use by another hub (\(holder.map { "pid \($0)" } ?? "its pid is unknown"), lock \(file)); "

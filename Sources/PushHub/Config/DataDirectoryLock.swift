@@ -39,9 +39,3 @@ public final class DataDirectoryLock: Sendable {
         return Int32(String(decoding: buffer[..<count], as: UTF8.self).trimmingWhitespace())
     }
 }
-
-extension String {
-    fileprivate func trimmingWhitespace() -> String {
-        String(self.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
-    }
-}

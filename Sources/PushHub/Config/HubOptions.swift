@@ -231,7 +231,7 @@ public enum HubOptions {
             config[keyPath: keyPath] = count
         }
         if let text = values["--allowed-origins"] {
-            let origins = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            let origins = text.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
             for origin in origins where !(origin.hasPrefix("https://") || origin.hasPrefix("http://")) || origin.count < 9 {
                 throw UsageError(description: "--allowed-origins wants origins such as https://app.example.com, not '\(origin)'")
             }
@@ -266,7 +266,7 @@ public enum HubOptions {
         case (nil, nil): break
         case (let list?, let master?):
             var sentinels: [SocketAddress] = []
-            for item in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
+            for item in list.split(separator: ",").map({ $0.trimmingWhitespace() }) where !item.isEmpty {
                 guard let address = SocketAddress(parsing: item) else {
                     throw UsageError(description: "--redis-sentinel wants HOST:PORT,HOST:PORT, not '\(item)'")
                 }
@@ -346,7 +346,7 @@ public enum HubOptions {
     /// The public keys of client tokens (DESIGN §18): the PEM files, read now, and the JWKS URL.
     static func tokenKeys(_ values: [String: String], into config: inout HubConfig) throws(UsageError) {
         if let list = values["--jwt-public-key"] {
-            for path in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            for path in list.split(separator: ",").map({ $0.trimmingWhitespace() }) {
                 do {
                     config.jwtPublicKeys.append(try JWTKey(publicKeyFile: path))
                 } catch {

@@ -50,9 +50,6 @@ extension ControlPlane {
 
     /// The release figures of `/metrics`: halts by reason, and the health of each rolling release.
     func releaseMetricsText() -> String {
-        func escaped(_ text: String) -> String {
-            text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-        }
         var text =
             "# HELP pushhub_release_halts_total Releases halted, by who halted them.\n"
             + "# TYPE pushhub_release_halts_total counter\n"
@@ -71,7 +68,7 @@ extension ControlPlane {
             text += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
             for release in rolling {
                 let counts = results.releases.health(screen: release.screen, release: release.id)?.counts ?? .init()
-                text += "\(name){screen=\"\(escaped(release.screen))\",release=\"\(release.id)\"} \(value(counts))\n"
+                text += "\(name){screen=\"\(PrometheusLabel.escaped(release.screen))\",release=\"\(release.id)\"} \(value(counts))\n"
             }
         }
         return text

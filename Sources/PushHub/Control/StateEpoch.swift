@@ -29,7 +29,7 @@ enum StateEpoch {
             !Self.hasBytes(directory + "/" + StateJournal.snapshotFile)
             && !Self.hasBytes(directory + "/" + StateJournal.journalFile)
         if !isEmptyState, let bytes = try FileBytes.read(path) {
-            let kept = String(decoding: bytes, as: UTF8.self).trimmed(of: " \n\r\t")
+            let kept = String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
             if !kept.isEmpty { return kept }
         }
         let epoch = make()
@@ -40,16 +40,5 @@ enum StateEpoch {
     private static func hasBytes(_ path: String) -> Bool {
         var status = stat()
         return stat(path, &status) == 0 && status.st_size > 0
-    }
-}
-
-extension String {
-    /// The string without leading and trailing characters of `set` (Foundation-free).
-    fileprivate func trimmed(of set: String) -> String {
-        let scalars = Set(set.unicodeScalars)
-        var view = Substring(self)
-        while let first = view.unicodeScalars.first, scalars.contains(first) { view = view.dropFirst() }
-        while let last = view.unicodeScalars.last, scalars.contains(last) { view = view.dropLast() }
-        return String(view)
     }
 }

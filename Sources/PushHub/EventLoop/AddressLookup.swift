@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// A host name looked up on a thread of its own: `getaddrinfo` blocks — for seconds when DNS is
 /// slow or down — and a loop must never wait (the push links reach APNs and FCM by name). An IP
@@ -16,9 +16,13 @@ final class AddressLookup: Sendable {
             return
         }
         let outcome = self.outcome
-        Thread.detachNewThread {
-            let found = Self.lookUp(address)
-            outcome.withLock { $0 = found }
+        do throws(SystemError) {
+            try NativeThread.detach {
+                let found = Self.lookUp(address)
+                outcome.withLock { $0 = found }
+            }
+        } catch {
+            outcome.withLock { $0 = .failure(error) }  // no thread to look it up on: fails like a lookup
         }
     }
 

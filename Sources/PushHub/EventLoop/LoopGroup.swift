@@ -35,46 +35,32 @@ public final class LoopGroup: Sendable {
         // Every loop starts from the restored state; later changes reach each through its mailbox.
         let view = controlPlane.state.view
         let epoch = controlPlane.epoch
-        var starts: [LoopStart] = []
+        var starts: [@Sendable () -> Void] = []
         for (index, listener) in clientListeners.enumerated() {
             let mailbox = mailboxes[index]
             let wakeFD = wakeFDs[index]
-            starts.append(
-                LoopStart(body: {
-                    Self.run(wakeFD: wakeFD) { () throws(SystemError) in
-                        try ClientLoop(
-                            index: index, view: view, tokens: tokens, epoch: epoch, control: control, config: config,
-                            metrics: metrics, addresses: addresses, mailbox: mailbox, wakeFD: wakeFD, listener: listener
-                        )
-                    }
-                    // Also when the loop failed to start: the control plane waits for every one.
-                    control.post(.event(.clientLoopStopped))
-                }))
+            starts.append({
+                Self.run(wakeFD: wakeFD) { () throws(SystemError) in
+                    try ClientLoop(
+                        index: index, view: view, tokens: tokens, epoch: epoch, control: control, config: config,
+                        metrics: metrics, addresses: addresses, mailbox: mailbox, wakeFD: wakeFD, listener: listener
+                    )
+                }
+                // Also when the loop failed to start: the control plane waits for every one.
+                control.post(.event(.clientLoopStopped))
+            })
         }
         // The control plane is not Sendable: it is handed to its thread once and used only there.
         let plane = UncheckedHandOff(controlPlane)
-        starts.append(
-            LoopStart(body: {
-                Self.run(wakeFD: controlWakeFD) { () throws(SystemError) in
-                    try ControlLoop(
-                        index: clientListeners.count, controlPlane: plane.value, config: config, metrics: metrics,
-                        addresses: addresses, mailbox: control, wakeFD: controlWakeFD, listeners: [adminListener])
-                }
-            }))
+        starts.append({
+            Self.run(wakeFD: controlWakeFD) { () throws(SystemError) in
+                try ControlLoop(
+                    index: clientListeners.count, controlPlane: plane.value, config: config, metrics: metrics,
+                    addresses: addresses, mailbox: control, wakeFD: controlWakeFD, listeners: [adminListener])
+            }
+        })
         var threads: [pthread_t] = []
-        for start in starts {
-            var thread = pthread_t()
-            let box = Unmanaged.passRetained(start).toOpaque()
-            let result = pthread_create(
-                &thread, nil,
-                { argument in
-                    let start = Unmanaged<LoopStart>.fromOpaque(argument!).takeRetainedValue()
-                    start.body()
-                    return nil
-                }, box)
-            guard result == 0 else { throw SystemError(call: "pthread_create", errno: result) }
-            threads.append(thread)
-        }
+        for start in starts { threads.append(try NativeThread.start(start)) }
         self.mailboxes = mailboxes
         controlMailbox = control
         self.threads = threads
@@ -105,12 +91,6 @@ public final class LoopGroup: Sendable {
     public func join() {
         for thread in threads { pthread_join(thread, nil) }
     }
-}
-
-/// What a loop thread runs; boxed to cross `pthread_create`.
-private final class LoopStart: Sendable {
-    let body: @Sendable () -> Void
-    init(body: @escaping @Sendable () -> Void) { self.body = body }
 }
 
 /// Moves a loop-confined object to the thread that will own it. Sound only when the sender never

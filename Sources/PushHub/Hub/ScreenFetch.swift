@@ -99,7 +99,7 @@ extension Shard {
         var headers = HeaderFields()
         headers.append(name: "ETag", value: tag)
         if let match = head.headers["If-None-Match"],
-            match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag })
+            match.split(separator: ",").contains(where: { $0.trimmingHTTPWhitespace() == tag })
         {
             return Response(status: 304, headers: headers)
         }

@@ -89,8 +89,27 @@ public final class Journal {
     }
 }
 
-/// Whole-file reads and atomic whole-file writes (write a temporary, fsync, rename, fsync dir).
+/// Whole-file reads and atomic whole-file writes (write a temporary, fsync, rename, fsync dir),
+/// and the directories they go in.
 public enum FileBytes {
+    /// Creates `path` and every missing parent, as `mkdir -p` does (modes 0777 less the umask);
+    /// a directory that exists already is fine, anything else there is an error.
+    public static func makeDirectories(_ path: String) throws(SystemError) {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o777) == 0 { continue }
+            // Whatever mkdir said (EEXIST; EROFS or EACCES for a parent that exists under a
+            // read-only or foreign tree), a directory already there is what was wanted.
+            let failure = errno
+            var status = stat()
+            guard stat(prefix, &status) == 0 else { throw SystemError(call: "mkdir \(prefix)", errno: failure) }
+            guard status.st_mode & S_IFMT == S_IFDIR else {
+                throw SystemError(call: "mkdir \(prefix) (not a directory)", errno: ENOTDIR)
+            }
+        }
+    }
+
     public static func read(_ path: String) throws(SystemError) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {

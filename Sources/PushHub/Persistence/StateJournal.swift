@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 
 /// The hub's durable history in the data dir (DESIGN §9 "Durability"): `state.snapshot` (records
@@ -43,7 +42,7 @@ final class StateJournal {
         snapshotPath = directory + "/" + Self.snapshotFile
         journalPath = directory + "/" + Self.journalFile
         self.snapshotEvery = snapshotEvery
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try FileBytes.makeDirectories(directory)
         if access(journalPath, F_OK) != 0 && access(snapshotPath, F_OK) != 0 {
             let legacy = Self.legacyFiles.filter { access(directory + "/" + $0, F_OK) == 0 }
             if !legacy.isEmpty {
