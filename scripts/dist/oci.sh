@@ -1,0 +1,260 @@
+#!/bin/sh
+# Builds PushHub's OCI image without a container engine or a registry, the way distroless does:
+# Debian's .debs of the few libraries the static binaries link (libc6, libgcc-s1, libstdc++6,
+# libssl3, zlib1g) plus ca-certificates, unpacked with `dpkg-deb -x` into a root file system with
+# no shell and no package manager; a non-root user 10001; the binaries in /usr/local/bin. Then an
+# OCI image layout made by hand (two gzip'd layer tars, a config, a manifest, index.json), and the
+# layout as one tar: dist/pushhub-V-oci.tar (V from scripts/version.sh).
+#
+# Reproducible: every mtime is SOURCE_DATE_EPOCH (default: the commit's time), tar entries are
+# sorted with numeric owners, gzip stores no name or time, the JSON is jq's sorted compact form.
+# The same commit, binaries and .deb versions give the same image digest (Tests/Dist/test_oci.py).
+#
+# Layers: 1. the Debian base (changes when Debian updates a package), 2. the binaries and
+# /var/lib/pushhub (changes every commit): a new release pulls only the second.
+#
+# Usage: scripts/dist/oci.sh [STAGE] [DIST]
+#   STAGE: holds bin/pushhub and bin/hubctl (default dist/stage, made by scripts/dist/binaries.sh)
+#   DIST:  where the archive and the layout (DIST/oci/) go (default dist)
+# Environment: SOURCE_DATE_EPOCH, OCI_CACHE (.debs; default .build-oci), OCI_SOURCE (the source
+# label; default the git remote "origin"), OCI_HEALTH (the health check's command, JSON array).
+# Needs: apt-get, dpkg-deb, tar, gzip, sha256sum, jq (mk/oci.mk installs jq).
+set -eu
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+stage=$(cd "${1:-$root/dist/stage}" && pwd)
+dist=${2:-$root/dist}
+mkdir -p "$dist"
+dist=$(cd "$dist" && pwd)
+cache=${OCI_CACHE:-$root/.build-oci}
+version=$("$root/scripts/version.sh" "$root")
+revision=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
+epoch=${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%ct 2>/dev/null || echo 0)}
+created=$(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)
+source_url=${OCI_SOURCE:-$(git -C "$root" config --get remote.origin.url 2>/dev/null \
+    || echo https://github.com/example/pushhub)}
+# The health check, as the Containerfile's: `hubctl status` (GET /healthz at HUBCTL_URL; 0 on 200,
+# 1 on another answer, 3 when unreachable). Once `hubctl probe live` (/livez) lands, this line is
+# health=${OCI_HEALTH:-'["CMD","/usr/local/bin/hubctl","probe","live"]'}
+health=${OCI_HEALTH:-'["CMD","/usr/local/bin/hubctl","status"]'}
+arch=$(dpkg --print-architecture)
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo "$(uname -m)-linux-gnu")
+for binary in pushhub hubctl; do
+    [ -x "$stage/bin/$binary" ] || { echo "oci.sh: no $stage/bin/$binary" >&2; exit 1; }
+done
+
+# The packages: those holding each library `ldd` lists for the binaries (the host's dpkg database
+# says which; ldd lists the whole closure), plus ca-certificates. Today pushhub needs libc6,
+# libgcc-s1, libstdc++6, libssl3 and zlib1g; hubctl adds libcurl4 and its closure (Foundation's
+# URLSession, which PushHubClient links on Linux).
+libraries() {
+    ldd "$stage/bin/pushhub" "$stage/bin/hubctl" \
+        | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/.*ld-linux/ { print $1 }' | sort -u
+}
+package_of() {
+    name=$(basename "$1")
+    dpkg -S "$name" 2>/dev/null | while IFS= read -r line; do
+        case "${line##*: }" in
+            "/lib/$multiarch/$name" | "/usr/lib/$multiarch/$name" | "/lib64/$name" | "/usr/lib64/$name")
+                printf '%s\n' "${line%%: *}" | cut -d: -f1 ;;
+        esac
+    done | head -n 1
+}
+work=$(mktemp -d "${TMPDIR:-/tmp}/pushhub-oci.XXXXXX")
+trap 'rm -rf "$work"' EXIT INT TERM
+
+for library in $(libraries); do
+    package=$(package_of "$library")
+    [ -n "$package" ] || { echo "oci.sh: no Debian package has $library" >&2; exit 1; }
+    echo "$package"
+done > "$work/packages"
+packages="$(sort -u "$work/packages" | tr '\n' ' ')ca-certificates"
+
+# --- the .debs: the candidate versions of this machine's apt sources, kept in the cache --------
+mkdir -p "$cache/debs"
+for package in $packages base-files; do
+    candidate=$(apt-cache policy "$package" | sed -n 's/^  Candidate: //p')
+    [ -n "$candidate" ] && [ "$candidate" != "(none)" ] \
+        || { echo "oci.sh: apt has no $package (apt-get update?)" >&2; exit 1; }
+    # pool file names quote the epoch's colon as %3a
+    file=$(printf '%s_%s_' "$package" "$candidate" | sed 's/:/%3a/')
+    if ! ls "$cache/debs/$file"*.deb >/dev/null 2>&1; then
+        (cd "$cache/debs" && apt-get download -q -o APT::Sandbox::User=root "$package=$candidate" >/dev/null)
+    fi
+done
+deb() { ls "$cache/debs/$(printf '%s_%s_' "$1" \
+    "$(apt-cache policy "$1" | sed -n 's/^  Candidate: //p')" | sed 's/:/%3a/')"*.deb | head -n 1; }
+
+# --- layer 1: the Debian base --------------------------------------------------------------------
+base=$work/base
+mkdir -p "$base"
+mkdir -p "$base/var/lib/dpkg/status.d"
+for package in $packages; do
+    file=$(deb "$package")
+    dpkg-deb -x "$file" "$base"
+    # What scanners (trivy, grype, syft) read to know the packages, as distroless writes it.
+    dpkg-deb -f "$file" > "$base/var/lib/dpkg/status.d/$package"
+done
+# No documentation, manual or lintian data; each package's copyright stays (its licence).
+find "$base/usr/share/doc" -mindepth 2 ! -name copyright ! -type d -exec rm -f {} +
+find "$base/usr/share/doc" -depth -mindepth 1 -type d -empty -exec rmdir {} +
+rm -rf "$base/usr/share/man" "$base/usr/share/info" "$base/usr/share/lintian" \
+       "$base/usr/share/gcc" "$base/usr/share/gdb" "$base/usr/sbin/update-ca-certificates"
+rmdir "$base/usr/sbin" 2>/dev/null || true
+# glibc's gconv modules (8 MB) serve iconv(3) only: dropped when neither binary calls it.
+if ! nm -D "$stage/bin/pushhub" "$stage/bin/hubctl" | grep -q ' U iconv'; then
+    rm -rf "$base/usr/lib/$multiarch/gconv"
+fi
+# The bundle update-ca-certificates makes in ca-certificates' postinst (no shell runs here):
+# every Mozilla certificate, in name order, where OpenSSL's default paths find it.
+mkdir -p "$base/etc/ssl/certs" "$base/usr/lib/ssl"
+find "$base/usr/share/ca-certificates" -name '*.crt' | LC_ALL=C sort | while read -r crt; do
+    cat "$crt"
+done > "$base/etc/ssl/certs/ca-certificates.crt"
+[ -s "$base/etc/ssl/certs/ca-certificates.crt" ] || { echo "oci.sh: no certificates" >&2; exit 1; }
+ln -s ../../../etc/ssl/certs "$base/usr/lib/ssl/certs"
+ln -s ../../../etc/ssl/certs/ca-certificates.crt "$base/usr/lib/ssl/cert.pem"
+# The OS, for scanners and `cat /etc/os-release` users: base-files' file, nothing else of it.
+dpkg-deb --fsys-tarfile "$(deb base-files)" | tar -x -O ./usr/lib/os-release > "$base/etc/os-release"
+cat > "$base/etc/passwd" <<'EOF'
+root:x:0:0:root:/root:/sbin/nologin
+nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin
+pushhub:x:10001:10001:PushHub:/var/lib/pushhub:/sbin/nologin
+EOF
+cat > "$base/etc/group" <<'EOF'
+root:x:0:
+nogroup:x:65534:
+pushhub:x:10001:
+EOF
+printf 'hosts: files dns\n' > "$base/etc/nsswitch.conf"
+mkdir -p "$base/tmp" "$base/root"
+chmod 1777 "$base/tmp"
+chmod 0700 "$base/root"
+chown -R 0:0 "$base"
+
+# Every library the binaries need must be in the base (by file name, in a loader directory).
+for binary in pushhub hubctl; do
+    for library in $(ldd "$stage/bin/$binary" | awk '/=>/ { print $1 } /ld-linux/ { print $1 }'); do
+        name=$(basename "$library")
+        found=false
+        for dir in "lib/$multiarch" "usr/lib/$multiarch" lib64 lib; do
+            if [ -e "$base/$dir/$name" ]; then found=true; fi
+        done
+        $found || { echo "oci.sh: $binary needs $name, which no package in the image has" >&2; exit 1; }
+    done
+done
+
+# --- layer 2: the binaries and the data directory -----------------------------------------------
+app=$work/app
+mkdir -p "$app/usr/local/bin" "$app/var/lib/pushhub"
+install -m 0755 "$stage/bin/pushhub" "$stage/bin/hubctl" "$app/usr/local/bin/"
+chown -R 0:0 "$app"
+chown 10001:10001 "$app/var/lib/pushhub"
+chmod 0700 "$app/var/lib/pushhub"
+
+# A tree as a reproducible tar on stdout: sorted names without "./", one mtime, numeric owners
+# as they are on disk (root, and 10001 for the data directory), no atime/ctime in pax headers.
+tree_tar() {
+    (cd "$1" && find . -mindepth 1 | sed 's|^\./||' | LC_ALL=C sort > "$work/list" \
+        && tar --create --no-recursion --files-from="$work/list" --format=posix \
+               --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
+               --mtime="@$epoch" --numeric-owner)
+}
+
+layout=$work/layout
+mkdir -p "$layout/blobs/sha256"
+# blob FILE: moves FILE into the layout under its digest; prints the digest.
+blob() {
+    digest=$(sha256sum "$1" | cut -d' ' -f1)
+    mv "$1" "$layout/blobs/sha256/$digest"
+    echo "$digest"
+}
+size() { stat -c %s "$layout/blobs/sha256/$1"; }
+
+diff_ids=""
+layers=""
+for tree in base app; do
+    tree_tar "$work/$tree" > "$work/$tree.tar"
+    diff_id=$(sha256sum "$work/$tree.tar" | cut -d' ' -f1)
+    gzip -n -9 < "$work/$tree.tar" > "$work/$tree.tar.gz"
+    rm -f "$work/$tree.tar"
+    digest=$(blob "$work/$tree.tar.gz")
+    diff_ids="$diff_ids sha256:$diff_id"
+    layers="$layers $digest"
+done
+
+# The image config (OCI image spec, config.md). "Healthcheck" is Docker's field, not OCI's: OCI
+# runtimes ignore an unknown field, and Docker (after `skopeo copy ... docker-archive:`) and
+# Podman, which read the config as Docker's, find it there.
+jq -n -c -S \
+    --arg created "$created" --arg arch "$arch" --arg version "$version" \
+    --arg revision "$revision" --arg source "$source_url" --argjson health "$health" \
+    --arg diff_ids "$diff_ids" --arg packages "$packages" '
+{
+  created: $created, architecture: $arch, os: "linux",
+  config: {
+    User: "10001:10001",
+    ExposedPorts: {"8080/tcp": {}, "8081/tcp": {}},
+    Env: ["PATH=/usr/local/bin:/usr/bin:/bin",
+          "PUSHHUB_LISTEN=0.0.0.0:8080", "PUSHHUB_ADMIN=0.0.0.0:8081",
+          "PUSHHUB_DATA=/var/lib/pushhub", "PUSHHUB_DRAIN_TIMEOUT=8s",
+          "HUBCTL_URL=http://127.0.0.1:8081"],
+    Entrypoint: ["/usr/local/bin/pushhub"],
+    WorkingDir: "/var/lib/pushhub",
+    Volumes: {"/var/lib/pushhub": {}},
+    StopSignal: "SIGTERM",
+    Healthcheck: {Test: $health, Interval: 10000000000, Timeout: 3000000000,
+                  StartPeriod: 15000000000, Retries: 3},
+    Labels: {
+      "org.opencontainers.image.title": "pushhub",
+      "org.opencontainers.image.description": "PushHub, a WebSocket push hub",
+      "org.opencontainers.image.version": $version,
+      "org.opencontainers.image.revision": $revision,
+      "org.opencontainers.image.source": $source,
+      "org.opencontainers.image.created": $created,
+      "org.opencontainers.image.base.name": "debian bookworm .debs (distroless-style)"
+    }
+  },
+  rootfs: {type: "layers", diff_ids: ($diff_ids | split(" ") | map(select(. != "")))},
+  history: [
+    {created: $created, created_by: ("scripts/dist/oci.sh: dpkg-deb -x " + $packages)},
+    {created: $created, created_by: "scripts/dist/oci.sh: /usr/local/bin/pushhub, hubctl; /var/lib/pushhub"}
+  ]
+}' > "$work/config.json"
+config=$(blob "$work/config.json")
+
+layer_descriptors=$(for digest in $layers; do
+    printf '{"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip","digest":"sha256:%s","size":%s}\n' \
+        "$digest" "$(size "$digest")"
+done | jq -s -c .)
+jq -n -c -S --arg config "sha256:$config" --argjson config_size "$(size "$config")" \
+    --argjson layers "$layer_descriptors" --arg version "$version" --arg revision "$revision" \
+    --arg created "$created" '
+{
+  schemaVersion: 2, mediaType: "application/vnd.oci.image.manifest.v1+json",
+  config: {mediaType: "application/vnd.oci.image.config.v1+json", digest: $config, size: $config_size},
+  layers: $layers,
+  annotations: {"org.opencontainers.image.version": $version,
+                "org.opencontainers.image.revision": $revision,
+                "org.opencontainers.image.created": $created}
+}' > "$work/manifest.json"
+manifest=$(blob "$work/manifest.json")
+
+jq -n -c -S --arg manifest "sha256:$manifest" --argjson size "$(size "$manifest")" \
+    --arg version "$version" '
+{
+  schemaVersion: 2, mediaType: "application/vnd.oci.image.index.v1+json",
+  manifests: [{mediaType: "application/vnd.oci.image.manifest.v1+json", digest: $manifest,
+               size: $size, annotations: {"org.opencontainers.image.ref.name": ("pushhub:" + $version)}}]
+}' > "$layout/index.json"
+printf '{"imageLayoutVersion":"1.0.0"}' > "$layout/oci-layout"
+chown -R 0:0 "$layout"
+find "$layout" -type d -exec chmod 0755 {} +
+find "$layout" -type f -exec chmod 0644 {} +
+
+archive=$dist/pushhub-$version-oci.tar
+tree_tar "$layout" > "$archive.tmp"
+mv "$archive.tmp" "$archive"
+rm -rf "$dist/oci"
+mv "$layout" "$dist/oci"
+echo "$archive sha256:$manifest"
