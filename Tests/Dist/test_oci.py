@@ -25,7 +25,8 @@ import pytest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 VERSION = subprocess.check_output([os.path.join(ROOT, "scripts", "version.sh")], text=True).strip()
 REVISION = subprocess.check_output(["git", "-C", ROOT, "rev-parse", "HEAD"], text=True).strip()
-EPOCH = int(subprocess.check_output(["git", "-C", ROOT, "log", "-1", "--format=%ct"], text=True))
+EPOCH = int(os.environ.get("SOURCE_DATE_EPOCH")
+            or subprocess.check_output(["git", "-C", ROOT, "log", "-1", "--format=%ct"], text=True))
 ARCHIVE = os.environ.get("PUSHHUB_OCI_ARCHIVE", os.path.join(ROOT, "dist", "pushhub-%s-oci.tar" % VERSION))
 STAGE = os.environ.get("PUSHHUB_OCI_STAGE", os.path.join(ROOT, "dist", "stage"))
 UID = 10001
@@ -191,6 +192,8 @@ def test_rootfs_runs_the_hub_as_10001(bundle):
 
     version = run(*spec["args"], "--version", env=env, preexec_fn=enter, timeout=30)
     assert version.returncode == 0 and version.stdout.startswith("pushhub "), version
+    # "pushhub 0.9.0 (commit …)" today; the whole scripts/version.sh string once --version has it.
+    assert VERSION.startswith(version.stdout.split()[1]), version.stdout
     log_path = os.path.join(str(directory), "hub.log")
     with open(log_path, "w") as log:
         hub = subprocess.Popen(spec["args"], env=env, preexec_fn=enter, stderr=log)

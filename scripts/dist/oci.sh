@@ -43,6 +43,9 @@ for binary in pushhub hubctl; do
     [ -x "$stage/bin/$binary" ] || { echo "oci.sh: no $stage/bin/$binary" >&2; exit 1; }
 done
 
+work=$(mktemp -d "${TMPDIR:-/tmp}/pushhub-oci.XXXXXX")
+trap 'rm -rf "$work"' EXIT INT TERM
+
 # The packages: those holding each library `ldd` lists for the binaries (the host's dpkg database
 # says which; ldd lists the whole closure), plus ca-certificates. Today pushhub needs libc6,
 # libgcc-s1, libstdc++6, libssl3 and zlib1g; hubctl adds libcurl4 and its closure (Foundation's
@@ -51,46 +54,51 @@ libraries() {
     ldd "$stage/bin/pushhub" "$stage/bin/hubctl" \
         | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/.*ld-linux/ { print $1 }' | sort -u
 }
-package_of() {
-    name=$(basename "$1")
-    dpkg -S "$name" 2>/dev/null | while IFS= read -r line; do
-        case "${line##*: }" in
-            "/lib/$multiarch/$name" | "/usr/lib/$multiarch/$name" | "/lib64/$name" | "/usr/lib64/$name")
-                printf '%s\n' "${line%%: *}" | cut -d: -f1 ;;
-        esac
-    done | head -n 1
-}
-work=$(mktemp -d "${TMPDIR:-/tmp}/pushhub-oci.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
-
-for library in $(libraries); do
-    package=$(package_of "$library")
-    [ -n "$package" ] || { echo "oci.sh: no Debian package has $library" >&2; exit 1; }
-    echo "$package"
-done > "$work/packages"
-packages="$(sort -u "$work/packages" | tr '\n' ' ')ca-certificates"
+# One dpkg -S for all of them: "package:arch: path" lines, kept where the path is a loader
+# directory's (not a debug or i386 copy).
+names=$(libraries | while read -r library; do basename "$library"; done)
+# shellcheck disable=SC2086
+dpkg -S $names 2>/dev/null | while IFS= read -r line; do
+    path=${line##*: }
+    name=${path##*/}
+    case "$path" in
+        "/lib/$multiarch/$name" | "/usr/lib/$multiarch/$name" | "/lib64/$name" | "/usr/lib64/$name")
+            printf '%s %s\n' "$(printf '%s' "${line%%: *}" | cut -d: -f1)" "$name" ;;
+    esac
+done > "$work/owners"
+for name in $names; do
+    grep -q " $name\$" "$work/owners" || { echo "oci.sh: no Debian package has $name" >&2; exit 1; }
+done
+packages="$(cut -d' ' -f1 "$work/owners" | sort -u | tr '\n' ' ')ca-certificates"
 
 # --- the .debs: the candidate versions of this machine's apt sources, kept in the cache --------
+# "package version" of each candidate, from one apt-cache call.
+# shellcheck disable=SC2086
+apt-cache show --no-all-versions $packages base-files \
+    | awk '/^Package: / { p = $2 } /^Version: / { print p, $2 }' > "$work/candidates"
 mkdir -p "$cache/debs"
-for package in $packages base-files; do
-    candidate=$(apt-cache policy "$package" | sed -n 's/^  Candidate: //p')
-    [ -n "$candidate" ] && [ "$candidate" != "(none)" ] \
-        || { echo "oci.sh: apt has no $package (apt-get update?)" >&2; exit 1; }
-    # pool file names quote the epoch's colon as %3a
-    file=$(printf '%s_%s_' "$package" "$candidate" | sed 's/:/%3a/')
-    if ! ls "$cache/debs/$file"*.deb >/dev/null 2>&1; then
-        (cd "$cache/debs" && apt-get download -q -o APT::Sandbox::User=root "$package=$candidate" >/dev/null)
-    fi
-done
-deb() { ls "$cache/debs/$(printf '%s_%s_' "$1" \
-    "$(apt-cache policy "$1" | sed -n 's/^  Candidate: //p')" | sed 's/:/%3a/')"*.deb | head -n 1; }
+# deb PACKAGE: the cached .deb of PACKAGE's candidate (pool names quote an epoch's colon as %3a).
+deb() {
+    version=$(awk -v p="$1" '$1 == p { print $2; exit }' "$work/candidates")
+    [ -n "$version" ] || { echo "oci.sh: apt has no $1 (apt-get update?)" >&2; return 1; }
+    pool=$(printf '%s' "$version" | sed 's/:/%3a/')
+    for attempt in cached downloaded; do
+        for file in "$cache/debs/$1_${pool}_"*.deb; do
+            if [ -e "$file" ]; then printf '%s\n' "$file"; return 0; fi
+        done
+        [ "$attempt" = cached ] || break
+        (cd "$cache/debs" && apt-get download -q -o APT::Sandbox::User=root "$1=$version" >/dev/null)
+    done
+    echo "oci.sh: apt-get download $1=$version left no .deb" >&2
+    return 1
+}
 
 # --- layer 1: the Debian base --------------------------------------------------------------------
 base=$work/base
 mkdir -p "$base"
 mkdir -p "$base/var/lib/dpkg/status.d"
 for package in $packages; do
-    file=$(deb "$package")
+    file=$(deb "$package") || exit 1
     dpkg-deb -x "$file" "$base"
     # What scanners (trivy, grype, syft) read to know the packages, as distroless writes it.
     dpkg-deb -f "$file" > "$base/var/lib/dpkg/status.d/$package"
@@ -115,7 +123,8 @@ done > "$base/etc/ssl/certs/ca-certificates.crt"
 ln -s ../../../etc/ssl/certs "$base/usr/lib/ssl/certs"
 ln -s ../../../etc/ssl/certs/ca-certificates.crt "$base/usr/lib/ssl/cert.pem"
 # The OS, for scanners and `cat /etc/os-release` users: base-files' file, nothing else of it.
-dpkg-deb --fsys-tarfile "$(deb base-files)" | tar -x -O ./usr/lib/os-release > "$base/etc/os-release"
+base_files=$(deb base-files) || exit 1
+dpkg-deb --fsys-tarfile "$base_files" | tar -x -O ./usr/lib/os-release > "$base/etc/os-release"
 cat > "$base/etc/passwd" <<'EOF'
 root:x:0:0:root:/root:/sbin/nologin
 nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin
@@ -176,7 +185,7 @@ layers=""
 for tree in base app; do
     tree_tar "$work/$tree" > "$work/$tree.tar"
     diff_id=$(sha256sum "$work/$tree.tar" | cut -d' ' -f1)
-    gzip -n -9 < "$work/$tree.tar" > "$work/$tree.tar.gz"
+    gzip -n -6 < "$work/$tree.tar" > "$work/$tree.tar.gz"
     rm -f "$work/$tree.tar"
     digest=$(blob "$work/$tree.tar.gz")
     diff_ids="$diff_ids sha256:$diff_id"
