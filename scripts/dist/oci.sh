@@ -18,7 +18,7 @@
 #   DIST:  where the archive and the layout (DIST/oci/) go (default dist)
 # Environment: SOURCE_DATE_EPOCH, OCI_CACHE (.debs; default .build-oci), OCI_SOURCE (the source
 # label; default the git remote "origin"), OCI_HEALTH (the health check's command, JSON array).
-# Needs: apt-get, dpkg-deb, tar, gzip, sha256sum, jq (mk/oci.mk installs jq).
+# Needs: apt-get, dpkg, dpkg-deb, GNU tar, gzip, sha256sum, nm, jq (mk/oci.mk installs jq); not root.
 set -eu
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -139,7 +139,6 @@ printf 'hosts: files dns\n' > "$base/etc/nsswitch.conf"
 mkdir -p "$base/tmp" "$base/root"
 chmod 1777 "$base/tmp"
 chmod 0700 "$base/root"
-chown -R 0:0 "$base"
 
 # Every library the binaries need must be in the base (by file name, in a loader directory).
 for binary in pushhub hubctl; do
@@ -157,17 +156,28 @@ done
 app=$work/app
 mkdir -p "$app/usr/local/bin" "$app/var/lib/pushhub"
 install -m 0755 "$stage/bin/pushhub" "$stage/bin/hubctl" "$app/usr/local/bin/"
-chown -R 0:0 "$app"
-chown 10001:10001 "$app/var/lib/pushhub"
 chmod 0700 "$app/var/lib/pushhub"
 
-# A tree as a reproducible tar on stdout: sorted names without "./", one mtime, numeric owners
-# as they are on disk (root, and 10001 for the data directory), no atime/ctime in pax headers.
+# tree_tar DIR OUT [PATH]: DIR as a reproducible tar: sorted names without "./", one mtime, no
+# atime/ctime in pax headers, every entry owned by 0:0 except PATH (the data directory, the last
+# name in sort order), owned by 10001:10001. The owners are given, not read, so no root is needed.
 tree_tar() {
-    (cd "$1" && find . -mindepth 1 | sed 's|^\./||' | LC_ALL=C sort > "$work/list" \
-        && tar --create --no-recursion --files-from="$work/list" --format=posix \
-               --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
-               --mtime="@$epoch" --numeric-owner)
+    (cd "$1" && find . -mindepth 1 | sed 's|^\./||' | LC_ALL=C sort > "$work/list")
+    if [ -n "${3:-}" ]; then
+        [ "$(tail -n 1 "$work/list")" = "$3" ] || { echo "oci.sh: $3 does not sort last" >&2; exit 1; }
+        sed '$d' "$work/list" > "$work/list.root"
+    else
+        cp "$work/list" "$work/list.root"
+    fi
+    # Options without spaces, split on purpose (POSIX sh has no arrays).
+    options="--no-recursion --format=posix --numeric-owner --mtime=@$epoch"
+    options="$options --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime"
+    # shellcheck disable=SC2086
+    tar --create --file="$2" --directory="$1" --owner=0 --group=0 $options --files-from="$work/list.root"
+    if [ -n "${3:-}" ]; then
+        # shellcheck disable=SC2086
+        tar --append --file="$2" --directory="$1" --owner=10001 --group=10001 $options "$3"
+    fi
 }
 
 layout=$work/layout
@@ -183,7 +193,9 @@ size() { stat -c %s "$layout/blobs/sha256/$1"; }
 diff_ids=""
 layers=""
 for tree in base app; do
-    tree_tar "$work/$tree" > "$work/$tree.tar"
+    data=""
+    if [ "$tree" = app ]; then data=var/lib/pushhub; fi
+    tree_tar "$work/$tree" "$work/$tree.tar" "$data"
     diff_id=$(sha256sum "$work/$tree.tar" | cut -d' ' -f1)
     gzip -n -6 < "$work/$tree.tar" > "$work/$tree.tar.gz"
     rm -f "$work/$tree.tar"
@@ -257,12 +269,11 @@ jq -n -c -S --arg manifest "sha256:$manifest" --argjson size "$(size "$manifest"
                size: $size, annotations: {"org.opencontainers.image.ref.name": ("pushhub:" + $version)}}]
 }' > "$layout/index.json"
 printf '{"imageLayoutVersion":"1.0.0"}' > "$layout/oci-layout"
-chown -R 0:0 "$layout"
 find "$layout" -type d -exec chmod 0755 {} +
 find "$layout" -type f -exec chmod 0644 {} +
 
 archive=$dist/pushhub-$version-oci.tar
-tree_tar "$layout" > "$archive.tmp"
+tree_tar "$layout" "$archive.tmp"
 mv "$archive.tmp" "$archive"
 rm -rf "$dist/oci"
 mv "$layout" "$dist/oci"
