@@ -1,14 +1,21 @@
 # The OCI image without a container engine or a registry (docs/container.md): scripts/dist/oci.sh
-# builds dist/pushhub-V-oci.tar from Debian's .debs and the static binaries in $(OCI_STAGE)/bin;
-# Tests/Dist/test_oci.py checks it with skopeo, umoci, a chroot, a second build and podman.
-# Included by the Makefile (`include mk/oci.mk`).
+# builds DIR/pushhub-V-oci.tar (and DIR/oci/) from Debian's .debs and the static binaries in
+# STAGE/bin; Tests/Dist/test_oci.py checks it with skopeo, umoci, a chroot, a second build and
+# podman. Included by the Makefile after mk/dist.mk, whose DIST_DIR, DIST_STAGE and dist-binaries
+# it follows:
+#   make dist-oci    the release image in dist/ (make dist depends on it)
+#   make oci-check   `make test`'s check: the image from debug binaries in .build-dist/check/
+#                    (DIST_CONFIG=debug, as dist-check) and the tests on it
+#   make oci-test    the same tests on make dist's release image in dist/
 
-# Where bin/pushhub and bin/hubctl are, and the target that makes them (dist's, mk/dist.mk). Set
-# OCI_BINARIES= to use a stage made otherwise.
-OCI_STAGE ?= dist/stage
+# Set OCI_BINARIES= to package a stage made otherwise (OCI_STAGE=...).
+OCI_DIR ?= $(if $(DIST_DIR),$(DIST_DIR),dist)
+OCI_STAGE ?= $(if $(DIST_STAGE),$(DIST_STAGE),$(OCI_DIR)/stage)
 OCI_BINARIES ?= dist-binaries
+OCI_CHECK_DIR := .build-dist/check
+OCI_PYTEST ?= .venv/bin/python -m pytest -q
 
-.PHONY: dist-oci oci-check oci-tools
+.PHONY: dist-oci oci-check oci-test oci-tools
 
 # jq writes the image's JSON; skopeo, umoci, podman and runc are what the tests check it with
 # (runc: crun refuses this machine's cgroup v1+v2 hybrid, see docs/container.md).
@@ -18,7 +25,12 @@ oci-tools:
 	  apt-get install -y -qq --no-install-recommends jq skopeo umoci podman runc; }
 
 dist-oci: $(OCI_BINARIES) oci-tools
-	sh scripts/dist/oci.sh $(OCI_STAGE) dist
+	sh scripts/dist/oci.sh $(OCI_STAGE) $(OCI_DIR)
 
-oci-check: dist-oci venv
-	PUSHHUB_OCI_STAGE=$(OCI_STAGE) .venv/bin/python -m pytest -q Tests/Dist/test_oci.py
+oci-check: venv
+	$(MAKE) --no-print-directory dist-oci DIST_DIR=$(OCI_CHECK_DIR) DIST_CONFIG=debug
+	DIST_DIR=$(OCI_CHECK_DIR) $(if $(filter command line,$(origin OCI_STAGE)),PUSHHUB_OCI_STAGE=$(OCI_STAGE)) \
+	  $(OCI_PYTEST) Tests/Dist/test_oci.py
+
+oci-test: dist-oci venv
+	DIST_DIR=$(OCI_DIR) PUSHHUB_OCI_STAGE=$(OCI_STAGE) $(OCI_PYTEST) Tests/Dist/test_oci.py

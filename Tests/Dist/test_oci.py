@@ -4,8 +4,9 @@ system runs the hub as uid 10001 (chroot, the bundle's own process spec), a seco
 same digest, `skopeo copy` to a docker-archive keeps the health check, and podman runs it when this
 machine lets it (else the test skips with podman's error).
 
-Environment: PUSHHUB_OCI_ARCHIVE (default dist/pushhub-V-oci.tar), PUSHHUB_OCI_STAGE (the binaries
-it was built from; default dist/stage). Run as root (chroot, setuid, podman)."""
+Environment: DIST_DIR (default dist), PUSHHUB_OCI_ARCHIVE (default DIST_DIR/pushhub-V-oci.tar),
+PUSHHUB_OCI_STAGE (the binaries it was built from; default DIST_DIR/stage). Run as root (chroot,
+setuid, podman)."""
 import gzip
 import hashlib
 import http.client
@@ -28,8 +29,10 @@ VERSION = subprocess.check_output([os.path.join(ROOT, "scripts", "version.sh")],
 REVISION = subprocess.check_output(["git", "-C", ROOT, "rev-parse", "HEAD"], text=True).strip()
 EPOCH = int(os.environ.get("SOURCE_DATE_EPOCH")
             or subprocess.check_output(["git", "-C", ROOT, "log", "-1", "--format=%ct"], text=True))
-ARCHIVE = os.environ.get("PUSHHUB_OCI_ARCHIVE", os.path.join(ROOT, "dist", "pushhub-%s-oci.tar" % VERSION))
-STAGE = os.environ.get("PUSHHUB_OCI_STAGE", os.path.join(ROOT, "dist", "stage"))
+# DIST_DIR as mk/dist.mk's: dist (make dist, release) or .build-dist/check (make test, debug).
+DIST = os.path.join(ROOT, os.environ.get("DIST_DIR", "dist"))
+ARCHIVE = os.environ.get("PUSHHUB_OCI_ARCHIVE", os.path.join(DIST, "pushhub-%s-oci.tar" % VERSION))
+STAGE = os.environ.get("PUSHHUB_OCI_STAGE", os.path.join(DIST, "stage"))
 UID = 10001
 # The liveness endpoint the health check and the tests use. /livez once the lead's branch lands
 # (scripts/dist/oci.sh's `health=` line switches with it to `hubctl probe live`).
@@ -62,7 +65,7 @@ def get(url):
 
 @pytest.fixture(scope="module")
 def archive():
-    assert os.path.exists(ARCHIVE), "no %s: run `make dist-oci` first" % ARCHIVE
+    assert os.path.exists(ARCHIVE), "no %s: run `make dist-oci` (or oci-check) first" % ARCHIVE
     return ARCHIVE
 
 
