@@ -274,6 +274,10 @@ find "$layout" -type f -exec chmod 0644 {} +
 
 archive=$dist/pushhub-$version-oci.tar
 tree_tar "$layout" "$archive.tmp"
+# One image in DIST: an older version's archive would end up in dist/SHA256SUMS beside this one.
+for old in "$dist"/pushhub-*-oci.tar; do
+    if [ -e "$old" ] && [ "$old" != "$archive" ]; then rm -f "$old"; fi
+done
 mv "$archive.tmp" "$archive"
 rm -rf "$dist/oci"
 mv "$layout" "$dist/oci"
