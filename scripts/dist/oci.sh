@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds PushHub's OCI image without a container engine or a registry, the way distroless does:
-# Debian's .debs of the few libraries the static binaries link (libc6, libgcc-s1, libstdc++6,
-# libssl3, zlib1g) plus ca-certificates, unpacked with `dpkg-deb -x` into a root file system with
+# Debian's .debs of the few libraries the static binaries link (those `ldd` lists: libc6,
+# libgcc-s1, libstdc++6, libssl3, zlib1g) plus ca-certificates, unpacked with `dpkg-deb -x` into a root file system with
 # no shell and no package manager; a non-root user 10001; the binaries in /usr/local/bin. Then an
 # OCI image layout made by hand (two gzip'd layer tars, a config, a manifest, index.json), and the
 # layout as one tar: dist/pushhub-V-oci.tar (V from scripts/version.sh).
@@ -20,6 +20,8 @@
 # label; default the git remote "origin"), OCI_HEALTH (the health check's command, JSON array).
 # Needs: apt-get, dpkg, dpkg-deb, GNU tar, gzip, sha256sum, nm, jq (mk/oci.mk installs jq); not root.
 set -eu
+# The modes of the files made here (passwd, the bundle, directories) do not depend on the caller.
+umask 022
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 stage=$(cd "${1:-$root/dist/stage}" && pwd)
