@@ -35,9 +35,11 @@ DIST = os.path.join(ROOT, os.environ.get("DIST_DIR", "dist"))
 ARCHIVE = os.environ.get("PUSHHUB_OCI_ARCHIVE", os.path.join(DIST, "pushhub-%s-oci.tar" % VERSION))
 STAGE = os.environ.get("PUSHHUB_OCI_STAGE", os.path.join(DIST, "stage"))
 UID = 10001
-# The liveness endpoint the health check and the tests use. /livez once the lead's branch lands
-# (scripts/dist/oci.sh's `health=` line switches with it to `hubctl probe live`).
-LIVE_PATH = "/healthz"
+# The image's health check is deploy/Containerfile's (scripts/dist/oci.sh reads it); the liveness
+# path follows it: /livez for `hubctl probe live`, /healthz for `hubctl status`.
+CONTAINERFILE = open(os.path.join(ROOT, "deploy", "Containerfile")).read()
+HEALTHCHECK = re.search(r"^HEALTHCHECK (.*) \\\n\s+CMD (\[.*\])$", CONTAINERFILE, flags=re.M)
+LIVE_PATH = "/livez" if json.loads(HEALTHCHECK.group(2))[1:3] == ["probe", "live"] else "/healthz"
 # The packages every build needs (pushhub's ldd) and the CA bundle; hubctl adds libcurl4's closure
 # today (Foundation's URLSession), see docs/container.md.
 BASE_PACKAGES = {"libc6", "libgcc-s1", "libstdc++6", "libssl3", "zlib1g", "ca-certificates"}
@@ -123,8 +125,13 @@ def test_skopeo_inspect_shows_the_image(archive, raw_config):
     # Docker's field (OCI has none): Podman and Docker apply it once the image is in Docker's
     # format (test_docker_archive_keeps_the_health_check).
     health = config["Healthcheck"]
-    assert health["Test"][:2] == ["CMD", "/usr/local/bin/hubctl"]
-    assert health["Interval"] == 10 * 10**9 and health["Retries"] == 3
+    assert health["Test"] == ["CMD"] + json.loads(HEALTHCHECK.group(2))
+    options = dict(re.findall(r"--([a-z-]+)=(\d+)", HEALTHCHECK.group(1)))
+    assert health["Interval"] == int(options["interval"]) * 10**9 and health["Timeout"] == int(options["timeout"]) * 10**9
+    assert health["StartPeriod"] == int(options["start-period"]) * 10**9 and health["Retries"] == int(options["retries"])
+    # The Docker-engine image (deploy/Containerfile) has the same defaults.
+    containerfile_env = dict(re.findall(r"\b([A-Z_]+)=(\S+)", CONTAINERFILE[CONTAINERFILE.index("\nENV "):CONTAINERFILE.index("\nUSER ")]))
+    assert containerfile_env == IMAGE_ENV
     drain = re.fullmatch(r"(\d+)s", env["PUSHHUB_DRAIN_TIMEOUT"])
     assert drain and int(drain.group(1)) < 10  # Docker's and Podman's default stop timeout
 

@@ -17,7 +17,7 @@
 #   STAGE: holds bin/pushhub and bin/hubctl (default dist/stage, made by scripts/dist/binaries.sh)
 #   DIST:  where the archive and the layout (DIST/oci/) go (default dist)
 # Environment: SOURCE_DATE_EPOCH, OCI_CACHE (.debs; default .build-oci), OCI_SOURCE (the source
-# label; default the git remote "origin"), OCI_HEALTH (the health check's command, JSON array).
+# label; default the git remote "origin").
 # Needs: apt-get, dpkg, dpkg-deb, GNU tar, gzip, sha256sum, nm, jq (mk/oci.mk installs jq); not root.
 set -eu
 # The modes of the files made here (passwd, the bundle, directories) do not depend on the caller.
@@ -35,10 +35,17 @@ epoch=${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%ct 2>/dev/null || e
 created=$(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)
 source_url=${OCI_SOURCE:-$(git -C "$root" config --get remote.origin.url 2>/dev/null \
     || echo https://github.com/example/pushhub)}
-# The health check, as the Containerfile's: `hubctl status` (GET /healthz at HUBCTL_URL; 0 on 200,
-# 1 on another answer, 3 when unreachable). Once `hubctl probe live` (/livez) lands, this line is
-# health=${OCI_HEALTH:-'["CMD","/usr/local/bin/hubctl","probe","live"]'}
-health=${OCI_HEALTH:-'["CMD","/usr/local/bin/hubctl","status"]'}
+# The health check is deploy/Containerfile's HEALTHCHECK (the Docker-engine path), so that both
+# images check the same way, in Docker's config form (durations in nanoseconds):
+#   HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
+#     CMD ["/usr/local/bin/hubctl", "status"]
+healthcheck=$(sed -n '/^HEALTHCHECK /{N;s/\\\n//;p;}' "$root/deploy/Containerfile")
+health=$(jq -n -c --arg h "$healthcheck" '
+  def seconds(k): $h | capture("--" + k + "=(?<n>[0-9]+)s(?: |$)").n | tonumber * 1000000000;
+  {Test: (["CMD"] + ($h | capture("CMD (?<c>\\[.*\\])$").c | fromjson)),
+   Interval: seconds("interval"), Timeout: seconds("timeout"), StartPeriod: seconds("start-period"),
+   Retries: ($h | capture("--retries=(?<n>[0-9]+)").n | tonumber)}') \
+    || { echo "oci.sh: no HEALTHCHECK ... CMD [...] in deploy/Containerfile" >&2; exit 1; }
 arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo "$(uname -m)-linux-gnu")
 for binary in pushhub hubctl; do
@@ -226,8 +233,7 @@ jq -n -c -S \
     WorkingDir: "/var/lib/pushhub",
     Volumes: {"/var/lib/pushhub": {}},
     StopSignal: "SIGTERM",
-    Healthcheck: {Test: $health, Interval: 10000000000, Timeout: 3000000000,
-                  StartPeriod: 15000000000, Retries: 3},
+    Healthcheck: $health,
     Labels: {
       "org.opencontainers.image.title": "pushhub",
       "org.opencontainers.image.description": "PushHub, a WebSocket push hub",
