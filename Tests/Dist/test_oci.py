@@ -115,6 +115,12 @@ def test_skopeo_inspect_shows_the_image(archive, raw_config):
     assert {k: env[k] for k in IMAGE_ENV} == IMAGE_ENV
     assert image["Created"] == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(EPOCH))
 
+    # skopeo's parsed config (OCI's fields) shows the same, without Docker's Healthcheck.
+    parsed = run("skopeo", "inspect", "--config", "oci-archive:" + archive)
+    assert parsed.returncode == 0, parsed.stderr
+    oci_config = json.loads(parsed.stdout)["config"]
+    assert {k: v for k, v in raw_config["config"].items() if k != "Healthcheck"} == oci_config
+
     config = raw_config["config"]
     assert config["User"] == "%d:%d" % (UID, UID)
     assert set(config["ExposedPorts"]) == {"8080/tcp", "8081/tcp"}
