@@ -103,6 +103,13 @@ def bundle(archive, tmp_path_factory):
         shutil.rmtree(work)
 
 
+@pytest.fixture
+def scratch(tmp_path):
+    """tmp_path, emptied afterwards (archives of 60 MB; pytest keeps the last three runs' dirs)."""
+    yield tmp_path
+    shutil.rmtree(tmp_path, ignore_errors=True)
+
+
 def test_skopeo_inspect_shows_the_image(archive, raw_config):
     result = run("skopeo", "inspect", "oci-archive:" + archive)
     assert result.returncode == 0, result.stderr
@@ -247,22 +254,22 @@ def raw_health_command(directory):
     return test[1:]
 
 
-def test_second_build_gives_the_same_digest(archive, tmp_path):
+def test_second_build_gives_the_same_digest(archive, scratch):
     """scripts/dist/oci.sh again from the same stage and commit: byte-identical archive."""
     started = time.time()
-    result = run("sh", os.path.join(ROOT, "scripts", "dist", "oci.sh"), STAGE, str(tmp_path), timeout=900)
+    result = run("sh", os.path.join(ROOT, "scripts", "dist", "oci.sh"), STAGE, str(scratch), timeout=900)
     assert result.returncode == 0, result.stderr
     print("rebuild: %.1f s" % (time.time() - started))
-    again = tmp_path / os.path.basename(archive)
+    again = scratch / os.path.basename(archive)
     digest = lambda path: hashlib.sha256(open(path, "rb").read()).hexdigest()  # noqa: E731
     if digest(again) != digest(archive):
         with tarfile.open(archive) as tar:
             before = package_versions(lambda name: tar.extractfile(name).read())
-        after = package_versions(lambda name: open(tmp_path / "oci" / name, "rb").read())
+        after = package_versions(lambda name: open(scratch / "oci" / name, "rb").read())
         changed = {p: (before.get(p), after.get(p)) for p in set(before) | set(after) if before.get(p) != after.get(p)}
         assert not changed, "Debian's packages changed since %s was built (apt-get update): %s" % (archive, changed)
         raise AssertionError("not reproducible (or %s was built from another stage: make dist-oci)" % archive)
-    assert json.load(open(tmp_path / "oci" / "index.json")) == json.loads(
+    assert json.load(open(scratch / "oci" / "index.json")) == json.loads(
         tarfile.open(archive).extractfile("index.json").read())
 
 
@@ -281,10 +288,10 @@ def package_versions(read):
     return versions
 
 
-def test_docker_archive_keeps_the_health_check(archive, raw_config, tmp_path):
+def test_docker_archive_keeps_the_health_check(archive, raw_config, scratch):
     """`skopeo copy` to Docker's format keeps the config blob byte for byte, Healthcheck included:
     what `docker load` and `podman load` of that archive apply."""
-    target = tmp_path / "docker.tar"
+    target = scratch / "docker.tar"
     result = run("skopeo", "copy", "-q", "oci-archive:" + archive,
                  "docker-archive:%s:localhost/pushhub:%s" % (target, VERSION))
     assert result.returncode == 0, result.stderr
@@ -305,7 +312,7 @@ def podman(*args, timeout=120):
 SANDBOX_ERRORS = ("cgroups in hybrid mode", "setrlimit", "Operation not permitted", "not compatible with NoCgroups")
 
 
-def test_podman_runs_the_image(archive, tmp_path):
+def test_podman_runs_the_image(archive, scratch):
     """podman loads the Docker-format copy (so the health check applies), runs it with its ports
     published on free loopback ports, answers the liveness path, `podman healthcheck run` passes, and
     `podman stop` (SIGTERM) ends it with exit 0."""
@@ -314,7 +321,7 @@ def test_podman_runs_the_image(archive, tmp_path):
             pytest.skip("%s is not installed (make oci-tools)" % tool)
     name = "pushhub-oci-test-%d" % os.getpid()
     tag = "localhost/pushhub-oci-test:%d" % os.getpid()
-    docker = tmp_path / "docker.tar"
+    docker = scratch / "docker.tar"
     result = run("skopeo", "copy", "-q", "oci-archive:" + archive, "docker-archive:%s:%s" % (docker, tag))
     assert result.returncode == 0, result.stderr
     try:
@@ -354,5 +361,5 @@ def test_podman_runs_the_image(archive, tmp_path):
         logs = podman("logs", name)
         assert '"msg":"stopped"' in logs.stdout + logs.stderr
     finally:
-        podman("rm", "-f", name)
+        podman("rm", "-f", "-v", name)  # -v: the anonymous volume of VOLUME /var/lib/pushhub
         podman("rmi", "-f", tag)
