@@ -1,0 +1,36 @@
+# The OCI image without a container engine or a registry (docs/container.md): scripts/dist/oci.sh
+# builds DIR/pushhub-V-oci.tar (and DIR/oci/) from Debian's .debs and the static binaries in
+# STAGE/bin; Tests/Dist/test_oci.py checks it with skopeo, umoci, a chroot, a second build and
+# podman. Included by the Makefile after mk/dist.mk, whose DIST_DIR, DIST_STAGE and dist-binaries
+# it follows:
+#   make dist-oci    the release image in dist/ (make dist depends on it)
+#   make oci-check   `make test`'s check: the image from debug binaries in .build-dist/check/
+#                    (DIST_CONFIG=debug, as dist-check) and the tests on it
+#   make oci-test    the same tests on make dist's release image in dist/
+
+# Set OCI_BINARIES= to package a stage made otherwise (OCI_STAGE=...).
+OCI_DIR ?= $(if $(DIST_DIR),$(DIST_DIR),dist)
+OCI_STAGE ?= $(if $(DIST_STAGE),$(DIST_STAGE),$(OCI_DIR)/stage)
+OCI_BINARIES ?= dist-binaries
+OCI_CHECK_DIR := .build-dist/check
+OCI_PYTEST ?= .venv/bin/python -m pytest -q
+
+.PHONY: dist-oci oci-check oci-test oci-tools
+
+# jq writes the image's JSON; skopeo, umoci, podman and runc are what the tests check it with
+# (runc: crun refuses this machine's cgroup v1+v2 hybrid, see docs/container.md).
+oci-tools:
+	@{ command -v jq && command -v skopeo && command -v umoci && command -v podman && command -v runc; } >/dev/null 2>&1 || { \
+	  echo "installing jq skopeo umoci podman runc (the OCI image and its tests)"; apt-get update -qq && \
+	  apt-get install -y -qq --no-install-recommends jq skopeo umoci podman runc; }
+
+dist-oci: $(OCI_BINARIES) oci-tools
+	sh scripts/dist/oci.sh $(OCI_STAGE) $(OCI_DIR)
+
+oci-check: venv
+	$(MAKE) --no-print-directory dist-oci DIST_DIR=$(OCI_CHECK_DIR) DIST_CONFIG=debug
+	DIST_DIR=$(OCI_CHECK_DIR) $(if $(filter command line,$(origin OCI_STAGE)),PUSHHUB_OCI_STAGE=$(OCI_STAGE)) \
+	  $(OCI_PYTEST) Tests/Dist/test_oci.py
+
+oci-test: dist-oci venv
+	DIST_DIR=$(OCI_DIR) PUSHHUB_OCI_STAGE=$(OCI_STAGE) $(OCI_PYTEST) Tests/Dist/test_oci.py
