@@ -4,7 +4,7 @@ import PackagePlugin
 /// Generates two sources for the target it is applied to:
 /// - `BuildCommit.swift`: the version `scripts/version.sh` prints (a `vX.Y.Z` tag, else
 ///   `VERSION-dev.N.gSHA`), the checkout's commit and whether tracked files were modified, for
-///   `--version`; rerun whenever git's `HEAD`, index or tags change (a commit, a checkout, an add,
+///   `--version`; rerun whenever git's `HEAD`, its log, the index or tags change (a commit, a checkout, an add,
 ///   a tag) or the file `VERSION`;
 /// - `EmbeddedClientAssets.swift`: the JavaScript client module and its type declarations from
 ///   `clients/js/` (the module is the one-file bundle `clients/js/bundle.sh` makes of the modules
@@ -80,7 +80,10 @@ struct BuildInfoPlugin: BuildToolPlugin {
         return [
             command(
                 "BuildCommit", Self.commitScript,
-                inputs: existing(["VERSION", "scripts/version.sh", ".git/HEAD", ".git/index", ".git/packed-refs", ".git/refs/tags"])),
+                inputs: existing([
+                    "VERSION", "scripts/version.sh", ".git/HEAD", ".git/logs/HEAD", ".git/index", ".git/packed-refs",
+                    ".git/refs/tags",
+                ])),
             command(
                 "EmbeddedClientAssets", Self.assetsScript,
                 inputs: existing(
