@@ -4,14 +4,26 @@ import PushHub
 
 // pushhub: read flags and env, start the hub, wait for signals. Nothing else lives here.
 
+/// Writes `text` to standard error with one write(2).
+func printError(_ text: String) {
+    let bytes = Array(text.utf8)
+    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+}
+
+// Swift reads the command line from /proc/self/cmdline on Linux: without /proc (a bare chroot)
+// the arguments are empty, even argv[0], and the flags would be silently ignored.
+guard !CommandLine.arguments.isEmpty else {
+    printError("Error: cannot read the command line: /proc/self/cmdline is missing (mount /proc)\n")
+    exit(2)
+}
+
 let parsed: (config: HubConfig, logLevel: Log.Level, help: Bool, version: Bool, checkOnly: Bool)
 do {
     parsed = try HubOptions.parse(
         Array(CommandLine.arguments.dropFirst()), environment: ProcessEnvironment.current())
 } catch {
     // The message and where to look, not the 60-line usage: it stays in sight in journald.
-    let message = Array("Error: \(error)\nSee 'pushhub --help'.\n".utf8)
-    _ = message.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    printError("Error: \(error)\nSee 'pushhub --help'.\n")
     exit(2)
 }
 if parsed.version {

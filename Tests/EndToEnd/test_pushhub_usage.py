@@ -52,3 +52,15 @@ def test_help_prints_the_usage_and_a_valid_config_says_so(tmp_path):
     assert helped.returncode == 0 and helped.stdout.startswith("USAGE: pushhub") and "--drain-timeout" in helped.stdout
     checked = pushhub("--check-config", config(tmp_path, drain_timeout="1m30s"), "--idle-timeout", "1d")
     assert checked.returncode == 0 and "valid" in checked.stdout, checked
+
+
+@pytest.mark.parametrize("binary", ["pushhub", "hubctl"])
+def test_without_proc_the_binaries_refuse_instead_of_ignoring_their_flags(binary, tmp_path):
+    """Issue 32: Swift reads the command line from /proc/self/cmdline on Linux, so in a root
+    without /proc (a bare chroot, the OCI image run by hand) `pushhub --version` saw no flags and
+    started a hub on the defaults in the working directory. Now both binaries say why and stop."""
+    script = 'umount -l /proc && exec "$0" --version'
+    run = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
+                          os.path.join(BIN, binary)], capture_output=True, text=True, timeout=10, cwd=tmp_path)
+    assert run.returncode == 2 and "/proc/self/cmdline is missing" in run.stderr, run
+    assert not os.path.exists(tmp_path / "data")
