@@ -24,6 +24,10 @@ cd "$root"
 # hardening-no-bindnow). --disable-local-rpath: no RUNPATH $ORIGIN (nothing is loaded from beside the binary; lintian's
 # custom-library-search-path). PUSHHUB_DIST=1: Package.swift leaves URLSession (FoundationNetworking → libcurl) out of the
 # Linux client library, which hubctl links; Linux's client uses its socket transport anyway.
+# --version must name this commit. BuildInfoPlugin reruns when .git/HEAD or .git/index change,
+# which a commit need not touch (nor exist in a git worktree, where .git is a file): removing its
+# output makes it run again (PushHub then recompiles that one file).
+find .build/plugins/outputs -path '*/BuildInfoPlugin/Generated/BuildCommit.swift' -delete 2> /dev/null || true
 for product in pushhub hubctl; do
     PUSHHUB_DIST=1 "$swift" build -c "$config" --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker now --product "$product"
 done
@@ -53,6 +57,14 @@ for product in pushhub hubctl; do
                 ;;
         esac
     done
+done
+commit=$(git rev-parse --short=12 HEAD 2> /dev/null || echo unknown)
+for product in pushhub hubctl; do
+    printed=$("$stage/bin/$product" --version)
+    case "$printed" in
+        *"$commit"*) ;;
+        *) echo "binaries.sh: $product --version prints '$printed', not commit $commit" >&2; exit 1 ;;
+    esac
 done
 printf '%s\n' "$config" > "$stage/CONFIG"
 ls -l "$stage/bin" >&2
