@@ -46,6 +46,7 @@ dist: dist-checksums
 # `make test`'s check: debug binaries (see above), gzip'd .deb (xz on ~100 MB of debug binaries
 # costs a minute), the whole Tests/Dist suite.
 dist-check: venv
+	rm -f $(DIST_CHECK_DIR)/pushhub[-_]* $(DIST_CHECK_DIR)/SHA256SUMS
 	$(MAKE) --no-print-directory dist-tarball dist-deb DIST_DIR=$(DIST_CHECK_DIR) DIST_CONFIG=debug DEB_COMPRESS=gzip
 	sh scripts/dist/checksums.sh $(DIST_CHECK_DIR)
 	DIST_DIR=$(DIST_CHECK_DIR) $(DIST_PYTEST) Tests/Dist --ignore-glob='Tests/Dist/test_oci*'

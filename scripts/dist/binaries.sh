@@ -8,14 +8,19 @@
 # that set (e.g. libcurl from Foundation's URLSession).
 #
 # DIST_CONFIG=release (default) or debug: `make test` checks the packages with debug binaries
-# (the same static link, minutes less to build); `make dist` ships release ones. The build uses
-# the checkout's own .build/ (incremental with `swift build`).
+# (the same static link, minutes less to build); `make dist` ships release ones.
+#
+# The build has its own folder, .build-dist/swift (DIST_SCRATCH), incremental like .build/: objects
+# compiled for --static-swift-stdlib name the static libraries (-lCoreFoundation, ...) to link, and
+# SwiftPM does not recompile them when a later `swift build` in the same folder links dynamically
+# (that link then fails), nor the other way round.
 #
 # Usage: scripts/dist/binaries.sh [STAGE]     (STAGE: default dist/stage)
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 stage=${1:-$root/dist/stage}
 config=${DIST_CONFIG:-release}
+scratch=${DIST_SCRATCH:-$root/.build-dist/swift}
 swift=${SWIFT:-swift}
 case "$config" in release | debug) ;; *) echo "binaries.sh: DIST_CONFIG is release or debug, not $config" >&2; exit 2 ;; esac
 
@@ -27,11 +32,13 @@ cd "$root"
 # --version must name this commit. BuildInfoPlugin reruns when .git/HEAD or .git/index change,
 # which a commit need not touch (nor exist in a git worktree, where .git is a file): removing its
 # output makes it run again (PushHub then recompiles that one file).
-find .build/plugins/outputs -path '*/BuildInfoPlugin/Generated/BuildCommit.swift' -delete 2> /dev/null || true
+find "$scratch/plugins/outputs" -path '*/BuildInfoPlugin/Generated/BuildCommit.swift' -delete 2> /dev/null || true
 for product in pushhub hubctl; do
-    PUSHHUB_DIST=1 "$swift" build -c "$config" --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker now --product "$product"
+    PUSHHUB_DIST=1 "$swift" build -c "$config" --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker now \
+        --scratch-path "$scratch" --product "$product"
 done
-bin=$(PUSHHUB_DIST=1 "$swift" build -c "$config" --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker now --show-bin-path)
+bin=$(PUSHHUB_DIST=1 "$swift" build -c "$config" --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker now \
+    --scratch-path "$scratch" --show-bin-path)
 
 mkdir -p "$stage/bin"
 for product in pushhub hubctl; do
