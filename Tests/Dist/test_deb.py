@@ -176,6 +176,8 @@ def test_install_start_as_the_user_remove_and_purge(debian_root):
     assert os.path.islink(root.file("/etc/systemd/system/multi-user.target.wants/pushhub.service"))
     conffiles = root.run("dpkg-query", "--showformat=${Conffiles}", "--show", "pushhub").stdout
     assert sorted(line.split()[0] for line in conffiles.strip().splitlines()) == CONFFILES
+    # Every installed file matches the package's md5sums (and the conffiles dpkg's own record).
+    assert root.run("dpkg", "--verify", "pushhub").stdout == ""
     # Installing again (a reinstall runs postinst again) keeps the user as it is.
     root.install_debs(artifact(DEB))
     assert root.user("pushhub") == user

@@ -26,13 +26,23 @@ case "$config" in release | debug) ;; *) echo "binaries.sh: DIST_CONFIG is relea
 
 cd "$root"
 # -z now: every symbol bound at start, so the GOT can be read-only (full RELRO; lintian's
-# hardening-no-bindnow). --disable-local-rpath: no RUNPATH $ORIGIN (nothing is loaded from beside the binary; lintian's
-# custom-library-search-path). PUSHHUB_DIST=1: Package.swift leaves URLSession (FoundationNetworking → libcurl) out of the
-# Linux client library, which hubctl links; Linux's client uses its socket transport anyway.
+# hardening-no-bindnow). --disable-local-rpath: no RUNPATH $ORIGIN (nothing is loaded from beside
+# the binary; lintian's custom-library-search-path). PUSHHUB_DIST=1: Package.swift leaves
+# URLSession (FoundationNetworking, which links libcurl) out of the Linux client library that
+# hubctl links; on Linux the client uses its socket transport anyway.
+#
 # --version must name this commit. BuildInfoPlugin reruns when .git/HEAD or .git/index change,
-# which a commit need not touch (nor exist in a git worktree, where .git is a file): removing its
-# output makes it run again (PushHub then recompiles that one file).
-find "$scratch/plugins/outputs" -path '*/BuildInfoPlugin/Generated/BuildCommit.swift' -delete 2> /dev/null || true
+# which a commit need not touch (nor exist in a git worktree, where .git is a file): a stale
+# BuildCommit.swift is removed so that it runs again (only a stale one: a rerun recompiles PushHub,
+# all of it in release).
+head=$(git rev-parse HEAD 2> /dev/null || echo unknown)
+if [ -n "$(git status --porcelain --untracked-files=no 2> /dev/null)" ]; then modified=true; else modified=false; fi
+find "$scratch/plugins/outputs" -path '*/BuildInfoPlugin/Generated/BuildCommit.swift' 2> /dev/null |
+    while IFS= read -r generated; do
+        if ! grep -q "buildCommit = \"$head\"" "$generated" || ! grep -q "buildHasUncommittedChanges = $modified" "$generated"; then
+            rm -f "$generated"
+        fi
+    done
 for product in pushhub hubctl; do
     PUSHHUB_DIST=1 "$swift" build -c "$config" --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker now \
         --scratch-path "$scratch" --product "$product"

@@ -12,7 +12,8 @@
 # Reproducible: mtimes and the changelog's date are the commit's time (SOURCE_DATE_EPOCH).
 #
 # Usage: scripts/dist/deb.sh [STAGE [OUT]]   (defaults: dist/stage, dist)
-#        DEB_COMPRESS=xz|gzip|none (default xz, dpkg-deb's own default)
+#        DEB_COMPRESS=xz|gzip (default xz, dpkg-deb's own default), DEB_COMPRESS_LEVEL=1..9
+#        (default: dpkg-deb's; `make test` uses gzip -1 on its debug binaries: seconds, not a minute)
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 stage=$(cd "${1:-$root/dist/stage}" && pwd)
@@ -26,6 +27,7 @@ commit=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 epoch=${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%ct 2>/dev/null || echo 0)}
 export SOURCE_DATE_EPOCH="$epoch"
 compress=${DEB_COMPRESS:-xz}
+level=${DEB_COMPRESS_LEVEL:+-z$DEB_COMPRESS_LEVEL}
 
 for product in pushhub hubctl; do
     [ -x "$stage/bin/$product" ] || { echo "deb.sh: no $stage/bin/$product (run scripts/dist/binaries.sh)" >&2; exit 1; }
@@ -91,6 +93,7 @@ chmod 0644 "$pkg/DEBIAN/control"
 
 find "$pkg" -exec touch -h -d "@$epoch" {} +
 deb=$out/pushhub_${debversion}_${debarch}.deb
-dpkg-deb --root-owner-group -Z"$compress" --build "$pkg" "$deb.tmp" > /dev/null
+# shellcheck disable=SC2086 # $level is empty or one word
+dpkg-deb --root-owner-group -Z"$compress" $level --build "$pkg" "$deb.tmp" > /dev/null
 mv "$deb.tmp" "$deb"
 echo "$deb"
