@@ -29,15 +29,18 @@ trap 'rm -rf "$work"' EXIT
 top=$work/$name
 mkdir -p "$top/bin"
 cp "$stage/bin/pushhub" "$stage/bin/hubctl" "$top/bin/"
-# Tracked files of docs/, deploy/ (less deploy/debian/) and README.md, as in the work tree.
+# Tracked files of docs/, deploy/ (less deploy/debian/) and README.md, as in the work tree (one
+# deleted there but not in git is left out).
+# shellcheck disable=SC2016 # the inner sh expands $f
 (cd "$root" && git ls-files -z -- README.md docs deploy ':!deploy/debian') |
-    (cd "$root" && xargs -0 sh -c 'for f; do [ -f "$f" ] && printf "%s\n" "$f"; done' sh) > "$work/files"
+    (cd "$root" && xargs -0 sh -c 'for f; do if [ -f "$f" ]; then printf "%s\n" "$f"; fi; done' sh) > "$work/files"
 while IFS= read -r file; do
     mkdir -p "$top/$(dirname "$file")"
     cp "$root/$file" "$top/$file"
 done < "$work/files"
 chmod -R u+rwX,go+rX,go-w "$top"
-(cd "$top" && find . -type f ! -name SHA256SUMS | sed 's|^\./||' | LC_ALL=C sort | xargs -d '\n' sha256sum > SHA256SUMS)
+(cd "$top" && find . -type f | sed 's|^\./||' | LC_ALL=C sort | xargs -d '\n' sha256sum > "$work/SHA256SUMS")
+mv "$work/SHA256SUMS" "$top/SHA256SUMS"
 
 tar -C "$work" --sort=name --mtime="@$epoch" --owner=0 --group=0 --numeric-owner \
     --format=gnu -cf - "$name" | gzip -9n > "$out/$name.tar.gz.tmp"
