@@ -6,8 +6,9 @@ SWIFT ?= swift
 BIN_DEBUG := .build/debug
 BIN_RELEASE := .build/release
 
-# The Grafana dashboard and Prometheus rules' checks (mk/observe.mk).
-include mk/observe.mk
+# make dist and its checks (mk/dist.mk: static binaries, tarball, .deb; mk/oci.mk: the OCI image),
+# the Grafana dashboard and Prometheus rules' checks (mk/observe.mk).
+include mk/dist.mk mk/oci.mk mk/observe.mk
 
 .PHONY: run test build release deps venv deploy-tools node go redis nghttp2 unit e2e js-client conformance conformance-full bench bench-loadgen bench-scaleout bench-wss bench-restart bench-results bench-releases bench-components bench-components-validate bench-push bench-webhooks bench-tokens tsan asan fuzz soak chaos clean
 
@@ -110,7 +111,7 @@ conformance: build
 conformance-full: build
 	bash Tests/Conformance/run-autobahn.sh $(BIN_DEBUG) both full
 
-test: unit java-test e2e conformance observe-check
+test: unit java-test e2e conformance observe-check dist-check oci-check
 
 # The Swift test suite under ThreadSanitizer (its own build folder: every object is instrumented).
 tsan: deps redis
@@ -223,4 +224,4 @@ bench-tokens: release venv
 	.venv/bin/python bench/tokens/run.py $(BENCH_TOKENS_ARGS)
 
 clean:
-	rm -rf .build .build-tsan .build-asan .build-fuzz .venv .autobahn
+	rm -rf .build .build-tsan .build-asan .build-fuzz .build-dist .build-oci dist .venv .autobahn

@@ -9,6 +9,10 @@ import PackageDescription
 /// other builds do not declare it; the targets it runs live in `FuzzTargets`, which every build
 /// compiles and `swift test` replays over the corpus (Fuzz/corpus).
 let isFuzzing = Context.environment["PUSHHUB_FUZZ"] == "1"
+/// `PUSHHUB_DIST=1` (scripts/dist/binaries.sh, `make dist`): the binaries an operator installs.
+/// hubctl then leaves out the client's URLSession transport on Linux (it uses the socket one),
+/// so that static linking does not bring Foundation's networking and libcurl's 25 libraries.
+let isDist = Context.environment["PUSHHUB_DIST"] == "1"
 
 /// Where the client's Linux-only dependencies apply (its socket transport and OpenSSL).
 let linux: [Platform] = [.linux]
@@ -63,7 +67,8 @@ let package = Package(
         // platforms it is ScreenTree, Portable and the system's frameworks (URLSession, CryptoKit);
         // on Linux it adds its socket transport (WSProtocol over Sockets, TLS from OpenSSL).
         // scripts/check-client-portability.py checks the Apple side as far as Linux can.
-        // `PUSHHUB_SOCKET_TRANSPORT` compiles SocketTransport/ where those dependencies are.
+        // `PUSHHUB_SOCKET_TRANSPORT` compiles SocketTransport/ where those dependencies are;
+        // `PUSHHUB_NO_URLSESSION` (dist builds) leaves URLSessionTransport out on Linux.
         .target(
             name: "PushHubClient",
             dependencies: [
@@ -72,7 +77,8 @@ let package = Package(
                 .target(name: "WSProtocol", condition: .when(platforms: linux)),
                 .target(name: "COpenSSL", condition: .when(platforms: linux)),
             ],
-            swiftSettings: [.define("PUSHHUB_SOCKET_TRANSPORT", .when(platforms: linux))]),
+            swiftSettings: [.define("PUSHHUB_SOCKET_TRANSPORT", .when(platforms: linux))]
+                + (isDist ? [.define("PUSHHUB_NO_URLSESSION", .when(platforms: linux))] : [])),
         .target(
             name: "PushHub", dependencies: ["ScreenTree", "Sockets", "WSProtocol", "HTTP2", "HTTP1", "COpenSSL", "CLinux"],
             // Release builds skip the run-time exclusivity checks (`swift_beginAccess` on every

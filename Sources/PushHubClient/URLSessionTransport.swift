@@ -1,3 +1,6 @@
+// Left out of the Linux dist build (PUSHHUB_NO_URLSESSION, Package.swift): hubctl uses the socket
+// transport there, and linking this one statically would bring libcurl.
+#if !PUSHHUB_NO_URLSESSION
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -139,3 +142,4 @@ private struct UnopenedConnection: TransportConnection {
     func send(text: String) {}
     func close(code: UInt16, reason: String) {}
 }
+#endif
