@@ -75,6 +75,17 @@ class Hub:
         return self.process.returncode
 
 
+def terminate(process, timeout=10):
+    """SIGTERM, then SIGKILL if `process` has not exited within `timeout` s; waits for it."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 def drop_all(connections):
     """Closes every sync client in `connections` (emptying it) without the close handshake. A
     test's clients must be closed before its hubs stop: a sync client's socket and reading thread

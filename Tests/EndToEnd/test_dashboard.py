@@ -26,7 +26,7 @@ import urllib.parse
 import urllib.request
 
 from admin import call
-from conftest import BIN, ROOT
+from conftest import BIN, ROOT, terminate
 from jwks_server import JWKSServer, SigningKey
 from push_provider import PushProvider
 from redis_server import RedisServer, free_port
@@ -264,13 +264,7 @@ class Prometheus:
         raise AssertionError("prometheus: not %s within %d s\n%s" % (what, timeout, self.log()))
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        terminate(self.process)
         shutil.rmtree(self.directory, ignore_errors=True)
 
 

@@ -23,7 +23,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from admin import call, publish
-from conftest import BIN, ROOT
+from conftest import BIN, ROOT, terminate
 
 DEPLOY = os.path.join(ROOT, "deploy")
 SITE = os.path.join(DEPLOY, "nginx.conf")
@@ -181,13 +181,7 @@ class Nginx:
         """SIGTERM to the master, then SIGKILL to whatever is left of its process group."""
         if self.process is None:
             return
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        terminate(self.process)
         try:
             os.killpg(self.process.pid, signal.SIGKILL)  # workers, should the master have left any
         except ProcessLookupError:

@@ -3,7 +3,6 @@
 /readyz answers 503 from the moment the hub handles SIGTERM until it exits, while a client that
 never answers the close keeps the drain going, and while a scaled-out hub cannot reach Redis;
 /livez answers 200 throughout. The admin listener stays open for the whole drain."""
-import base64
 import http.client
 import json
 import os
@@ -13,8 +12,9 @@ import subprocess
 import time
 
 from admin import call
-from conftest import BIN, ROOT
+from conftest import BIN
 from redis_server import RedisServer
+from test_raw_abuse import open_raw_websocket
 
 
 def probe(hub, path, method="GET"):
@@ -37,17 +37,7 @@ def hubctl(hub, *words):
 def stubborn_client(hub):
     """A WebSocket client that completes the upgrade and then never reads nor closes: the hub's
     close 1001 goes unanswered, so the drain lasts until its timeout."""
-    sock = socket.create_connection(("127.0.0.1", hub.port), timeout=5)
-    key = base64.b64encode(os.urandom(16)).decode()
-    sock.sendall(("GET /v1/connect HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                  "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n" % key).encode())
-    head = b""
-    while b"\r\n\r\n" not in head:
-        chunk = sock.recv(4096)
-        assert chunk, "the hub closed during the upgrade"
-        head += chunk
-    assert head.startswith(b"HTTP/1.1 101"), head
-    return sock
+    return open_raw_websocket(hub, "/v1/connect")
 
 
 def metrics_text(hub):
@@ -100,11 +90,18 @@ def test_metrics_carry_the_process_and_the_build(hub):
     assert sample(text, "pushhub_build_info") .startswith('pushhub_build_info{version="%s",commit="' % version)
 
 
-def test_readyz_is_503_from_sigterm_until_exit_while_a_client_holds_the_drain(hub_factory):
-    hub = hub_factory("--drain-timeout", "4s")
+def draining_hub(hub_factory, drain):
+    """A hub told to stop (SIGTERM) while a client that never answers the close holds its drain
+    for `drain`; returns it and that client's socket."""
+    hub = hub_factory("--drain-timeout", drain)
     holding = stubborn_client(hub)
     hub.wait_for_connections(1)
     hub.process.send_signal(signal.SIGTERM)
+    return hub, holding
+
+
+def test_readyz_is_503_from_sigterm_until_exit_while_a_client_holds_the_drain(hub_factory):
+    hub, holding = draining_hub(hub_factory, "4s")
     # The hub logs "shutting down" once /readyz says draining: never a 200 after that line.
     deadline = time.time() + 5
     while not any(json.loads(line).get("msg") == "shutting down" for line in open(hub.log_path)):
@@ -126,10 +123,7 @@ def test_readyz_is_503_from_sigterm_until_exit_while_a_client_holds_the_drain(hu
 
 
 def test_a_change_during_the_drain_is_refused_and_the_client_port_is_closed(hub_factory):
-    hub = hub_factory("--drain-timeout", "3s")
-    holding = stubborn_client(hub)
-    hub.wait_for_connections(1)
-    hub.process.send_signal(signal.SIGTERM)
+    hub, holding = draining_hub(hub_factory, "3s")
     deadline = time.time() + 5
     while probe(hub, "/readyz")[0] != 503:
         assert time.time() < deadline
