@@ -44,7 +44,7 @@ DEB = os.path.join(DIST_DIR, "pushhub_%s_%s.deb" % (DEBVERSION, DEBARCH))
 # The packages the binaries may load libraries from, and the sonames they hold (docs/packages.md).
 RUNTIME_PACKAGES = {"libc6", "libstdc++6", "libgcc-s1", "libssl3", "zlib1g"}
 
-# TODO(lead): "/readyz" once the admin listener has it (issue 32); until then the hub's /healthz.
+# /readyz: 200 once the installed hub takes clients (docs/operations.md "Probes").
 READY_PATH = "/readyz"
 
 
