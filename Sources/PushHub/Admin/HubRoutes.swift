@@ -53,8 +53,10 @@ struct HubRoutes: AdminHandlers {
         var headers = HeaderFields()
         headers.append(name: "Content-Type", value: "text/plain; version=0.0.4")
         let text =
-            Self.buildInfo + "# HELP pushhub_ready 1 while /readyz answers 200 (the hub takes new clients).\n"
-            + "# TYPE pushhub_ready gauge\npushhub_ready \(Readiness.of(plane) == .ready ? 1 : 0)\n"
+            Self.buildInfo
+            + PrometheusText.family(
+                "pushhub_ready", "gauge", "1 while /readyz answers 200 (the hub takes new clients).",
+                Readiness.of(plane) == .ready ? "1" : "0")
             + plane.metrics.prometheusText() + plane.releaseMetricsText()
             + plane.webhooks.metrics.exposition(
                 plane.committed.webhooks, renderErrorsDropped: plane.renderErrors.overflowed)
@@ -64,7 +66,7 @@ struct HubRoutes: AdminHandlers {
     /// `pushhub_build_info{version,commit} 1`: which build each hub runs (a dashboard's table, a
     /// rollout's progress).
     static let buildInfo: String = {
-        return "# HELP pushhub_build_info The hub's version and commit (always 1).\n# TYPE pushhub_build_info gauge\n"
-            + "pushhub_build_info{version=\"\(PrometheusLabel.escaped(BuildInfo.version))\",commit=\"\(PrometheusLabel.escaped(BuildInfo.commit))\"} 1\n"
+        PrometheusText.header("pushhub_build_info", "gauge", "The hub's version and commit (always 1).")
+            + "pushhub_build_info{version=\"\(PrometheusText.escaped(BuildInfo.version))\",commit=\"\(PrometheusText.escaped(BuildInfo.commit))\"} 1\n"
     }()
 }

@@ -65,10 +65,10 @@ extension ControlPlane {
             ),
         ]
         for (name, help, value) in gauges {
-            text += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
+            text += PrometheusText.header(name, "gauge", help)
             for release in rolling {
                 let counts = results.releases.health(screen: release.screen, release: release.id)?.counts ?? .init()
-                text += "\(name){screen=\"\(PrometheusLabel.escaped(release.screen))\",release=\"\(release.id)\"} \(value(counts))\n"
+                text += "\(name){screen=\"\(PrometheusText.escaped(release.screen))\",release=\"\(release.id)\"} \(value(counts))\n"
             }
         }
         return text

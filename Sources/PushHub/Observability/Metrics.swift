@@ -272,9 +272,6 @@ public final class Metrics: Sendable {
                 Double(loops.map { $0.lag.longest(now: MonotonicClock.now()) }.max() ?? 0) / 1e9
             ),
         ]
-        func exposition(_ name: String, _ type: String, _ help: String, _ value: String) -> String {
-            "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name) \(value)\n"
-        }
         let now = MonotonicClock.now()
         let perLoop: [(String, String, (LoopMetrics) -> String)] = [
             ("pushhub_loop_connections", "Open connections of each event loop.", { "\($0.connections.load(ordering: .relaxed))" }),
@@ -284,10 +281,10 @@ public final class Metrics: Sendable {
             ),
         ]
         let labelled = loops.isEmpty ? "" : perLoop.map { name, help, value in
-            "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
+            PrometheusText.header(name, "gauge", help)
                 + loops.map { "\(name){loop=\"\($0.index)\",role=\"\($0.role)\"} \(value($0))\n" }.joined()
         }.joined()
-        return labelled + rows.map { exposition($0.0, $0.1, $0.2, String($0.3)) }.joined()
-            + seconds.map { exposition($0.0, $0.1, $0.2, String($0.3)) }.joined() + push.exposition + jwt.exposition
+        return labelled + rows.map { PrometheusText.family($0.0, $0.1, $0.2, String($0.3)) }.joined()
+            + seconds.map { PrometheusText.family($0.0, $0.1, $0.2, String($0.3)) }.joined() + push.exposition + jwt.exposition
     }
 }

@@ -43,7 +43,7 @@ enum ProcessStatus {
         }
         rows.append(
             ("process_max_fds", "gauge", "Maximum number of open file descriptors.", "\(SystemInfo.descriptorLimit())"))
-        return rows.map { "# HELP \($0.name) \($0.help)\n# TYPE \($0.name) \($0.type)\n\($0.name) \($0.value)\n" }
+        return rows.map { PrometheusText.family($0.name, $0.type, $0.help, $0.value) }
             .joined()
     }
 
