@@ -151,7 +151,12 @@ def test_readyz_is_503_while_a_scaled_out_hub_cannot_reach_redis(hub_factory):
     redis = RedisServer()
     try:
         hub = hub_factory("--redis", redis.url)
+        # The hub connects to Redis before it says "listening": from then on it is ready and takes
+        # a change (it used to answer 503 "cannot reach Redis: " until its control loop connected).
+        said = [json.loads(line).get("msg") for line in open(hub.log_path)]
+        assert said.index("connected to Redis") < said.index("listening"), said
         assert probe(hub, "/readyz") == (200, {"status": "ready"})
+        assert call(hub, "PUT", "/v1/screens/first", {"type": "column"})[0] in (200, 201)
         redis.kill()
         deadline = time.time() + 15
         while probe(hub, "/readyz")[0] != 503:

@@ -48,7 +48,7 @@ import WSProtocol
         var nextDeadline: UInt64 { .max }
         var sources: [LoopSource] { [] }
         func close(now: UInt64) {}
-        var isDegraded: Bool { false }
+        var degradation: String? { nil }
         var status: JSONValue? { nil }
     }
 

@@ -127,6 +127,7 @@ import Testing
         #expect(Self.run([a]) { raw != nil })
         #expect(Self.run([b]) { b.follower.refusals.contains { $0.code == "shared_state_unavailable" } })
         #expect(b.log.isDegraded && b.log.fault?.contains("journal entry 2") == true)
+        #expect(b.log.degradation?.hasPrefix("cannot follow the shared journal: ") == true)
         guard case .failed(let error) = Self.append([Self.publish("x", version: 1)], on: b, with: [b]) else {
             Issue.record("an append after the fault")
             return
@@ -175,6 +176,17 @@ import Testing
             return
         }
         #expect(error.status == 503 && error.code == "redis_unavailable")
-        #expect(a.log.isDegraded)
+        #expect(a.log.degradation?.hasPrefix("cannot reach Redis: ") == true, "\(a.log.degradation ?? "nil")")
+    }
+
+    @Test("a new log says it is connecting, and connectNow returns once both links listen")
+    func connectsBeforeServing() throws {
+        let server = try RedisServer()
+        let a = try Hub("hub-a", on: server)
+        #expect(a.log.degradation == "connecting to Redis")
+        #expect(!a.log.journal.isListening)
+        #expect(a.log.connectNow(timeout: .seconds(10)))
+        #expect(a.log.journal.isListening && a.log.degradation == nil)
+        a.log.close(now: MonotonicClock.now())
     }
 }

@@ -13,11 +13,8 @@ enum Readiness: Equatable {
     /// The hub's readiness now; runs on the control plane's loop.
     static func of(_ plane: ControlPlane) -> Readiness {
         if plane.metrics.draining.load(ordering: .acquiring) { return .draining }
-        guard plane.log.isDegraded else { return .ready }
-        if case .object(let status) = plane.log.status, case .string(let error) = status["error"] {
-            return .degraded(reason: "cannot reach Redis: \(error)")
-        }
-        return .degraded(reason: "cannot reach Redis")
+        guard let reason = plane.log.degradation else { return .ready }
+        return .degraded(reason: reason)
     }
 
     var httpStatus: Int { self == .ready ? 200 : 503 }

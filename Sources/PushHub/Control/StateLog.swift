@@ -28,10 +28,16 @@ protocol StateLog: AnyObject {
     var sources: [LoopSource] { get }
     /// The loop stopped: the log's connections close.
     func close(now: UInt64)
-    /// Whether changes are refused because the log cannot be reached or followed.
-    var isDegraded: Bool { get }
+    /// Why changes are refused because the log cannot be reached or followed (nil: they are not);
+    /// `/readyz` shows it.
+    var degradation: String? { get }
     /// What `/healthz` and `/v1/stats` show of the log (nil: nothing beyond "ok").
     var status: JSONValue? { get }
+}
+
+extension StateLog {
+    /// Changes are refused because the log cannot be reached or followed.
+    var isDegraded: Bool { degradation != nil }
 }
 
 /// One tick's changes, appended as one entry: one fsync, or one entry of the shared journal.

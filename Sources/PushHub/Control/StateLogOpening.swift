@@ -35,6 +35,11 @@ struct OpenedStateLog {
             results = SharedResultsLog(
                 link: journal.commands, hubID: hubID, metrics: metrics, saltOf: Self.salts(of: restored))
             Log.info("loaded the shared state from Redis", [("redis", "\(redis)"), ("hub", hubID), ("entry", applied)])
+            if !shared.connectNow(timeout: .seconds(10)) {
+                Log.warning(
+                    "Redis went away after the load; serving degraded, reconnecting",
+                    [("reason", journal.notReadyReason)])
+            }
         } else if let dataDirectory {
             epoch = try StateEpoch.ofDataDirectory(dataDirectory)
             let journal = try StateJournal(directory: dataDirectory)
@@ -66,7 +71,7 @@ struct OpenedStateLog {
             throw SharedStateLoad.Failure(
                 description: located.masterUnknown
                     ? "Sentinel at \(sentinels) monitors no master named \"\(master)\" (--redis-master)"
-                    : "no sentinel of \(sentinels) named the master \"\(master)\" within 30 s (\(located.link.lastError))")
+                    : "no sentinel of \(sentinels) named the master \"\(master)\" within 30 s (\(located.link.notReadyReason))")
         }
         return located
     }

@@ -46,6 +46,6 @@ final class LocalLog: StateLog {
     var nextDeadline: UInt64 { .max }
     var sources: [LoopSource] { [] }
     func close(now: UInt64) {}
-    var isDegraded: Bool { false }
+    var degradation: String? { nil }
     var status: JSONValue? { nil }
 }

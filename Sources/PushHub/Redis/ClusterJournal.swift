@@ -92,9 +92,12 @@ final class ClusterJournal {
         notices.onReady = { [unowned self] in
             // One SUBSCRIBE per channel, so that each has exactly one reply; once the last is
             // confirmed every subscription is in place, and the journal is read for what was missed.
+            subscribed = false
             for (index, channel) in channels.enumerated() {
                 notices.send(RedisCommand("SUBSCRIBE", [channel]), now: MonotonicClock.now()) { [unowned self] result in
-                    if case .success = result, index == channels.count - 1 { self.onNotice?() }
+                    guard case .success = result, index == channels.count - 1 else { return }
+                    subscribed = true
+                    self.onNotice?()
                 }
             }
         }
@@ -108,6 +111,13 @@ final class ClusterJournal {
 
     var isReady: Bool { commands.isReady }
 
+    /// The last SUBSCRIBE since the notice link's latest connect was confirmed.
+    private var subscribed = false
+
+    /// Both links are up and the notice link listens on every channel: another hub's entry is
+    /// announced to this one from now on.
+    var isListening: Bool { commands.isReady && notices.isReady && subscribed }
+
     /// How often the notice link is pinged: it waits for no replies otherwise, so a dead
     /// connection would go unnoticed (the ping's timeout drops and remakes it).
     static let noticePingInterval: UInt64 = 5_000_000_000
@@ -120,8 +130,8 @@ final class ClusterJournal {
         notices.send(RedisCommand("PING", []), now: now) { _ in }
     }
 
-    /// Why the link is down (empty while it is up or before its first failure).
-    var lastError: String { commands.lastError }
+    /// Why the command link is not ready: its last failure, or "connecting" before the first.
+    var notReadyReason: String { commands.notReadyReason }
 
     func close() {
         commands.close()

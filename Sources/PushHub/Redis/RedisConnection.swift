@@ -105,6 +105,9 @@ final class RedisConnection: LoopSource {
 
     var isReady: Bool { state == .ready }
 
+    /// Why the link is not ready, for a message: the last failure, or "connecting" before the first.
+    var notReadyReason: String { lastError.isEmpty ? "connecting" : lastError }
+
     /// Commands sent and not yet answered.
     var awaitingReplies: Int { pending.count - pendingHead }
 
@@ -112,7 +115,7 @@ final class RedisConnection: LoopSource {
     /// not ready). Replies come in the order commands were sent.
     func send(_ command: RedisCommand, now: UInt64, reply: @escaping ReplyHandler) {
         guard state == .ready else {
-            reply(.failure(.notConnected(command: command.label, reason: lastError.isEmpty ? "connecting" : lastError)))
+            reply(.failure(.notConnected(command: command.label, reason: notReadyReason)))
             return
         }
         enqueue(command, now: now, reply: reply)

@@ -72,6 +72,15 @@ final class SharedLog: StateLog {
 
     var sources: [LoopSource] { [journal.commands, journal.notices] + (sentinel.map { [$0.link] } ?? []) }
 
+    /// Connects the journal's links before the hub serves, blocking (the hub's start, before its
+    /// loops run): a hub that logs "listening" and tells systemd READY then takes a change at once
+    /// and answers `/readyz` 200. Redis answered the load a moment before; if it went away since,
+    /// the hub serves degraded after `timeout` and keeps reconnecting, as when a link drops.
+    /// - Returns: whether both links are up and every subscription is confirmed.
+    func connectNow(timeout: Duration) -> Bool {
+        PollDriver(sources).run(for: timeout) { journal.isListening }
+    }
+
     // MARK: - Appending
 
     func append(_ batch: LogBatch, now: UInt64, done: @escaping (LogAppendOutcome) -> Void) {
@@ -84,7 +93,7 @@ final class SharedLog: StateLog {
                 .failed(
                     AdminError(
                         503, "redis_unavailable",
-                        "Redis is unreachable (\(journal.lastError)); the change was not made. This hub keeps serving "
+                        "Redis is unreachable (\(journal.notReadyReason)); the change was not made. This hub keeps serving "
                             + "its clients and reconnects; retry")))
         }
         phase = .appending(started: MonotonicClock.now())
@@ -140,7 +149,7 @@ final class SharedLog: StateLog {
         guard case .idle = phase, journal.isReady else {
             // Once connected again (`onReady` announces) the read happens; meanwhile changes that
             // lost a race cannot be made again.
-            return settled(refusing: Self.unavailable("Redis is unreachable (\(journal.lastError))"))
+            return settled(refusing: Self.unavailable("Redis is unreachable (\(journal.notReadyReason))"))
         }
         phase = .reading
         journal.fetch(now: now) { [unowned self] outcome in
@@ -238,7 +247,12 @@ final class SharedLog: StateLog {
 
     // MARK: - Health
 
-    var isDegraded: Bool { !journal.isReady || fault != nil }
+    var degradation: String? {
+        if let fault { return "cannot follow the shared journal: \(fault)" }
+        if journal.isReady { return nil }
+        let failure = journal.commands.lastError
+        return failure.isEmpty ? "connecting to Redis" : "cannot reach Redis: \(failure)"
+    }
 
     var status: JSONValue? {
         var located = redis
@@ -255,7 +269,7 @@ final class SharedLog: StateLog {
                     members["keys"] = nil
                     return .object(members)
                 }),
-            "error": fault.map(JSONValue.string) ?? (journal.isReady ? .null : .string(journal.lastError)),
+            "error": fault.map(JSONValue.string) ?? (journal.isReady ? .null : .string(journal.notReadyReason)),
         ])
     }
 }

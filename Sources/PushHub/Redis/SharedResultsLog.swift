@@ -144,7 +144,7 @@ final class SharedResultsLog: ResultsLog {
         waitingForNextRead.removeAll()
         nextPoll = now + Self.pollInterval
         guard link.isReady else {
-            for done in waiting { done("Redis is not reachable (\(link.lastError)); results may lack the newest events") }
+            for done in waiting { done("Redis is not reachable (\(link.notReadyReason)); results may lack the newest events") }
             return
         }
         reading = true

@@ -21,7 +21,7 @@ enum SharedStateLoad {
         // A certificate that is not trusted will not be trusted on the next attempt either.
         guard driver.run(for: timeout, until: { link.isReady || link.certificateRefused }), link.isReady else {
             throw Failure(
-                description: "Redis at \(url) did not answer within \(timeout) (\(link.lastError)); "
+                description: "Redis at \(url) did not answer within \(timeout) (\(link.notReadyReason)); "
                     + "a hub scaled out over Redis loads the shared state from it before it serves")
         }
         func call(_ command: RedisCommand) throws(Failure) -> RESPValue {
