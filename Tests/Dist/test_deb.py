@@ -72,6 +72,10 @@ def test_files_modes_and_conffiles():
                 "/usr/share/lintian/overrides/pushhub": 0o644}
     regular = {name: m.mode & 0o7777 for name, m in files.items() if m.isfile()}
     assert regular == expected
+    # Directories too (deb.sh's umask, not the caller's): 0755 each, "/" included.
+    directories = {name: m.mode & 0o7777 for name, m in files.items() if m.isdir()}
+    assert "/" in directories and "/etc/pushhub" in directories
+    assert {name: oct(mode) for name, mode in directories.items() if mode != 0o755} == {}
     assert all(m.uid == 0 and m.gid == 0 for m in files.values())
     assert control_file("conffiles").split() == CONFFILES
 

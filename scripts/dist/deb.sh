@@ -15,6 +15,9 @@
 #        DEB_COMPRESS=xz|gzip (default xz, dpkg-deb's own default), DEB_COMPRESS_LEVEL=1..9
 #        (default: dpkg-deb's; `make test` uses gzip -1 on its debug binaries: seconds, not a minute)
 set -eu
+# The package's directories take the modes mkdir gives them: 0755 whatever the caller's umask (027
+# or 077 would also make dpkg-deb refuse DEBIAN/, 002 would give 0775 directories).
+umask 022
 root=$(cd "$(dirname "$0")/../.." && pwd)
 stage=$(cd "${1:-$root/dist/stage}" && pwd)
 mkdir -p "${2:-$root/dist}"
