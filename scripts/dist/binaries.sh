@@ -31,15 +31,19 @@ cd "$root"
 # URLSession (FoundationNetworking, which links libcurl) out of the Linux client library that
 # hubctl links; on Linux the client uses its socket transport anyway.
 #
-# --version must name this commit. BuildInfoPlugin reruns when .git/HEAD or .git/index change,
-# which a commit need not touch (nor exist in a git worktree, where .git is a file): a stale
-# BuildCommit.swift is removed so that it runs again (only a stale one: a rerun recompiles PushHub,
-# all of it in release).
+# --version must name this version and commit. BuildInfoPlugin reruns when .git/HEAD, .git/index
+# or the tags change, which a commit or a tag need not touch (nor exist in a git worktree, where
+# .git is a file): a stale BuildCommit.swift (another version, as after tagging a commit already
+# built, another commit, or another modified state) is removed so that it runs again (only a stale
+# one: a rerun recompiles PushHub, all of it in release).
+version=$(sh scripts/version.sh "$root")
 head=$(git rev-parse HEAD 2> /dev/null || echo unknown)
 if [ -n "$(git status --porcelain --untracked-files=no 2> /dev/null)" ]; then modified=true; else modified=false; fi
 find "$scratch/plugins/outputs" -path '*/BuildInfoPlugin/Generated/BuildCommit.swift' 2> /dev/null |
     while IFS= read -r generated; do
-        if ! grep -q "buildCommit = \"$head\"" "$generated" || ! grep -q "buildHasUncommittedChanges = $modified" "$generated"; then
+        if ! grep -q -x -F "let buildVersion = \"$version\"" "$generated" ||
+            ! grep -q -x -F "let buildCommit = \"$head\"" "$generated" ||
+            ! grep -q -x -F "let buildHasUncommittedChanges = $modified" "$generated"; then
             rm -f "$generated"
         fi
     done
@@ -75,13 +79,16 @@ for product in pushhub hubctl; do
         esac
     done
 done
-commit=$(git rev-parse --short=12 HEAD 2> /dev/null || echo unknown)
+# The whole line, as BuildInfo.description writes it: "pushhub VERSION (commit SHA12)", with
+# ", with uncommitted changes" before the ")" when tracked files differ from the commit.
+commit=$(printf '%.12s' "$head")
+if $modified; then changes=", with uncommitted changes"; else changes=""; fi
 for product in pushhub hubctl; do
     printed=$("$stage/bin/$product" --version)
-    case "$printed" in
-        *"$commit"*) ;;
-        *) echo "binaries.sh: $product --version prints '$printed', not commit $commit" >&2; exit 1 ;;
-    esac
+    expected="$product $version (commit $commit$changes)"
+    if [ "$printed" != "$expected" ]; then
+        echo "binaries.sh: $product --version prints '$printed', not '$expected'" >&2
+        exit 1
+    fi
 done
-printf '%s\n' "$config" > "$stage/CONFIG"
 ls -l "$stage/bin" >&2
