@@ -15,31 +15,18 @@
 #        DEB_COMPRESS=xz|gzip (default xz, dpkg-deb's own default), DEB_COMPRESS_LEVEL=1..9
 #        (default: dpkg-deb's; `make test` uses gzip -1 on its debug binaries: seconds, not a minute)
 set -eu
-# The package's directories take the modes mkdir gives them: 0755 whatever the caller's umask (027
-# or 077 would also make dpkg-deb refuse DEBIAN/, 002 would give 0775 directories).
-umask 022
-root=$(cd "$(dirname "$0")/../.." && pwd)
-stage=$(cd "${1:-$root/dist/stage}" && pwd)
-mkdir -p "${2:-$root/dist}"
-out=$(cd "${2:-$root/dist}" && pwd)
+# umask 022 (common.sh): the package's directories are 0755 whatever the caller's umask.
+# shellcheck source-path=SCRIPTDIR source=common.sh
+. "$(dirname "$0")/common.sh"
+dist_setup "$@"
 debian=$root/deploy/debian
-version=$("$root/scripts/version.sh")
-debversion=$("$root/scripts/version.sh" --debian)
+debversion=$(printf '%s' "$version" | tr - '~') # scripts/version.sh --debian
 debarch=$(dpkg --print-architecture)
 commit=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-epoch=${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%ct 2>/dev/null || echo 0)}
-export SOURCE_DATE_EPOCH="$epoch"
 compress=${DEB_COMPRESS:-xz}
 level=${DEB_COMPRESS_LEVEL:+-z$DEB_COMPRESS_LEVEL}
-
-for product in pushhub hubctl; do
-    [ -x "$stage/bin/$product" ] || { echo "deb.sh: no $stage/bin/$product (run scripts/dist/binaries.sh)" >&2; exit 1; }
-done
 command -v dpkg-shlibdeps > /dev/null || { echo "deb.sh: needs dpkg-shlibdeps (apt-get install dpkg-dev)" >&2; exit 1; }
 
-mkdir -p "$out"
-work=$(mktemp -d "$out/.deb.XXXXXX")
-trap 'rm -rf "$work"' EXIT
 pkg=$work/pkg
 mkdir -p "$pkg/DEBIAN" "$pkg/usr/bin" "$pkg/lib/systemd/system" "$pkg/etc/pushhub" \
     "$pkg/usr/share/doc/pushhub" "$pkg/usr/share/lintian/overrides"
@@ -50,8 +37,8 @@ install -m 0644 "$root/deploy/pushhub.env" "$pkg/etc/pushhub/pushhub.env"
 install -m 0644 "$debian/copyright" "$pkg/usr/share/doc/pushhub/copyright"
 install -m 0644 "$debian/lintian-overrides" "$pkg/usr/share/lintian/overrides/pushhub"
 sed -e "s|@DEBVERSION@|$debversion|g" -e "s|@VERSION@|$version|g" -e "s|@COMMIT@|$commit|g" \
-    -e "s|@DATE@|$(LC_ALL=C date -u -R -d "@$epoch")|g" "$debian/changelog.in" |
-    gzip -9n > "$pkg/usr/share/doc/pushhub/changelog.gz"
+    -e "s|@DATE@|$(LC_ALL=C date -u -R -d "@$epoch")|g" "$debian/changelog.in" > "$work/changelog"
+gzip -9n < "$work/changelog" > "$pkg/usr/share/doc/pushhub/changelog.gz"
 chmod 0644 "$pkg/usr/share/doc/pushhub/changelog.gz"
 
 # The unit. Each edit must apply once: a changed deploy/pushhub.service fails here, not silently.
@@ -63,10 +50,9 @@ unit=$pkg/lib/systemd/system/pushhub.service
     echo "#"
     # Drop the header up to its first bare "#" line (install-by-hand steps that do not apply here).
     awk 'skipping && $0 == "#" { skipping = 0; next } !skipping' skipping=1 "$root/deploy/pushhub.service"
-} > "$unit.tmp"
+} > "$work/unit"
 sed -e 's|^ExecStart=/usr/local/bin/pushhub$|ExecStart=/usr/bin/pushhub|' \
-    -e 's|^\(Environment=PUSHHUB_DATA=.*\)$|\1\nEnvironment=PUSHHUB_CONFIG=/etc/pushhub/pushhub.json|' "$unit.tmp" > "$unit"
-rm "$unit.tmp"
+    -e 's|^\(Environment=PUSHHUB_DATA=.*\)$|\1\nEnvironment=PUSHHUB_CONFIG=/etc/pushhub/pushhub.json|' "$work/unit" > "$unit"
 chmod 0644 "$unit"
 for expected in '^ExecStart=/usr/bin/pushhub$' '^Environment=PUSHHUB_CONFIG=/etc/pushhub/pushhub.json$' '^EnvironmentFile=-/etc/pushhub/pushhub.env$' '^# Hardening:'; do
     [ "$(grep -c -e "$expected" "$unit")" = 1 ] ||
@@ -76,12 +62,14 @@ done
 # Depends, from the libraries the binaries load (dpkg-shlibdeps wants a debian/control to run in).
 mkdir -p "$work/shlibs/debian"
 printf 'Source: pushhub\n\nPackage: pushhub\nArchitecture: any\n' > "$work/shlibs/debian/control"
-depends=$(cd "$work/shlibs" && dpkg-shlibdeps -O "$pkg/usr/bin/pushhub" "$pkg/usr/bin/hubctl" 2> "$work/shlibs.log" |
-    sed -n 's/^shlibs:Depends=//p') || { cat "$work/shlibs.log" >&2; exit 1; }
+# Its output to a file, then sed: in a pipe its failure would go unseen (sh has no pipefail).
+(cd "$work/shlibs" && dpkg-shlibdeps -O "$pkg/usr/bin/pushhub" "$pkg/usr/bin/hubctl" > "$work/shlibs.out" 2> "$work/shlibs.log") ||
+    { cat "$work/shlibs.log" >&2; echo "deb.sh: dpkg-shlibdeps failed" >&2; exit 1; }
+depends=$(sed -n 's/^shlibs:Depends=//p' "$work/shlibs.out")
 [ -n "$depends" ] || { cat "$work/shlibs.log" >&2; echo "deb.sh: dpkg-shlibdeps found no Depends" >&2; exit 1; }
 
-for script in postinst prerm postrm; do
-    install -m 0755 "$debian/$script" "$pkg/DEBIAN/$script"
+for maintainer_script in postinst prerm postrm; do
+    install -m 0755 "$debian/$maintainer_script" "$pkg/DEBIAN/$maintainer_script"
 done
 install -m 0644 "$debian/conffiles" "$pkg/DEBIAN/conffiles"
 # md5sums: every file but the conffiles (dpkg tracks those itself), as dh_md5sums writes it.
@@ -97,6 +85,6 @@ chmod 0644 "$pkg/DEBIAN/control"
 find "$pkg" -exec touch -h -d "@$epoch" {} +
 deb=$out/pushhub_${debversion}_${debarch}.deb
 # shellcheck disable=SC2086 # $level is empty or one word
-dpkg-deb --root-owner-group -Z"$compress" $level --build "$pkg" "$deb.tmp" > /dev/null
-mv "$deb.tmp" "$deb"
+dpkg-deb --root-owner-group -Z"$compress" $level --build "$pkg" "$work/pushhub.deb" > /dev/null
+mv "$work/pushhub.deb" "$deb"
 echo "$deb"

@@ -20,18 +20,14 @@
 # label; default the git remote "origin").
 # Needs: apt-get, dpkg, dpkg-deb, GNU tar, gzip, sha256sum, nm, jq (mk/oci.mk installs jq); not root.
 set -eu
-# The modes of the files made here (passwd, the bundle, directories) do not depend on the caller.
-umask 022
-
-root=$(cd "$(dirname "$0")/../.." && pwd)
-stage=$(cd "${1:-$root/dist/stage}" && pwd)
-dist=${2:-$root/dist}
-mkdir -p "$dist"
-dist=$(cd "$dist" && pwd)
+# umask 022 (common.sh): the modes of the files made here (passwd, the bundle, directories) do not
+# depend on the caller's.
+# shellcheck source-path=SCRIPTDIR source=common.sh
+. "$(dirname "$0")/common.sh"
+dist_setup "$@"
+dist=$out
 cache=${OCI_CACHE:-$root/.build-oci}
-version=$("$root/scripts/version.sh" "$root")
 revision=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
-epoch=${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%ct 2>/dev/null || echo 0)}
 created=$(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)
 source_url=${OCI_SOURCE:-$(git -C "$root" config --get remote.origin.url 2>/dev/null \
     || echo https://github.com/example/pushhub)}
@@ -48,12 +44,6 @@ health=$(jq -n -c --arg h "$healthcheck" '
     || { echo "oci.sh: no HEALTHCHECK ... CMD [...] in deploy/Containerfile" >&2; exit 1; }
 arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo "$(uname -m)-linux-gnu")
-for binary in pushhub hubctl; do
-    [ -x "$stage/bin/$binary" ] || { echo "oci.sh: no $stage/bin/$binary" >&2; exit 1; }
-done
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/pushhub-oci.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
 
 # The packages: those holding each library `ldd` lists for the binaries (the host's dpkg database
 # says which; ldd lists the whole closure), plus ca-certificates. Today pushhub needs libc6,
@@ -281,12 +271,12 @@ find "$layout" -type d -exec chmod 0755 {} +
 find "$layout" -type f -exec chmod 0644 {} +
 
 archive=$dist/pushhub-$version-oci.tar
-tree_tar "$layout" "$archive.tmp"
+tree_tar "$layout" "$work/oci.tar"
 # One image in DIST: an older version's archive would end up in dist/SHA256SUMS beside this one.
 for old in "$dist"/pushhub-*-oci.tar; do
     if [ -e "$old" ] && [ "$old" != "$archive" ]; then rm -f "$old"; fi
 done
-mv "$archive.tmp" "$archive"
+mv "$work/oci.tar" "$archive"
 rm -rf "$dist/oci"
 mv "$layout" "$dist/oci"
 echo "$archive sha256:$manifest"

@@ -11,30 +11,20 @@
 #
 # Usage: scripts/dist/tarball.sh [STAGE [OUT]]   (defaults: dist/stage, dist)
 set -eu
-root=$(cd "$(dirname "$0")/../.." && pwd)
-stage=$(cd "${1:-$root/dist/stage}" && pwd)
-mkdir -p "${2:-$root/dist}"
-out=$(cd "${2:-$root/dist}" && pwd)
-version=$("$root/scripts/version.sh")
+# shellcheck source-path=SCRIPTDIR source=common.sh
+. "$(dirname "$0")/common.sh"
+dist_setup "$@"
 name=pushhub-$version-linux-$(uname -m)
-epoch=${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%ct 2>/dev/null || echo 0)}
 
-for product in pushhub hubctl; do
-    [ -x "$stage/bin/$product" ] || { echo "tarball.sh: no $stage/bin/$product (run scripts/dist/binaries.sh)" >&2; exit 1; }
-done
-
-mkdir -p "$out"
-work=$(mktemp -d "$out/.tarball.XXXXXX")
-trap 'rm -rf "$work"' EXIT
 top=$work/$name
 mkdir -p "$top/bin"
 cp "$stage/bin/pushhub" "$stage/bin/hubctl" "$top/bin/"
 # Tracked files of docs/, deploy/ (less deploy/debian/) and README.md, as in the work tree (one
 # deleted there but not in git is left out).
-# shellcheck disable=SC2016 # the inner sh expands $f
-(cd "$root" && git ls-files -z -- README.md docs deploy ':!deploy/debian') |
-    (cd "$root" && xargs -0 sh -c 'for f; do if [ -f "$f" ]; then printf "%s\n" "$f"; fi; done' sh) > "$work/files"
+(cd "$root" && git ls-files -z -- README.md docs deploy ':!deploy/debian') > "$work/files.z"
+tr '\0' '\n' < "$work/files.z" > "$work/files"
 while IFS= read -r file; do
+    [ -f "$root/$file" ] || continue
     mkdir -p "$top/$(dirname "$file")"
     cp "$root/$file" "$top/$file"
 done < "$work/files"
@@ -42,7 +32,9 @@ chmod -R u+rwX,go+rX,go-w "$top"
 (cd "$top" && find . -type f | sed 's|^\./||' | LC_ALL=C sort | xargs -d '\n' sha256sum > "$work/SHA256SUMS")
 mv "$work/SHA256SUMS" "$top/SHA256SUMS"
 
+# tar, then gzip: a failing tar fails the script (sh has no pipefail).
 tar -C "$work" --sort=name --mtime="@$epoch" --owner=0 --group=0 --numeric-owner \
-    --format=gnu -cf - "$name" | gzip -9n > "$out/$name.tar.gz.tmp"
-mv "$out/$name.tar.gz.tmp" "$out/$name.tar.gz"
+    --format=gnu -cf "$work/$name.tar" "$name"
+gzip -9n "$work/$name.tar"
+mv "$work/$name.tar.gz" "$out/$name.tar.gz"
 echo "$out/$name.tar.gz"
