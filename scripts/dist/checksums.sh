@@ -8,7 +8,7 @@ set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${1:-$root/dist}
 version=$("$root/scripts/version.sh")
-debversion=$("$root/scripts/version.sh" --debian)
+debversion=$(printf '%s' "$version" | tr - '~') # scripts/version.sh --debian
 tarball=pushhub-$version-linux-$(uname -m).tar.gz
 deb=pushhub_${debversion}_$(dpkg --print-architecture).deb
 oci=pushhub-$version-oci.tar
@@ -20,6 +20,6 @@ done
 files="$tarball $deb"
 if [ -f "$oci" ]; then files="$files $oci"; fi
 # shellcheck disable=SC2086 # the names have no spaces
-sha256sum $files > SHA256SUMS.tmp
+sha256sum $files > SHA256SUMS.tmp || { rm -f SHA256SUMS.tmp; exit 1; }
 mv SHA256SUMS.tmp SHA256SUMS
 cat SHA256SUMS
