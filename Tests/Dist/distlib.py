@@ -182,8 +182,9 @@ def debian_root():
 
 
 def bookworm_deb(package):
-    """A bookworm .deb of `package` (e.g. libssl3), downloaded once into .build-dist/debs/."""
-    path = subprocess.run([os.path.join(SCRIPTS, "dist", "debian-root.sh"), "deb", package], check=True,
+    """A bookworm .deb of `package` (e.g. libssl3), apt's candidate, downloaded once into
+    .build-dist/debs/ (scripts/dist/debs.sh, which oci.sh takes the image's .debs from too)."""
+    path = subprocess.run([os.path.join(SCRIPTS, "dist", "debs.sh"), package], check=True,
                           capture_output=True, text=True).stdout.strip()
     assert path.endswith(".deb") and os.path.exists(path), "no .deb for " + package
     return path

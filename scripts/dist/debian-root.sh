@@ -10,8 +10,7 @@
 #
 # Usage: scripts/dist/debian-root.sh cache          make the cache if missing; print its path
 #        scripts/dist/debian-root.sh unpack DIR     a fresh copy of the root in DIR (made empty)
-#        scripts/dist/debian-root.sh deb PACKAGE    a bookworm .deb (e.g. libssl3) downloaded once
-#                                                   into .build-dist/debs/; prints its path
+# (The .debs installed in it, libssl3 for one, come from scripts/dist/debs.sh.)
 # Needs root (debootstrap, chroot ownership) and debootstrap (apt-get install debootstrap).
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,16 +34,18 @@ make_cache() {
     mkdir -p "$cache_dir"
     work=$cache_dir/bootstrap.$$
     rm -rf "$work"
-    trap 'rm -rf "$work"' EXIT
+    trap 'rm -rf "$work" "$work.tar"' EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
     echo "debian-root.sh: debootstrap --variant=minbase bookworm from $(mirror) (once; cached as $tarball)" >&2
     debootstrap --variant=minbase bookworm "$work" "$(mirror)" > "$cache_dir/debootstrap.log" 2>&1 ||
         { tail -n 20 "$cache_dir/debootstrap.log" >&2; exit 1; }
     # No apt lists or downloaded .debs in the cache: the root is for dpkg -i, not apt.
     rm -rf "$work"/var/cache/apt/archives/*.deb "$work"/var/lib/apt/lists/*
-    tar -C "$work" -cf "$tarball.tmp" .
-    mv "$tarball.tmp" "$tarball"
+    tar -C "$work" -cf "$work.tar" .
+    mv "$work.tar" "$tarball"
     rm -rf "$work"
-    trap - EXIT
+    trap - EXIT INT TERM
 }
 
 case "${1:-}" in
@@ -59,18 +60,8 @@ case "${1:-}" in
         mkdir -p "$dir"
         tar -C "$dir" -xf "$tarball"
         ;;
-    deb)
-        package=${2:?usage: debian-root.sh deb PACKAGE}
-        mkdir -p "$cache_dir/debs"
-        found=$(find "$cache_dir/debs" -name "${package}_*.deb" | head -n 1)
-        if [ -z "$found" ]; then
-            (cd "$cache_dir/debs" && apt-get download "$package" > /dev/null)
-            found=$(find "$cache_dir/debs" -name "${package}_*.deb" | head -n 1)
-        fi
-        printf '%s\n' "$found"
-        ;;
     *)
-        echo "usage: debian-root.sh cache | unpack DIR | deb PACKAGE" >&2
+        echo "usage: debian-root.sh cache | unpack DIR" >&2
         exit 2
         ;;
 esac

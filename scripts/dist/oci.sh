@@ -16,8 +16,8 @@
 # Usage: scripts/dist/oci.sh [STAGE] [DIST]
 #   STAGE: holds bin/pushhub and bin/hubctl (default dist/stage, made by scripts/dist/binaries.sh)
 #   DIST:  where the archive and the layout (DIST/oci/) go (default dist)
-# Environment: SOURCE_DATE_EPOCH, OCI_CACHE (.debs; default .build-oci), OCI_SOURCE (the source
-# label; default the git remote "origin").
+# Environment: SOURCE_DATE_EPOCH, DIST_CACHE (the .debs' cache, scripts/dist/debs.sh; default
+# .build-dist), OCI_SOURCE (the source label; default the git remote "origin").
 # Needs: apt-get, dpkg, dpkg-deb, GNU tar, gzip, sha256sum, nm, jq (mk/oci.mk installs jq); not root.
 set -eu
 # umask 022 (common.sh): the modes of the files made here (passwd, the bundle, directories) do not
@@ -26,7 +26,6 @@ set -eu
 . "$(dirname "$0")/common.sh"
 dist_setup "$@"
 dist=$out
-cache=${OCI_CACHE:-$root/.build-oci}
 revision=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
 created=$(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)
 source_url=${OCI_SOURCE:-$(git -C "$root" config --get remote.origin.url 2>/dev/null \
@@ -34,7 +33,7 @@ source_url=${OCI_SOURCE:-$(git -C "$root" config --get remote.origin.url 2>/dev/
 # The health check is deploy/Containerfile's HEALTHCHECK (the Docker-engine path), so that both
 # images check the same way, in Docker's config form (durations in nanoseconds):
 #   HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
-#     CMD ["/usr/local/bin/hubctl", "status"]
+#     CMD ["/usr/local/bin/hubctl", "probe", "live"]
 healthcheck=$(sed -n '/^HEALTHCHECK /{N;s/\\\n//;p;}' "$root/deploy/Containerfile")
 health=$(jq -n -c --arg h "$healthcheck" '
   def seconds(k): $h | capture("--" + k + "=(?<n>[0-9]+)s(?: |$)").n | tonumber * 1000000000;
@@ -46,16 +45,17 @@ arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo "$(uname -m)-linux-gnu")
 
 # The packages: those holding each library `ldd` lists for the binaries (the host's dpkg database
-# says which; ldd lists the whole closure), plus ca-certificates. Today pushhub needs libc6,
-# libgcc-s1, libstdc++6, libssl3 and zlib1g; hubctl adds libcurl4 and its closure (Foundation's
-# URLSession, which PushHubClient links on Linux).
-libraries() {
-    ldd "$stage/bin/pushhub" "$stage/bin/hubctl" \
-        | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/.*ld-linux/ { print $1 }' | sort -u
-}
+# says which; ldd lists the whole closure), plus ca-certificates: libc6, libgcc-s1, libstdc++6,
+# libssl3 and zlib1g (binaries.sh fails on a library outside them, libcurl4's closure for one).
+# The libraries' file names, from one ldd (to a file: in a pipe its failure would go unseen).
+ldd "$stage/bin/pushhub" "$stage/bin/hubctl" > "$work/ldd"
+names=$(awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/.*ld-linux/ { print $1 }' "$work/ldd" |
+    sed 's|.*/||' | LC_ALL=C sort -u)
+if [ -z "$names" ] || grep -q 'not found' "$work/ldd"; then
+    echo "oci.sh: ldd finds no library, or not all of them:" >&2; cat "$work/ldd" >&2; exit 1
+fi
 # One dpkg -S for all of them: "package:arch: path" lines, kept where the path is a loader
 # directory's (not a debug or i386 copy).
-names=$(libraries | while read -r library; do basename "$library"; done)
 # shellcheck disable=SC2086
 dpkg -S $names 2>/dev/null | while IFS= read -r line; do
     path=${line##*: }
@@ -70,38 +70,21 @@ for name in $names; do
 done
 packages="$(cut -d' ' -f1 "$work/owners" | sort -u | tr '\n' ' ')ca-certificates"
 
-# --- the .debs: the candidate versions of this machine's apt sources, kept in the cache --------
-# "package version" of each candidate, from one apt-cache call.
+# --- the .debs: the candidate versions of this machine's apt sources, cached (debs.sh) -----------
 # shellcheck disable=SC2086
-apt-cache show --no-all-versions $packages base-files \
-    | awk '/^Package: / { p = $2 } /^Version: / { print p, $2 }' > "$work/candidates"
-mkdir -p "$cache/debs"
-# deb PACKAGE: the cached .deb of PACKAGE's candidate (pool names quote an epoch's colon as %3a).
-deb() {
-    version=$(awk -v p="$1" '$1 == p { print $2; exit }' "$work/candidates")
-    [ -n "$version" ] || { echo "oci.sh: apt has no $1 (apt-get update?)" >&2; return 1; }
-    pool=$(printf '%s' "$version" | sed 's/:/%3a/')
-    for attempt in cached downloaded; do
-        for file in "$cache/debs/$1_${pool}_"*.deb; do
-            if [ -e "$file" ]; then printf '%s\n' "$file"; return 0; fi
-        done
-        [ "$attempt" = cached ] || break
-        (cd "$cache/debs" && apt-get download -q -o APT::Sandbox::User=root "$1=$version" >/dev/null)
-    done
-    echo "oci.sh: apt-get download $1=$version left no .deb" >&2
-    return 1
-}
+sh "$root/scripts/dist/debs.sh" $packages > "$work/debs"
+base_files=$(sh "$root/scripts/dist/debs.sh" base-files)
 
 # --- layer 1: the Debian base --------------------------------------------------------------------
 base=$work/base
-mkdir -p "$base"
 mkdir -p "$base/var/lib/dpkg/status.d"
-for package in $packages; do
-    file=$(deb "$package") || exit 1
+while IFS= read -r file; do
+    package=${file##*/}
+    package=${package%%_*}
     dpkg-deb -x "$file" "$base"
     # What scanners (trivy, grype, syft) read to know the packages, as distroless writes it.
     dpkg-deb -f "$file" > "$base/var/lib/dpkg/status.d/$package"
-done
+done < "$work/debs"
 # No documentation, manual or lintian data; each package's copyright stays (its licence).
 find "$base/usr/share/doc" -mindepth 2 ! -name copyright ! -type d -exec rm -f {} +
 find "$base/usr/share/doc" -depth -mindepth 1 -type d -empty -exec rmdir {} +
@@ -122,8 +105,8 @@ done > "$base/etc/ssl/certs/ca-certificates.crt"
 ln -s ../../../etc/ssl/certs "$base/usr/lib/ssl/certs"
 ln -s ../../../etc/ssl/certs/ca-certificates.crt "$base/usr/lib/ssl/cert.pem"
 # The OS, for scanners and `cat /etc/os-release` users: base-files' file, nothing else of it.
-base_files=$(deb base-files) || exit 1
-dpkg-deb --fsys-tarfile "$base_files" | tar -x -O ./usr/lib/os-release > "$base/etc/os-release"
+dpkg-deb --fsys-tarfile "$base_files" > "$work/base-files.tar"
+tar -x -O -f "$work/base-files.tar" ./usr/lib/os-release > "$base/etc/os-release"
 cat > "$base/etc/passwd" <<'EOF'
 root:x:0:0:root:/root:/sbin/nologin
 nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin
@@ -139,16 +122,14 @@ mkdir -p "$base/tmp" "$base/root"
 chmod 1777 "$base/tmp"
 chmod 0700 "$base/root"
 
-# Every library the binaries need must be in the base (by file name, in a loader directory).
-for binary in pushhub hubctl; do
-    for library in $(ldd "$stage/bin/$binary" | awk '/=>/ { print $1 } /ld-linux/ { print $1 }'); do
-        name=$(basename "$library")
-        found=false
-        for dir in "lib/$multiarch" "usr/lib/$multiarch" lib64 lib; do
-            if [ -e "$base/$dir/$name" ]; then found=true; fi
-        done
-        $found || { echo "oci.sh: $binary needs $name, which no package in the image has" >&2; exit 1; }
+# Every library the binaries need (ldd's list above) must be in the base (by file name, in a
+# loader directory).
+for name in $names; do
+    found=false
+    for dir in "lib/$multiarch" "usr/lib/$multiarch" lib64 lib; do
+        if [ -e "$base/$dir/$name" ]; then found=true; fi
     done
+    $found || { echo "oci.sh: the binaries need $name, which no package in the image has" >&2; exit 1; }
 done
 
 # --- layer 2: the binaries and the data directory -----------------------------------------------
