@@ -1,19 +1,20 @@
 # The OCI image without a container engine or a registry (docs/container.md): scripts/dist/oci.sh
 # builds DIR/pushhub-V-oci.tar (and DIR/oci/) from Debian's .debs and the static binaries in
 # STAGE/bin; Tests/Dist/test_oci.py checks it with skopeo, umoci, a chroot, a second build and
-# podman. Included by the Makefile after mk/dist.mk, whose DIST_DIR, DIST_STAGE and dist-binaries
-# it follows:
+# podman. Included by the Makefile after mk/dist.mk, whose DIST_DIR, DIST_STAGE, DIST_CHECK_DIR,
+# DIST_PYTEST and dist-binaries it uses:
 #   make dist-oci    the release image in dist/ (make dist depends on it)
 #   make oci-check   `make test`'s check: the image from debug binaries in .build-dist/check/
-#                    (DIST_CONFIG=debug, as dist-check) and the tests on it
+#                    (DIST_CONFIG=debug, as dist-check) and the tests on it. When dist-check is
+#                    among the goals too (`make test`, `make dist-check oci-check`), it runs after
+#                    dist-check and packages the stage dist-check built instead of building again.
 #   make oci-test    the same tests on make dist's release image in dist/
 
 # Set OCI_BINARIES= to package a stage made otherwise (OCI_STAGE=...).
-OCI_DIR ?= $(if $(DIST_DIR),$(DIST_DIR),dist)
-OCI_STAGE ?= $(if $(DIST_STAGE),$(DIST_STAGE),$(OCI_DIR)/stage)
+OCI_STAGE ?= $(DIST_STAGE)
 OCI_BINARIES ?= dist-binaries
-OCI_CHECK_DIR := .build-dist/check
-OCI_PYTEST ?= .venv/bin/python -m pytest -q
+# Non-empty when this make runs dist-check too: oci-check then reuses its stage.
+OCI_AFTER_DIST_CHECK := $(filter dist-check test,$(MAKECMDGOALS))
 
 .PHONY: dist-oci oci-check oci-test oci-tools
 
@@ -25,12 +26,12 @@ oci-tools:
 	  apt-get install -y -qq --no-install-recommends jq skopeo umoci podman runc; }
 
 dist-oci: $(OCI_BINARIES) oci-tools
-	sh scripts/dist/oci.sh $(OCI_STAGE) $(OCI_DIR)
+	sh scripts/dist/oci.sh $(OCI_STAGE) $(DIST_DIR)
 
-oci-check: venv
-	$(MAKE) --no-print-directory dist-oci DIST_DIR=$(OCI_CHECK_DIR) DIST_CONFIG=debug
-	DIST_DIR=$(OCI_CHECK_DIR) $(if $(filter command line,$(origin OCI_STAGE)),PUSHHUB_OCI_STAGE=$(OCI_STAGE)) \
-	  $(OCI_PYTEST) Tests/Dist/test_oci.py
+oci-check: venv $(if $(OCI_AFTER_DIST_CHECK),dist-check)
+	$(MAKE) --no-print-directory dist-oci DIST_DIR=$(DIST_CHECK_DIR) DIST_CONFIG=debug $(if $(OCI_AFTER_DIST_CHECK),OCI_BINARIES=)
+	DIST_DIR=$(DIST_CHECK_DIR) $(if $(filter command line,$(origin OCI_STAGE)),PUSHHUB_OCI_STAGE=$(OCI_STAGE)) \
+	  $(DIST_PYTEST) Tests/Dist/test_oci.py
 
 oci-test: dist-oci venv
-	DIST_DIR=$(OCI_DIR) PUSHHUB_OCI_STAGE=$(OCI_STAGE) $(OCI_PYTEST) Tests/Dist/test_oci.py
+	DIST_DIR=$(DIST_DIR) PUSHHUB_OCI_STAGE=$(OCI_STAGE) $(DIST_PYTEST) Tests/Dist/test_oci.py
