@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -22,11 +21,12 @@ import pytest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DIST_DIR = os.path.join(ROOT, os.environ.get("DIST_DIR", "dist"))
-STAGE = os.path.join(DIST_DIR, "stage")
+STAGE = os.path.join(DIST_DIR, "stage")  # binaries.sh's bin/pushhub, bin/hubctl
 SCRIPTS = os.path.join(ROOT, "scripts")
 
 sys.path.insert(0, os.path.join(ROOT, "Tests", "EndToEnd"))
-from test_deploy import systemd_environment_file  # noqa: E402,F401  (the one parser; tests import it from here)
+# The one EnvironmentFile parser and free-port finder; the tests import them from here.
+from test_deploy import free_port, systemd_environment_file  # noqa: E402,F401
 
 
 def version(*flags):
@@ -48,10 +48,10 @@ RUNTIME_PACKAGES = {"libc6", "libstdc++6", "libgcc-s1", "libssl3", "zlib1g"}
 READY_PATH = "/readyz"
 
 
-def artifact(path):
-    """`path`, or a failure saying how to make it."""
+def artifact(path, make="`make dist` (or `make dist-check`, DIST_DIR=.build-dist/check)"):
+    """`path`, or a failure saying how to make it (`make`)."""
     if not os.path.exists(path):
-        pytest.fail("%s is missing: run `make dist` (or `make dist-check`, DIST_DIR=.build-dist/check)" % path)
+        pytest.fail("%s is missing: run %s" % (path, make))
     return path
 
 
@@ -188,12 +188,6 @@ def bookworm_deb(package):
                           capture_output=True, text=True).stdout.strip()
     assert path.endswith(".deb") and os.path.exists(path), "no .deb for " + package
     return path
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def wait_listening(log_path, process, timeout=15):

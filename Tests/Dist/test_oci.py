@@ -16,7 +16,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import tarfile
 import time
@@ -25,24 +24,22 @@ import urllib.request
 
 import pytest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-VERSION = subprocess.check_output([os.path.join(ROOT, "scripts", "version.sh")], text=True).strip()
+from distlib import (DIST_DIR, ROOT, RUNTIME_PACKAGES, STAGE as DIST_STAGE, VERSION, artifact,
+                     assert_version_line, free_port, wait_listening)
+
 REVISION = subprocess.check_output(["git", "-C", ROOT, "rev-parse", "HEAD"], text=True).strip()
 EPOCH = int(os.environ.get("SOURCE_DATE_EPOCH")
             or subprocess.check_output(["git", "-C", ROOT, "log", "-1", "--format=%ct"], text=True))
-# DIST_DIR as mk/dist.mk's: dist (make dist, release) or .build-dist/check (make test, debug).
-DIST = os.path.join(ROOT, os.environ.get("DIST_DIR", "dist"))
-ARCHIVE = os.environ.get("PUSHHUB_OCI_ARCHIVE", os.path.join(DIST, "pushhub-%s-oci.tar" % VERSION))
-STAGE = os.environ.get("PUSHHUB_OCI_STAGE", os.path.join(DIST, "stage"))
+ARCHIVE = os.environ.get("PUSHHUB_OCI_ARCHIVE", os.path.join(DIST_DIR, "pushhub-%s-oci.tar" % VERSION))
+STAGE = os.environ.get("PUSHHUB_OCI_STAGE", DIST_STAGE)
 UID = 10001
-# The image's health check is deploy/Containerfile's (scripts/dist/oci.sh reads it); the liveness
-# path follows it: /livez for `hubctl probe live`, /healthz for `hubctl status`.
+# The image's health check is deploy/Containerfile's (scripts/dist/oci.sh reads it): `hubctl probe
+# live`, which asks the admin listener's /livez.
 CONTAINERFILE = open(os.path.join(ROOT, "deploy", "Containerfile")).read()
 HEALTHCHECK = re.search(r"^HEALTHCHECK (.*) \\\n\s+CMD (\[.*\])$", CONTAINERFILE, flags=re.M)
-LIVE_PATH = "/livez" if json.loads(HEALTHCHECK.group(2))[1:3] == ["probe", "live"] else "/healthz"
-# The packages every build needs (pushhub's ldd) and the CA bundle; hubctl adds libcurl4's closure
-# today (Foundation's URLSession), see docs/container.md.
-BASE_PACKAGES = {"libc6", "libgcc-s1", "libstdc++6", "libssl3", "zlib1g", "ca-certificates"}
+LIVE_PATH = "/livez"
+# The packages of the libraries the binaries load (binaries.sh allows no other) and the CA bundle.
+BASE_PACKAGES = RUNTIME_PACKAGES | {"ca-certificates"}
 IMAGE_ENV = {"PUSHHUB_LISTEN": "0.0.0.0:8080", "PUSHHUB_ADMIN": "0.0.0.0:8081",
              "PUSHHUB_DATA": "/var/lib/pushhub", "PUSHHUB_DRAIN_TIMEOUT": "8s",
              "HUBCTL_URL": "http://127.0.0.1:8081"}
@@ -50,12 +47,6 @@ IMAGE_ENV = {"PUSHHUB_LISTEN": "0.0.0.0:8080", "PUSHHUB_ADMIN": "0.0.0.0:8081",
 
 def run(*command, **kwargs):
     return subprocess.run(command, capture_output=True, text=True, timeout=kwargs.pop("timeout", 300), **kwargs)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get(url):
@@ -66,10 +57,15 @@ def get(url):
         return error.code, error.read()
 
 
+def image_manifest(read):
+    """The manifest of an OCI layout's one image; `read(name)` gives a layout file's bytes."""
+    index = json.loads(read("index.json"))
+    return json.loads(read("blobs/sha256/" + index["manifests"][0]["digest"][7:]))
+
+
 @pytest.fixture(scope="module")
 def archive():
-    assert os.path.exists(ARCHIVE), "no %s: run `make dist-oci` (or oci-check) first" % ARCHIVE
-    return ARCHIVE
+    return artifact(ARCHIVE, make="`make dist-oci` (or `make oci-check`)")
 
 
 @pytest.fixture(scope="module")
@@ -108,6 +104,23 @@ def scratch(tmp_path):
     """tmp_path, emptied afterwards (archives of 60 MB; pytest keeps the last three runs' dirs)."""
     yield tmp_path
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+# The tag of the Docker-format copy: podman loads it, and removes it afterwards by this name (not
+# one a real image of this machine could have).
+DOCKER_TAG = "localhost/pushhub-oci-test:%d" % os.getpid()
+
+
+@pytest.fixture(scope="module")
+def docker_archive(archive, tmp_path_factory):
+    """The image copied by `skopeo copy` to Docker's archive format (what `docker load` and
+    `podman load` read), once for the tests that use it."""
+    folder = tmp_path_factory.mktemp("docker")
+    target = folder / "docker.tar"
+    result = run("skopeo", "copy", "-q", "oci-archive:" + archive, "docker-archive:%s:%s" % (target, DOCKER_TAG))
+    assert result.returncode == 0, result.stderr
+    yield target
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_skopeo_inspect_shows_the_image(archive, raw_config):
@@ -152,8 +165,7 @@ def test_skopeo_inspect_shows_the_image(archive, raw_config):
 def test_layers_are_reproducible_tars(bundle):
     """Sorted entries, one mtime (the commit's), owned by root except the data directory."""
     _, layout = bundle
-    index = json.load(open(layout / "index.json"))
-    manifest = json.load(open(layout / "blobs" / "sha256" / index["manifests"][0]["digest"][7:]))
+    manifest = image_manifest(lambda name: (layout / name).read_bytes())
     entries = {}
     for layer in manifest["layers"]:
         assert layer["mediaType"] == "application/vnd.oci.image.layer.v1.tar+gzip"
@@ -193,7 +205,7 @@ def test_rootfs_holds_what_the_binaries_need(bundle):
     assert "bookworm" in (rootfs / "etc" / "os-release").read_text()
 
 
-def test_rootfs_runs_the_hub_as_10001(bundle):
+def test_rootfs_runs_the_hub_as_10001(bundle, raw_config):
     """The bundle's own process (umoci's config.json from the image config) in a chroot as 10001:
     the hub answers the liveness path on its admin port, the health check's command passes, SIGTERM
     drains it to exit 0, and the health check then fails."""
@@ -216,21 +228,19 @@ def test_rootfs_runs_the_hub_as_10001(bundle):
         os.setuid(spec["user"]["uid"])
 
     version = run(*spec["args"], "--version", env=env, preexec_fn=enter, timeout=30)
-    assert version.returncode == 0 and version.stdout.startswith("pushhub "), version
-    # "pushhub 0.9.0 (commit …)" today; the whole scripts/version.sh string once --version has it.
-    assert VERSION.startswith(version.stdout.split()[1]), version.stdout
+    assert version.returncode == 0, version
+    assert_version_line(version.stdout, "pushhub")
     log_path = os.path.join(str(directory), "hub.log")
     with open(log_path, "w") as log:
         hub = subprocess.Popen(spec["args"], env=env, preexec_fn=enter, stderr=log)
     try:
-        deadline = time.time() + 15
-        while not any(json.loads(line).get("msg") == "listening" for line in open(log_path)):
-            assert hub.poll() is None, "pushhub exited: " + open(log_path).read()
-            assert time.time() < deadline, "no 'listening' within 15 s: " + open(log_path).read()
-            time.sleep(0.05)
+        wait_listening(log_path, hub)
         status, _ = get("http://%s%s" % (env["PUSHHUB_ADMIN"], LIVE_PATH))
         assert status == 200
-        check = raw_health_command(directory)
+        # The image config's Healthcheck command (what umoci unpacked is that config blob).
+        test = raw_config["config"]["Healthcheck"]["Test"]
+        assert test[0] == "CMD"
+        check = test[1:]
         assert run(*check, env=env, preexec_fn=enter, timeout=10).returncode == 0
         owner = os.stat(os.path.join(rootfs, "var/lib/pushhub/admin.token"))
         assert (owner.st_uid, owner.st_gid) == (UID, UID)
@@ -241,17 +251,6 @@ def test_rootfs_runs_the_hub_as_10001(bundle):
         if hub.poll() is None:
             hub.kill()
             hub.wait()
-
-
-def raw_health_command(directory):
-    """The Healthcheck's command from the unpacked image's config (umoci keeps the config blob)."""
-    layout = directory.parent / "layout"
-    index = json.load(open(layout / "index.json"))
-    manifest = json.load(open(layout / "blobs" / "sha256" / index["manifests"][0]["digest"][7:]))
-    config = json.load(open(layout / "blobs" / "sha256" / manifest["config"]["digest"][7:]))
-    test = config["config"]["Healthcheck"]["Test"]
-    assert test[0] == "CMD"
-    return test[1:]
 
 
 def test_second_build_gives_the_same_digest(archive, scratch):
@@ -276,8 +275,7 @@ def test_second_build_gives_the_same_digest(archive, scratch):
 def package_versions(read):
     """{package: version} from the base layer's var/lib/dpkg/status.d/ of a layout; `read(name)`
     gives a layout file's bytes."""
-    index = json.loads(read("index.json"))
-    manifest = json.loads(read("blobs/sha256/" + index["manifests"][0]["digest"][7:]))
+    manifest = image_manifest(read)
     layer = read("blobs/sha256/" + manifest["layers"][0]["digest"][7:])
     versions = {}
     with tarfile.open(fileobj=io.BytesIO(gzip.decompress(layer))) as tar:
@@ -288,17 +286,13 @@ def package_versions(read):
     return versions
 
 
-def test_docker_archive_keeps_the_health_check(archive, raw_config, scratch):
+def test_docker_archive_keeps_the_health_check(docker_archive, raw_config):
     """`skopeo copy` to Docker's format keeps the config blob byte for byte, Healthcheck included:
     what `docker load` and `podman load` of that archive apply."""
-    target = scratch / "docker.tar"
-    result = run("skopeo", "copy", "-q", "oci-archive:" + archive,
-                 "docker-archive:%s:localhost/pushhub:%s" % (target, VERSION))
-    assert result.returncode == 0, result.stderr
-    with tarfile.open(target) as tar:
+    with tarfile.open(docker_archive) as tar:
         manifest = json.load(tar.extractfile("manifest.json"))
         config = json.load(tar.extractfile(manifest[0]["Config"]))
-    assert manifest[0]["RepoTags"] == ["localhost/pushhub:%s" % VERSION]
+    assert manifest[0]["RepoTags"] == [DOCKER_TAG]
     assert config == raw_config
 
 
@@ -312,7 +306,7 @@ def podman(*args, timeout=120):
 SANDBOX_ERRORS = ("cgroups in hybrid mode", "setrlimit", "Operation not permitted", "not compatible with NoCgroups")
 
 
-def test_podman_runs_the_image(archive, scratch):
+def test_podman_runs_the_image(docker_archive):
     """podman loads the Docker-format copy (so the health check applies), runs it with its ports
     published on free loopback ports, answers the liveness path, `podman healthcheck run` passes, and
     `podman stop` (SIGTERM) ends it with exit 0."""
@@ -320,12 +314,9 @@ def test_podman_runs_the_image(archive, scratch):
         if shutil.which(tool) is None:
             pytest.skip("%s is not installed (make oci-tools)" % tool)
     name = "pushhub-oci-test-%d" % os.getpid()
-    tag = "localhost/pushhub-oci-test:%d" % os.getpid()
-    docker = scratch / "docker.tar"
-    result = run("skopeo", "copy", "-q", "oci-archive:" + archive, "docker-archive:%s:%s" % (docker, tag))
-    assert result.returncode == 0, result.stderr
+    tag = DOCKER_TAG
     try:
-        loaded = podman("load", "-q", "-i", str(docker))
+        loaded = podman("load", "-q", "-i", str(docker_archive))
         assert loaded.returncode == 0, loaded.stderr
         inspected = podman("image", "inspect", tag, "--format", "{{json .HealthCheck}}")
         assert json.loads(inspected.stdout)["Test"][1] == "/usr/local/bin/hubctl"
