@@ -50,15 +50,9 @@ func usageFailure(_ message: String, usage: String = globalUsage) -> Never {
 let syntax = Dictionary(uniqueKeysWithValues: commands.map { ($0.name, $0.acceptedOptions) })
     .merging(["help": [], "completion": []]) { first, _ in first }
 
-// Swift reads the command line from /proc/self/cmdline on Linux: without /proc (a bare chroot,
-// an image run without it) the arguments are empty, even argv[0].
-guard !CommandLine.arguments.isEmpty else {
-    FileHandle.standardError.write(Data("Error: cannot read the command line: /proc/self/cmdline is missing (mount /proc)\n".utf8))
-    exit(ExitCode.usage)
-}
 let arguments: Arguments
 do {
-    arguments = try Arguments(Array(CommandLine.arguments.dropFirst()), commands: syntax)
+    arguments = try Arguments(ProcessEnvironment.arguments(), commands: syntax)
 } catch {
     usageFailure(error.message)
 }

@@ -10,17 +10,12 @@ func printError(_ text: String) {
     _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
 }
 
-// Swift reads the command line from /proc/self/cmdline on Linux: without /proc (a bare chroot)
-// the arguments are empty, even argv[0], and the flags would be silently ignored.
-guard !CommandLine.arguments.isEmpty else {
-    printError("Error: cannot read the command line: /proc/self/cmdline is missing (mount /proc)\n")
-    exit(2)
-}
+let arguments = ProcessEnvironment.arguments()
 
 let parsed: (config: HubConfig, logLevel: Log.Level, help: Bool, version: Bool, checkOnly: Bool)
 do {
     parsed = try HubOptions.parse(
-        Array(CommandLine.arguments.dropFirst()), environment: ProcessEnvironment.current())
+        arguments, environment: ProcessEnvironment.current())
 } catch {
     // The message and where to look, not the 60-line usage: it stays in sight in journald.
     printError("Error: \(error)\nSee 'pushhub --help'.\n")
@@ -95,7 +90,7 @@ func reload(_ running: HubConfig) -> HubConfig {
     let parsed: (config: HubConfig, logLevel: Log.Level, help: Bool, version: Bool, checkOnly: Bool)
     do {
         parsed = try HubOptions.parse(
-            Array(CommandLine.arguments.dropFirst()), environment: ProcessEnvironment.current())
+            arguments, environment: ProcessEnvironment.current())
     } catch {
         Log.error("SIGHUP: the configuration is refused; nothing changed", [("error", "\(error)")])
         return running

@@ -6,12 +6,6 @@ import Testing
 @testable import PushHub
 
 @Suite struct MemoryReclaimerTests {
-    /// Resident bytes of this process.
-    static func residentBytes() -> Int {
-        let fields = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8))?.split(separator: " ") ?? []
-        return (fields.count > 1 ? Int(fields[1]) ?? 0 : 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
-    }
-
     /// Runs alone in a child process (an exit test): resident memory is the whole process's, and
     /// in the test process the suites beside this one allocate meanwhile, and their in-process
     /// hubs' own reclaimers trim the same arenas first (under load it saw RSS fall 5 MB, not 32).
@@ -42,9 +36,9 @@ import Testing
 
             var reclaimer = MemoryReclaimer(now: 0)
             let early = reclaimer.check(now: 1)
-            let before = MemoryReclaimerTests.residentBytes()
+            let before = ProcessStatus.residentBytes() ?? 0
             let held = reclaimer.check(now: MemoryReclaimer.interval) ?? 0
-            let after = MemoryReclaimerTests.residentBytes()
+            let after = ProcessStatus.residentBytes() ?? 0
             // The figures go back on standard error; the test process checks them.
             FileHandle.standardError.write(Data("\nfigures \(early ?? -1) \(held) \(before) \(after)\n".utf8))
         }

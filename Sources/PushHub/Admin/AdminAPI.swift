@@ -5,8 +5,9 @@ import WSProtocol
 /// A request is refused, in this order: 401 without a valid token (but on an open route), 404
 /// when no path matches, 405 with `Allow` (every method of the path) when the path has no route
 /// for its method, 403 when the token lacks the route's scope, 400 `unknown_parameter` for a query
-/// parameter the route does not take, 503 `draining` for a change once the hub is shutting down, 422 for a path variable the route may not have (a bad
-/// screen name); then the route's handler runs. Every error is `{"error":{"code","message"}}`.
+/// parameter the route does not take, 503 `draining` for a change once the hub is shutting down,
+/// 422 for a path variable the route may not have (a bad screen name); then the route's handler
+/// runs. Every error is `{"error":{"code","message"}}`.
 ///
 /// Invariants: a call that only reads (its route's `Effect`, a dry run included) is
 /// authenticated, checked and handled once everything mutated before it is durable

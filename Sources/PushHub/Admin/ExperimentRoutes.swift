@@ -1,4 +1,3 @@
-
 /// `/v1/experiments…` (DESIGN §6, §7): define, list, show, delete; assignment lookups (one or
 /// many units); exposure results.
 struct ExperimentRoutes: AdminHandlers {

@@ -60,7 +60,8 @@ struct HubRoutes: AdminHandlers {
             + plane.metrics.prometheusText() + plane.releaseMetricsText()
             + plane.webhooks.metrics.exposition(
                 plane.committed.webhooks, renderErrorsDropped: plane.renderErrors.overflowed)
-        call.reply(Response(status: 200, headers: headers, body: Array((text + ProcessStatus.exposition()).utf8)))
+            + ProcessStatus.exposition()
+        call.reply(Response(status: 200, headers: headers, body: Array(text.utf8)))
     }
 
     /// `pushhub_build_info{version,commit} 1`: which build each hub runs (a dashboard's table, a

@@ -91,19 +91,13 @@ enum ProcessStatus {
         return count - 1
     }
 
-    /// A procfs file's text (these are small; `limit` bytes at most).
-    private static func read(_ path: String, limit: Int = 1024) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: limit)
-        var total = 0
-        while total < limit {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + total, limit - total) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            total += count
+    /// A procfs file's text (nil where it cannot be read).
+    private static func read(_ path: String) -> String? {
+        do {
+            guard let bytes = try FileBytes.read(path, chunkSize: 4096), !bytes.isEmpty else { return nil }
+            return String(decoding: bytes, as: UTF8.self)
+        } catch {
+            return nil  // a file that cannot be read leaves its metrics out, as where there is no procfs
         }
-        return total > 0 ? String(decoding: buffer[..<total], as: UTF8.self) : nil
     }
 }

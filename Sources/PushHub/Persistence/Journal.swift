@@ -110,7 +110,9 @@ public enum FileBytes {
         }
     }
 
-    public static func read(_ path: String) throws(SystemError) -> [UInt8]? {
+    /// The whole file (nil: there is none), read until end of file in `chunkSize` reads: procfs
+    /// files, whose size says 0, read whole too.
+    public static func read(_ path: String, chunkSize: Int = 1 << 20) throws(SystemError) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT { return nil }
@@ -118,7 +120,7 @@ public enum FileBytes {
         }
         defer { close(fd) }
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        var chunk = [UInt8](repeating: 0, count: chunkSize)
         while true {
             let n = try blockingSystemCall("read \(path)") {
                 chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
