@@ -87,8 +87,8 @@ def bundle(archive, tmp_path_factory):
         tar.extractall(layout)
     result = run("umoci", "unpack", "--image", "%s:pushhub:%s" % (layout, VERSION), str(work / "bundle"))
     assert result.returncode == 0, result.stderr
-    # Every runtime mounts /proc; the binaries need it (Foundation reads the arguments from
-    # /proc/self/cmdline: without it `pushhub --version` starts a hub).
+    # Every runtime mounts /proc; the binaries need it (Swift reads the arguments from
+    # /proc/self/cmdline: without it they exit 2 saying so).
     proc = work / "bundle" / "rootfs" / "proc"
     proc.mkdir(exist_ok=True)
     subprocess.run(["mount", "-t", "proc", "proc", str(proc)], check=True)

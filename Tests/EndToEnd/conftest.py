@@ -18,14 +18,15 @@ BIN = os.environ.get("PUSHHUB_BIN_DIR", os.path.join(ROOT, ".build", "debug"))
 class Hub:
     """A pushhub process; `port`/`admin_port` are its bound ports, `token` its admin token."""
 
-    def __init__(self, *flags, max_fds=None, data=None):
-        """Starts a hub; `data` reuses another hub's directory (a restart)."""
+    def __init__(self, *flags, max_fds=None, data=None, launcher=()):
+        """Starts a hub; `data` reuses another hub's directory (a restart); `launcher` runs it
+        (`sh -c '…; exec "$0" "$@"'` gets pushhub's path and flags)."""
         self.data = data or tempfile.mkdtemp(prefix="pushhub-e2e-")
         self.started_at = time.time()
         self.log_path = os.path.join(self.data, "hub-%d.log" % time.monotonic_ns())
         self.log = open(self.log_path, "w")
         self.process = subprocess.Popen(
-            [os.path.join(BIN, "pushhub"), "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0",
+            [*launcher, os.path.join(BIN, "pushhub"), "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0",
              "--data", os.path.join(self.data, "data"), "--echo-path", "/echo", *flags],
             stderr=self.log,
             preexec_fn=(lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (max_fds, max_fds))) if max_fds else None)

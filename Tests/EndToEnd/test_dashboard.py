@@ -30,6 +30,8 @@ from conftest import BIN, ROOT, terminate
 from jwks_server import JWKSServer, SigningKey
 from push_provider import PushProvider
 from redis_server import RedisServer, free_port
+from test_docs import headings
+import test_deploy
 
 DASHBOARD = os.path.join(ROOT, "deploy", "grafana", "pushhub.json")
 RULES = os.path.join(ROOT, "deploy", "prometheus", "pushhub-rules.yml")
@@ -66,8 +68,8 @@ REQUIRED_ALERTS = {"PushHubDown", "PushHubLoopLag", "PushHubRedisUnreachable", "
 
 
 def tool(name):
-    path = shutil.which(name) or os.path.join("/usr/bin", name)
-    assert os.path.exists(path), "%s is not installed: `make prometheus-tools` installs it (Debian's prometheus)" % name
+    path = test_deploy.tool(name)
+    assert path, "%s is not installed: `make prometheus-tools` installs it (Debian's prometheus)" % name
     return path
 
 
@@ -136,12 +138,6 @@ def rule_texts():
     starts = [(m.start(), m.group(1), m.group(2)) for m in re.finditer(r"^\s*- (alert|record): (\S+)$", text, re.M)]
     ends = [start for start, _, _ in starts[1:]] + [len(text)]
     return [(kind, name, text[start:end]) for (start, kind, name), end in zip(starts, ends)]
-
-
-def headings(path):
-    """The anchors GitHub makes of a Markdown file's headings (as test_docs.py checks links)."""
-    return {re.sub(r"[^a-z0-9 _-]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
-            for line in open(path) if line.startswith("#")}
 
 
 def test_the_dashboard_is_a_grafana_dashboard():

@@ -32,6 +32,12 @@ def documented_lines(path):
     return lines
 
 
+def headings(path):
+    """The anchors GitHub makes of a Markdown file's headings."""
+    return {re.sub(r"[^a-z0-9 _-]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+            for line in open(path) if line.startswith("#")}
+
+
 @pytest.mark.parametrize("doc", ["README.md"] + sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md"))))
 def test_documented_commands_run(doc, hub_factory, tmp_path):
     lines = documented_lines(os.path.join(ROOT, doc))
@@ -78,9 +84,7 @@ def test_the_docs_stand_on_their_own():
             linked = os.path.normpath(os.path.join(os.path.dirname(path), target)) if target else path
             assert os.path.exists(linked), "%s links to %s, which does not exist" % (os.path.relpath(path, ROOT), target)
             if anchor and linked.endswith(".md"):
-                headings = {re.sub(r"[^a-z0-9 _-]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
-                            for line in open(linked) if line.startswith("#")}
-                assert anchor in headings, "%s links to %s#%s: no such heading" % (os.path.relpath(path, ROOT), target, anchor)
+                assert anchor in headings(linked), "%s links to %s#%s: no such heading" % (os.path.relpath(path, ROOT), target, anchor)
 
 
 def test_every_metric_the_docs_name_is_exported(hub, hub_factory):

@@ -15,6 +15,7 @@ from admin import call
 from conftest import BIN
 from redis_server import RedisServer
 from test_raw_abuse import open_raw_websocket
+import test_hubctl
 
 
 def probe(hub, path, method="GET"):
@@ -30,8 +31,7 @@ def probe(hub, path, method="GET"):
 
 
 def hubctl(hub, *words):
-    return subprocess.run([os.path.join(BIN, "hubctl"), "--url", "http://127.0.0.1:%d" % hub.admin_port, *words],
-                          capture_output=True, text=True, timeout=30)
+    return test_hubctl.hubctl("--url", "http://127.0.0.1:%d" % hub.admin_port, *words)
 
 
 def stubborn_client(hub):
@@ -81,8 +81,7 @@ def test_metrics_carry_the_process_and_the_build(hub):
     started = float(sample(text, "process_start_time_seconds").split()[-1])
     assert abs(started - hub.started_at) < 5, (started, hub.started_at)
     open_fds = int(sample(text, "process_open_fds").split()[-1])
-    assert open_fds == len(os.listdir("/proc/%d/fd" % hub.process.pid)) or abs(
-        open_fds - len(os.listdir("/proc/%d/fd" % hub.process.pid))) <= 2
+    assert abs(open_fds - len(os.listdir("/proc/%d/fd" % hub.process.pid))) <= 2
     assert int(sample(text, "process_max_fds").split()[-1]) >= open_fds
     assert float(sample(text, "process_cpu_seconds_total").split()[-1]) > 0
     version = subprocess.run([os.path.join(BIN, "pushhub"), "--version"], capture_output=True, text=True,
@@ -175,34 +174,14 @@ def test_readyz_is_503_while_a_scaled_out_hub_cannot_reach_redis(hub_factory):
         redis.stop()
 
 
-def test_process_metrics_under_the_units_procfs_subset(tmp_path):
+def test_process_metrics_under_the_units_procfs_subset(hub_factory):
     """deploy/pushhub.service sets ProcSubset=pid, which hides /proc/stat (where the boot time
     used to be read): the hub runs here over a /proc mounted with subset=pid in its own mount
     namespace, and every process_* metric is still exported, the start time right."""
-    log_path = tmp_path / "hub.log"
-    script = ('mount -t proc -o subset=pid proc /proc && test ! -e /proc/stat && exec "$0" --listen 127.0.0.1:0 '
-              '--admin 127.0.0.1:0 --data "$1"')
-    started = time.time()
-    with open(log_path, "w") as log:
-        process = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
-                                    os.path.join(BIN, "pushhub"), str(tmp_path / "data")], stderr=log)
-    try:
-        deadline = time.time() + 10
-        admin = None
-        while admin is None:
-            assert process.poll() is None and time.time() < deadline, open(log_path).read()
-            for line in open(log_path):
-                if line.startswith("{") and json.loads(line).get("msg") == "listening":
-                    admin = int(json.loads(line)["admin"].rsplit(":", 1)[1])
-            time.sleep(0.05)
-        token = (tmp_path / "data" / "admin.token").read_text().strip()
-        connection = http.client.HTTPConnection("127.0.0.1", admin, timeout=5)
-        connection.request("GET", "/metrics", headers={"Authorization": "Bearer " + token})
-        text = connection.getresponse().read().decode()
-        for name in ("process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds",
-                     "process_max_fds", "process_start_time_seconds"):
-            sample(text, name)
-        assert abs(float(sample(text, "process_start_time_seconds").split()[-1]) - started) < 5
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=15)
+    subset = 'mount -t proc -o subset=pid proc /proc && test ! -e /proc/stat && exec "$0" "$@"'
+    hub = hub_factory(launcher=("unshare", "--mount", "--propagation", "private", "sh", "-c", subset))
+    text = metrics_text(hub)
+    for name in ("process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds",
+                 "process_max_fds", "process_start_time_seconds"):
+        sample(text, name)
+    assert abs(float(sample(text, "process_start_time_seconds").split()[-1]) - hub.started_at) < 5

@@ -174,25 +174,18 @@ class BenchHub:
                 raise SystemExit("pushhub did not log 'listening' within %d s" % timeout)
             time.sleep(0.002)
 
-    def call(self, method, path, body=None, redis_wait=10):
-        """One admin request → (status, answer, sent ns, answered ns). A 503 while a hub with
-        --redis has not reached Redis yet is retried for up to `redis_wait` s (a hub listens
-        before its Redis link is up)."""
+    def call(self, method, path, body=None):
+        """One admin request → (status, answer, sent ns, answered ns)."""
         headers = {"Authorization": "Bearer " + self.token}
         payload = None
         if body is not None:
             payload = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
-        deadline = time.monotonic() + redis_wait
-        while True:
-            t0 = time.monotonic_ns()
-            self.connection.request(method, path, body=payload, headers=headers)
-            response = self.connection.getresponse()
-            data = response.read()
-            t1 = time.monotonic_ns()
-            if response.status != 503 or time.monotonic() > deadline:
-                return response.status, (json.loads(data) if data else None), t0, t1
-            time.sleep(0.005)
+        t0 = time.monotonic_ns()
+        self.connection.request(method, path, body=payload, headers=headers)
+        response = self.connection.getresponse()
+        data = response.read()
+        return response.status, (json.loads(data) if data else None), t0, time.monotonic_ns()
 
     def text(self, path):
         """One admin GET whose answer is not JSON (`/metrics`) → (status, text)."""
